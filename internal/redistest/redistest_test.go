@@ -1,0 +1,49 @@
+package redistest
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestServerLifecycle(t *testing.T) {
+	s := Start(t)
+	ctx := context.Background()
+	c := s.Client(t)
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("set: %v", err)
+	}
+
+	s.Pause()
+	shortCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err := c.Ping(shortCtx).Err()
+	cancel()
+	if err == nil {
+		t.Fatal("PING answered while the server was paused")
+	}
+	s.Resume()
+
+	s.Restart()
+	if n, err := c.Exists(ctx, "k").Result(); err != nil || n != 0 {
+		t.Fatalf("after restart: exists=%d err=%v, want an empty dataset", n, err)
+	}
+	s.Kill()
+	if err := c.Ping(ctx).Err(); err == nil {
+		t.Fatal("PING answered after Kill")
+	}
+}
+
+func TestCluster(t *testing.T) {
+	cl := StartCluster(t, 3, 0)
+	ctx := context.Background()
+	c := cl.Client(t)
+	for _, k := range []string{"a", "b", "c", "{x}1", "{x}2"} {
+		if err := c.Set(ctx, k, "v", time.Minute).Err(); err != nil {
+			t.Fatalf("set %s: %v", k, err)
+		}
+	}
+	m := cl.MasterFor(t, "{x}1")
+	if n, err := m.Do(ctx, "EXISTS", "{x}1"); err != nil || n.(int64) != 1 {
+		t.Fatalf("MasterFor({x}1)=%s does not hold the key: %v %v", m.Addr, n, err)
+	}
+}
