@@ -1,0 +1,133 @@
+package packconfig
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/model"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default() does not validate: %v", err)
+	}
+}
+
+func TestParseEmptyIsDefault(t *testing.T) {
+	for _, in := range []string{"", "\n", "# only a comment\n", "{}\n"} {
+		cfg, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if !reflect.DeepEqual(cfg, Default()) {
+			t.Errorf("Parse(%q) differs from Default()", in)
+		}
+	}
+}
+
+func TestParseOverridesOnlyGivenKeys(t *testing.T) {
+	cfg, err := Parse([]byte(`
+selectors:
+  exporter: job="lock-exporter"
+recording_windows: [2m, 10m]
+alerts:
+  not_owned_ratio:
+    fast:
+      threshold: 0.2
+  key_without_ttl:
+    disabled: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Selectors.Exporter = `job="lock-exporter"`
+	want.RecordingWindows = []model.Duration{model.Duration(2 * 60e9), model.Duration(10 * 60e9)}
+	want.Alerts.NotOwnedRatio.Fast.Threshold = 0.2
+	want.Alerts.KeyWithoutTTL.Disabled = true
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	tests := []struct {
+		name, in, wantErr string
+	}{
+		{"unknown top-level key", "selector: {}\n", "field selector not found"},
+		{"unknown nested key", "alerts:\n  not_owned_ratio:\n    fast:\n      treshold: 0.1\n", "field treshold not found"},
+		{"bad duration", "alerts:\n  wait_p99:\n    for: soon\n", "soon"},
+		{"bad selector", "selectors:\n  library: job=\n", "selectors.library"},
+		{"name matcher", "selectors:\n  exporter: __name__=\"up\"\n", "metric-name matcher"},
+		{"relative runbook", "runbook_base_url: docs/runbook.md\n", "runbook_base_url"},
+		{"runbook with fragment", "runbook_base_url: https://x.example/r.md#a\n", "runbook_base_url"},
+		{"no windows", "recording_windows: []\n", "recording_windows"},
+		{"bad severity", "alerts:\n  exporter_absent:\n    severity: page\n", "alerts.exporter_absent.severity"},
+		{"ratio above one", "alerts:\n  renewal_failure_ratio:\n    slow:\n      threshold: 5\n", "alerts.renewal_failure_ratio.slow.threshold"},
+		{"short not shorter", "alerts:\n  not_owned_ratio:\n    fast:\n      short: 1h\n", "alerts.not_owned_ratio.fast.long"},
+		{"burst-prone abandonment for", "alerts:\n  abandonments:\n    for: 5m\n", "alerts.abandonments.for"},
+		{"wait threshold", "alerts:\n  wait_p99:\n    threshold_seconds: 0\n", "alerts.wait_p99.threshold_seconds"},
+		{"stalled factor", "alerts:\n  renewal_stalled:\n    factor: 0.5\n", "alerts.renewal_stalled.factor"},
+		{"two documents", "alerts: {}\n---\nalerts: {}\n", "more than one YAML document"},
+		{"not a mapping", "- a\n", "cannot unmarshal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.in))
+			if err == nil {
+				t.Fatalf("Parse accepted %q", tt.in)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q does not mention %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestYAMLRoundTrip(t *testing.T) {
+	cfg := Default()
+	cfg.Alerts.WaitP99.ThresholdSeconds = 2.5
+	cfg.Selectors.Library = `job=~"workers|schedulers"`
+	out, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatalf("Parse(YAML()): %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(back, cfg) {
+		t.Errorf("round trip changed the config:\n%s", out)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pack.yaml")
+	if err := os.WriteFile(path, []byte("alerts:\n  exporter_absent:\n    for: 20m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Alerts.ExporterAbsent.For.String(); got != "20m" {
+		t.Errorf("exporter_absent.for = %s, want 20m", got)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("alerts:\n  nope: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("Load error %v does not name the file", err)
+	}
+}

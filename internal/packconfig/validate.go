@@ -1,0 +1,193 @@
+package packconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// Validate reports the first invalid setting, naming it by its YAML path.
+func (c Config) Validate() error {
+	for _, s := range []struct {
+		path, value string
+	}{
+		{"selectors.library", c.Selectors.Library},
+		{"selectors.exporter", c.Selectors.Exporter},
+	} {
+		if _, err := ParseSelector(s.value); err != nil {
+			return fmt.Errorf("%s: %w", s.path, err)
+		}
+	}
+	u, err := url.Parse(c.RunbookBaseURL)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" {
+		return fmt.Errorf("runbook_base_url: %q is not an absolute URL without a #fragment", c.RunbookBaseURL)
+	}
+	if len(c.RecordingWindows) == 0 {
+		return errors.New("recording_windows: at least one window is needed")
+	}
+	for i, w := range c.RecordingWindows {
+		if w <= 0 {
+			return fmt.Errorf("recording_windows[%d]: %s is not a positive duration", i, w)
+		}
+	}
+	if err := c.Alerts.validate(); err != nil {
+		return fmt.Errorf("alerts.%w", err)
+	}
+	if err := c.Dashboards.validate(); err != nil {
+		return fmt.Errorf("dashboards.%w", err)
+	}
+	return nil
+}
+
+// ParseSelector parses label matchers written without braces, as in Selectors. It refuses a
+// metric-name matcher: the pack chooses the metric names.
+func ParseSelector(s string) ([]*labels.Matcher, error) {
+	if s == "" {
+		return nil, nil
+	}
+	ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector("{" + s + "}")
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a list of PromQL label matchers: %w", s, err)
+	}
+	for _, m := range ms {
+		if m.Name == model.MetricNameLabel {
+			return nil, fmt.Errorf("%q: a metric-name matcher is not allowed here", s)
+		}
+	}
+	return ms, nil
+}
+
+func (a Alerts) validate() error {
+	for _, r := range []struct {
+		path string
+		a    RatioAlert
+	}{
+		{"not_owned_ratio", a.NotOwnedRatio},
+		{"renewal_failure_ratio", a.RenewalFailureRatio},
+	} {
+		if err := r.a.validate(); err != nil {
+			return fmt.Errorf("%s.%w", r.path, err)
+		}
+	}
+	if err := a.Abandonments.validate(); err != nil {
+		return fmt.Errorf("abandonments.%w", err)
+	}
+	if err := a.WaitP99.validate(); err != nil {
+		return fmt.Errorf("wait_p99.%w", err)
+	}
+	if err := a.RenewalStalled.validate(); err != nil {
+		return fmt.Errorf("renewal_stalled.%w", err)
+	}
+	for _, s := range []struct {
+		path string
+		a    SimpleAlert
+	}{
+		{"key_without_ttl", a.KeyWithoutTTL},
+		{"exporter_redis_down", a.ExporterRedisDown},
+		{"exporter_absent", a.ExporterAbsent},
+		{"exporter_scrape_incomplete", a.ExporterScrapeIncomplete},
+		{"exporter_keys_truncated", a.ExporterKeysTruncated},
+	} {
+		if err := checkSeverityFor(s.a.Severity, s.a.For); err != nil {
+			return fmt.Errorf("%s.%w", s.path, err)
+		}
+	}
+	return nil
+}
+
+func (r RatioAlert) validate() error {
+	if r.MinOperations < 0 {
+		return fmt.Errorf("min_operations: %g is negative", r.MinOperations)
+	}
+	for _, t := range []struct {
+		path string
+		t    Tier
+	}{{"fast", r.Fast}, {"slow", r.Slow}} {
+		if err := t.t.validate(); err != nil {
+			return fmt.Errorf("%s.%w", t.path, err)
+		}
+	}
+	return nil
+}
+
+func (t Tier) validate() error {
+	if err := checkSeverityFor(t.Severity, t.For); err != nil {
+		return err
+	}
+	if err := checkWindows(t.Long, t.Short); err != nil {
+		return err
+	}
+	if !(t.Threshold > 0 && t.Threshold <= 1) {
+		return fmt.Errorf("threshold: %g is not a ratio in (0, 1]", t.Threshold)
+	}
+	return nil
+}
+
+func (a AbandonmentAlert) validate() error {
+	if err := checkSeverityFor(a.Severity, a.For); err != nil {
+		return err
+	}
+	if err := checkWindows(a.Long, a.Short); err != nil {
+		return err
+	}
+	if a.MinCount <= 0 {
+		return fmt.Errorf("min_count: %g is not positive", a.MinCount)
+	}
+	// With for: no longer than the short window, one burst keeps the short window non-zero for
+	// the whole for: duration and the alert would page on a single event.
+	if a.For <= a.Short {
+		return fmt.Errorf("for: %s must be longer than short: %s, or a single burst fires the alert", a.For, a.Short)
+	}
+	return nil
+}
+
+func (w WaitAlert) validate() error {
+	if err := checkSeverityFor(w.Severity, w.For); err != nil {
+		return err
+	}
+	if err := checkWindows(w.Long, w.Short); err != nil {
+		return err
+	}
+	if w.ThresholdSeconds <= 0 {
+		return fmt.Errorf("threshold_seconds: %g is not positive", w.ThresholdSeconds)
+	}
+	if w.MinAcquires < 0 {
+		return fmt.Errorf("min_acquires: %g is negative", w.MinAcquires)
+	}
+	return nil
+}
+
+func (s StalledAlert) validate() error {
+	if err := checkSeverityFor(s.Severity, s.For); err != nil {
+		return err
+	}
+	if s.Factor < 1 {
+		return fmt.Errorf("factor: %g is below 1 (keys are idle up to one renew interval when healthy)", s.Factor)
+	}
+	return nil
+}
+
+func checkSeverityFor(severity string, forDur model.Duration) error {
+	if !slices.Contains(severities, severity) {
+		return fmt.Errorf("severity: %q is not one of %v", severity, severities)
+	}
+	if forDur < 0 {
+		return fmt.Errorf("for: %s is negative", forDur)
+	}
+	return nil
+}
+
+func checkWindows(long, short model.Duration) error {
+	if short <= 0 {
+		return fmt.Errorf("short: %s is not a positive duration", short)
+	}
+	if long <= short {
+		return fmt.Errorf("long: %s must be longer than short: %s", long, short)
+	}
+	return nil
+}
