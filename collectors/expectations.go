@@ -1,0 +1,34 @@
+package collectors
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// expectations exports what the configuration declares about each namespace, so that rules can
+// compare observed idle time and TTL with the renew cadence owners promised.
+type expectations struct {
+	ttl, renew *prometheus.Desc
+}
+
+func newExpectations() *expectations {
+	return &expectations{
+		ttl: prometheus.NewDesc("lock_expected_ttl_seconds",
+			"Lease TTL the namespace's configuration declares; absent when not declared.", []string{nsLabel}, nil),
+		renew: prometheus.NewDesc("lock_expected_renew_interval_seconds",
+			"Renew interval the namespace's configuration declares; absent when not declared.", []string{nsLabel}, nil),
+	}
+}
+
+func (e *expectations) describe(ch chan<- *prometheus.Desc) {
+	ch <- e.ttl
+	ch <- e.renew
+}
+
+func (e *expectations) update(res *Result, ch chan<- prometheus.Metric) {
+	for _, ns := range res.Namespaces {
+		if ttl := ns.Namespace.ExpectedTTL; ttl > 0 {
+			ch <- gauge(e.ttl, ttl.Seconds(), ns.Namespace.Name)
+		}
+		if every := ns.Namespace.ExpectedRenewInterval; every > 0 {
+			ch <- gauge(e.renew, every.Seconds(), ns.Namespace.Name)
+		}
+	}
+}

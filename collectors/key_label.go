@@ -1,0 +1,51 @@
+package collectors
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxKeyLabelLen bounds a key label value in bytes, hash suffix included.
+const MaxKeyLabelLen = 128
+
+// hashSuffixLen is len("~") plus eight hex digits.
+const hashSuffixLen = 9
+
+// KeyLabel renders a raw (possibly binary) Redis key as a printable, valid UTF-8 string of at
+// most MaxKeyLabelLen bytes. Invalid bytes and non-printable characters become \xNN escapes,
+// which redis-cli accepts inside double quotes, so an operator can paste the key back. A key
+// that has to be shortened keeps its head and gets "~" plus a hash of the whole key, so two
+// long keys with the same prefix stay distinct.
+func KeyLabel(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); {
+		r, size := utf8.DecodeRuneInString(key[i:])
+		if (r == utf8.RuneError && size <= 1) || !unicode.IsPrint(r) {
+			for _, c := range []byte(key[i : i+size]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		} else {
+			b.WriteString(key[i : i+size])
+		}
+		i += size
+		if b.Len() > MaxKeyLabelLen {
+			break
+		}
+	}
+	label := b.String()
+	if len(label) <= MaxKeyLabelLen {
+		return label
+	}
+	cut := MaxKeyLabelLen - hashSuffixLen
+	// Back off to a rune boundary; escapes are ASCII, so this never splits one mid-way into
+	// invalid UTF-8.
+	for cut > 0 && !utf8.RuneStart(label[cut]) {
+		cut--
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return fmt.Sprintf("%s~%08x", label[:cut], h.Sum32())
+}

@@ -1,0 +1,41 @@
+package collectors
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// keyStats reports how many lock keys live in each namespace and how close to expiry they are.
+// Nothing is reported when Redis could not be read: a missing series says "unknown", where a 0
+// would say "no locks".
+type keyStats struct {
+	keys, withoutTTL, ttlMin *prometheus.Desc
+}
+
+func newKeyStats() *keyStats {
+	return &keyStats{
+		keys: prometheus.NewDesc("lock_keys",
+			"Live keys matching the namespace's pattern (fence counters excluded).", []string{nsLabel}, nil),
+		withoutTTL: prometheus.NewDesc("lock_keys_without_ttl",
+			"Live keys of the namespace with no expiry: locks that never free themselves.", []string{nsLabel}, nil),
+		ttlMin: prometheus.NewDesc("lock_key_ttl_min_seconds",
+			"Smallest remaining TTL among the namespace's keys that have one; absent when none has.", []string{nsLabel}, nil),
+	}
+}
+
+func (k *keyStats) describe(ch chan<- *prometheus.Desc) {
+	ch <- k.keys
+	ch <- k.withoutTTL
+	ch <- k.ttlMin
+}
+
+func (k *keyStats) update(res *Result, ch chan<- prometheus.Metric) {
+	if !res.Up {
+		return
+	}
+	for _, ns := range res.Namespaces {
+		name := ns.Namespace.Name
+		ch <- gauge(k.keys, float64(ns.Keys), name)
+		ch <- gauge(k.withoutTTL, float64(ns.KeysWithoutTTL), name)
+		if ns.HasTTL {
+			ch <- gauge(k.ttlMin, ns.MinTTL.Seconds(), name)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package collectors
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Defaults applied by NewScanner to zero-valued Options fields.
+const (
+	// DefaultBatchSize is the SCAN COUNT hint and the largest PTTL/OBJECT IDLETIME pipeline.
+	DefaultBatchSize = 1000
+	// DefaultMaxKeys caps the keys examined per namespace and scan: 100k keys cost Redis about
+	// 200k cheap commands, a bounded share of a 15s scrape interval.
+	DefaultMaxKeys = 100_000
+	// DefaultTopK is how many of the stalest keys per namespace get their own series.
+	DefaultTopK = 5
+	// DefaultTimeout is the longest one scan may run when the caller's context has no earlier
+	// deadline; it matches Prometheus' default scrape timeout.
+	DefaultTimeout = 10 * time.Second
+)
+
+// maxNamespaceNameLen bounds the lock_namespace label value.
+const maxNamespaceNameLen = 128
+
+// ErrInvalidOptions is wrapped by every validation error of Options and Namespace.
+var ErrInvalidOptions = errors.New("invalid collector options")
+
+// Namespace is one family of lock keys, reported under its own lock_namespace label.
+type Namespace struct {
+	// Name is the lock_namespace label value: non-empty printable UTF-8, at most 128 bytes.
+	Name string
+	// Pattern is the Redis glob given to SCAN MATCH, e.g. "cordum:scheduler:job:*".
+	Pattern string
+	// ExpectedTTL is the lease TTL the namespace's owners use; zero means not declared, and
+	// lock_expected_ttl_seconds is then not exported.
+	ExpectedTTL time.Duration
+	// ExpectedRenewInterval is how often owners renew; zero means not declared, and
+	// lock_expected_renew_interval_seconds is then not exported.
+	ExpectedRenewInterval time.Duration
+}
+
+// Options configures a Scanner. Zero values take the documented defaults.
+type Options struct {
+	// Namespaces to scan; at least one, names unique.
+	Namespaces []Namespace
+	// BatchSize is the SCAN COUNT hint and the pipeline size (default DefaultBatchSize).
+	BatchSize int
+	// MaxKeys caps the keys examined per namespace in one scan (default DefaultMaxKeys). When
+	// it is reached the namespace is reported as truncated, with what was seen so far.
+	MaxKeys int
+	// TopK is the number of stalest keys per namespace reported by key (default DefaultTopK).
+	TopK int
+	// Timeout is the ceiling of one scan (default DefaultTimeout); a context deadline that comes
+	// earlier wins.
+	Timeout time.Duration
+	// Logger receives scan failures; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.BatchSize == 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.MaxKeys == 0 {
+		o.MaxKeys = DefaultMaxKeys
+	}
+	if o.TopK == 0 {
+		o.TopK = DefaultTopK
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if len(o.Namespaces) == 0 {
+		return fmt.Errorf("%w: no namespace configured", ErrInvalidOptions)
+	}
+	seen := make(map[string]bool, len(o.Namespaces))
+	for _, ns := range o.Namespaces {
+		if err := ns.Validate(); err != nil {
+			return err
+		}
+		if seen[ns.Name] {
+			return fmt.Errorf("%w: duplicate namespace name %q", ErrInvalidOptions, ns.Name)
+		}
+		seen[ns.Name] = true
+	}
+	for _, f := range []struct {
+		name  string
+		value int
+	}{{"batch size", o.BatchSize}, {"max keys", o.MaxKeys}, {"top-k", o.TopK}} {
+		if f.value < 1 {
+			return fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalidOptions, f.name, f.value)
+		}
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("%w: timeout must be positive, got %s", ErrInvalidOptions, o.Timeout)
+	}
+	return nil
+}
+
+// Validate reports the first problem with the namespace's name, pattern or expectations.
+func (n Namespace) Validate() error {
+	switch {
+	case n.Name == "":
+		return fmt.Errorf("%w: namespace with pattern %q has an empty name", ErrInvalidOptions, n.Pattern)
+	case len(n.Name) > maxNamespaceNameLen:
+		return fmt.Errorf("%w: namespace name %q is longer than %d bytes", ErrInvalidOptions, n.Name, maxNamespaceNameLen)
+	case !printable(n.Name):
+		return fmt.Errorf("%w: namespace name %q must be printable UTF-8", ErrInvalidOptions, n.Name)
+	}
+	if err := validatePattern(n.Pattern); err != nil {
+		return fmt.Errorf("%w: namespace %q: pattern %q: %v", ErrInvalidOptions, n.Name, n.Pattern, err)
+	}
+	if n.ExpectedTTL < 0 {
+		return fmt.Errorf("%w: namespace %q: expected TTL %s is negative", ErrInvalidOptions, n.Name, n.ExpectedTTL)
+	}
+	if n.ExpectedRenewInterval < 0 {
+		return fmt.Errorf("%w: namespace %q: expected renew interval %s is negative", ErrInvalidOptions, n.Name, n.ExpectedRenewInterval)
+	}
+	if n.ExpectedTTL > 0 && n.ExpectedRenewInterval >= n.ExpectedTTL {
+		return fmt.Errorf("%w: namespace %q: expected renew interval %s must be shorter than expected TTL %s",
+			ErrInvalidOptions, n.Name, n.ExpectedRenewInterval, n.ExpectedTTL)
+	}
+	return nil
+}
+
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// validatePattern rejects globs Redis would accept but that cannot mean what the user wants: an
+// unterminated character class or a dangling escape silently match something else.
+func validatePattern(p string) error {
+	if p == "" {
+		return errors.New("empty pattern")
+	}
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i == len(p)-1 {
+				return errors.New("ends with a lone backslash")
+			}
+			i++
+		case '[':
+			j := i + 1
+			if j < len(p) && p[j] == '^' {
+				j++
+			}
+			closed := false
+			for ; j < len(p); j++ {
+				if p[j] == '\\' {
+					j++
+					continue
+				}
+				if p[j] == ']' {
+					closed = true
+					break
+				}
+			}
+			if !closed {
+				return errors.New("unterminated [ character class")
+			}
+			i = j
+		}
+	}
+	return nil
+}

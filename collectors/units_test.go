@@ -1,0 +1,108 @@
+package collectors
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestTopK(t *testing.T) {
+	ki := func(key string, idle int) KeyInfo { return KeyInfo{Key: key, Idle: time.Duration(idle) * time.Second} }
+	tests := []struct {
+		name string
+		k    int
+		in   []KeyInfo
+		want string
+	}{
+		{"fewer than k", 3, []KeyInfo{ki("a", 1), ki("b", 5)}, "b a"},
+		{"keeps the stalest", 2, []KeyInfo{ki("a", 1), ki("b", 5), ki("c", 3), ki("d", 9), ki("e", 2)}, "d b"},
+		{"ties broken by name", 2, []KeyInfo{ki("z", 4), ki("m", 4), ki("a", 4)}, "a m"},
+		{"a key SCAN returned twice is kept once", 3, []KeyInfo{ki("a", 7), ki("b", 1), ki("a", 8), ki("c", 2)}, "a c b"},
+		{"a repeat of an evicted key can come back", 1, []KeyInfo{ki("a", 1), ki("b", 2), ki("a", 3)}, "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := newTopK(tt.k)
+			for _, k := range tt.in {
+				top.offer(k)
+			}
+			if got := keysOf(top.sorted()); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			if len(top.index) != len(top.items) {
+				t.Errorf("index has %d entries for %d items", len(top.index), len(top.items))
+			}
+		})
+	}
+}
+
+func TestKeyLabel(t *testing.T) {
+	long := strings.Repeat("é", 100) // 200 bytes
+	tests := []struct {
+		name, key, want string
+	}{
+		{"plain", "jobs:42", "jobs:42"},
+		{"valid UTF-8 kept", "jobs:café", "jobs:café"},
+		{"invalid bytes escaped", "a\xff\xfeb", `a\xff\xfeb`},
+		{"control characters escaped", "a\nb\x00", `a\x0ab\x00`},
+		{"truncated sequence escaped", "x\xe2\x82", `x\xe2\x82`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := KeyLabel(tt.key); got != tt.want {
+				t.Errorf("KeyLabel(%q) = %q, want %q", tt.key, got, tt.want)
+			}
+		})
+	}
+	a, b := KeyLabel(long+"a"), KeyLabel(long+"b")
+	for _, l := range []string{a, b} {
+		if len(l) > MaxKeyLabelLen || !utf8.ValidString(l) || !strings.HasPrefix(l, "éé") {
+			t.Errorf("long key label %q: want valid UTF-8 prefix within %d bytes", l, MaxKeyLabelLen)
+		}
+	}
+	if a == b {
+		t.Errorf("two long keys with one prefix share the label %q", a)
+	}
+	if bin := KeyLabel(strings.Repeat("\xff", 200)); len(bin) > MaxKeyLabelLen || !utf8.ValidString(bin) {
+		t.Errorf("long binary key label %q: want valid UTF-8 within %d bytes", bin, MaxKeyLabelLen)
+	}
+}
+
+func TestOptionsValidation(t *testing.T) {
+	ok := Namespace{Name: "jobs", Pattern: "jobs:*"}
+	tests := []struct {
+		name    string
+		opts    Options
+		wantErr string // "" for valid
+	}{
+		{"valid", Options{Namespaces: []Namespace{ok}}, ""},
+		{"valid class and escape", Options{Namespaces: []Namespace{{Name: "a", Pattern: `job[0-9]:\*x[^]]`}}}, ""},
+		{"no namespace", Options{}, "no namespace"},
+		{"duplicate", Options{Namespaces: []Namespace{ok, ok}}, `duplicate namespace name "jobs"`},
+		{"empty name", Options{Namespaces: []Namespace{{Pattern: "x"}}}, "empty name"},
+		{"unprintable name", Options{Namespaces: []Namespace{{Name: "a\tb", Pattern: "x"}}}, "printable"},
+		{"empty pattern", Options{Namespaces: []Namespace{{Name: "a"}}}, "empty pattern"},
+		{"open class", Options{Namespaces: []Namespace{{Name: "a", Pattern: "job[12"}}}, "unterminated ["},
+		{"lone backslash", Options{Namespaces: []Namespace{{Name: "a", Pattern: `job\`}}}, "lone backslash"},
+		{"renew not below TTL", Options{Namespaces: []Namespace{{Name: "a", Pattern: "a", ExpectedTTL: time.Second, ExpectedRenewInterval: time.Second}}}, "shorter than expected TTL"},
+		{"negative TTL", Options{Namespaces: []Namespace{{Name: "a", Pattern: "a", ExpectedTTL: -time.Second}}}, "negative"},
+		{"negative batch", Options{Namespaces: []Namespace{ok}, BatchSize: -1}, "batch size"},
+		{"negative cap", Options{Namespaces: []Namespace{ok}, MaxKeys: -5}, "max keys"},
+		{"negative timeout", Options{Namespaces: []Namespace{ok}, Timeout: -time.Second}, "timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.opts.withDefaults().validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+			case err != nil && !errors.Is(err, ErrInvalidOptions):
+				t.Errorf("error %v does not wrap ErrInvalidOptions", err)
+			}
+		})
+	}
+}
