@@ -13,6 +13,9 @@
 // resize; minimum TTL and maximum idle time are unaffected, and the top-K list is de-duplicated
 // exactly.
 //
+// Keys ending in ":fence" or ":writefence" are the lease library's counters (lease.FenceKey,
+// lease.WriteFenceKey), not locks, and are skipped even when a namespace pattern matches them.
+//
 // The metrics are built fresh on every scrape (node_exporter style): [Scanner.Collector] returns a
 // prometheus.Collector bound to one scrape's context, made of one small collector per concern
 // (key counts and TTL, idle time, scrape meta-metrics, declared expectations). Concurrent scrapes

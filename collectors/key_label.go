@@ -14,12 +14,33 @@ const MaxKeyLabelLen = 128
 // hashSuffixLen is len("~") plus eight hex digits.
 const hashSuffixLen = 9
 
-// KeyLabel renders a raw (possibly binary) Redis key as a printable, valid UTF-8 string of at
-// most MaxKeyLabelLen bytes. Invalid bytes and non-printable characters become \xNN escapes,
-// which redis-cli accepts inside double quotes, so an operator can paste the key back. A key
-// that has to be shortened keeps its head and gets "~" plus a hash of the whole key, so two
-// long keys with the same prefix stay distinct.
+// PrintableKey renders a raw (possibly binary) Redis key as printable, valid UTF-8: invalid
+// bytes and non-printable characters become \xNN escapes, which redis-cli accepts inside double
+// quotes, so an operator can paste the key back.
+func PrintableKey(key string) string {
+	return escapeKey(key, -1)
+}
+
+// KeyLabel is PrintableKey capped at MaxKeyLabelLen bytes, for the key label. A key that has to
+// be shortened keeps its head and gets "~" plus a hash of the whole key, so two long keys with
+// the same prefix stay distinct.
 func KeyLabel(key string) string {
+	label := escapeKey(key, MaxKeyLabelLen)
+	if len(label) <= MaxKeyLabelLen {
+		return label
+	}
+	cut := MaxKeyLabelLen - hashSuffixLen
+	// Back off to a rune boundary; escapes are ASCII, so this never leaves invalid UTF-8.
+	for cut > 0 && !utf8.RuneStart(label[cut]) {
+		cut--
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return fmt.Sprintf("%s~%08x", label[:cut], h.Sum32())
+}
+
+// escapeKey escapes key, stopping once the output exceeds limit bytes (limit < 0: no limit).
+func escapeKey(key string, limit int) string {
 	var b strings.Builder
 	for i := 0; i < len(key); {
 		r, size := utf8.DecodeRuneInString(key[i:])
@@ -31,21 +52,9 @@ func KeyLabel(key string) string {
 			b.WriteString(key[i : i+size])
 		}
 		i += size
-		if b.Len() > MaxKeyLabelLen {
+		if limit >= 0 && b.Len() > limit {
 			break
 		}
 	}
-	label := b.String()
-	if len(label) <= MaxKeyLabelLen {
-		return label
-	}
-	cut := MaxKeyLabelLen - hashSuffixLen
-	// Back off to a rune boundary; escapes are ASCII, so this never splits one mid-way into
-	// invalid UTF-8.
-	for cut > 0 && !utf8.RuneStart(label[cut]) {
-		cut--
-	}
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	return fmt.Sprintf("%s~%08x", label[:cut], h.Sum32())
+	return b.String()
 }

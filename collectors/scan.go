@@ -11,11 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// fenceSuffix ends every fence counter key by the lease library's convention (lease.FenceKey):
-// "{lock}:fence" or "lock:fence" when the lock key carries its own hash tag. A namespace pattern
-// such as "{jobs}:*" would otherwise count fence counters, which never expire, as locks
-// without TTL.
-const fenceSuffix = ":fence"
+// companionSuffixes end the counter keys the lease library keeps next to locks and data
+// (lease.FenceKey: "{lock}:fence", or "lock:fence" when the lock key has its own hash tag;
+// lease.WriteFenceKey: the same with ":writefence"). A namespace pattern such as "{jobs}:*"
+// would otherwise count those counters, which never expire, as locks without TTL.
+var companionSuffixes = [...]string{":fence", ":writefence"}
 
 // lfuIdleError is the start of the error Redis returns for OBJECT IDLETIME when the
 // maxmemory-policy is an LFU policy (idle time is not tracked then).
@@ -52,7 +52,7 @@ func (f *flight) scanNamespace(ctx context.Context, c nodeClient, n *node, noIdl
 			return
 		}
 		f.reach(n)
-		keys = dropFenceKeys(keys)
+		keys = dropCompanionKeys(keys)
 		// SCAN COUNT is a hint: a reply can exceed it, so pipelines are cut to BatchSize.
 		for len(keys) > 0 {
 			batch := keys[:min(len(keys), f.opts.BatchSize)]
@@ -82,15 +82,24 @@ func (f *flight) scanNamespace(ctx context.Context, c nodeClient, n *node, noIdl
 	}
 }
 
-// dropFenceKeys filters fence counters out of a SCAN reply in place.
-func dropFenceKeys(keys []string) []string {
+// dropCompanionKeys filters the lease library's counter keys out of a SCAN reply in place.
+func dropCompanionKeys(keys []string) []string {
 	out := keys[:0]
 	for _, k := range keys {
-		if !strings.HasSuffix(k, fenceSuffix) {
+		if !isCompanionKey(k) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+func isCompanionKey(key string) bool {
+	for _, suffix := range companionSuffixes {
+		if strings.HasSuffix(key, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // inspectKeys pipelines PTTL and OBJECT IDLETIME for keys (PTTL only once the node refused

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lockwatch/lockwatch/lease"
 )
 
 func TestTopK(t *testing.T) {
@@ -104,5 +106,29 @@ func TestOptionsValidation(t *testing.T) {
 				t.Errorf("error %v does not wrap ErrInvalidOptions", err)
 			}
 		})
+	}
+}
+
+// TestCompanionKeysFollowLease ties the skipped suffixes to the lease library's key convention.
+func TestCompanionKeysFollowLease(t *testing.T) {
+	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc"} {
+		for _, companion := range []string{lease.FenceKey(lock), lease.WriteFenceKey(lock)} {
+			if !isCompanionKey(companion) {
+				t.Errorf("%q (companion of %q) is not skipped", companion, lock)
+			}
+		}
+		if isCompanionKey(lock) {
+			t.Errorf("lock key %q is skipped", lock)
+		}
+	}
+	if got := dropCompanionKeys([]string{"a", lease.FenceKey("a"), "b"}); strings.Join(got, " ") != "a b" {
+		t.Errorf("dropCompanionKeys kept %q", got)
+	}
+}
+
+func TestPrintableKeyKeepsLength(t *testing.T) {
+	key := strings.Repeat("k", 500) + "\xff"
+	if got := PrintableKey(key); got != strings.Repeat("k", 500)+`\xff` {
+		t.Errorf("PrintableKey shortened or mangled a long key: %q", got)
 	}
 }
