@@ -1,0 +1,91 @@
+package dashboards
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/lockwatch/lockwatch/internal/packconfig"
+)
+
+// Generate renders every lockwatch dashboard for cfg as Grafana dashboard
+// JSON, keyed by file name (relative to the dashboards/ directory). The output
+// is deterministic: the same cfg always yields the same bytes.
+func Generate(cfg packconfig.Config) (map[string][]byte, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := newSettings(cfg)
+	out := make(map[string][]byte)
+	for uid, d := range map[string]*dashboard.DashboardBuilder{
+		OverviewUID:  overview(s),
+		InstancesUID: instances(s),
+	} {
+		b, err := render(d)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard %s: %w", uid, err)
+		}
+		out[uid+".json"] = b
+	}
+	return out, nil
+}
+
+// Dir is the directory of a lockwatch checkout that holds the dashboards.
+const Dir = "dashboards"
+
+// Write generates the dashboards for cfg and writes them into Dir under root,
+// replacing files of the same name. cmd/lockwatch-pack calls it.
+func Write(cfg packconfig.Config, root string) error {
+	files, err := Generate(cfg)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// render builds d, numbers its panels and encodes it as indented JSON with a
+// trailing newline. Panel ids are assigned in layout order so they stay
+// stable across runs (Grafana uses them in viewPanel links).
+func render(d *dashboard.DashboardBuilder) ([]byte, error) {
+	built, err := d.Build()
+	if err != nil {
+		return nil, err
+	}
+	id := uint32(0)
+	for i := range built.Panels {
+		id++
+		switch p := built.Panels[i]; {
+		case p.Panel != nil:
+			p.Panel.Id = cog.ToPtr(id)
+		case p.RowPanel != nil:
+			p.RowPanel.Id = id
+			for j := range p.RowPanel.Panels {
+				id++
+				p.RowPanel.Panels[j].Id = cog.ToPtr(id)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	// Keep <, > and & readable in PromQL instead of \u003c escapes.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(built); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

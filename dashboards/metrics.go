@@ -1,0 +1,28 @@
+package dashboards
+
+// Metric names the dashboards read. They are the public metric contract
+// (BRIEF.md); the tests check every name used in a query against what the
+// library and exporter really register and what the rules record.
+const (
+	metricAcquireWait        = "lock_acquire_wait_seconds"
+	metricRenewals           = "lock_renewals_total"
+	metricReleases           = "lock_releases_total"
+	metricAbandoned          = "lock_abandoned_total"
+	metricHeldSeconds        = "lock_held_seconds"
+	metricHeld               = "lock_held"
+	metricFencedWrites       = "lock_fenced_writes_total"
+	metricKeys               = "lock_keys"
+	metricKeysWithoutTTL     = "lock_keys_without_ttl"
+	metricKeyTTLMin          = "lock_key_ttl_min_seconds"
+	metricKeyIdleMax         = "lock_key_idle_max_seconds"
+	metricKeyIdle            = "lock_key_idle_seconds"
+	metricExporterUp         = "lock_exporter_up"
+	metricScrapeDuration     = "lock_exporter_scrape_duration_seconds"
+	metricKeysTruncated      = "lock_exporter_keys_truncated"
+	metricScrapeComplete     = "lock_exporter_scrape_complete"
+	metricExpectedTTL        = "lock_expected_ttl_seconds"
+	metricExpectedRenewEvery = "lock_expected_renew_interval_seconds"
+
+	// metricAlerts is Prometheus's own series for pending and firing alerts.
+	metricAlerts = "ALERTS"
+)

@@ -1,0 +1,265 @@
+package dashboards
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/lockwatch/lockwatch/alerts"
+)
+
+// OverviewUID is the stable uid of the overview dashboard; links and
+// bookmarks depend on it.
+const OverviewUID = "lockwatch-overview"
+
+// overview is laid out top-down in the order an on-call engineer asks
+// questions: is anything wrong, is acquiring slow, are renewals failing, is
+// ownership being violated, and what does Redis itself hold right now.
+func overview(s settings) *dashboard.DashboardBuilder {
+	d := base(s, OverviewUID, "Lockwatch / Overview",
+		"Health of Redis lease locks per lock namespace: acquisition, renewal, ownership and the live keys in Redis. "+
+			"Lockwatch / Instances breaks the same signals down per process.", true)
+	healthRow(d, s)
+	acquisitionRow(d, s)
+	renewalRow(d, s)
+	ownershipRow(d, s)
+	storeRow(d, s)
+	return d
+}
+
+// ruleSeries reads a recording rule for the selected jobs and namespaces.
+func ruleSeries(s settings, record string) string {
+	return record + s.selectors.rule()
+}
+
+// perJobNamespace labels recording-rule series, which exist once per job and
+// namespace.
+const perJobNamespace = "{{lock_namespace}} ({{job}})"
+
+func healthRow(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
+	d.WithRow(dashboard.NewRowBuilder("Health summary"))
+	d.WithPanel(single("Locks held",
+		"Leases the selected processes hold right now, summed over namespaces. Zero while work is expected usually means workers cannot acquire.",
+		unitCount,
+		series(fmt.Sprintf("sum(%s%s)", metricHeld, sel.lib()), "held")).
+		ColorMode(common.BigValueColorModeNone))
+	d.WithPanel(single("Abandonments in range",
+		"Leases given up in the selected time range because renewals kept failing. Each one means a worker was stopped (fenced) in the middle of its task; anything above zero deserves a look.",
+		unitCount,
+		series(fmt.Sprintf("sum(increase(%s%s[$__range]))", metricAbandoned, sel.lib()), "abandoned").Instant()).
+		Decimals(0).
+		Thresholds(alertSteps([]level{{1, "orange"}})))
+	d.WithPanel(single("Not-owned ratio (worst namespace)",
+		fmt.Sprintf("Share of renewals and releases over the last %s that found the lock already owned by someone else, in the worst namespace. Colours follow the LockNotOwnedRatioHigh thresholds.", s.window),
+		unitRatio,
+		series(fmt.Sprintf("max(%s)", ruleSeries(s, alerts.NotOwnedRatio(s.window))), "not owned")).
+		Decimals(2).
+		Thresholds(alertSteps(s.notOwned)))
+	d.WithPanel(single("Keys without TTL",
+		"Live lock keys in Redis that have no expiry. Such a lock is never freed if its owner dies; LockKeyWithoutTTL fires on any.",
+		unitCount,
+		series(fmt.Sprintf("sum(%s%s)", metricKeysWithoutTTL, sel.store()), "without TTL")).
+		Thresholds(alertSteps(s.keyWithoutTTL)))
+	d.WithPanel(single("Exporter up",
+		"Whether every selected lock exporter reached Redis on its last scrape. DOWN means the store panels below are stale and LockExporterRedisDown fires; no data means no exporter is scraped.",
+		unitCount,
+		series(fmt.Sprintf("min(%s%s)", metricExporterUp, sel.exporterProcess()), "up")).
+		NoValue("no data").
+		Mappings(upDownMappings()).
+		Thresholds(dashboard.NewThresholdsConfigBuilder().
+			Mode(dashboard.ThresholdsModeAbsolute).
+			Steps([]dashboard.Threshold{{Color: "red"}, {Value: cog.ToPtr(1.0), Color: "green"}})))
+	d.WithPanel(single("Firing lock alerts",
+		"Lockwatch alerts firing now for the selected namespaces; the table below names them.",
+		unitCount,
+		series(fmt.Sprintf("count(%s%s)", metricAlerts, firingLockAlerts()), "firing")).
+		Thresholds(alertSteps([]level{{1, "red"}})))
+	d.WithPanel(labelTable("Firing lock alerts",
+		"Lockwatch alerts firing now (the Prometheus ALERTS series), one row per alert and namespace. Alerts that have no namespace, such as LockExporterRedisDown, are always listed. docs/runbook.md has a section for each alert name.",
+		unitCount,
+		[]string{"Value", "alertstate"},
+		map[string]string{"alertname": "Alert", "severity": "Severity", "lock_namespace": "Namespace", "job": "Job", "instance": "Instance"},
+		"",
+		instantTable(metricAlerts+firingLockAlerts())).
+		Height(alertHeight))
+}
+
+// firingLockAlerts keeps alerts without a lock_namespace label (the exporter
+// alerts) whatever namespace is selected.
+func firingLockAlerts() string {
+	return `{alertname=~"Lock.*", alertstate="firing", lock_namespace=~"$lock_namespace|"}`
+}
+
+func upDownMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
+		Type: dashboard.MappingTypeValueToText,
+		Options: map[string]dashboard.ValueMappingResult{
+			"0": {Text: cog.ToPtr("DOWN"), Color: cog.ToPtr("red")},
+			"1": {Text: cog.ToPtr("UP"), Color: cog.ToPtr("green")},
+		},
+	}}}
+}
+
+func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
+	d.WithRow(dashboard.NewRowBuilder("Acquisition"))
+	d.WithPanel(graph("Acquire rate by outcome",
+		"Acquire calls per second by how they ended: acquired (got the lock), busy (someone else held it until the caller gave up) or error (Redis failed). A rising busy line means contention.",
+		unitPerSec,
+		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s_count%s[$__rate_interval]))", metricAcquireWait, sel.lib()),
+			"{{lock_namespace}} {{outcome}}")))
+	d.WithPanel(graph("Contention: busy share of acquires",
+		"Share of acquire calls that gave up because another owner held the lock. This is where the contention is: namespaces whose workers mostly wait instead of work.",
+		unitRatio,
+		series(fmt.Sprintf("sum by (lock_namespace) (rate(%[1]s_count%[2]s[$__rate_interval]))\n/\n(sum by (lock_namespace) (rate(%[1]s_count%[3]s[$__rate_interval])) > 0)",
+			metricAcquireWait, sel.lib(`outcome="busy"`), sel.lib()),
+			"{{lock_namespace}}")))
+	var quantiles []*prometheus.DataqueryBuilder
+	for _, q := range alerts.Quantiles() {
+		quantiles = append(quantiles, series(ruleSeries(s, alerts.AcquireWaitQuantile(q, s.window)), "{{lock_namespace}} "+q.Name+" ({{job}})"))
+	}
+	d.WithPanel(alertLine(graph("Acquire wait quantiles",
+		fmt.Sprintf("How long acquire calls waited for their answer, over the last %s. p99 is what the slowest 1%% of callers wait; the dashed line is the LockWaitP99High threshold.", s.window),
+		unitSeconds,
+		quantiles...),
+		s.waitP99))
+	d.WithPanel(waitHeatmap("Acquire wait distribution",
+		"Every acquire call's wait time, bucketed. Darker cells hold more calls; a band moving up means callers wait longer. Hover a cell for its bucket and rate.",
+		series(fmt.Sprintf("sum by (le) (rate(%s_bucket%s[$__rate_interval]))", metricAcquireWait, sel.lib()), "{{le}}")).
+		Span(graphWidth))
+}
+
+func renewalRow(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
+	d.WithRow(dashboard.NewRowBuilder("Renewal"))
+	d.WithPanel(graph("Renew attempts by outcome",
+		"Renew attempts per second: ok (lease extended), failed (Redis error or timeout; the lease may still be ours) and not_owned (the lease had expired and someone else took it).",
+		unitPerSec,
+		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s%s[$__rate_interval]))", metricRenewals, sel.lib()),
+			"{{lock_namespace}} {{outcome}}")).
+		Span(thirdWidth))
+	d.WithPanel(alertLine(graph("Renewal failure ratio",
+		fmt.Sprintf("Share of renew attempts over the last %s that failed with a Redis error or timeout. Failures are where lock bugs start: after enough in a row the library abandons the lease. Dashed lines are the LockRenewalFailureRatioHigh thresholds (orange warning, red critical).", s.window),
+		unitRatio,
+		series(ruleSeries(s, alerts.RenewalFailureRatio(s.window)), perJobNamespace)),
+		s.renewalFailure).
+		Span(thirdWidth))
+	secs := int64(time.Duration(s.abandonWindow).Seconds())
+	d.WithPanel(alertLine(graph(fmt.Sprintf("Abandonments per %s", s.abandonWindow),
+		fmt.Sprintf("Leases abandoned in the last %s: the library stopped renewing after repeated failures and cancelled the holder's work. The dashed line is the LockAbandonmentsSustained count; the alert also needs abandonments to keep happening.", s.abandonWindow),
+		unitCount,
+		series(fmt.Sprintf("%s * %s", ruleSeries(s, alerts.AbandonedRate(s.abandonWindow)), strconv.FormatInt(secs, 10)), perJobNamespace)),
+		s.abandonments).
+		Span(thirdWidth))
+}
+
+func ownershipRow(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
+	d.WithRow(dashboard.NewRowBuilder("Ownership"))
+	d.WithPanel(alertLine(graph("Not-owned ratio",
+		fmt.Sprintf("Share of renewals and releases over the last %s that found the lock owned by someone else: the lease expired while its holder still worked. Dashed lines are the LockNotOwnedRatioHigh thresholds (orange warning, red critical).", s.window),
+		unitRatio,
+		series(ruleSeries(s, alerts.NotOwnedRatio(s.window)), perJobNamespace)),
+		s.notOwned).
+		Span(thirdWidth))
+	d.WithPanel(graph("Not-owned events by operation",
+		"Renewals and releases per second that found someone else's lock. A not_owned release is a stale worker that would have dropped the new owner's lock without the compare-and-delete.",
+		unitPerSec,
+		series(fmt.Sprintf("sum by (lock_namespace) (rate(%s%s[$__rate_interval]))", metricRenewals, sel.lib(`outcome="not_owned"`)),
+			"{{lock_namespace}} renew"),
+		series(fmt.Sprintf("sum by (lock_namespace) (rate(%s%s[$__rate_interval]))", metricReleases, sel.lib(`outcome="not_owned"`)),
+			"{{lock_namespace}} release")).
+		Span(thirdWidth))
+	d.WithPanel(graph("Releases by outcome",
+		"Releases per second: ok, not_owned (lease already lost), error (Redis failed) and skipped (release deliberately not sent after an abandonment, or a lock held until its TTL runs out).",
+		unitPerSec,
+		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s%s[$__rate_interval]))", metricReleases, sel.lib()),
+			"{{lock_namespace}} {{outcome}}")).
+		Span(thirdWidth))
+	d.WithPanel(graph("Fenced writes by outcome",
+		"Writes checked against the fencing token, per second. rejected means the storage refused a write from a worker whose lease had already passed to someone else: the guard stopped a duplicate.",
+		unitPerSec,
+		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s%s[$__rate_interval]))", metricFencedWrites, sel.lib()),
+			"{{lock_namespace}} {{outcome}}")))
+	d.WithPanel(graph("Hold time p50 / p99",
+		"How long leases are held from acquire to release or abandonment. A p99 close to the TTL means the work barely fits in one lease and depends on renewals.",
+		unitSeconds,
+		series(histogramQuantile(0.99, metricHeldSeconds, sel.lib()), "{{lock_namespace}} p99"),
+		series(histogramQuantile(0.5, metricHeldSeconds, sel.lib()), "{{lock_namespace}} p50")))
+}
+
+// histogramQuantile estimates quantile q of a library histogram per namespace.
+func histogramQuantile(q float64, histogram, selector string, by ...string) string {
+	group := "lock_namespace"
+	for _, b := range by {
+		group = b + ", " + group
+	}
+	return fmt.Sprintf("histogram_quantile(%s, sum by (%s, le) (rate(%s_bucket%s[$__rate_interval])))",
+		strconv.FormatFloat(q, 'f', -1, 64), group, histogram, selector)
+}
+
+func storeRow(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
+	d.WithRow(dashboard.NewRowBuilder("Store (lock exporter)"))
+	d.WithPanel(graph("Live lock keys",
+		"Lock keys that exist in Redis now, per namespace, as scanned by the exporter. It counts every key matching the namespace pattern, whether taken through the library or not.",
+		unitCount,
+		series(fmt.Sprintf("sum by (lock_namespace) (%s%s)", metricKeys, sel.store()), "{{lock_namespace}}")).
+		Span(thirdWidth))
+	d.WithPanel(alertLine(graph("Keys without TTL",
+		"Live lock keys with no expiry, per namespace. Such a lock never frees itself if its owner crashes; LockKeyWithoutTTL fires at the dashed line.",
+		unitCount,
+		series(fmt.Sprintf("sum by (lock_namespace) (%s%s)", metricKeysWithoutTTL, sel.store()), "{{lock_namespace}}")),
+		s.keyWithoutTTL).
+		Span(thirdWidth))
+	d.WithPanel(graph("Smallest remaining TTL",
+		"Shortest time-to-live left on any key of the namespace, next to the configured lease TTL (when the exporter declares it). Healthy renewals keep it well above zero; a key near zero is about to expire under its owner.",
+		unitSeconds,
+		series(fmt.Sprintf("min by (lock_namespace) (%s%s)", metricKeyTTLMin, sel.store()), "{{lock_namespace}} smallest TTL"),
+		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricExpectedTTL, sel.store()), "{{lock_namespace}} configured TTL")).
+		Span(thirdWidth))
+	d.WithPanel(idlePanel(s))
+	d.WithPanel(labelTable("Stalest keys",
+		fmt.Sprintf("The %d lock keys left untouched longest across the selected namespaces. A key idle for much longer than its renew interval belongs to a holder that stopped renewing, or was written without a TTL.", s.stalestKeys),
+		unitSeconds,
+		nil,
+		map[string]string{"lock_namespace": "Namespace", "key": "Key", "Value": "Idle"},
+		"Idle",
+		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyIdle, sel.store()))).
+		Span(graphWidth))
+	d.WithPanel(graph("Exporter scan duration",
+		"Time the exporter took to scan each namespace's keys on its last scrape. Rising toward the scrape timeout means scans will be cut short.",
+		unitSeconds,
+		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricScrapeDuration, sel.store()), "{{lock_namespace}}")))
+	d.WithPanel(graph("Exporter scan coverage problems",
+		"1 when the store panels miss keys: truncated means the per-namespace key cap was hit (LockExporterKeysTruncated), cut short means the scan deadline expired (LockExporterScrapeIncomplete). Raise the cap or the deadline if either stays at 1.",
+		unitCount,
+		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricKeysTruncated, sel.store()), "{{lock_namespace}} truncated"),
+		series(fmt.Sprintf("1 - min by (lock_namespace) (%s%s)", metricScrapeComplete, sel.store()), "{{lock_namespace}} cut short")))
+}
+
+// idlePanel compares the stalest key's idle time with the line where
+// LockRenewalStalled fires: factor × the namespace's declared renew interval.
+func idlePanel(s settings) *timeseries.PanelBuilder {
+	sel := s.selectors
+	idle := series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricKeyIdleMax, sel.store()), "{{lock_namespace}} longest idle")
+	if s.stallFactor == 0 {
+		return graph("Longest idle key",
+			"Time since the least recently touched key of each namespace was written; renewals touch it. Far above the renew interval means its holder stopped renewing.",
+			unitSeconds, idle)
+	}
+	factor := strconv.FormatFloat(s.stallFactor, 'f', -1, 64)
+	return graph("Longest idle key vs stall line",
+		fmt.Sprintf("Time since the least recently touched key of each namespace was written; renewals touch it. The stall line is %s × the namespace's declared renew interval: above it, renewals have stopped and LockRenewalStalled fires.", factor),
+		unitSeconds,
+		idle,
+		series(fmt.Sprintf("%s * max by (lock_namespace) (%s%s)", factor, metricExpectedRenewEvery, sel.store()),
+			"{{lock_namespace}} stall line"))
+}
