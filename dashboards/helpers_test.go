@@ -76,15 +76,24 @@ func customised() packconfig.Config {
 	return cfg
 }
 
-// outputs are the dashboards every check runs on: the committed files and the
-// output for a customised config.
-func outputs(t *testing.T) map[string]map[string][]byte {
+// output is a set of generated dashboards and the config they came from.
+type output struct {
+	cfg   packconfig.Config
+	files map[string][]byte
+}
+
+// outputs are the dashboards every check runs on: the committed files (the
+// output for the default config) and the output for a customised config.
+func outputs(t *testing.T) map[string]output {
 	t.Helper()
 	custom, err := Generate(customised())
 	if err != nil {
 		t.Fatalf("Generate(customised()): %v", err)
 	}
-	return map[string]map[string][]byte{"committed": committed(t), "customised": custom}
+	return map[string]output{
+		"committed":  {packconfig.Default(), committed(t)},
+		"customised": {customised(), custom},
+	}
 }
 
 // panels flattens a dashboard's panels, including those inside collapsed rows.

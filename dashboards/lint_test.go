@@ -25,7 +25,8 @@ import (
 var multiVariables = []string{varJob, varInstance, varNamespace, varExporterJob}
 
 func TestLintDashboards(t *testing.T) {
-	for variant, files := range outputs(t) {
+	for variant, out := range outputs(t) {
+		files := out.files
 		for _, name := range sortedKeys(files) {
 			t.Run(variant+"/"+name, func(t *testing.T) {
 				d := decode(t, name, files[name])
@@ -296,7 +297,7 @@ func lintMatchers(t reporter, where string, vs *parser.VectorSelector) {
 		want("lock_namespace", "$lock_namespace")
 	case kindExporter:
 		want("job", "$exporter_job")
-		if vs.Name != metricExporterUp {
+		if !slices.Contains([]string{metricExporterUp, metricIdleAvailable}, vs.Name) {
 			want("lock_namespace", "$lock_namespace")
 		}
 	default:

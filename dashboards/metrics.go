@@ -20,6 +20,7 @@ const (
 	metricScrapeDuration     = "lock_exporter_scrape_duration_seconds"
 	metricKeysTruncated      = "lock_exporter_keys_truncated"
 	metricScrapeComplete     = "lock_exporter_scrape_complete"
+	metricIdleAvailable      = "lock_exporter_idle_time_available"
 	metricExpectedTTL        = "lock_expected_ttl_seconds"
 	metricExpectedRenewEvery = "lock_expected_renew_interval_seconds"
 

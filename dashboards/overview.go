@@ -239,10 +239,11 @@ func storeRow(d *dashboard.DashboardBuilder, s settings) {
 		unitSeconds,
 		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricScrapeDuration, sel.store()), "{{lock_namespace}}")))
 	d.WithPanel(graph("Exporter scan coverage problems",
-		"1 when the store panels miss keys: truncated means the per-namespace key cap was hit (LockExporterKeysTruncated), cut short means the scan deadline expired (LockExporterScrapeIncomplete). Raise the cap or the deadline if either stays at 1.",
+		"1 when the store panels miss something. truncated: the per-namespace key cap was hit (LockExporterKeysTruncated). cut short: the scan deadline expired (LockExporterScrapeIncomplete). idle time unavailable: Redis runs an LFU maxmemory-policy, so the idle panels and the stalest-keys table stay empty. Raise the cap or the deadline if the first two stay at 1.",
 		unitCount,
 		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricKeysTruncated, sel.store()), "{{lock_namespace}} truncated"),
-		series(fmt.Sprintf("1 - min by (lock_namespace) (%s%s)", metricScrapeComplete, sel.store()), "{{lock_namespace}} cut short")))
+		series(fmt.Sprintf("1 - min by (lock_namespace) (%s%s)", metricScrapeComplete, sel.store()), "{{lock_namespace}} cut short"),
+		series(fmt.Sprintf("1 - min(%s%s)", metricIdleAvailable, sel.exporterProcess()), "idle time unavailable")))
 }
 
 // idlePanel compares the stalest key's idle time with the line where

@@ -171,7 +171,8 @@ func metricNames(t *testing.T, where string, e parser.Expr) []string {
 // TestQueriesParse parses every panel and variable query of every dashboard
 // after Grafana-style interpolation.
 func TestQueriesParse(t *testing.T) {
-	for variant, files := range outputs(t) {
+	for variant, out := range outputs(t) {
+		files := out.files
 		for _, name := range sortedKeys(files) {
 			d := decode(t, name, files[name])
 			qs := append(panelQueries(d), variableQueries(t, d)...)

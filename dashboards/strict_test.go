@@ -17,7 +17,8 @@ import (
 // Re-encoding the decoded dashboard must give back the exact bytes, so no
 // field was silently dropped on the way in.
 func TestStrictDecodeAndValidate(t *testing.T) {
-	for variant, files := range outputs(t) {
+	for variant, out := range outputs(t) {
+		files := out.files
 		for _, name := range sortedKeys(files) {
 			t.Run(variant+"/"+name, func(t *testing.T) {
 				raw := files[name]
