@@ -288,8 +288,12 @@ func lintMatchers(t reporter, where string, vs *parser.VectorSelector) {
 	case kindRule:
 		want("job", "$job")
 		want("lock_namespace", "$lock_namespace")
-		if _, ok := got["instance"]; ok {
-			t.Errorf("%s: recording rule %s has no instance label to filter on", where, vs.Name)
+		// The rules aggregate by (job, lock_namespace): any other matcher
+		// would select nothing.
+		for label := range got {
+			if label != "job" && label != "lock_namespace" && label != labels.MetricName {
+				t.Errorf("%s: recording rule %s has no %s label to filter on", where, vs.Name, label)
+			}
 		}
 	case kindLibrary:
 		want("job", "$job")
@@ -358,7 +362,9 @@ func TestLintCatchesViolations(t *testing.T) {
 		{"missing namespace", strings.Replace(good, `, lock_namespace=~"$lock_namespace"`, "", 1), false, true},
 		{"raw counter", `sum(lock_renewals_total{job=~"$job", instance=~"$instance", lock_namespace=~"$lock_namespace"})`, false, true},
 		{"subquery", `max_over_time(lock_held{job=~"$job", instance=~"$instance", lock_namespace=~"$lock_namespace"}[$__rate_interval:])`, false, true},
+		{"good rule query", `job_lock_namespace:lock_renewals:rate5m{job=~"$job", lock_namespace=~"$lock_namespace"}`, false, false},
 		{"rule with instance", `job_lock_namespace:lock_renewals:rate5m{job=~"$job", instance=~"$instance", lock_namespace=~"$lock_namespace"}`, false, true},
+		{"rule with a dropped label", `job_lock_namespace:lock_renewals:rate5m{job=~"$job", lock_namespace=~"$lock_namespace", cluster="eu1"}`, false, true},
 		{"exporter on library job", `lock_keys{job=~"$job", lock_namespace=~"$lock_namespace"}`, false, true},
 		{"good exporter query", `min(lock_exporter_up{job=~"$exporter_job"})`, false, false},
 		{"foreign metric", `up{job=~"$job"}`, false, true},

@@ -13,9 +13,9 @@ const (
 	varExporterJob = "exporter_job"
 )
 
-// selectors renders the label matchers for the three kinds of series a panel
-// can read. extra is the operator's own selector from the pack config (for
-// example `cluster="prod"`), appended to every matcher list.
+// selectors renders the label matchers for the kinds of series a panel can
+// read. library and exporter are the operator's own selectors from the pack
+// config (for example `cluster="prod"`), appended to the raw series' matchers.
 type selectors struct {
 	library  string
 	exporter string
@@ -28,12 +28,12 @@ func (s selectors) lib(more ...string) string {
 	}, more...), s.library)
 }
 
-// rule matches recording-rule output, which is aggregated per job and
-// namespace and therefore has no instance label.
-func (s selectors) rule(more ...string) string {
-	return matchers(append([]string{
-		`job=~"$job"`, `lock_namespace=~"$lock_namespace"`,
-	}, more...), s.library)
+// rule matches recording-rule output. The rules already applied the
+// configured library selector to their input and keep only job and
+// lock_namespace, so matching on anything else (instance, or a cluster label
+// from the selector) would select nothing.
+func (s selectors) rule() string {
+	return matchers([]string{`job=~"$job"`, `lock_namespace=~"$lock_namespace"`}, "")
 }
 
 // store matches per-namespace series from the exporter.
