@@ -57,7 +57,7 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 		Decimals(0).
 		Thresholds(alertSteps([]level{{1, "orange"}})))
 	d.WithPanel(single("Not-owned ratio (worst namespace)",
-		fmt.Sprintf("Share of renewals and releases over the last %s that found the lock already owned by someone else, in the worst namespace. Colours follow the LockNotOwnedRatioHigh thresholds.", s.window),
+		fmt.Sprintf("Share of renewals and releases over the last %s that found the lock already owned by someone else, in the worst namespace. Colours follow the LockNotOwnedRatioHigh thresholds. No data means no renewals or releases in that window, or the recording rules are not loaded.", s.window),
 		unitRatio,
 		series(fmt.Sprintf("max(%s)", ruleSeries(s, alerts.NotOwnedRatio(s.window))), "not owned")).
 		Decimals(2).
@@ -71,7 +71,6 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 		"Whether every selected lock exporter reached Redis on its last scrape. DOWN means the store panels below are stale and LockExporterRedisDown fires; no data means no exporter is scraped.",
 		unitCount,
 		series(fmt.Sprintf("min(%s%s)", metricExporterUp, sel.exporterProcess()), "up")).
-		NoValue("no data").
 		Mappings(upDownMappings()).
 		Thresholds(dashboard.NewThresholdsConfigBuilder().
 			Mode(dashboard.ThresholdsModeAbsolute).
@@ -80,6 +79,8 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 		"Lockwatch alerts firing now for the selected namespaces; the table below names them.",
 		unitCount,
 		series(fmt.Sprintf("count(%s%s)", metricAlerts, firingLockAlerts()), "firing")).
+		// No ALERTS series means nothing fires.
+		NoValue("0").
 		Thresholds(alertSteps([]level{{1, "red"}})))
 	d.WithPanel(labelTable("Firing lock alerts",
 		"Lockwatch alerts firing now (the Prometheus ALERTS series), one row per alert and namespace. Alerts that have no namespace, such as LockExporterRedisDown, are always listed. docs/runbook.md has a section for each alert name.",

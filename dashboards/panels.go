@@ -128,7 +128,6 @@ func single(title, description, unit string, target *prometheus.DataqueryBuilder
 		Unit(unit).
 		Height(statHeight).
 		Span(statWidth).
-		NoValue("0").
 		GraphMode(common.BigValueGraphModeArea).
 		ColorMode(common.BigValueColorModeValue).
 		TextMode(common.BigValueTextModeValue).
