@@ -23,12 +23,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/dashboards"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
 // generators write their part of the pack under an output root.
 var generators = []func(packconfig.Config, string) error{
 	alerts.Write,
+	dashboards.Write,
 }
 
 func main() {
