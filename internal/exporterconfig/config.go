@@ -1,0 +1,196 @@
+// Package exporterconfig is lock-exporter's configuration: the YAML file schema, its strict
+// loading, validation, and the Redis client and scanner options it describes. Command-line flags
+// (in cmd/lock-exporter) write into the same Config, so a flag and its file field always share
+// one validation.
+package exporterconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lockwatch/lockwatch/collectors"
+)
+
+// DefaultRedisAddr is the Redis address used when none is configured.
+const DefaultRedisAddr = "localhost:6379"
+
+// DefaultTimeoutOffset is subtracted from Prometheus' scrape timeout so that the answer, not
+// just the scan, arrives in time.
+const DefaultTimeoutOffset = 500 * time.Millisecond
+
+// ErrInvalid is wrapped by every configuration error.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Config is the whole exporter configuration. The YAML file has the same shape:
+//
+//	redis:
+//	  addr: localhost:6379            # host:port, redis://[user@]host:port[/db] or rediss://…
+//	  cluster_addrs: []               # Redis Cluster seed nodes (Cluster mode when set)
+//	  sentinel_addrs: []              # Sentinel nodes (Sentinel mode when set)
+//	  sentinel_master: ""             # master name, required with sentinel_addrs
+//	  username: ""
+//	  password_file: ""               # else LOCK_EXPORTER_REDIS_PASSWORD
+//	  sentinel_password_file: ""      # else LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD
+//	  tls:                            # used with rediss:// addresses
+//	    ca_file: ""
+//	    cert_file: ""
+//	    key_file: ""
+//	    server_name: ""
+//	    insecure_skip_verify: false
+//	scan:
+//	  batch_size: 1000
+//	  max_keys: 100000
+//	  top_k: 5
+//	  timeout: 10s
+//	  timeout_offset: 500ms
+//	namespaces:
+//	  - name: scheduler
+//	    pattern: "cordum:scheduler:job:*"
+//	    expected_ttl: 60s
+//	    expected_renew_interval: 20s
+type Config struct {
+	Redis      Redis       `yaml:"redis"`
+	Scan       Scan        `yaml:"scan"`
+	Namespaces []Namespace `yaml:"namespaces"`
+}
+
+// Redis says how to reach the lock store.
+type Redis struct {
+	Addr                 string   `yaml:"addr"`
+	ClusterAddrs         []string `yaml:"cluster_addrs"`
+	SentinelAddrs        []string `yaml:"sentinel_addrs"`
+	SentinelMaster       string   `yaml:"sentinel_master"`
+	Username             string   `yaml:"username"`
+	PasswordFile         string   `yaml:"password_file"`
+	SentinelPasswordFile string   `yaml:"sentinel_password_file"`
+	TLS                  TLS      `yaml:"tls"`
+
+	// Password and SentinelPassword come from the environment only, never from a file or a
+	// flag that would show in process listings.
+	Password         string `yaml:"-"`
+	SentinelPassword string `yaml:"-"`
+}
+
+// TLS holds the files for rediss:// connections.
+type TLS struct {
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Scan tunes how hard one scrape may work.
+type Scan struct {
+	BatchSize     int      `yaml:"batch_size"`
+	MaxKeys       int      `yaml:"max_keys"`
+	TopK          int      `yaml:"top_k"`
+	Timeout       Duration `yaml:"timeout"`
+	TimeoutOffset Duration `yaml:"timeout_offset"`
+}
+
+// Namespace is one lock namespace of the file.
+type Namespace struct {
+	Name                  string   `yaml:"name"`
+	Pattern               string   `yaml:"pattern"`
+	ExpectedTTL           Duration `yaml:"expected_ttl"`
+	ExpectedRenewInterval Duration `yaml:"expected_renew_interval"`
+}
+
+// Defaults returns the configuration used where neither file nor flag says otherwise.
+func Defaults() Config {
+	return Config{
+		Redis: Redis{Addr: DefaultRedisAddr},
+		Scan: Scan{
+			BatchSize:     collectors.DefaultBatchSize,
+			MaxKeys:       collectors.DefaultMaxKeys,
+			TopK:          collectors.DefaultTopK,
+			Timeout:       Duration(collectors.DefaultTimeout),
+			TimeoutOffset: Duration(DefaultTimeoutOffset),
+		},
+	}
+}
+
+// Load reads a YAML file over Defaults. Unknown fields are errors, so a typo cannot silently
+// fall back to a default.
+func Load(path string) (Config, error) {
+	cfg := Defaults()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("%w: config file %s: %v", ErrInvalid, path, errors.Unwrap(err))
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("%w: config file %s: %s", ErrInvalid, path, yamlError(err))
+	}
+	return cfg, nil
+}
+
+var (
+	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	wrongType    = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (\\S+)")
+)
+
+// yamlError turns yaml.v3's multi-line errors into the first problem, on one line.
+func yamlError(err error) string {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = unknownField.ReplaceAllString(msg, `unknown field "$1"`)
+	msg = wrongType.ReplaceAllString(msg, `invalid value "$1" (want $2)`)
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// ScannerOptions converts the configuration for collectors.NewScanner.
+func (c Config) ScannerOptions() collectors.Options {
+	opts := collectors.Options{
+		BatchSize: c.Scan.BatchSize,
+		MaxKeys:   c.Scan.MaxKeys,
+		TopK:      c.Scan.TopK,
+		Timeout:   time.Duration(c.Scan.Timeout),
+	}
+	for _, ns := range c.Namespaces {
+		opts.Namespaces = append(opts.Namespaces, ns.collector())
+	}
+	return opts
+}
+
+func (n Namespace) collector() collectors.Namespace {
+	return collectors.Namespace{
+		Name:                  n.Name,
+		Pattern:               n.Pattern,
+		ExpectedTTL:           time.Duration(n.ExpectedTTL),
+		ExpectedRenewInterval: time.Duration(n.ExpectedRenewInterval),
+	}
+}
+
+// ParseNamespace parses the NAME=PATTERN form of --namespace. The name ends at the first '=';
+// the pattern may contain more.
+func ParseNamespace(s string) (Namespace, error) {
+	name, pattern, ok := strings.Cut(s, "=")
+	if !ok {
+		return Namespace{}, fmt.Errorf("%w: --namespace %q: want NAME=PATTERN", ErrInvalid, s)
+	}
+	ns := Namespace{Name: name, Pattern: pattern}
+	if err := ns.collector().Validate(); err != nil {
+		return Namespace{}, fmt.Errorf("%w: --namespace %q: %v", ErrInvalid, s, detail(err))
+	}
+	return ns, nil
+}
+
+// detail strips the collectors sentinel's prefix: ErrInvalid already says what kind of error it is.
+func detail(err error) string {
+	return strings.TrimPrefix(err.Error(), collectors.ErrInvalidOptions.Error()+": ")
+}

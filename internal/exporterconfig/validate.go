@@ -1,0 +1,200 @@
+package exporterconfig
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Validate reports the first problem of the configuration, naming the setting and its value.
+// Files it refers to (passwords, TLS material) must be readable.
+func (c Config) Validate() error {
+	if err := c.Scan.validate(); err != nil {
+		return err
+	}
+	if len(c.Namespaces) == 0 {
+		return fmt.Errorf("%w: no namespace configured: give --namespace NAME=PATTERN or namespaces in --config.file", ErrInvalid)
+	}
+	seen := map[string]bool{}
+	for _, ns := range c.Namespaces {
+		if err := ns.collector().Validate(); err != nil {
+			return fmt.Errorf("%w: %s", ErrInvalid, detail(err))
+		}
+		if seen[ns.Name] {
+			return fmt.Errorf("%w: duplicate namespace name %q", ErrInvalid, ns.Name)
+		}
+		seen[ns.Name] = true
+	}
+	if _, err := c.Redis.resolve(); err != nil {
+		return err
+	}
+	if _, err := c.Redis.tlsConfig(); err != nil {
+		return err
+	}
+	for _, f := range []struct{ setting, path string }{
+		{"redis.password-file", c.Redis.PasswordFile},
+		{"redis.sentinel-password-file", c.Redis.SentinelPasswordFile},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := readSecret(f.path); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrInvalid, f.setting, err)
+		}
+	}
+	if c.Redis.PasswordFile != "" && c.Redis.Password != "" {
+		return fmt.Errorf("%w: both redis.password-file and LOCK_EXPORTER_REDIS_PASSWORD are set; keep one", ErrInvalid)
+	}
+	if c.Redis.SentinelPasswordFile != "" && c.Redis.SentinelPassword != "" {
+		return fmt.Errorf("%w: both redis.sentinel-password-file and LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD are set; keep one", ErrInvalid)
+	}
+	return nil
+}
+
+func (s Scan) validate() error {
+	for _, f := range []struct {
+		setting string
+		value   int
+	}{{"scan.batch-size", s.BatchSize}, {"scan.max-keys", s.MaxKeys}, {"scan.top-k", s.TopK}} {
+		if f.value < 1 {
+			return fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalid, f.setting, f.value)
+		}
+	}
+	if s.Timeout <= 0 {
+		return fmt.Errorf("%w: scan.timeout must be positive, got %s", ErrInvalid, time.Duration(s.Timeout))
+	}
+	if s.TimeoutOffset < 0 {
+		return fmt.Errorf("%w: scan.timeout-offset must not be negative, got %s", ErrInvalid, time.Duration(s.TimeoutOffset))
+	}
+	return nil
+}
+
+// mode is how the exporter reaches Redis.
+type mode int
+
+const (
+	standalone mode = iota
+	cluster
+	sentinel
+)
+
+// resolved is the Redis section reduced to what the client needs.
+type resolved struct {
+	mode     mode
+	addrs    []string
+	tls      bool
+	username string
+	db       int
+}
+
+// endpoint is one parsed address: host:port or a redis:// or rediss:// URL.
+type endpoint struct {
+	hostport string
+	tls      bool
+	username string
+	db       int
+}
+
+func (r Redis) resolve() (resolved, error) {
+	var res resolved
+	var setting string
+	var list []string
+	switch {
+	case len(r.ClusterAddrs) > 0 && len(r.SentinelAddrs) > 0:
+		return res, fmt.Errorf("%w: redis.cluster-addr and redis.sentinel-addr are exclusive", ErrInvalid)
+	case len(r.ClusterAddrs) > 0:
+		res.mode, setting, list = cluster, "redis.cluster-addr", r.ClusterAddrs
+	case len(r.SentinelAddrs) > 0:
+		res.mode, setting, list = sentinel, "redis.sentinel-addr", r.SentinelAddrs
+		if r.SentinelMaster == "" {
+			return res, fmt.Errorf("%w: redis.sentinel-addr needs redis.sentinel-master (the monitored master's name)", ErrInvalid)
+		}
+	default:
+		setting, list = "redis.addr", []string{r.Addr}
+	}
+	if res.mode != standalone && r.Addr != "" && r.Addr != DefaultRedisAddr {
+		return res, fmt.Errorf("%w: redis.addr %q and %s are exclusive", ErrInvalid, r.Addr, setting)
+	}
+	if res.mode != sentinel && r.SentinelMaster != "" {
+		return res, fmt.Errorf("%w: redis.sentinel-master %q needs redis.sentinel-addr", ErrInvalid, r.SentinelMaster)
+	}
+	for i, s := range list {
+		ep, err := parseAddr(s)
+		if err != nil {
+			return res, fmt.Errorf("%w: %s %q: %v", ErrInvalid, setting, s, err)
+		}
+		if i > 0 && ep.tls != res.tls {
+			return res, fmt.Errorf("%w: %s: mix of redis:// and rediss:// addresses", ErrInvalid, setting)
+		}
+		if ep.db != 0 && res.mode == cluster {
+			return res, fmt.Errorf("%w: %s %q: Redis Cluster has only database 0", ErrInvalid, setting, s)
+		}
+		if ep.username != "" {
+			if res.username != "" && res.username != ep.username {
+				return res, fmt.Errorf("%w: %s: addresses name different users", ErrInvalid, setting)
+			}
+			res.username = ep.username
+		}
+		res.tls, res.db = ep.tls, ep.db
+		res.addrs = append(res.addrs, ep.hostport)
+	}
+	if r.Username != "" {
+		if res.username != "" && res.username != r.Username {
+			return res, fmt.Errorf("%w: redis.username %q differs from the user %q in %s", ErrInvalid, r.Username, res.username, setting)
+		}
+		res.username = r.Username
+	}
+	if !res.tls && r.TLS != (TLS{}) {
+		return res, fmt.Errorf("%w: redis TLS settings need rediss:// addresses (got %s %q)", ErrInvalid, setting, list[0])
+	}
+	return res, nil
+}
+
+func parseAddr(s string) (endpoint, error) {
+	if s == "" {
+		return endpoint{}, fmt.Errorf("empty address")
+	}
+	if !strings.Contains(s, "://") {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return endpoint{}, fmt.Errorf("want host:port or a redis:// or rediss:// URL")
+		}
+		return endpoint{hostport: s}, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return endpoint{}, fmt.Errorf("not a URL")
+	}
+	var ep endpoint
+	switch u.Scheme {
+	case "redis":
+	case "rediss":
+		ep.tls = true
+	default:
+		return endpoint{}, fmt.Errorf("scheme %q: want redis:// or rediss://", u.Scheme)
+	}
+	if u.Host == "" {
+		return endpoint{}, fmt.Errorf("no host")
+	}
+	if _, pw := u.User.Password(); pw {
+		return endpoint{}, fmt.Errorf("has a password: use redis.password-file or LOCK_EXPORTER_REDIS_PASSWORD, which stay out of process listings")
+	}
+	ep.username = u.User.Username()
+	ep.hostport = u.Host
+	if u.Port() == "" {
+		ep.hostport = net.JoinHostPort(u.Hostname(), "6379")
+	}
+	if u.RawQuery != "" {
+		return endpoint{}, fmt.Errorf("query parameters are not supported; use the exporter's flags")
+	}
+	if path := strings.Trim(u.Path, "/"); path != "" {
+		db, err := strconv.Atoi(path)
+		if err != nil || db < 0 {
+			return endpoint{}, fmt.Errorf("database %q: want a number", path)
+		}
+		ep.db = db
+	}
+	return ep, nil
+}
