@@ -31,7 +31,7 @@ func instances(s settings) *dashboard.DashboardBuilder {
 		series(fmt.Sprintf("sum by (instance, lock_namespace) (rate(%s%s[$__rate_interval]))", metricRenewals, sel.lib(`outcome="not_owned"`)), perInstance+" renew"),
 		series(fmt.Sprintf("sum by (instance, lock_namespace) (rate(%s%s[$__rate_interval]))", metricReleases, sel.lib(`outcome="not_owned"`)), perInstance+" release")))
 	d.WithPanel(graph("Abandonments by instance",
-		"Leases each process abandoned per interval after repeated renew failures; each abandonment cancelled that process's work under the lock.",
+		"Leases each process abandoned per interval (repeated renew failures, or a renew that found the lock taken); each abandonment cancelled that process's work under the lock.",
 		unitCount,
 		series(fmt.Sprintf("sum by (instance, lock_namespace) (increase(%s%s[$__rate_interval]))", metricAbandoned, sel.lib()), perInstance)))
 	d.WithPanel(graph("Fenced-write rejections by instance",

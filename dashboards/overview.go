@@ -51,7 +51,7 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 		series(fmt.Sprintf("sum(%s%s)", metricHeld, sel.lib()), "held")).
 		ColorMode(common.BigValueColorModeNone))
 	d.WithPanel(single("Abandonments in range",
-		"Leases given up in the selected time range because renewals kept failing. Each one means a worker was stopped (fenced) in the middle of its task; anything above zero deserves a look.",
+		"Leases given up in the selected time range because renewals kept failing or found the lock taken by someone else. Each one means a worker was stopped (fenced) in the middle of its task; anything above zero deserves a look.",
 		unitCount,
 		series(fmt.Sprintf("sum(increase(%s%s[$__range]))", metricAbandoned, sel.lib()), "abandoned").Instant()).
 		Decimals(0).
@@ -154,7 +154,7 @@ func renewalRow(d *dashboard.DashboardBuilder, s settings) {
 		Span(thirdWidth))
 	secs := int64(time.Duration(s.abandonWindow).Seconds())
 	d.WithPanel(alertLine(graph(fmt.Sprintf("Abandonments per %s", s.abandonWindow),
-		fmt.Sprintf("Leases abandoned in the last %s: the library stopped renewing after repeated failures and cancelled the holder's work. The dashed line is the LockAbandonmentsSustained count; the alert also needs abandonments to keep happening.", s.abandonWindow),
+		fmt.Sprintf("Leases abandoned in the last %s: after repeated renew failures, or a renew that found the lock taken, the library stopped renewing and cancelled the holder's work. The dashed line is the LockAbandonmentsSustained count; the alert also needs abandonments to keep happening.", s.abandonWindow),
 		unitCount,
 		series(fmt.Sprintf("%s * %s", ruleSeries(s, alerts.AbandonedRate(s.abandonWindow)), strconv.FormatInt(secs, 10)), perJobNamespace)),
 		s.abandonments).
