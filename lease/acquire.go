@@ -1,0 +1,193 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// acquireFencedScript takes the lock and its fence token in one step, so a lock is never held
+// without its fence and a fence is never spent without the lock.
+// KEYS[1] lock key, KEYS[2] FenceKey(lock key); ARGV[1] owner token, ARGV[2] TTL in ms.
+// Returns the new fence token (≥ 1), or 0 when someone else holds the lock.
+const acquireFencedScript = `
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return redis.call('incr', KEYS[2])
+end
+return 0
+`
+
+// errAcquireDeadline is the cause of an acquire's own deadline, telling it apart from the
+// caller's context ending.
+var errAcquireDeadline = errors.New("lease: acquire timeout")
+
+// Namespace takes leases under one declared Policy. It is safe for concurrent use.
+type Namespace struct {
+	client *Client
+	name   string
+	policy Policy
+	m      *nsMetrics
+	local  *localLocks
+}
+
+// Name returns the namespace name, the lock_namespace label of its metrics.
+func (n *Namespace) Name() string { return n.name }
+
+// Policy returns the namespace's policy with defaults filled in.
+func (n *Namespace) Policy() Policy { return n.policy }
+
+// Acquire takes the lock on key, waiting for a busy lock with backoff and jitter until
+// Policy.AcquireTimeout after the call (or ctx's end, if sooner) and then returning ErrBusy.
+// When ctx ended the wait, the error also matches ctx's cause (context.Canceled, say). Once the
+// lock turned out busy, the deadline also bounds each retry's round trip; the first round trip
+// is bounded by ctx and the client's read/write timeouts.
+//
+// ctx is also the parent of the lease's Context: cancelling it stops renewal (the key then
+// expires after TTL unless released). Every acquired lease must be released with Release.
+func (n *Namespace) Acquire(ctx context.Context, key string) (*Lease, error) {
+	return n.acquire(ctx, key, true)
+}
+
+// TryAcquire makes one attempt: it returns ErrBusy at once when the lock is held. Use it for
+// work that should be skipped, not delayed, when another replica is on it.
+func (n *Namespace) TryAcquire(ctx context.Context, key string) (*Lease, error) {
+	return n.acquire(ctx, key, false)
+}
+
+// Do acquires key (waiting as Acquire does), runs fn with the lease's context and fence token
+// (0 without fencing), then releases the lease, also when fn panics. Release runs detached from
+// ctx's cancellation, bounded by Policy.ReleaseTimeout. The error joins fn's error and the
+// release's: ErrAbandoned if the lease was abandoned while fn ran, ErrNotOwned if it was lost.
+func (n *Namespace) Do(ctx context.Context, key string, fn func(ctx context.Context, fence int64) error) (err error) {
+	l, err := n.Acquire(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := l.Release(ctx); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	return fn(l.ctx, l.fence)
+}
+
+func (n *Namespace) checkKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty lock key", ErrInvalidKey)
+	}
+	if n.policy.Fencing && !sameSlotCompanion(key) {
+		return fmt.Errorf("%w: %q contains '}' outside a hash tag, so its fence key cannot share its cluster slot", ErrInvalidKey, key)
+	}
+	return nil
+}
+
+func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease, error) {
+	if err := n.checkKey(key); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	l, err := n.obtain(ctx, key, wait, start)
+	if n.m != nil {
+		wait := time.Since(start).Seconds()
+		switch {
+		case err == nil:
+			n.m.waitAcquired.Observe(wait)
+		case errors.Is(err, ErrBusy):
+			n.m.waitBusy.Observe(wait)
+		default:
+			n.m.waitError.Observe(wait)
+		}
+	}
+	return l, err
+}
+
+// obtain makes the attempts. The first one runs on ctx as given, so an uncontended acquire
+// costs no timer; the wait deadline is set up once the lock turns out to be busy. ctx is the
+// lease's parent context.
+func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start time.Time) (*Lease, error) {
+	actx := ctx
+	var cancel context.CancelFunc
+	defer func() {
+		if cancel != nil {
+			cancel()
+		}
+	}()
+	waitFor := func() {
+		if cancel == nil {
+			actx, cancel = context.WithDeadlineCause(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
+		}
+	}
+	if n.local != nil && !n.local.tryLock(key) {
+		if !wait {
+			return nil, ErrBusy
+		}
+		waitFor()
+		if !n.local.lock(actx, key) {
+			return nil, busyError(actx)
+		}
+	}
+	token := newToken()
+	sawBusy := false
+	for {
+		fence, ok, err := n.try(actx, key, token)
+		switch {
+		case err != nil && sawBusy && actx.Err() != nil:
+			// The wait ran out during a retry: the lock stayed busy until the deadline.
+			err = busyError(actx)
+		case err != nil:
+			err = fmt.Errorf("lease: acquire %q in namespace %s: %w", key, n.name, err)
+		case ok:
+			return n.newLease(ctx, key, token, fence), nil
+		case !wait:
+			err = ErrBusy
+		default:
+			sawBusy = true
+			waitFor()
+			if n.pause(actx) {
+				continue
+			}
+			err = busyError(actx)
+		}
+		if n.local != nil {
+			n.local.unlock(key)
+		}
+		return nil, err
+	}
+}
+
+// try makes one acquisition attempt.
+func (n *Namespace) try(ctx context.Context, key, token string) (fence int64, ok bool, err error) {
+	c := n.client
+	if !n.policy.Fencing {
+		ok, err = c.rdb.SetNX(ctx, key, token, n.policy.TTL).Result()
+		return 0, ok, err
+	}
+	fence, err = c.scripts.acquireFenced.Run(ctx, c.rdb, []string{key, FenceKey(key)}, token, n.policy.TTL.Milliseconds()).Int64()
+	return fence, fence > 0, err
+}
+
+// pause sleeps RetryBackoff plus jitter; false when ctx ended first.
+func (n *Namespace) pause(ctx context.Context) bool {
+	b := n.policy.RetryBackoff
+	d := b + time.Duration(rand.Int64N(int64(b)/2+1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// busyError is ErrBusy, joined with the caller's cause when the caller's context (rather than
+// the acquire deadline) ended the wait.
+func busyError(actx context.Context) error {
+	cause := context.Cause(actx)
+	if cause == nil || cause == errAcquireDeadline {
+		return ErrBusy
+	}
+	return fmt.Errorf("%w: %w", ErrBusy, cause)
+}

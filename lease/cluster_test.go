@@ -1,0 +1,136 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// Test 11: acquire, renew, release and fencing behave the same on a real 3-master Redis
+// Cluster, for keys spread over the masters, with and without hash tags.
+func TestClusterBehaviour(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0)
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{reg: reg, c: c}
+	n := e.namespace(t, "scheduler", Policy{TTL: 2 * time.Second, RenewInterval: 50 * time.Millisecond, Fencing: true})
+
+	keys := []string{"scheduler:job:1", "scheduler:job:2", "scheduler:job:3", "scheduler:job:4",
+		"{tenant-a}:job:5", "job:{tenant-b}:6", "a{b"}
+	masters := map[string]bool{}
+	for _, key := range keys {
+		keySlot := slotOf(t, rdb, key)
+		if got := slotOf(t, rdb, FenceKey(key)); got != keySlot {
+			t.Errorf("FenceKey(%q) = %q is in slot %d, the key in %d", key, FenceKey(key), got, keySlot)
+		}
+		if got := slotOf(t, rdb, WriteFenceKey(key)); got != keySlot {
+			t.Errorf("WriteFenceKey(%q) is in slot %d, the key in %d", key, got, keySlot)
+		}
+		masters[cluster.MasterFor(t, key).Addr] = true
+
+		l, err := n.Acquire(ctx, key)
+		if err != nil {
+			t.Fatalf("Acquire(%q) on the cluster: %v", key, err)
+		}
+		if l.Fence() != 1 {
+			t.Errorf("first fence of %q = %d, want 1", key, l.Fence())
+		}
+		if _, err := n.TryAcquire(ctx, key); !errors.Is(err, ErrBusy) {
+			t.Errorf("second acquire of %q = %v, want ErrBusy", key, err)
+		}
+		if err := n.release(ctx, key, "wrong-token"); !errors.Is(err, ErrNotOwned) {
+			t.Errorf("wrong-token release of %q = %v", key, err)
+		}
+		if err := l.Renew(ctx); err != nil {
+			t.Errorf("Renew(%q): %v", key, err)
+		}
+		if err := n.FencedSet(ctx, l.Fence(), key+":data", "v1", time.Minute); err != nil {
+			t.Errorf("FencedSet for %q: %v", key, err)
+		}
+		if err := n.FencedSet(ctx, l.Fence(), key+":data", "v2", time.Minute); err != nil {
+			t.Errorf("repeated FencedSet for %q: %v", key, err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Errorf("Release(%q): %v", key, err)
+		}
+		l2, err := n.Acquire(ctx, key)
+		if err != nil {
+			t.Fatalf("re-acquire %q: %v", key, err)
+		}
+		if l2.Fence() != 2 {
+			t.Errorf("second fence of %q = %d, want 2", key, l2.Fence())
+		}
+		if err := n.FencedSet(ctx, l2.Fence(), key+":data", "v3", time.Minute); err != nil {
+			t.Errorf("newer owner's FencedSet for %q: %v", key, err)
+		}
+		if err := n.FencedSet(ctx, l.Fence(), key+":data", "stale", time.Minute); !errors.Is(err, ErrStaleFence) {
+			t.Errorf("stale FencedSet for %q = %v", key, err)
+		}
+		if got := rdb.Get(ctx, key+":data").Val(); got != "v3" {
+			t.Errorf("data of %q = %q after the stale write, want v3", key, got)
+		}
+		if err := l2.Release(ctx); err != nil {
+			t.Errorf("Release(%q): %v", key, err)
+		}
+	}
+	if len(masters) < 2 {
+		t.Errorf("keys landed on %d master(s); the test needs them spread", len(masters))
+	}
+
+	// Keys with '}' outside a hash tag are why fenced namespaces reject them: their wrapped
+	// fence key lands on another slot.
+	for _, key := range []string{"a}b", "{}job:7"} {
+		if slotOf(t, rdb, FenceKey(key)) == slotOf(t, rdb, key) {
+			t.Errorf("%q: fence key shares the slot after all; sameSlotCompanion is too strict", key)
+		}
+		if _, err := n.Acquire(ctx, key); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("Acquire(%q) = %v, want ErrInvalidKey", key, err)
+		}
+	}
+
+	// The background renewer works through cluster redirection too.
+	l, err := n.Acquire(ctx, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Second, "background renews on the cluster", func() bool {
+		return e.metric(t, "lock_renewals_total", namespaceLabel, "scheduler", "outcome", "ok") >= float64(len(keys))+2
+	})
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	k := float64(len(keys))
+	e.wantMetrics(t, "scheduler", map[string]float64{
+		"lock_acquire_wait_seconds/acquired": 2*k + 1,
+		"lock_acquire_wait_seconds/busy":     k,
+		"lock_releases_total/ok":             2*k + 1,
+		"lock_releases_total/not_owned":      k,
+		"lock_fenced_writes_total/applied":   3 * k,
+		"lock_fenced_writes_total/rejected":  k,
+		"lock_renewals_total/failed":         0,
+		"lock_held":                          0,
+	})
+}
+
+func slotOf(t *testing.T, rdb *redis.ClusterClient, key string) int64 {
+	t.Helper()
+	slot, err := rdb.ClusterKeySlot(context.Background(), key).Result()
+	if err != nil {
+		t.Fatalf("CLUSTER KEYSLOT %q: %v", key, err)
+	}
+	return slot
+}

@@ -1,0 +1,22 @@
+// Package lease implements Redis lease locks whose behaviour under renew trouble is an explicit,
+// per-namespace policy, and which report what happened to them as Prometheus metrics.
+//
+// A Client wraps any go-redis UniversalClient (single node, Sentinel or Cluster). Each lock
+// namespace ("scheduler", "workflow", "approval", …) is declared once with a Policy: lease TTL,
+// renew cadence, what to do when renewal keeps failing (Fence or Continue), whether release
+// deletes the key (Explicit) or leaves it to expire (HoldUntilExpiry), an optional in-process
+// mutex in front of Redis, and optional fencing tokens.
+//
+//	c, err := lease.New(rdb, lease.Options{Registerer: prometheus.DefaultRegisterer})
+//	jobs, err := c.Namespace("scheduler", lease.Policy{TTL: time.Minute, Fencing: true})
+//	err = jobs.Do(ctx, "scheduler:job:42", func(ctx context.Context, fence int64) error {
+//		// ctx is cancelled with cause ErrAbandoned if the lease cannot be kept.
+//		return nil
+//	})
+//
+// Acquire is SET NX PX with a 128-bit random token; with fencing, the lock and its INCR fence
+// token are taken in one Lua script on keys that share a cluster slot (see FenceKey). Release and
+// renew are Lua compare-and-delete and compare-and-pexpire, so a stale holder can never drop or
+// extend a newer owner's lock. Tokens are capabilities: they never appear in errors, logs or
+// metrics.
+package lease

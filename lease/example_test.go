@@ -1,0 +1,254 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockwatch/lockwatch/lease"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// exampleRedis stands in for the application's client, which would be
+// redis.NewClient(&redis.Options{Addr: …, ContextTimeoutEnabled: true}). It uses a database of
+// the test server that it empties first, so every run of an example starts from the same state.
+func exampleRedis() *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: lease.SharedRedisAddr(), DB: 1, ContextTimeoutEnabled: true})
+	rdb.FlushDB(context.Background())
+	return rdb
+}
+
+// Scheduler job: strict fencing. TTL 60s, renew every TTL/3 under a 2s timeout, abandon after 3
+// consecutive failed renews (the job's context is then cancelled with cause ErrAbandoned and
+// release is skipped).
+func ExampleNamespace_Do_scheduler() {
+	ctx := context.Background()
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	jobs, err := locks.Namespace("scheduler", lease.Policy{
+		TTL:              60 * time.Second,
+		RenewTimeout:     2 * time.Second,
+		MaxRenewFailures: 3,
+		OnRenewFailure:   lease.Fence,
+		Fencing:          true,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := jobs.Policy()
+	fmt.Printf("ttl %s, renew every %s, abandon after %d failed renews\n", p.TTL, p.RenewInterval, p.MaxRenewFailures)
+
+	err = jobs.Do(ctx, "scheduler:job:42", func(ctx context.Context, fence int64) error {
+		// Stamp every write of the job with fence; stop when ctx is done.
+		fmt.Println("job 42 runs with fence", fence)
+		return nil
+	})
+	switch {
+	case errors.Is(err, lease.ErrAbandoned):
+		fmt.Println("lease lost mid-job; the next owner redoes it")
+	case err != nil:
+		fmt.Println("job failed:", err)
+	default:
+		fmt.Println("job 42 done")
+	}
+	// Output:
+	// ttl 1m0s, renew every 20s, abandon after 3 failed renews
+	// job 42 runs with fence 1
+	// job 42 done
+}
+
+// Workflow run: continuity first. TTL 30s renewed every 10s; a failed renew is logged and counted
+// but the run keeps going; an in-process mutex queues the replica's own goroutines before Redis.
+func ExampleNamespace_Do_workflow() {
+	ctx := context.Background()
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	runs, err := locks.Namespace("workflow", lease.Policy{
+		TTL:            30 * time.Second,
+		OnRenewFailure: lease.Continue,
+		LocalMutex:     true,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := runs.Policy()
+	fmt.Printf("ttl %s, renew every %s, on renew failure: %s\n", p.TTL, p.RenewInterval, p.OnRenewFailure)
+
+	err = runs.Do(ctx, "wf:run:lock:run-7", func(ctx context.Context, _ int64) error {
+		// Another goroutine of this replica wants the same run: the local mutex turns it away
+		// without a Redis round trip.
+		_, err := runs.TryAcquire(ctx, "wf:run:lock:run-7")
+		fmt.Println("second goroutine:", err)
+		return nil
+	})
+	fmt.Println("run step done:", err)
+	// Output:
+	// ttl 30s, renew every 10s, on renew failure: continue
+	// second goroutine: lease: lock busy
+	// run step done: <nil>
+}
+
+// Approval: a short critical section behind a 10s lease. A contender waits up to 2s, retrying
+// every 25ms (plus jitter), then gives up with ErrBusy; release runs under its own 2s bound.
+func ExampleNamespace_Acquire_approval() {
+	ctx := context.Background()
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	approvals, err := locks.Namespace("approval", lease.Policy{
+		TTL:            10 * time.Second,
+		AcquireTimeout: 2 * time.Second,
+		RetryBackoff:   25 * time.Millisecond,
+		ReleaseTimeout: 2 * time.Second,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	first, err := approvals.Acquire(ctx, "approval:job-9")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The first approver finishes after 100ms; the second waits for it.
+	released := make(chan error, 1)
+	time.AfterFunc(100*time.Millisecond, func() { released <- first.Release(ctx) })
+	second, err := approvals.Acquire(ctx, "approval:job-9")
+	fmt.Println("first release:", <-released)
+	fmt.Println("second approver after waiting:", err)
+
+	// A caller whose own deadline is shorter gives up sooner, still with ErrBusy.
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, err = approvals.Acquire(short, "approval:job-9")
+	fmt.Println("impatient third approver busy:", errors.Is(err, lease.ErrBusy))
+	fmt.Println("second release:", second.Release(ctx))
+	// Output:
+	// first release: <nil>
+	// second approver after waiting: <nil>
+	// impatient third approver busy: true
+	// second release: <nil>
+}
+
+// Reconciler: a per-loop lock held until expiry. TTL = 2 × the 30s poll interval, and the tick
+// never deletes the key, so a second replica cannot run the same cycle; expiry rotates
+// ownership.
+func ExampleNamespace_TryAcquire_reconciler() {
+	ctx := context.Background()
+	rdb := exampleRedis()
+	defer rdb.Close()
+	const poll = 30 * time.Second
+	policy := lease.Policy{TTL: 2 * poll, Release: lease.HoldUntilExpiry}
+
+	tick := func(replica string) {
+		locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		reconciler, err := locks.Namespace("reconciler", policy)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		l, err := reconciler.TryAcquire(ctx, "reconciler:default")
+		if errors.Is(err, lease.ErrBusy) {
+			fmt.Println(replica, "skips this cycle")
+			return
+		}
+		if err != nil {
+			fmt.Println(replica, err)
+			return
+		}
+		fmt.Println(replica, "reconciles")
+		fmt.Println(replica, "tick done:", l.Release(ctx))
+	}
+	tick("replica-a")
+	tick("replica-b")
+	left := rdb.PTTL(ctx, "reconciler:default").Val()
+	fmt.Println("lock held for the rest of the window:", left > poll)
+	// Output:
+	// replica-a reconciles
+	// replica-a tick done: <nil>
+	// replica-b skips this cycle
+	// lock held for the rest of the window: true
+}
+
+// Snapshot writer: TTL 10s, writes every 5s, so a crashed writer is replaced within about 15s.
+// Writes go through the fencing guard: once a newer writer has written, a paused old writer's
+// late write is rejected.
+func ExampleNamespace_FencedSet_snapshotWriter() {
+	ctx := context.Background()
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	const cadence = 5 * time.Second
+	writers, err := locks.Namespace("snapshot", lease.Policy{TTL: 10 * time.Second, RenewInterval: cadence, Fencing: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("failover within", writers.Policy().TTL+cadence)
+
+	w1, err := writers.Acquire(ctx, "scheduler:snapshot:writer")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("writer 1:", writers.FencedSet(ctx, w1.Fence(), "sys:workers:snapshot", "snapshot from writer 1", 0))
+
+	// Writer 1 stalls past its TTL (simulated by dropping its lock key); writer 2 takes over.
+	rdb.Del(ctx, "scheduler:snapshot:writer")
+	w2, err := writers.Acquire(ctx, "scheduler:snapshot:writer")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("writer 2 fence:", w2.Fence())
+	fmt.Println("writer 2:", writers.FencedSet(ctx, w2.Fence(), "sys:workers:snapshot", "snapshot from writer 2", 0))
+
+	// Writer 1 wakes up and writes late.
+	fmt.Println("writer 1 late:", writers.FencedSet(ctx, w1.Fence(), "sys:workers:snapshot", "stale snapshot", 0))
+	fmt.Println("stored:", rdb.Get(ctx, "sys:workers:snapshot").Val())
+	fmt.Println("writer 1 release:", errors.Is(w1.Release(ctx), lease.ErrNotOwned))
+	fmt.Println("writer 2 release:", w2.Release(ctx))
+	// Output:
+	// failover within 15s
+	// writer 1: <nil>
+	// writer 2 fence: 2
+	// writer 2: <nil>
+	// writer 1 late: lease: fenced write rejected: a newer fence has written: key "sys:workers:snapshot", fence 1
+	// stored: snapshot from writer 2
+	// writer 1 release: true
+	// writer 2 release: <nil>
+}
+
+func ExampleFenceKey() {
+	fmt.Println(lease.FenceKey("scheduler:job:42"))
+	fmt.Println(lease.FenceKey("{tenant-a}:job:42"))
+	// Output:
+	// {scheduler:job:42}:fence
+	// {tenant-a}:job:42:fence
+}

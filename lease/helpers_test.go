@@ -1,0 +1,213 @@
+package lease
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+)
+
+// env is one test's view of Redis: its own go-redis client (so hooks stay local), its own
+// registry and a lease Client on both.
+type env struct {
+	rdb  *redis.Client
+	reg  *prometheus.Registry
+	c    *Client
+	logs *syncBuffer
+}
+
+func newEnv(t testing.TB, addr string, hooks ...redis.Hook) *env {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	for _, h := range hooks {
+		rdb.AddHook(h)
+	}
+	e := &env{rdb: rdb, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	c, err := New(rdb, Options{
+		Registerer: e.reg,
+		Logger:     slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	e.c = c
+	return e
+}
+
+func (e *env) namespace(t testing.TB, name string, p Policy) *Namespace {
+	t.Helper()
+	n, err := e.c.Namespace(name, p)
+	if err != nil {
+		t.Fatalf("Namespace(%q): %v", name, err)
+	}
+	return n
+}
+
+// metric returns the value of the series name{labels} in e's registry: a counter's or
+// gauge's value, or a histogram's sample count. labels alternate name and value.
+func (e *env) metric(t testing.TB, name string, labels ...string) float64 {
+	t.Helper()
+	families, err := e.reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if !hasLabels(m, labels) {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	t.Fatalf("no series %s%v", name, labels)
+	return 0
+}
+
+func hasLabels(m *dto.Metric, labels []string) bool {
+	want := len(labels) / 2
+	if len(m.GetLabel()) != want {
+		return false
+	}
+	for i := 0; i < len(labels); i += 2 {
+		found := false
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// wantMetrics asserts several series of namespace ns at once: keys are "name" or
+// "name/outcome".
+func (e *env) wantMetrics(t testing.TB, ns string, want map[string]float64) {
+	t.Helper()
+	for series, v := range want {
+		name, outcome, hasOutcome := strings.Cut(series, "/")
+		labels := []string{namespaceLabel, ns}
+		if hasOutcome {
+			labels = append(labels, "outcome", outcome)
+		}
+		if got := e.metric(t, name, labels...); got != v {
+			t.Errorf("%s{lock_namespace=%q} = %v, want %v", series, ns, got, v)
+		}
+	}
+}
+
+var keySeq atomic.Int64
+
+// uniqueKey names a lock key no other test (or repeated run, with -count) uses.
+func uniqueKey(t testing.TB) string {
+	return fmt.Sprintf("test:%s:%d", t.Name(), keySeq.Add(1))
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// faultHook injects faults into the commands match selects, on a real connection: the n-th
+// matching command (from 0) gets plan(n)'s delay and, when plan returns an error, fails with it
+// instead of reaching Redis.
+type faultHook struct {
+	match func(args []any) bool
+	plan  func(n int) (time.Duration, error)
+	calls atomic.Int64
+}
+
+func (h *faultHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *faultHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !h.match(cmd.Args()) {
+			return next(ctx, cmd)
+		}
+		n := int(h.calls.Add(1) - 1)
+		delay, err := time.Duration(0), error(nil)
+		if h.plan != nil {
+			delay, err = h.plan(n)
+		}
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				cmd.SetErr(ctx.Err())
+				return ctx.Err()
+			}
+		}
+		if err != nil {
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// isScript matches an EVALSHA of src, the first try of every redis.Script run.
+func isScript(src string) func(args []any) bool {
+	sha := redis.NewScript(src).Hash()
+	return func(args []any) bool {
+		return len(args) > 1 && args[0] == "evalsha" && args[1] == sha
+	}
+}
+
+// isSetNX matches the plain acquire (SET … NX).
+func isSetNX(args []any) bool {
+	return len(args) > 0 && args[0] == "set" && args[len(args)-1] == "nx"
+}
+
+var errInjected = errors.New("injected network error")
+
+// syncBuffer collects log output written from renewer goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

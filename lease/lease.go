@@ -1,0 +1,161 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// releaseScript deletes the lock only while it still holds the caller's token, so a stale
+// holder can never drop a newer owner's lock. KEYS[1] lock key; ARGV[1] owner token.
+// Returns 1 when deleted, 0 when not owned.
+const releaseScript = `
+if redis.call('get', KEYS[1]) == ARGV[1] then
+	return redis.call('del', KEYS[1])
+end
+return 0
+`
+
+type leaseState uint8
+
+const (
+	stateHeld leaseState = iota
+	stateReleased
+	stateAbandoned
+)
+
+// Lease is one held lock. Its methods are safe for concurrent use.
+type Lease struct {
+	ns       *Namespace
+	key      string
+	token    string
+	fence    int64
+	acquired time.Time
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+
+	mu       sync.Mutex
+	state    leaseState
+	timer    *time.Timer // the renewer; nil when renewal is disabled
+	failures int         // consecutive failed renews
+	renewing sync.WaitGroup
+}
+
+func (n *Namespace) newLease(parent context.Context, key, token string, fence int64) *Lease {
+	l := &Lease{ns: n, key: key, token: token, fence: fence}
+	l.ctx, l.cancel = context.WithCancelCause(parent)
+	if n.m != nil {
+		l.acquired = time.Now()
+		n.m.held.Inc()
+	}
+	if !n.policy.DisableRenewal {
+		// A timer rather than a goroutine per lease: a renewer goroutine exists only while a
+		// renew is in flight, so short critical sections cost no goroutine at all.
+		l.mu.Lock()
+		l.timer = time.AfterFunc(n.policy.RenewInterval, l.renewTick)
+		l.mu.Unlock()
+	}
+	return l
+}
+
+// Key returns the lock key.
+func (l *Lease) Key() string { return l.key }
+
+// Fence returns the lease's fence token, or 0 when the namespace does not fence. Pass it to
+// FencedSet or store it with every write (see the package guide's SQL pattern).
+func (l *Lease) Fence() int64 { return l.fence }
+
+// Context is the holder's context. It is cancelled with cause ErrAbandoned when the Fence policy
+// gives the lease up, with cause ErrReleased on Release, and when Acquire's ctx ends; read the
+// reason with context.Cause.
+func (l *Lease) Context() context.Context {
+	if l.ctx == nil {
+		return context.Background()
+	}
+	return l.ctx
+}
+
+// Release ends the lease: it stops the renewer, cancels the lease's Context and, in Explicit
+// mode, deletes the key if it still holds this lease's token (ErrNotOwned otherwise). In
+// HoldUntilExpiry mode the key is left to expire. After an abandonment nothing is deleted and
+// Release returns ErrAbandoned. Release runs detached from ctx's cancellation (ctx's values are
+// kept), bounded by Policy.ReleaseTimeout, so that a cancelled request still frees its lock.
+func (l *Lease) Release(ctx context.Context) error {
+	n := l.ns
+	if n == nil || l.token == "" {
+		return ErrEmptyToken
+	}
+	l.mu.Lock()
+	switch l.state {
+	case stateReleased:
+		l.mu.Unlock()
+		return ErrReleased
+	case stateAbandoned:
+		l.state = stateReleased
+		l.mu.Unlock()
+		if n.m != nil {
+			n.m.relSkip.Inc()
+		}
+		l.unlockLocal()
+		return ErrAbandoned
+	}
+	l.state = stateReleased
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.mu.Unlock()
+	// Cancelling first cuts an in-flight renew short instead of waiting out its timeout.
+	l.cancel(ErrReleased)
+	l.renewing.Wait()
+
+	var err error
+	if n.policy.Release == HoldUntilExpiry {
+		if n.m != nil {
+			n.m.relSkip.Inc()
+		}
+	} else {
+		err = n.release(ctx, l.key, l.token)
+	}
+	if n.m != nil {
+		n.m.held.Dec()
+		n.m.heldSeconds.Observe(time.Since(l.acquired).Seconds())
+	}
+	l.unlockLocal()
+	return err
+}
+
+func (l *Lease) unlockLocal() {
+	if l.ns.local != nil {
+		l.ns.local.unlock(l.key)
+	}
+}
+
+// release runs the compare-and-delete and counts its outcome.
+func (n *Namespace) release(ctx context.Context, key, token string) error {
+	if token == "" {
+		return ErrEmptyToken
+	}
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, n.policy.ReleaseTimeout)
+	defer cancel()
+	deleted, err := n.client.scripts.release.Run(ctx, n.client.rdb, []string{key}, token).Int64()
+	switch {
+	case err != nil:
+		if n.m != nil {
+			n.m.relError.Inc()
+		}
+		return fmt.Errorf("lease: release %q in namespace %s: %w", key, n.name, err)
+	case deleted == 0:
+		if n.m != nil {
+			n.m.relNotOwned.Inc()
+		}
+		return fmt.Errorf("%w: release %q in namespace %s", ErrNotOwned, key, n.name)
+	}
+	if n.m != nil {
+		n.m.relOK.Inc()
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package lease
+
+import (
+	"fmt"
+	"time"
+)
+
+// RenewFailurePolicy says what a holder does when its lease cannot be renewed.
+type RenewFailurePolicy int
+
+const (
+	// Fence (the default) gives the lease up after MaxRenewFailures consecutive failed renews,
+	// or at once when a renew is answered "not owned": renewing stops, the holder's context is
+	// cancelled with cause ErrAbandoned, the abandonment is counted and release is skipped, so
+	// that a newer owner's lock is never dropped. For work where overlap corrupts state.
+	Fence RenewFailurePolicy = iota
+	// Continue logs and counts each failed renew and keeps the work running; renewing stops
+	// only when a renew is answered "not owned". For idempotent work where continuity matters
+	// more than a short overlap.
+	Continue
+)
+
+func (p RenewFailurePolicy) String() string {
+	switch p {
+	case Fence:
+		return "fence"
+	case Continue:
+		return "continue"
+	}
+	return fmt.Sprintf("RenewFailurePolicy(%d)", int(p))
+}
+
+// ReleaseMode says what Release does with the lock key.
+type ReleaseMode int
+
+const (
+	// Explicit (the default) deletes the key on release (compare-and-delete), for per-item
+	// locks such as one job's state transition.
+	Explicit ReleaseMode = iota
+	// HoldUntilExpiry never deletes: release only stops renewing, and the key's expiry rotates
+	// ownership. For per-loop locks such as reconcilers, where releasing early would let a
+	// second replica run the same cycle.
+	HoldUntilExpiry
+)
+
+func (m ReleaseMode) String() string {
+	switch m {
+	case Explicit:
+		return "explicit"
+	case HoldUntilExpiry:
+		return "hold_until_expiry"
+	}
+	return fmt.Sprintf("ReleaseMode(%d)", int(m))
+}
+
+// Policy is the declared behaviour of one lock namespace. Zero fields take the defaults below.
+type Policy struct {
+	// TTL is the lease length (PX of the lock key). Default 30s.
+	TTL time.Duration
+	// RenewInterval is the renew cadence while a lease is held. Default TTL/3; must be shorter
+	// than TTL.
+	RenewInterval time.Duration
+	// RenewTimeout bounds each renew call. Default 2s, or RenewInterval if that is shorter.
+	RenewTimeout time.Duration
+	// DisableRenewal turns the background renewer off: the lease lasts TTL unless Renew is
+	// called. For critical sections known to be much shorter than TTL.
+	DisableRenewal bool
+	// MaxRenewFailures is the number of consecutive failed renews after which the Fence policy
+	// abandons the lease. Default 3.
+	MaxRenewFailures int
+	// OnRenewFailure is Fence (default) or Continue.
+	OnRenewFailure RenewFailurePolicy
+	// Release is Explicit (default) or HoldUntilExpiry.
+	Release ReleaseMode
+	// AcquireTimeout bounds how long Acquire and Do wait for a busy lock. Default 2s.
+	AcquireTimeout time.Duration
+	// RetryBackoff is the pause between acquire attempts; each pause adds a random jitter of
+	// up to half of it, so that waiters do not retry in lockstep. Default 25ms.
+	RetryBackoff time.Duration
+	// ReleaseTimeout bounds Release, which runs detached from the caller's cancellation so
+	// that a cancelled request still frees its lock. Default 2s.
+	ReleaseTimeout time.Duration
+	// LocalMutex adds an in-process mutex per key in front of Redis: goroutines of one process
+	// queue locally instead of polling Redis (two-layer exclusion).
+	LocalMutex bool
+	// Fencing takes a monotonic fence token (INCR on FenceKey) in the same script as the lock.
+	Fencing bool
+}
+
+// Defaults of Policy fields left zero.
+const (
+	DefaultTTL              = 30 * time.Second
+	DefaultRenewTimeout     = 2 * time.Second
+	DefaultMaxRenewFailures = 3
+	DefaultAcquireTimeout   = 2 * time.Second
+	DefaultRetryBackoff     = 25 * time.Millisecond
+	DefaultReleaseTimeout   = 2 * time.Second
+)
+
+// withDefaults fills zero fields and rejects values that cannot work.
+func (p Policy) withDefaults() (Policy, error) {
+	if p.TTL == 0 {
+		p.TTL = DefaultTTL
+	}
+	if p.RenewInterval == 0 {
+		p.RenewInterval = p.TTL / 3
+	}
+	if p.RenewTimeout == 0 {
+		p.RenewTimeout = min(DefaultRenewTimeout, p.RenewInterval)
+	}
+	if p.MaxRenewFailures == 0 {
+		p.MaxRenewFailures = DefaultMaxRenewFailures
+	}
+	if p.AcquireTimeout == 0 {
+		p.AcquireTimeout = DefaultAcquireTimeout
+	}
+	if p.RetryBackoff == 0 {
+		p.RetryBackoff = DefaultRetryBackoff
+	}
+	if p.ReleaseTimeout == 0 {
+		p.ReleaseTimeout = DefaultReleaseTimeout
+	}
+	switch {
+	case p.TTL < time.Millisecond:
+		return p, fmt.Errorf("%w: TTL %s must be at least 1ms", ErrInvalidPolicy, p.TTL)
+	case p.RenewInterval < 0 || p.RenewInterval >= p.TTL:
+		return p, fmt.Errorf("%w: RenewInterval %s must be positive and shorter than TTL %s", ErrInvalidPolicy, p.RenewInterval, p.TTL)
+	case p.RenewTimeout < 0:
+		return p, fmt.Errorf("%w: RenewTimeout %s must be positive", ErrInvalidPolicy, p.RenewTimeout)
+	case p.MaxRenewFailures < 0:
+		return p, fmt.Errorf("%w: MaxRenewFailures %d must be positive", ErrInvalidPolicy, p.MaxRenewFailures)
+	case p.AcquireTimeout < 0:
+		return p, fmt.Errorf("%w: AcquireTimeout %s must be positive", ErrInvalidPolicy, p.AcquireTimeout)
+	case p.RetryBackoff < 0:
+		return p, fmt.Errorf("%w: RetryBackoff %s must be positive", ErrInvalidPolicy, p.RetryBackoff)
+	case p.ReleaseTimeout < 0:
+		return p, fmt.Errorf("%w: ReleaseTimeout %s must be positive", ErrInvalidPolicy, p.ReleaseTimeout)
+	case p.OnRenewFailure != Fence && p.OnRenewFailure != Continue:
+		return p, fmt.Errorf("%w: unknown OnRenewFailure %d", ErrInvalidPolicy, int(p.OnRenewFailure))
+	case p.Release != Explicit && p.Release != HoldUntilExpiry:
+		return p, fmt.Errorf("%w: unknown Release mode %d", ErrInvalidPolicy, int(p.Release))
+	}
+	return p, nil
+}

@@ -1,0 +1,125 @@
+package lease
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestPolicyDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Policy
+		want Policy
+	}{
+		{"zero", Policy{}, Policy{
+			TTL: 30 * time.Second, RenewInterval: 10 * time.Second, RenewTimeout: 2 * time.Second,
+			MaxRenewFailures: 3, AcquireTimeout: 2 * time.Second, RetryBackoff: 25 * time.Millisecond,
+			ReleaseTimeout: 2 * time.Second,
+		}},
+		{"scheduler seed", Policy{TTL: time.Minute, Fencing: true}, Policy{
+			TTL: time.Minute, RenewInterval: 20 * time.Second, RenewTimeout: 2 * time.Second,
+			MaxRenewFailures: 3, AcquireTimeout: 2 * time.Second, RetryBackoff: 25 * time.Millisecond,
+			ReleaseTimeout: 2 * time.Second, Fencing: true,
+		}},
+		{"short TTL caps the renew timeout", Policy{TTL: 300 * time.Millisecond}, Policy{
+			TTL: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond, RenewTimeout: 100 * time.Millisecond,
+			MaxRenewFailures: 3, AcquireTimeout: 2 * time.Second, RetryBackoff: 25 * time.Millisecond,
+			ReleaseTimeout: 2 * time.Second,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.in.withDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("withDefaults() =\n%+v\nwant\n%+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPolicyValidation(t *testing.T) {
+	tests := []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{TTL: time.Microsecond}, "TTL"},
+		{Policy{TTL: time.Second, RenewInterval: time.Second}, "RenewInterval"},
+		{Policy{RenewInterval: -time.Second}, "RenewInterval"},
+		{Policy{RenewTimeout: -1}, "RenewTimeout"},
+		{Policy{MaxRenewFailures: -1}, "MaxRenewFailures"},
+		{Policy{AcquireTimeout: -1}, "AcquireTimeout"},
+		{Policy{RetryBackoff: -1}, "RetryBackoff"},
+		{Policy{ReleaseTimeout: -1}, "ReleaseTimeout"},
+		{Policy{OnRenewFailure: 7}, "OnRenewFailure"},
+		{Policy{Release: 7}, "Release"},
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, err := New(rdb, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		_, err := c.Namespace("ns", tc.p)
+		if !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Namespace with %+v = %v, want ErrInvalidPolicy naming %s", tc.p, err, tc.want)
+		}
+	}
+	if _, err := c.Namespace("", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("empty namespace name: %v", err)
+	}
+	if _, err := c.Namespace("bad\xff", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("invalid UTF-8 namespace name: %v", err)
+	}
+	n, err := c.Namespace("ns", Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Name() != "ns" || n.Policy().TTL != DefaultTTL {
+		t.Errorf("Name, Policy = %q, %+v", n.Name(), n.Policy())
+	}
+	if _, err := c.Namespace("ns", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("duplicate namespace: %v", err)
+	}
+}
+
+func TestPolicyStrings(t *testing.T) {
+	for v, want := range map[interface{ String() string }]string{
+		Fence: "fence", Continue: "continue", RenewFailurePolicy(9): "RenewFailurePolicy(9)",
+		Explicit: "explicit", HoldUntilExpiry: "hold_until_expiry", ReleaseMode(9): "ReleaseMode(9)",
+	} {
+		if got := v.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+	}
+}
+
+// New warns when go-redis would ignore the library's context deadlines.
+func TestNewWarnsWithoutContextTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		rdb  redis.UniversalClient
+		warn bool
+	}{
+		{redis.NewClient(&redis.Options{Addr: sharedAddr}), true},
+		{redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true}), false},
+		{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}}), true},
+		{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}, ContextTimeoutEnabled: true}), false},
+	} {
+		var logs syncBuffer
+		if _, err := New(tc.rdb, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
+			t.Fatal(err)
+		}
+		_ = tc.rdb.Close()
+		if got := strings.Contains(logs.String(), "ContextTimeoutEnabled"); got != tc.warn {
+			t.Errorf("%T: warned = %v, want %v", tc.rdb, got, tc.warn)
+		}
+	}
+}
