@@ -87,7 +87,7 @@ func (b builder) libraryAlerts() []alertSpec {
 			severity: ab.Severity,
 			forDur:   ab.For,
 			summary:  "Leases keep being abandoned after repeated renew failures.",
-			description: fmt.Sprintf("{{ $value | humanize }} leases in lock namespace "+
+			description: fmt.Sprintf("{{ printf \"%%.0f\" $value }} leases in lock namespace "+
 				"{{ $labels.lock_namespace }} (job {{ $labels.job }}) were abandoned after repeated "+
 				"renew failures in the last %s, and abandonments continued in every %s window for %s.",
 				ab.Long, ab.Short, ab.For),
@@ -156,7 +156,7 @@ func (b builder) exporterAlerts() []alertSpec {
 			name:    AlertKeyWithoutTTL,
 			expr:    b.exp("lock_keys_without_ttl") + " > 0",
 			summary: "Lock keys without an expiry exist.",
-			description: "{{ $value }} live keys in lock namespace {{ $labels.lock_namespace }} have no expiry " +
+			description: "Lock namespace {{ $labels.lock_namespace }} has {{ $value }} live key(s) with no expiry " +
 				"(exporter {{ $labels.instance }}): such a lock never frees on its own.",
 		}},
 		{packconfig.SimpleAlert{

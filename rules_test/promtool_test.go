@@ -1,0 +1,152 @@
+package rulestest
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/packconfig"
+)
+
+// repoRoot walks up from the test's working directory (this package's directory under
+// `go test`) to the directory holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// promtool runs `go tool -modfile=tools/go.mod promtool args...` in the repository root (go
+// tool needs a main module). Going through the tool directive (rather than a promtool on PATH)
+// pins the version and works in a fresh clone; the first run builds promtool, later runs hit
+// the build cache. promtool resolves a test file's rule_files relative to that test file.
+func promtool(t *testing.T, root string, args ...string) (string, error) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goBin, append([]string{"tool", "-modfile=" + filepath.Join(root, "tools", "go.mod"), "promtool"}, args...)...)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running promtool: %v\n%s", err, out)
+	}
+	return string(out), err
+}
+
+func testFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no promtool test files in %s (%v)", dir, err)
+	}
+	return files
+}
+
+func TestPromtoolCheckRules(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	out, err := promtool(t, root, "check", "rules", "--lint=all", "--lint-fatal",
+		filepath.Join("alerts", alerts.RecordingFile), filepath.Join("alerts", alerts.AlertingFile))
+	if err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+}
+
+func TestPromtoolTestRules(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	args := append([]string{"test", "rules"}, testFiles(t, filepath.Join(root, "rules_test"))...)
+	out, err := promtool(t, root, args...)
+	if err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+// TestScenariosCanFail regenerates the rules with one safeguard weakened and runs the promtool
+// file that covers it against them: each run must fail. This proves the quiet scenarios (burst,
+// traffic guard, single scrape) are quiet because of the safeguard, not because the test data
+// could never trigger the alert.
+func TestScenariosCanFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("regenerates the rules and runs promtool once per mutation")
+	}
+	root := repoRoot(t)
+	tests := []struct {
+		name     string
+		override string
+		file     string
+		mustSay  string // text of the failure promtool must report
+	}{
+		{"not-owned ratio without traffic guard", "alerts:\n  not_owned_ratio:\n    min_operations: 0\n",
+			"not_owned_test.yml", `lock_namespace="rare"`},
+		{"renew-failure fast tier without a long window", "alerts:\n  renewal_failure_ratio:\n    fast:\n      long: 10m\n",
+			"renewal_failure_test.yml", `lock_namespace="failover"`},
+		{"abandonments with a count of three", "alerts:\n  abandonments:\n    min_count: 3\n",
+			"abandonments_test.yml", `lock_namespace="trickle"`},
+		{"abandonments with a short window as long as for", "alerts:\n  abandonments:\n    short: 30m\n    for: 31m\n    long: 1h\n",
+			"abandonments_test.yml", "LockAbandonmentsSustained"},
+		{"wait p99 without acquire guard", "alerts:\n  wait_p99:\n    min_acquires: 0\n",
+			"wait_p99_test.yml", `lock_namespace="quiet"`},
+		{"wait p99 without short window", "alerts:\n  wait_p99:\n    short: 29m\n",
+			"wait_p99_test.yml", `lock_namespace="failover"`},
+		{"key without TTL on one scrape", "alerts:\n  key_without_ttl:\n    for: 1m\n",
+			"key_without_ttl_test.yml", `lock_namespace="racy"`},
+		{"renewal stalled on one scrape", "alerts:\n  renewal_stalled:\n    for: 0s\n",
+			"renewal_stalled_test.yml", `lock_namespace="scheduler"`},
+		{"redis down on one failover", "alerts:\n  exporter_redis_down:\n    for: 1m\n",
+			"exporter_test.yml", `instance="exporter-b:9360"`},
+		{"exporter absent during a restart", "alerts:\n  exporter_absent:\n    for: 2m\n",
+			"exporter_test.yml", "LockExporterAbsent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := packconfig.Parse([]byte(tt.override))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := alerts.Write(cfg, dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "rules_test"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(root, "rules_test", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			test := filepath.Join(dir, "rules_test", tt.file)
+			if err := os.WriteFile(test, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := promtool(t, root, "test", "rules", test)
+			if err == nil {
+				t.Fatalf("promtool passed %s against rules with %q", tt.file, tt.override)
+			}
+			if !strings.Contains(out, tt.mustSay) {
+				t.Errorf("promtool failed, but not on %s:\n%s", tt.mustSay, out)
+			}
+		})
+	}
+}
