@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/packconfig"
+)
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestNoOverridesWritesTheCommittedRules(t *testing.T) {
+	root, err := checkoutRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if code, _, stderr := runCmd("--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{alerts.RecordingFile, alerts.AlertingFile} {
+		got, err := os.ReadFile(filepath.Join(out, "alerts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(root, "alerts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("alerts/%s differs from the committed file; run `make generate`", name)
+		}
+	}
+}
+
+func TestConfigOverrideChangesTheRules(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "pack.yaml")
+	if err := os.WriteFile(cfgPath, []byte("alerts:\n  wait_p99:\n    threshold_seconds: 2.5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := runCmd("--config", cfgPath, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "alerts", alerts.AlertingFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "p99_rate30m > 2.5") {
+		t.Errorf("override not applied:\n%s", data)
+	}
+}
+
+func TestPrintConfigRoundTrips(t *testing.T) {
+	code, stdout, stderr := runCmd("--print-config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cfg, err := packconfig.Parse([]byte(stdout))
+	if err != nil {
+		t.Fatalf("printed config does not load: %v\n%s", err, stdout)
+	}
+	if !reflect.DeepEqual(cfg, packconfig.Default()) {
+		t.Errorf("printed config is not the default:\n%s", stdout)
+	}
+}
+
+func TestBadInvocations(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("alerts:\n  wait_p99:\n    threshold_secs: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	notADir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"unknown flag", []string{"--outdir", dir}, 2, "unknown flag: --outdir"},
+		{"stray argument", []string{"--out", dir, "extra"}, 2, `unexpected argument "extra"`},
+		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml"), "--out", dir}, 2, "nope.yaml"},
+		{"unknown config key", []string{"--config", bad, "--out", dir}, 2, "field threshold_secs not found"},
+		{"output is a file", []string{"--out", notADir}, 1, "not a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCmd(tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d (%s)", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("stderr %q does not mention %q", stderr, tt.wantErr)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "lockwatch-pack: ") {
+				t.Errorf("stderr is not one prefixed line: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, _ := runCmd("--help")
+	if code != 0 || !strings.Contains(stdout, "--config") || !strings.Contains(stdout, "--out") {
+		t.Errorf("exit %d, usage %q", code, stdout)
+	}
+}
+
+func TestCheckoutRoot(t *testing.T) {
+	root, err := checkoutRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "lockwatch-pack", "main.go")); err != nil {
+		t.Errorf("root %s is not the checkout: %v", root, err)
+	}
+	t.Chdir(t.TempDir())
+	if _, err := checkoutRoot(); err == nil || !strings.Contains(err.Error(), "--out") {
+		t.Errorf("outside a checkout: err %v", err)
+	}
+}
