@@ -1,0 +1,120 @@
+// Package metricnames gathers the metric names the lease library and the lock exporter really
+// expose, from real registries fed by a real redis-server. The pack's cross-checks (every
+// metric a rule or a dashboard query reads must exist) compare against this set instead of a
+// hand-kept list, so a renamed metric breaks them.
+package metricnames
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/lease"
+)
+
+// Seeded lock keys: one with an expiry and one without, so that every exporter family that
+// depends on what it finds (smallest TTL, keys without TTL, idle times, the stalest keys) is
+// present.
+const (
+	namespace     = "scheduler"
+	pattern       = "scheduler:job:*"
+	keyWithTTL    = "scheduler:job:1"
+	keyWithoutTTL = "scheduler:job:2"
+)
+
+// Gathered starts a redis-server, declares a namespace on a lease client registered on a fresh
+// registry, scans seeded keys with the exporter's collectors on another fresh registry, and
+// returns every sample name the two registries expose. Histogram families expand to their
+// _bucket, _sum and _count series and summaries to the name, _sum and _count, which is how
+// PromQL sees them. The exporter's Go and process collectors are not included: the pack does
+// not read them.
+func Gathered(tb testing.TB) map[string]bool {
+	tb.Helper()
+	ctx := context.Background()
+	srv := redistest.Start(tb)
+	rdb := srv.Client(tb)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	names := map[string]bool{}
+
+	libReg := prometheus.NewRegistry()
+	client, err := lease.New(rdb, lease.Options{Registerer: libReg, Logger: quiet})
+	if err != nil {
+		tb.Fatalf("metricnames: lease.New: %v", err)
+	}
+	// Declaring a namespace creates every series of the library at zero (names.md agreement).
+	if _, err := client.Namespace(namespace, lease.Policy{TTL: time.Minute, Fencing: true}); err != nil {
+		tb.Fatalf("metricnames: declare namespace: %v", err)
+	}
+	addFamilies(tb, names, libReg)
+
+	if err := rdb.Set(ctx, keyWithTTL, "seeded", time.Minute).Err(); err != nil {
+		tb.Fatalf("metricnames: seed: %v", err)
+	}
+	if err := rdb.Set(ctx, keyWithoutTTL, "seeded", 0).Err(); err != nil {
+		tb.Fatalf("metricnames: seed: %v", err)
+	}
+	scanner, err := collectors.NewScanner(rdb, collectors.Options{
+		Namespaces: []collectors.Namespace{{
+			Name:                  namespace,
+			Pattern:               pattern,
+			ExpectedTTL:           time.Minute,
+			ExpectedRenewInterval: 20 * time.Second,
+		}},
+		Logger: quiet,
+	})
+	if err != nil {
+		tb.Fatalf("metricnames: collectors.NewScanner: %v", err)
+	}
+	defer scanner.Close()
+	expReg := prometheus.NewRegistry()
+	expReg.MustRegister(scanner.Collector(ctx), collectors.NewBuildInfoCollector("metricnames", "metricnames"))
+	families := addFamilies(tb, names, expReg)
+	// A scan that failed would silently drop most exporter families; make that loud.
+	if up := gaugeValue(families, "lock_exporter_up"); up != 1 {
+		tb.Fatalf("metricnames: the exporter's scan of %s failed (lock_exporter_up %v)", srv.Addr, up)
+	}
+	return names
+}
+
+func addFamilies(tb testing.TB, names map[string]bool, g prometheus.Gatherer) []*dto.MetricFamily {
+	tb.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		tb.Fatalf("metricnames: gather: %v", err)
+	}
+	for _, mf := range families {
+		for _, n := range SampleNames(mf) {
+			names[n] = true
+		}
+	}
+	return families
+}
+
+// SampleNames returns the series names PromQL sees for a metric family.
+func SampleNames(mf *dto.MetricFamily) []string {
+	name := mf.GetName()
+	switch mf.GetType() {
+	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+		return []string{name + "_bucket", name + "_sum", name + "_count"}
+	case dto.MetricType_SUMMARY:
+		return []string{name, name + "_sum", name + "_count"}
+	}
+	return []string{name}
+}
+
+func gaugeValue(families []*dto.MetricFamily, name string) float64 {
+	for _, mf := range families {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
+}
