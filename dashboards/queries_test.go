@@ -135,8 +135,7 @@ func parsed(t *testing.T, q query) []parser.Expr {
 
 // metricNames returns the metric names an expression reads, including those
 // named only through a __name__ matcher such as {__name__=~"a|b"}.
-func metricNames(t *testing.T, where string, e parser.Expr) []string {
-	t.Helper()
+func metricNames(t reporter, where string, e parser.Expr) []string {
 	var names []string
 	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
 		vs, ok := n.(*parser.VectorSelector)
