@@ -2,6 +2,7 @@ package rulestest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,39 +14,70 @@ import (
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
-// repoRoot walks up from the test's working directory (this package's directory under
-// `go test`) to the directory holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
+// TestMain builds promtool once before the tests, which run promtool in parallel: in a fresh
+// clone the first build takes minutes, and parallel first runs would each start it.
+func TestMain(m *testing.M) {
+	root, err := findRoot()
+	if err == nil {
+		var out []byte
+		out, err = goTool(root, "--version").CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rules_test: cannot run promtool: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// findRoot walks up from the working directory (this package's directory under `go test`) to
+// the directory holding go.mod.
+func findRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
+			return "", errors.New("no go.mod above the working directory")
 		}
 		dir = parent
 	}
 }
 
-// promtool runs `go tool -modfile=tools/go.mod promtool args...` in the repository root (go
-// tool needs a main module). Going through the tool directive (rather than a promtool on PATH)
-// pins the version and works in a fresh clone; the first run builds promtool, later runs hit
-// the build cache. promtool resolves a test file's rule_files relative to that test file.
-func promtool(t *testing.T, root string, args ...string) (string, error) {
+func repoRoot(t *testing.T) string {
 	t.Helper()
+	root, err := findRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// goTool returns `go tool -modfile=tools/go.mod promtool args...` to run in the repository
+// root (go tool needs a main module).
+func goTool(root string, args ...string) *exec.Cmd {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	cmd := exec.Command(goBin, append([]string{"tool", "-modfile=" + filepath.Join(root, "tools", "go.mod"), "promtool"}, args...)...)
 	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
+	return cmd
+}
+
+// promtool runs promtool through the tool directive of tools/go.mod (rather than a promtool
+// on PATH), which pins its version and works in a fresh clone; after the first build it comes
+// from the build cache. promtool resolves a test file's rule_files relative to that file.
+func promtool(t *testing.T, root string, args ...string) (string, error) {
+	t.Helper()
+	out, err := goTool(root, args...).CombinedOutput()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("running promtool: %v\n%s", err, out)
