@@ -10,7 +10,8 @@ const level = "job_lock_namespace"
 // byLevel is the aggregation clause matching level.
 const byLevel = "by (job, lock_namespace)"
 
-// Contract alert names (docs/metrics.md) and the extra exporter alerts.
+// Alert names: the first seven are the public alert contract, the last three the extra
+// exporter alerts.
 const (
 	AlertNotOwnedRatioHigh        = "LockNotOwnedRatioHigh"
 	AlertRenewalFailureRatioHigh  = "LockRenewalFailureRatioHigh"
