@@ -4,7 +4,7 @@ GO    ?= go
 # library's module graph.
 TOOL  := $(GO) tool -modfile=tools/go.mod
 
-.PHONY: build test lint
+.PHONY: build test lint generate
 
 ## build: compile every package and command
 build:
@@ -19,3 +19,8 @@ lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+
+## generate: rewrite alerts/*.yml and dashboards/*.json from internal/packconfig defaults, or
+## from your overrides with `make generate PACK_CONFIG=my-pack.yml`
+generate:
+	$(GO) run ./cmd/lockwatch-pack $(if $(PACK_CONFIG),--config $(PACK_CONFIG))
