@@ -26,7 +26,7 @@ func TestClusterBehaviour(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &env{reg: reg, c: c}
-	n := e.namespace(t, "scheduler", Policy{TTL: 2 * time.Second, RenewInterval: 50 * time.Millisecond, Fencing: true})
+	n := e.namespace(t, "scheduler", Policy{TTL: 2 * time.Second, RenewInterval: 50 * time.Millisecond, RenewTimeout: time.Second, Fencing: true})
 
 	keys := []string{"scheduler:job:1", "scheduler:job:2", "scheduler:job:3", "scheduler:job:4",
 		"{tenant-a}:job:5", "job:{tenant-b}:6", "a{b"}

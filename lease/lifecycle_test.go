@@ -41,23 +41,25 @@ func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
 				return 0, nil
 			}}
 			e := newEnv(t, sharedAddr, hook)
-			n := e.namespace(t, "workflow", Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, MaxRenewFailures: 2})
+			n := e.namespace(t, "workflow", Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, RenewTimeout: time.Second, MaxRenewFailures: 2})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			l, err := n.Acquire(ctx, uniqueKey(t))
 			if err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 2*time.Second, "two renews", func() bool { return hook.calls.Load() >= 2 })
+			renewed := func() float64 {
+				return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "ok") +
+					e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
+			}
+			eventually(t, 2*time.Second, "two counted renews", func() bool { return renewed() >= 2 })
 			tc.end(t, l, cancel)
 			stopped := hook.calls.Load()
 			time.Sleep(5 * n.policy.RenewInterval)
 			if got := hook.calls.Load(); got != stopped {
 				t.Errorf("renewer kept going: %d renews after it should have stopped at %d", got, stopped)
 			}
-			renewed := e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "ok") +
-				e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
-			if renewed < 2 || renewed > float64(stopped) {
+			if renewed := renewed(); renewed < 2 || renewed > float64(stopped) {
 				t.Errorf("renewals counted %v for %d attempts", renewed, stopped)
 			}
 			_ = l.Release(context.Background())

@@ -85,7 +85,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 				return 0, nil
 			}}
 			e := newEnv(t, sharedAddr, hook)
-			n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 40 * time.Millisecond, MaxRenewFailures: tc.max})
+			n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 40 * time.Millisecond, RenewTimeout: time.Second, MaxRenewFailures: tc.max})
 			l, err := n.Acquire(context.Background(), uniqueKey(t))
 			if err != nil {
 				t.Fatal(err)
