@@ -12,11 +12,11 @@ import (
 // Test 1: renew always fails → exactly MaxRenewFailures attempts, then the holder's context is
 // cancelled with cause ErrAbandoned, release is skipped and the key stays in Redis.
 func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
-	for _, max := range []int{1, 3} {
-		t.Run(fmt.Sprintf("max=%d", max), func(t *testing.T) {
+	for _, bound := range []int{1, 3} {
+		t.Run(fmt.Sprintf("max=%d", bound), func(t *testing.T) {
 			hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 			e := newEnv(t, sharedAddr, hook)
-			n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 60 * time.Millisecond, MaxRenewFailures: max})
+			n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 60 * time.Millisecond, MaxRenewFailures: bound})
 			key := uniqueKey(t)
 			l, err := n.Acquire(context.Background(), key)
 			if err != nil {
@@ -32,8 +32,8 @@ func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
 			}
 			// Several more intervals: the renewer must have stopped for good.
 			time.Sleep(4 * n.policy.RenewInterval)
-			if got := hook.calls.Load(); got != int64(max) {
-				t.Fatalf("renew attempts = %d, want exactly %d", got, max)
+			if got := hook.calls.Load(); got != int64(bound) {
+				t.Fatalf("renew attempts = %d, want exactly %d", got, bound)
 			}
 			if err := l.Renew(context.Background()); !errors.Is(err, ErrAbandoned) {
 				t.Fatalf("Renew after abandonment = %v, want ErrAbandoned", err)
@@ -45,7 +45,7 @@ func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
 				t.Fatal("lock key not left in place after abandonment")
 			}
 			e.wantMetrics(t, "scheduler", map[string]float64{
-				"lock_renewals_total/failed":         float64(max),
+				"lock_renewals_total/failed":         float64(bound),
 				"lock_renewals_total/ok":             0,
 				"lock_abandoned_total":               1,
 				"lock_releases_total/skipped":        1,
