@@ -11,11 +11,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// companionSuffixes end the counter keys the lease library keeps next to locks and data
-// (lease.FenceKey: "{lock}:fence", or "lock:fence" when the lock key has its own hash tag;
-// lease.WriteFenceKey: the same with ":writefence"). A namespace pattern such as "{jobs}:*"
-// would otherwise count those counters, which never expire, as locks without TTL.
-var companionSuffixes = [...]string{":fence", ":writefence"}
+// The lease library keeps counter keys next to locks and data: lease.FenceKey gives
+// "{lock}:fence" (or "lock:fence" when the lock key has its own hash tag), lease.WriteFenceKey
+// the same with ":writefence". A namespace pattern such as "{jobs}:*" would otherwise count
+// those counters, which never expire, as locks without TTL.
+const (
+	fenceSuffix      = ":fence"
+	writeFenceSuffix = ":writefence"
+)
 
 // lfuIdleError is the start of the error Redis returns for OBJECT IDLETIME when the
 // maxmemory-policy is an LFU policy (idle time is not tracked then).
@@ -41,7 +44,52 @@ func (f *flight) scanNode(ctx context.Context, c nodeClient) {
 	wg.Wait()
 }
 
+// inspectWorkers is how many PTTL/OBJECT IDLETIME pipelines of one namespace are in flight on a
+// node at once, each on its own connection. While one pipeline's replies are decoded here, Redis
+// executes another's commands and the next SCAN, so neither side waits for the other; more
+// workers than this add connections without adding throughput on a single-threaded Redis.
+const inspectWorkers = 2
+
+// scanNamespace walks namespace i on one node: the SCAN loop hands batches to inspectWorkers
+// pipelines. The namespace is done on this node when SCAN came back to cursor 0 (or the key
+// cap stopped it) and every batch was inspected without error.
 func (f *flight) scanNamespace(ctx context.Context, c nodeClient, n *node, noIdle *atomic.Bool, i int) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []string, inspectWorkers)
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range inspectWorkers {
+		wg.Go(func() {
+			for batch := range batches {
+				if failed.Load() {
+					continue // drain: the producer stops at its next send
+				}
+				live, idleKnown, err := inspectKeys(ctx, c, batch, noIdle)
+				if err != nil {
+					f.fail(ctx, i, err)
+					failed.Store(true)
+					cancel()
+					continue
+				}
+				if !idleKnown {
+					f.idleUnavailable()
+				}
+				f.merge(i, live, idleKnown)
+			}
+		})
+	}
+	finished := f.produceBatches(ctx, c, n, i, batches)
+	close(batches)
+	wg.Wait()
+	if finished && !failed.Load() {
+		f.nsDone(i, time.Now())
+	}
+}
+
+// produceBatches runs the SCAN loop of namespace i and sends its keys in batches of at most
+// BatchSize, within the key cap. It reports whether the scan ran to its end or to the cap.
+func (f *flight) produceBatches(ctx context.Context, c nodeClient, n *node, i int, batches chan<- []string) bool {
 	pattern := f.opts.Namespaces[i].Pattern
 	count := int64(f.opts.BatchSize)
 	var cursor uint64
@@ -49,7 +97,7 @@ func (f *flight) scanNamespace(ctx context.Context, c nodeClient, n *node, noIdl
 		keys, next, err := c.Scan(ctx, cursor, pattern, count).Result()
 		if err != nil {
 			f.fail(ctx, i, err)
-			return
+			return false
 		}
 		f.reach(n)
 		keys = dropCompanionKeys(keys)
@@ -59,24 +107,18 @@ func (f *flight) scanNamespace(ctx context.Context, c nodeClient, n *node, noIdl
 			keys = keys[len(batch):]
 			allowed, more := f.reserve(i, len(batch))
 			if allowed > 0 {
-				live, idleKnown, err := inspectKeys(ctx, c, batch[:allowed], noIdle)
-				if err != nil {
-					f.fail(ctx, i, err)
-					return
+				select {
+				case batches <- batch[:allowed]:
+				case <-ctx.Done():
+					return false
 				}
-				if !idleKnown {
-					f.idleUnavailable()
-				}
-				f.merge(i, live, idleKnown)
 			}
 			if !more {
-				f.nsDone(i, time.Now())
-				return
+				return true
 			}
 		}
 		if next == 0 {
-			f.nsDone(i, time.Now())
-			return
+			return true
 		}
 		cursor = next
 	}
@@ -94,12 +136,7 @@ func dropCompanionKeys(keys []string) []string {
 }
 
 func isCompanionKey(key string) bool {
-	for _, suffix := range companionSuffixes {
-		if strings.HasSuffix(key, suffix) {
-			return true
-		}
-	}
-	return false
+	return strings.HasSuffix(key, fenceSuffix) || strings.HasSuffix(key, writeFenceSuffix)
 }
 
 // inspectKeys pipelines PTTL and OBJECT IDLETIME for keys (PTTL only once the node refused

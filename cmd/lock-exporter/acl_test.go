@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/lease"
+)
+
+const (
+	aclUser     = "lock-exporter"
+	aclPassword = "acl-test-password"
+)
+
+// documentedACL returns the ACL rules of the `user lock-exporter …` line in docs/exporter.md,
+// with the documented placeholder password replaced: the test runs exactly what users copy.
+func documentedACL(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/exporter.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(doc), "\n") {
+		rest, ok := strings.CutPrefix(line, "user "+aclUser+" ")
+		if !ok {
+			continue
+		}
+		rules := strings.Fields(rest)
+		i := slices.Index(rules, ">CHANGE-ME")
+		if i < 0 {
+			t.Fatalf("documented ACL line has no >CHANGE-ME password: %q", line)
+		}
+		rules[i] = ">" + aclPassword
+		return rules
+	}
+	t.Fatalf("docs/exporter.md has no `user %s …` ACL line", aclUser)
+	return nil
+}
+
+// setACL creates the exporter's user on one server with rules. ACL SETUSER merges a selector
+// split over several arguments ("(+get", "%R~*:fence)"), as an ACL file line is split.
+func setACL(t *testing.T, s *redistest.Server, rules []string) {
+	t.Helper()
+	args := []any{"ACL", "SETUSER", aclUser, "reset"}
+	for _, r := range rules {
+		args = append(args, r)
+	}
+	if _, err := s.Do(context.Background(), args...); err != nil {
+		t.Fatalf("ACL SETUSER on %s: %v", s.Addr, err)
+	}
+}
+
+func without(rules []string, drop ...string) []string {
+	var out []string
+	for _, r := range rules {
+		if !slices.Contains(drop, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+var aclVars = map[string]string{"LOCK_EXPORTER_REDIS_USERNAME": aclUser, "LOCK_EXPORTER_REDIS_PASSWORD": aclPassword}
+
+// TestLeastPrivilegeACL runs the exporter and inspect as a user with exactly the documented ACL,
+// on a single server and on a Redis Cluster; checks that the user cannot read or change a lock;
+// and that each granted command is needed.
+func TestLeastPrivilegeACL(t *testing.T) {
+	rules := documentedACL(t)
+	ctx := context.Background()
+
+	t.Run("single server", func(t *testing.T) {
+		srv := redistest.Start(t)
+		admin := srv.Client(t)
+		seedLocks(t, admin, map[string]seed{"jobs:1": {ttl: time.Minute, idle: 120}, "jobs:2": {idle: 30}})
+		if err := admin.Set(ctx, lease.FenceKey("jobs:1"), 77, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		setACL(t, srv, rules)
+
+		s := startServer(t, aclVars, "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
+		code, body := s.get(t, "/metrics", 5*time.Second)
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d", code)
+		}
+		wantMetric(t, body, "lock_exporter_up", 1)
+		wantMetric(t, body, `lock_keys{lock_namespace="jobs"}`, 2)
+		wantMetric(t, body, `lock_keys_without_ttl{lock_namespace="jobs"}`, 1)
+		wantMetric(t, body, "lock_exporter_idle_time_available", 1)
+		if v, ok := metricValue(body, `lock_key_idle_max_seconds{lock_namespace="jobs"}`); !ok || v < 120 {
+			t.Errorf("lock_key_idle_max_seconds = %v (present %v), want ~120", v, ok)
+		}
+
+		code, stdout, stderr := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
+		if code != exitOK || !regexpMatch(`(?m)^jobs:1\s+\S+\s+2m\d?s\s+77$`, stdout) || stderr != "" {
+			t.Errorf("inspect as the ACL user: status %d, stdout %q, stderr %q; want jobs:1 with fence 77", code, stdout, stderr)
+		}
+
+		user := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: aclUser, Password: aclPassword, DisableIdentity: true})
+		defer user.Close()
+		for _, cmd := range [][]any{{"GET", "jobs:1"}, {"SET", "jobs:1", "x"}, {"DEL", "jobs:1"}, {"PEXPIRE", "jobs:1", 1}, {"KEYS", "*"}, {"DUMP", "jobs:1"}} {
+			if err := user.Do(ctx, cmd...).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+				t.Errorf("%v as the exporter's user: %v, want NOPERM", cmd, err)
+			}
+		}
+
+		// Every granted command is used: without it, inspect (the same scan) fails or
+		// loses the fence values.
+		for _, drop := range [][]string{{"+scan"}, {"+pttl"}, {"+object|idletime"}} {
+			setACL(t, srv, without(rules, drop...))
+			if code, _, _ := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*"); code != exitFailure {
+				t.Errorf("ACL without %v: inspect status %d, want %d", drop, code, exitFailure)
+			}
+		}
+		setACL(t, srv, without(rules, "(+get", "%R~*:fence)"))
+		if _, _, stderr := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*"); !strings.Contains(stderr, "fence values unavailable: NOPERM") {
+			t.Errorf("ACL without the GET selector: stderr %q, want the fence note", stderr)
+		}
+	})
+
+	t.Run("cluster", func(t *testing.T) {
+		cluster := redistest.StartCluster(t, 3, 0)
+		admin := cluster.Client(t)
+		locks := map[string]seed{}
+		for _, k := range []string{"jobs:a", "jobs:b", "jobs:c", "jobs:d", "jobs:e", "jobs:f"} {
+			locks[k] = seed{ttl: time.Minute, idle: 60}
+		}
+		seedLocks(t, admin, locks)
+		if err := admin.Set(ctx, lease.FenceKey("jobs:a"), 5, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range cluster.Nodes {
+			setACL(t, n, rules)
+		}
+		addrs := strings.Join(cluster.Addrs(), ",")
+		s := startServer(t, aclVars, "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*")
+		_, body := s.get(t, "/metrics", 5*time.Second)
+		wantMetric(t, body, "lock_exporter_up", 1)
+		wantMetric(t, body, `lock_keys{lock_namespace="jobs"}`, 6)
+		wantMetric(t, body, `lock_exporter_scrape_complete{lock_namespace="jobs"}`, 1)
+
+		code, stdout, stderr := runCmd(t, aclVars, "inspect", "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*")
+		if code != exitOK || !regexpMatch(`(?m)^jobs:a\s+\S+\s+1m\d?s\s+5$`, stdout) || stderr != "" {
+			t.Errorf("inspect on the cluster as the ACL user: status %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+
+		for _, n := range cluster.Nodes {
+			setACL(t, n, without(rules, "+cluster|slots"))
+		}
+		if code, _, _ := runCmd(t, aclVars, "inspect", "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*"); code != exitFailure {
+			t.Errorf("ACL without +cluster|slots: inspect status %d, want %d", code, exitFailure)
+		}
+	})
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+)
+
+// envPrefix starts every environment fallback: --redis.addr falls back to LOCK_EXPORTER_REDIS_ADDR.
+const envPrefix = "LOCK_EXPORTER_"
+
+// Passwords have no flag (a flag would show in process listings), only these variables.
+const (
+	envRedisPassword    = envPrefix + "REDIS_PASSWORD"
+	envSentinelPassword = envPrefix + "REDIS_SENTINEL_PASSWORD"
+)
+
+// settings collects what flags, environment and the config file say, in that precedence.
+type settings struct {
+	cfg        exporterconfig.Config
+	configFile string
+	namespaces []string
+	// flagNamespaces are the names of the namespaces --namespace NAME=PATTERN defined.
+	flagNamespaces []string
+	// selectors are --namespace values without '=' where the command allows them (inspect):
+	// they name a configured namespace instead of defining one.
+	selectors []string
+}
+
+// defineFunc adds a subcommand's flags to fs, bound to st.
+type defineFunc func(fs *pflag.FlagSet, st *settings)
+
+// envName maps a flag name to its environment fallback.
+func envName(flag string) string {
+	return envPrefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(flag))
+}
+
+// defineConfigFlags adds the flags every subcommand shares: the config file, namespaces, Redis
+// connection and scan limits. Defaults shown are st's current values.
+func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
+	c := &st.cfg
+	fs.StringVar(&st.configFile, "config.file", "", "YAML configuration file (redis, scan, namespaces); flags and environment override it")
+	fs.StringArrayVar(&st.namespaces, "namespace", nil, "lock namespace as NAME=PATTERN (SCAN MATCH glob); repeatable, added to the file's namespaces")
+
+	fs.StringVar(&c.Redis.Addr, "redis.addr", c.Redis.Addr, "Redis address: host:port, redis://[user@]host:port[/db] or rediss://… for TLS")
+	fs.StringSliceVar(&c.Redis.ClusterAddrs, "redis.cluster-addr", c.Redis.ClusterAddrs, "Redis Cluster seed node (host:port or URL); repeatable or comma-separated; selects Cluster mode")
+	fs.StringSliceVar(&c.Redis.SentinelAddrs, "redis.sentinel-addr", c.Redis.SentinelAddrs, "Redis Sentinel address; repeatable or comma-separated; selects Sentinel mode")
+	fs.StringVar(&c.Redis.SentinelMaster, "redis.sentinel-master", c.Redis.SentinelMaster, "name of the master the Sentinels monitor")
+	fs.StringVar(&c.Redis.Username, "redis.username", c.Redis.Username, "Redis ACL user (see docs/exporter.md for the least-privilege ACL)")
+	fs.StringVar(&c.Redis.PasswordFile, "redis.password-file", c.Redis.PasswordFile, "file holding the Redis password, re-read on every new connection (else "+envRedisPassword+")")
+	fs.StringVar(&c.Redis.SentinelPasswordFile, "redis.sentinel-password-file", c.Redis.SentinelPasswordFile, "file holding the Sentinel password (else "+envSentinelPassword+")")
+	fs.StringVar(&c.Redis.TLS.CAFile, "redis.tls-ca-file", c.Redis.TLS.CAFile, "PEM CA bundle that signs the Redis server certificate (rediss:// only)")
+	fs.StringVar(&c.Redis.TLS.CertFile, "redis.tls-cert-file", c.Redis.TLS.CertFile, "PEM client certificate for TLS client authentication")
+	fs.StringVar(&c.Redis.TLS.KeyFile, "redis.tls-key-file", c.Redis.TLS.KeyFile, "PEM key of --redis.tls-cert-file")
+	fs.StringVar(&c.Redis.TLS.ServerName, "redis.tls-server-name", c.Redis.TLS.ServerName, "server name to verify instead of the address' host")
+	fs.BoolVar(&c.Redis.TLS.InsecureSkipVerify, "redis.tls-insecure-skip-verify", c.Redis.TLS.InsecureSkipVerify, "do not verify the Redis server certificate (testing only)")
+
+	fs.IntVar(&c.Scan.BatchSize, "scan.batch-size", c.Scan.BatchSize, "SCAN COUNT hint and keys per PTTL/OBJECT IDLETIME pipeline")
+	fs.IntVar(&c.Scan.MaxKeys, "scan.max-keys", c.Scan.MaxKeys, "keys examined per namespace and scrape at most; beyond it lock_exporter_keys_truncated is 1")
+	fs.Var(&c.Scan.Timeout, "scan.timeout", "longest a scan may run; the Prometheus scrape timeout minus --scan.timeout-offset wins when shorter")
+}
+
+// parseSettings parses args over the config file, with LOCK_EXPORTER_* fallbacks for flags not
+// given, and validates the result. Flags are parsed twice: once to find --config.file, then over
+// the file's values, so the precedence is flag, then environment, then file, then default.
+func parseSettings(e *env, name string, args []string, define defineFunc, selectable bool) (*settings, *pflag.FlagSet, error) {
+	st := &settings{cfg: exporterconfig.Defaults()}
+	fs := newFlagSet(name, st, define)
+	if err := parseWithEnv(e, fs, args); err != nil {
+		return nil, fs, err
+	}
+	if st.configFile != "" {
+		cfg, err := exporterconfig.Load(st.configFile)
+		if err != nil {
+			return nil, fs, err
+		}
+		st = &settings{cfg: cfg}
+		fs = newFlagSet(name, st, define)
+		if err := parseWithEnv(e, fs, args); err != nil {
+			return nil, fs, err
+		}
+	}
+	for _, s := range st.namespaces {
+		if selectable && !strings.Contains(s, "=") {
+			st.selectors = append(st.selectors, s)
+			continue
+		}
+		ns, err := exporterconfig.ParseNamespace(s)
+		if err != nil {
+			return nil, fs, err
+		}
+		st.cfg.Namespaces = append(st.cfg.Namespaces, ns)
+		st.flagNamespaces = append(st.flagNamespaces, ns.Name)
+	}
+	st.cfg.Redis.Password = e.getenv(envRedisPassword)
+	st.cfg.Redis.SentinelPassword = e.getenv(envSentinelPassword)
+	if err := st.cfg.Validate(); err != nil {
+		return nil, fs, err
+	}
+	return st, fs, nil
+}
+
+func newFlagSet(name string, st *settings, define defineFunc) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	// Errors are printed by the caller as one line; usage only on --help.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	define(fs, st)
+	return fs
+}
+
+// parseWithEnv parses args, then sets every flag not given from its environment variable.
+func parseWithEnv(e *env, fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		name := envName(f.Name)
+		v := e.getenv(name)
+		if v == "" {
+			return
+		}
+		// A repeatable string flag takes a comma-separated list from the environment.
+		parts := []string{v}
+		if f.Value.Type() == "stringArray" {
+			parts = strings.Split(v, ",")
+		}
+		for _, p := range parts {
+			if setErr := fs.Set(f.Name, p); setErr != nil {
+				err = fmt.Errorf("%s=%q: %v", name, v, setErr)
+				return
+			}
+		}
+	})
+	return err
+}
+
+// printUsage writes a subcommand's help to w.
+func printUsage(w io.Writer, synopsis string, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: %s\n\nFlags (each falls back to %s<FLAG>, e.g. --redis.addr to LOCK_EXPORTER_REDIS_ADDR):\n%s",
+		synopsis, envPrefix, fs.FlagUsagesWrapped(100))
+}
+
+// handleParseError turns a parse result into an exit status: help goes to stdout with status 0,
+// anything else is one line on stderr with status 2.
+func handleParseError(e *env, cmd, synopsis string, fs *pflag.FlagSet, err error) int {
+	if errors.Is(err, pflag.ErrHelp) {
+		printUsage(e.stdout, synopsis, fs)
+		return exitOK
+	}
+	return usageError(e, cmd, err)
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"log"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lockwatch/lockwatch/collectors"
+)
+
+// scrapeTimeoutHeader is how Prometheus tells a target its scrape timeout, in seconds.
+const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+
+// metricsHandler serves one scrape: the scan is bounded by the scrape's own deadline, so it is
+// built into a registry made for the request.
+type metricsHandler struct {
+	scanner *collectors.Scanner
+	static  prometheus.Gatherer // build info, Go and process metrics
+	ceiling time.Duration
+	offset  time.Duration
+	logger  *slog.Logger
+}
+
+func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), scrapeTimeout(r.Header.Get(scrapeTimeoutHeader), h.ceiling, h.offset))
+	defer cancel()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(h.scanner.Collector(ctx))
+	promhttp.HandlerFor(prometheus.Gatherers{h.static, reg}, promhttp.HandlerOpts{
+		// A failed scan is reported as lock_exporter_up 0, not as an HTTP error: the other
+		// metrics are still worth having.
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slogErrorLog(h.logger),
+	}).ServeHTTP(w, r)
+}
+
+// scrapeTimeout is the time a scan may take: Prometheus' scrape timeout less offset (half the
+// timeout when the offset would eat it all), never more than ceiling. Without the header (a
+// curl, an old Prometheus) the ceiling applies.
+func scrapeTimeout(header string, ceiling, offset time.Duration) time.Duration {
+	secs, err := strconv.ParseFloat(header, 64)
+	if err != nil || secs <= 0 {
+		return ceiling
+	}
+	total := time.Duration(secs * float64(time.Second))
+	t := total - offset
+	if t <= 0 {
+		t = total / 2
+	}
+	return min(t, ceiling)
+}
+
+// slogErrorLog adapts logger for APIs that want a *log.Logger.
+func slogErrorLog(logger *slog.Logger) *log.Logger {
+	return slog.NewLogLogger(logger.Handler(), slog.LevelError)
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// syncBuffer is a bytes.Buffer safe for a server goroutine writing while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func newEnv(vars map[string]string) (*env, *syncBuffer, *syncBuffer) {
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	return &env{
+		stdout: stdout,
+		stderr: stderr,
+		getenv: func(k string) string { return vars[k] },
+	}, stdout, stderr
+}
+
+// runCmd runs the command in-process, as main would, and returns its exit status and output.
+func runCmd(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	e, stdout, stderr := newEnv(vars)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := run(ctx, e, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// server is an exporter running in-process.
+type server struct {
+	url    string
+	stderr *syncBuffer
+	stop   func() int
+}
+
+// startServer runs `lock-exporter args...` on a free loopback port until the test ends.
+func startServer(t *testing.T, vars map[string]string, args ...string) *server {
+	t.Helper()
+	e, _, stderr := newEnv(vars)
+	addrs := make(chan []string, 1)
+	e.listening = func(a []string) { addrs <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, e, append([]string{"--web.listen-address", "127.0.0.1:0"}, args...)) }()
+	var s *server
+	select {
+	case a := <-addrs:
+		var once sync.Once
+		var code int
+		s = &server{url: "http://" + a[0], stderr: stderr, stop: func() int {
+			once.Do(func() {
+				cancel()
+				select {
+				case code = <-done:
+				case <-time.After(10 * time.Second):
+					t.Errorf("server did not stop within 10s")
+				}
+			})
+			return code
+		}}
+	case code := <-done:
+		cancel()
+		t.Fatalf("server exited with %d: %s", code, stderr.String())
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatalf("server did not start: %s", stderr.String())
+	}
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+// get fetches path, with Prometheus' scrape timeout header when timeout > 0.
+func (s *server) get(t *testing.T, path string, timeout time.Duration) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if timeout > 0 {
+		req.Header.Set(scrapeTimeoutHeader, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.CloseIdleConnections()
+	return resp.StatusCode, string(body)
+}
+
+// seedLocks writes lock keys with given idle seconds (RESTORE ... IDLETIME), so idle times are
+// exact without waiting.
+func seedLocks(t *testing.T, c redis.UniversalClient, keys map[string]seed) {
+	t.Helper()
+	ctx := context.Background()
+	const tmpl = "lockwatch-test:template"
+	if err := c.Set(ctx, tmpl, ownerToken, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	dump, err := c.Dump(ctx, tmpl).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Del(ctx, tmpl).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range keys {
+		args := []any{"RESTORE", k, s.ttl.Milliseconds(), dump, "REPLACE"}
+		if s.idle > 0 {
+			args = append(args, "IDLETIME", s.idle)
+		}
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("restore %q: %v", k, err)
+		}
+	}
+}
+
+type seed struct {
+	ttl  time.Duration
+	idle int
+}
+
+// ownerToken is every seeded lock's value; no output may ever contain it.
+const ownerToken = "owner-token-5f0c1d9e"

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	promcollectors "github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/pflag"
+
+	"github.com/lockwatch/lockwatch/collectors"
+)
+
+const serveSynopsis = "lock-exporter [flags]"
+
+// defaultListenAddress is the exporter's port.
+const defaultListenAddress = ":9866"
+
+// healthPath answers 200 while the process serves; whether Redis answers is lock_exporter_up.
+const healthPath = "/-/healthy"
+
+// shutdownGrace bounds how long in-flight scrapes may finish after SIGTERM.
+const shutdownGrace = 5 * time.Second
+
+// serveFlags are the flags only the server has.
+type serveFlags struct {
+	listen        []string
+	telemetryPath string
+	webConfig     string
+	logLevel      string
+	logFormat     string
+	version       bool
+}
+
+func runServe(ctx context.Context, e *env, args []string) int {
+	var sf serveFlags
+	st, fs, err := parseSettings(e, "lock-exporter", args, func(fs *pflag.FlagSet, st *settings) {
+		defineConfigFlags(fs, st)
+		c := &st.cfg
+		fs.IntVar(&c.Scan.TopK, "scan.top-k", c.Scan.TopK, "stalest keys per namespace exported as lock_key_idle_seconds{key}")
+		fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
+		fs.StringSliceVar(&sf.listen, "web.listen-address", []string{defaultListenAddress}, "address to serve on; repeatable")
+		fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")
+		fs.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth); see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md")
+		fs.StringVar(&sf.logLevel, "log.level", "info", "debug, info, warn or error")
+		fs.StringVar(&sf.logFormat, "log.format", "logfmt", "logfmt or json")
+		fs.BoolVar(&sf.version, "version", false, "print the version and exit")
+	}, false)
+	if sf.version {
+		fmt.Fprintf(e.stdout, "lock-exporter %s (revision %s)\n", buildVersion(), buildRevision())
+		return exitOK
+	}
+	if err != nil {
+		return handleParseError(e, "", serveSynopsis+"\n       lock-exporter COMMAND [flags]   (commands: "+commandNames()+")", fs, err)
+	}
+	if fs.NArg() > 0 {
+		return usageError(e, "", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if sf.telemetryPath == "" || sf.telemetryPath[0] != '/' || sf.telemetryPath == healthPath {
+		return usageError(e, "", fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s", sf.telemetryPath, healthPath))
+	}
+	if err := web.Validate(sf.webConfig); err != nil {
+		return usageError(e, "", fmt.Errorf("--web.config.file %q: %v", sf.webConfig, err))
+	}
+	logger, err := newLogger(e.stderr, sf.logLevel, sf.logFormat)
+	if err != nil {
+		return usageError(e, "", err)
+	}
+
+	client, err := st.cfg.Redis.NewClient()
+	if err != nil {
+		return usageError(e, "", err)
+	}
+	defer client.Close()
+	opts := st.cfg.ScannerOptions()
+	opts.Logger = logger
+	scanner, err := collectors.NewScanner(client, opts)
+	if err != nil {
+		return usageError(e, "", err)
+	}
+	defer scanner.Close()
+
+	static := prometheus.NewRegistry()
+	static.MustRegister(
+		collectors.NewBuildInfoCollector(buildVersion(), buildRevision()),
+		promcollectors.NewGoCollector(),
+		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(sf.telemetryPath, &metricsHandler{
+		scanner: scanner,
+		static:  static,
+		ceiling: time.Duration(st.cfg.Scan.Timeout),
+		offset:  time.Duration(st.cfg.Scan.TimeoutOffset),
+		logger:  logger,
+	})
+	mux.HandleFunc(healthPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "OK")
+	})
+	if sf.telemetryPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "lock-exporter",
+			Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
+			Version:     buildVersion(),
+			Profiling:   "false",
+			Links: []web.LandingLinks{
+				{Address: sf.telemetryPath, Text: "Metrics"},
+				{Address: healthPath, Text: "Health"},
+			},
+		})
+		if err != nil {
+			return usageError(e, "", err)
+		}
+		mux.Handle("/", landing)
+	}
+
+	var listeners []net.Listener
+	var addrs []string
+	for _, a := range sf.listen {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, open := range listeners {
+				open.Close()
+			}
+			fmt.Fprintf(e.stderr, "lock-exporter: --web.listen-address %q: %v\n", a, err)
+			return exitFailure
+		}
+		listeners = append(listeners, l)
+		addrs = append(addrs, l.Addr().String())
+	}
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slogErrorLog(logger)}
+	served := make(chan error, 1)
+	webConfig := sf.webConfig
+	go func() {
+		served <- web.ServeMultiple(listeners, server, &web.FlagConfig{
+			WebListenAddresses: &sf.listen,
+			WebConfigFile:      &webConfig,
+		}, logger)
+	}()
+	logger.Info("lock-exporter started", "version", buildVersion(), "namespaces", len(opts.Namespaces),
+		"redis", describeRedis(st), "telemetry_path", sf.telemetryPath)
+	if e.listening != nil {
+		e.listening(addrs)
+	}
+
+	select {
+	case err := <-served:
+		fmt.Fprintf(e.stderr, "lock-exporter: serve: %v\n", err)
+		return exitFailure
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := server.Shutdown(shutdown); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Warn("serve", "err", err)
+	}
+	return exitOK
+}
+
+// describeRedis names the Redis endpoints for the start-up log line, never credentials.
+func describeRedis(st *settings) string {
+	r := st.cfg.Redis
+	switch {
+	case len(r.ClusterAddrs) > 0:
+		return fmt.Sprintf("cluster %v", r.ClusterAddrs)
+	case len(r.SentinelAddrs) > 0:
+		return fmt.Sprintf("sentinel %v master %s", r.SentinelAddrs, r.SentinelMaster)
+	}
+	return r.Addr
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+)
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBadInput checks that every bad flag, variable or file exits 2 with exactly one line on
+// stderr that names the bad value, and touches nothing else (no Redis is running here).
+func TestBadInput(t *testing.T) {
+	ns := "--namespace=jobs=jobs:*"
+	badWeb := writeFile(t, "web.yml", "basic_auth_users:\n  admin: not-a-bcrypt-hash\n")
+	tests := []struct {
+		name string
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{"unknown flag", nil, []string{ns, "--redis.adress", "x:1"}, "unknown flag: --redis.adress"},
+		{"bad integer", nil, []string{ns, "--scan.batch-size", "lots"}, `--scan.batch-size "lots": not a number`},
+		{"bad duration", nil, []string{ns, "--scan.timeout", "5x"}, `--scan.timeout "5x": invalid duration "5x"`},
+		{"bad environment value", map[string]string{"LOCK_EXPORTER_SCAN_MAX_KEYS": "many"}, []string{ns}, `LOCK_EXPORTER_SCAN_MAX_KEYS="many"`},
+		{"no namespace", nil, nil, "no namespace configured"},
+		{"namespace without =", nil, []string{"--namespace", "jobs"}, `--namespace "jobs": want NAME=PATTERN`},
+		{"empty name", nil, []string{"--namespace", "=jobs:*"}, "empty name"},
+		{"empty pattern", nil, []string{"--namespace", "jobs="}, `pattern "": empty pattern`},
+		{"invalid pattern", nil, []string{"--namespace", "jobs=jobs:[ab"}, `pattern "jobs:[ab": unterminated [`},
+		{"duplicate across flag and file", nil, []string{ns, "--config.file", writeFile(t, "dup.yml", "namespaces: [{name: jobs, pattern: 'x:*'}]\n")}, `duplicate namespace name "jobs"`},
+		{"duplicate in environment", map[string]string{"LOCK_EXPORTER_NAMESPACE": "a=a:*,a=b:*"}, nil, `duplicate namespace name "a"`},
+		{"unreadable file", nil, []string{"--config.file", "/nonexistent/exporter.yml"}, "config file /nonexistent/exporter.yml: no such file or directory"},
+		{"unknown field", nil, []string{"--config.file", writeFile(t, "typo.yml", "namespaces:\n  - name: a\n    patern: 'a:*'\n")}, `line 3: unknown field "patern"`},
+		{"bad duration in file", nil, []string{"--config.file", writeFile(t, "dur.yml", "scan:\n  timeout: soon\nnamespaces: [{name: a, pattern: 'a:*'}]\n")}, `line 2: invalid duration "soon"`},
+		{"zero top-k", nil, []string{ns, "--scan.top-k", "0"}, "scan.top-k must be at least 1, got 0"},
+		{"bad redis address", nil, []string{ns, "--redis.addr", "redis.internal"}, `redis.addr "redis.internal": want host:port`},
+		{"password in URL", nil, []string{ns, "--redis.addr", "redis://u:secret@x:1"}, "has a password"},
+		{"missing password file", nil, []string{ns, "--redis.password-file", "/nonexistent/pw"}, "redis.password-file: /nonexistent/pw"},
+		{"TLS file without rediss", nil, []string{ns, "--redis.tls-ca-file", "/etc/hostname"}, "need rediss:// addresses"},
+		{"cluster and sentinel", nil, []string{ns, "--redis.cluster-addr", "a:1", "--redis.sentinel-addr", "b:1"}, "exclusive"},
+		{"bad log level", nil, []string{ns, "--log.level", "loud"}, `--log.level "loud"`},
+		{"bad log format", nil, []string{ns, "--log.format", "xml"}, `--log.format "xml"`},
+		{"bad web config", nil, []string{ns, "--web.config.file", badWeb}, "--web.config.file"},
+		{"missing web config", nil, []string{ns, "--web.config.file", "/nonexistent/web.yml"}, "--web.config.file"},
+		{"bad telemetry path", nil, []string{ns, "--web.telemetry-path", "metrics"}, `--web.telemetry-path "metrics"`},
+		{"stray argument", nil, []string{ns, "serve"}, `unexpected argument "serve"`},
+		{"unknown command", nil, []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"inspect unknown namespace", nil, []string{"inspect", ns, "nope"}, `unknown namespace "nope" (configured: jobs)`},
+		{"inspect two namespaces", nil, []string{"inspect", ns, "--namespace", "b=b:*"}, "name the namespace to inspect"},
+		{"inspect bad limit", nil, []string{"inspect", ns, "--limit", "0"}, "--limit must be at least 1, got 0"},
+		{"inspect unknown flag", nil, []string{"inspect", ns, "--top"}, "unknown flag: --top"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, tt.vars, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit status %d, want %d (stderr %q)", code, exitUsage, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "lock-exporter") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("stderr %q, want one line containing %q", stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "--redis.addr"},
+		{[]string{"-h"}, "--web.listen-address"},
+		{[]string{"inspect", "--help"}, "--limit"},
+		{[]string{"--version"}, "lock-exporter "},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runCmd(t, nil, tt.args...)
+		if code != exitOK || !strings.Contains(stdout, tt.want) || stderr != "" {
+			t.Errorf("%v: status %d, stdout %q, stderr %q; want 0 and %q on stdout", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+// TestPrecedence checks flag over environment over file over default, field by field.
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, "exporter.yml", `
+redis: {addr: "file:1"}
+scan: {batch_size: 11, max_keys: 22, timeout: 3s}
+namespaces: [{name: fromfile, pattern: "f:*", expected_ttl: 60s}]
+`)
+	vars := map[string]string{
+		"LOCK_EXPORTER_CONFIG_FILE":    file,
+		"LOCK_EXPORTER_SCAN_MAX_KEYS":  "33",
+		"LOCK_EXPORTER_SCAN_TIMEOUT":   "4s",
+		"LOCK_EXPORTER_NAMESPACE":      "fromenv=e:*",
+		"LOCK_EXPORTER_REDIS_PASSWORD": "pw",
+	}
+	e, _, stderr := newEnv(vars)
+	st, _, err := parseSettings(e, "lock-exporter", []string{"--scan.timeout", "5s"}, func(fs *pflag.FlagSet, st *settings) {
+		defineConfigFlags(fs, st)
+	}, false)
+	if err != nil {
+		t.Fatalf("parseSettings: %v (%s)", err, stderr)
+	}
+	got := st.cfg
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"addr from file", got.Redis.Addr, "file:1"},
+		{"batch size from file", got.Scan.BatchSize, 11},
+		{"max keys: environment over file", got.Scan.MaxKeys, 33},
+		{"timeout: flag over environment", got.Scan.Timeout, exporterconfig.Duration(5 * time.Second)},
+		{"top-k default", got.Scan.TopK, 5},
+		{"password from environment", got.Redis.Password, "pw"},
+		{"namespaces: file then environment", len(got.Namespaces), 2},
+		{"file namespace kept its TTL", got.Namespaces[0].ExpectedTTL, exporterconfig.Duration(time.Minute)},
+		{"environment namespace", got.Namespaces[1].Name, "fromenv"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package collectors
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+)
+
+// BenchmarkScrape scans 10k, 100k and 1M live lock keys on one real server and reports, per
+// size: ns per key, Redis commands per key, the peak Go heap during a scan, and — measured on
+// the same server in the same run — the PTTL ceiling of `redis-benchmark -P 100`, with the ratio
+// of the per-key cost to it. Wall-clock time depends on what else the machine runs, so the
+// Redis server's own CPU time (INFO cpu) per key and per ceiling PTTL is reported too: that
+// ratio is the exporter's cost to Redis, whatever the contention. Run it with:
+//
+//	go test -run '^$' -bench BenchmarkScrape -benchtime 3x ./collectors
+func BenchmarkScrape(b *testing.B) {
+	srv := redistest.Start(b)
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	b.Cleanup(func() { _ = admin.Close() })
+	seeded := 0
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		seeded = seedBench(b, admin, seeded, n)
+		ceiling, ceilingCPU := pttlCeiling(b, srv, admin)
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			counter := newCommandCounter()
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, DisableIdentity: true})
+			defer c.Close()
+			c.AddHook(counter)
+			s, err := NewScanner(c, Options{
+				Namespaces: []Namespace{{Name: "bench", Pattern: "bench:lock:*"}},
+				MaxKeys:    n,
+				Timeout:    5 * time.Minute,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			scan := func() {
+				res := s.Scan(context.Background())
+				if ns := res.Namespaces[0]; !res.Up || !ns.Complete || ns.Keys < int64(n) {
+					b.Fatalf("scan: up=%v complete=%v keys=%d err=%v, want %d keys", res.Up, ns.Complete, ns.Keys, res.Err, n)
+				}
+			}
+
+			scans := 0
+			cpu0 := redisCPU(b, admin)
+			b.ResetTimer()
+			for b.Loop() {
+				scan()
+				scans++
+			}
+			b.StopTimer()
+			cpuPerKey := (redisCPU(b, admin) - cpu0) / float64(scans*n)
+			nsPerKey := float64(b.Elapsed().Nanoseconds()) / float64(scans*n)
+			cmdsPerKey := float64(counter.total()) / float64(scans*n)
+
+			// Heap is sampled in a separate, untimed scan: ReadMemStats stops the world.
+			peak := peakHeapDuring(scan)
+
+			b.ReportMetric(nsPerKey, "ns/key")
+			b.ReportMetric(cmdsPerKey, "cmds/key")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(ceiling, "ceiling-ns/PTTL")
+			b.ReportMetric(nsPerKey/ceiling, "x-ceiling")
+			b.ReportMetric(cpuPerKey, "redis-cpu-ns/key")
+			b.ReportMetric(ceilingCPU, "redis-cpu-ns/PTTL")
+			b.ReportMetric(cpuPerKey/ceilingCPU, "x-ceiling-cpu")
+		})
+	}
+}
+
+// seedBench adds lock keys bench:lock:<from>…<to-1> with a TTL, pipelined 10k at a time.
+// (DEBUG POPULATE would be faster but creates keys without TTL and needs enable-debug-command.)
+func seedBench(b *testing.B, c *redis.Client, from, to int) int {
+	b.Helper()
+	ctx := context.Background()
+	for start := from; start < to; start += 10_000 {
+		pipe := c.Pipeline()
+		for i := start; i < min(start+10_000, to); i++ {
+			pipe.Set(ctx, fmt.Sprintf("bench:lock:%07d", i), "token-0123456789abcdef", time.Hour)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatalf("seed: %v", err)
+		}
+	}
+	return to
+}
+
+// pttlCeiling runs redis-benchmark's PTTL test pipelined 100 deep and returns the wall-clock and
+// the Redis CPU nanoseconds per command.
+func pttlCeiling(b *testing.B, srv *redistest.Server, admin *redis.Client) (wall, cpu float64) {
+	b.Helper()
+	const n = 2_000_000
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		b.Fatal("redis-benchmark not found in PATH: install it (Debian/Ubuntu: apt-get install -y redis-tools)")
+	}
+	cpu0 := redisCPU(b, admin)
+	out, err := exec.Command(bin, "-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port()),
+		"-P", "100", "-n", strconv.Itoa(n), "--csv", "PTTL", "bench:lock:0000001").Output()
+	cpu = (redisCPU(b, admin) - cpu0) / n
+	if err != nil {
+		b.Fatalf("redis-benchmark: %v", err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+	if err != nil || len(rows) < 2 || len(rows[1]) < 2 {
+		b.Fatalf("redis-benchmark output %q: %v", out, err)
+	}
+	rps, err := strconv.ParseFloat(rows[1][1], 64)
+	if err != nil || rps <= 0 {
+		b.Fatalf("redis-benchmark rps %q: %v", rows[1][1], err)
+	}
+	return 1e9 / rps, cpu
+}
+
+// redisCPU returns the server's used CPU time (user + system) in nanoseconds.
+func redisCPU(b *testing.B, c *redis.Client) float64 {
+	b.Helper()
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatalf("INFO cpu: %v", err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
+			secs, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("INFO cpu %q: %v", line, err)
+			}
+			total += secs * 1e9
+		}
+	}
+	return total
+}
+
+// peakHeapDuring runs f while sampling the live Go heap every 2ms and returns the largest
+// HeapAlloc seen.
+func peakHeapDuring(f func()) uint64 {
+	runtime.GC()
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var ms runtime.MemStats
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	f()
+	close(done)
+	wg.Wait()
+	return peak
+}
