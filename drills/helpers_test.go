@@ -1,0 +1,226 @@
+package drills
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/lockwatch/lockwatch/internal/faultproxy"
+	"github.com/lockwatch/lockwatch/lease"
+)
+
+// reaper is redistest's goroutine that waits for a redis-server process; a Restart starts a
+// new one, which lives until the test's cleanup, after the leak check.
+const reaper = "github.com/lockwatch/lockwatch/internal/redistest.(*Server).launch.func1"
+
+// checkLeaks is deferred right after the servers of a drill are started: every goroutine the
+// drill starts afterwards (renewers, proxies, clients, exporters) must be gone when it ends.
+func checkLeaks(t *testing.T) func() {
+	t.Helper()
+	before := goleak.IgnoreCurrent()
+	return func() {
+		t.Helper()
+		goleak.VerifyNone(t, before, goleak.IgnoreAnyFunction(reaper))
+	}
+}
+
+// worker is one process's view of Redis: its own go-redis client (through a fault proxy when
+// proxied), its own registry and logger, and a lease Client on them.
+type worker struct {
+	name  string
+	rdb   *redis.Client
+	proxy *faultproxy.Proxy
+	reg   *prometheus.Registry
+	logs  *syncBuffer
+	c     *lease.Client
+}
+
+// newWorker starts a worker on addr; with proxied it talks to Redis through its own fault
+// proxy. The audit watches its logs and metrics for tokens.
+func newWorker(t *testing.T, a *audit, name, addr string, proxied bool) *worker {
+	t.Helper()
+	w := &worker{name: name, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	if proxied {
+		w.proxy = faultproxy.Start(t, addr)
+		addr = w.proxy.Addr
+	}
+	w.rdb = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	c, err := lease.New(w.rdb, lease.Options{Registerer: w.reg, Logger: newLogger(w.logs)})
+	if err != nil {
+		t.Fatalf("lease.New: %v", err)
+	}
+	w.c = c
+	a.watchLogs(name+" log", w.logs)
+	a.watchRegistry(name+" metrics", w.reg)
+	t.Cleanup(w.close)
+	return w
+}
+
+func newLogger(w *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// close ends the worker's connections and proxy; drills call it before their leak check.
+func (w *worker) close() {
+	_ = w.rdb.Close()
+	if w.proxy != nil {
+		w.proxy.Close()
+	}
+}
+
+func (w *worker) namespace(t *testing.T, name string, p lease.Policy) *lease.Namespace {
+	t.Helper()
+	n, err := w.c.Namespace(name, p)
+	if err != nil {
+		t.Fatalf("%s: Namespace(%q): %v", w.name, name, err)
+	}
+	return n
+}
+
+// value returns name{lock_namespace=ns[,outcome]} from reg: a counter's or gauge's value, or a
+// histogram's sample count. series is "name" or "name/outcome".
+func value(t *testing.T, reg prometheus.Gatherer, ns, series string) float64 {
+	t.Helper()
+	name, outcome, hasOutcome := strings.Cut(series, "/")
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "lock_namespace") != ns || (hasOutcome && label(m, "outcome") != outcome) {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	t.Fatalf("no series %s{lock_namespace=%q}", series, ns)
+	return 0
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name {
+			return lp.GetValue()
+		}
+	}
+	return ""
+}
+
+// bound is an expectation on one series: exactly want, or at least min when atLeast.
+type bound struct {
+	want    float64
+	atLeast bool
+}
+
+func eq(v float64) bound      { return bound{want: v} }
+func atLeast(v float64) bound { return bound{want: v, atLeast: true} }
+
+// wantMetrics checks several series of namespace ns in reg at once.
+func wantMetrics(t *testing.T, who string, reg prometheus.Gatherer, ns string, want map[string]bound) {
+	t.Helper()
+	for series, b := range want {
+		got := value(t, reg, ns, series)
+		if (b.atLeast && got < b.want) || (!b.atLeast && got != b.want) {
+			op := "=="
+			if b.atLeast {
+				op = ">="
+			}
+			t.Errorf("%s: %s{lock_namespace=%q} = %v, want %s %v", who, series, ns, got, op, b.want)
+		}
+	}
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// within runs fn and fails the test when it took longer than limit: the proof that a call
+// against a faulty Redis returns instead of hanging.
+func within(t *testing.T, limit time.Duration, what string, fn func()) time.Duration {
+	t.Helper()
+	start := time.Now()
+	fn()
+	took := time.Since(start)
+	if took > limit {
+		t.Errorf("%s took %s, want at most %s", what, took, limit)
+	}
+	return took
+}
+
+var keySeq atomic.Int64
+
+// uniqueKey names a key no other drill (or repeated run) uses.
+func uniqueKey(t *testing.T, what string) string {
+	return fmt.Sprintf("drill:%s:%s:%d", strings.ReplaceAll(t.Name(), "/", "-"), what, keySeq.Add(1))
+}
+
+// syncBuffer collects output written from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// exposition renders reg in the Prometheus text format, as a scrape would see it.
+func exposition(reg prometheus.Gatherer) (string, error) {
+	families, err := reg.Gather()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, f := range families {
+		if _, err := expfmt.MetricFamilyToText(&b, f); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// ctxFor is a context bounded by d, cancelled at test end at the latest.
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
