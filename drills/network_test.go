@@ -1,0 +1,133 @@
+package drills
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/faultproxy"
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/lease"
+)
+
+// networkFaults are the link failures the drills inject between a client and Redis.
+var networkFaults = []struct {
+	name   string
+	inject func(p *faultproxy.Proxy)
+}{
+	// Every reply arrives three renew timeouts late.
+	{"latency", func(p *faultproxy.Proxy) { p.SetLatency(300 * time.Millisecond) }},
+	// Nothing gets through and nothing is closed: calls hang until their own timeout.
+	{"blackhole", func(p *faultproxy.Proxy) { p.Blackhole() }},
+	// Every connection, open or new, is reset.
+	{"reset", func(p *faultproxy.Proxy) { p.Reset() }},
+}
+
+// TestNetworkFaults holds a lease while the link to Redis fails. Under Fence the lease is
+// abandoned after exactly MaxRenewFailures consecutive failed renews: the holder's context ends
+// with ErrAbandoned, renewing stops, release is skipped and the key is left to expire. Under
+// Continue the holder keeps working, every failure is counted, and renewing succeeds again once
+// the link heals.
+func TestNetworkFaults(t *testing.T) {
+	const maxFailures = 3
+	for _, fault := range networkFaults {
+		for _, policy := range []lease.RenewFailurePolicy{lease.Fence, lease.Continue} {
+			t.Run(fault.name+"/"+policy.String(), func(t *testing.T) {
+				srv := redistest.Start(t)
+				a := newAudit(t)
+				defer checkLeaks(t)()
+				ctx := context.Background()
+				w := newWorker(t, a, "holder", srv.Addr, true)
+				obs := newWorker(t, a, "observer", srv.Addr, false)
+				defer w.close()
+				defer obs.close()
+				interval := 150 * time.Millisecond
+				ns := w.namespace(t, "jobs", lease.Policy{TTL: 5 * time.Second, RenewInterval: interval,
+					RenewTimeout: 100 * time.Millisecond, MaxRenewFailures: maxFailures, OnRenewFailure: policy})
+				key := uniqueKey(t, "lock")
+				l, err := ns.Acquire(ctx, key)
+				if err != nil {
+					t.Fatalf("acquire: %v", err)
+				}
+				tok := a.learn(t, obs.rdb, key)
+				failedBefore := value(t, w.reg, "jobs", "lock_renewals_total/failed")
+				fault.inject(w.proxy)
+
+				if policy == lease.Fence {
+					select {
+					case <-l.Context().Done():
+					case <-time.After(5 * time.Second):
+						t.Fatalf("lease not abandoned 5s into the %s fault", fault.name)
+					}
+					if cause := context.Cause(l.Context()); cause != lease.ErrAbandoned {
+						t.Errorf("context cause = %v, want ErrAbandoned", cause)
+					}
+					// Renewing has stopped: several more intervals add no attempt.
+					time.Sleep(4 * interval)
+					if got := value(t, w.reg, "jobs", "lock_renewals_total/failed") - failedBefore; got != maxFailures {
+						t.Errorf("failed renews before abandoning = %v, want exactly %d", got, maxFailures)
+					}
+					w.proxy.Heal()
+					err := l.Release(ctx)
+					a.err("release error", err)
+					if !errors.Is(err, lease.ErrAbandoned) {
+						t.Errorf("release after abandoning = %v, want ErrAbandoned", err)
+					}
+					// The lock is left in place to expire, never deleted under a possible new owner.
+					if got := obs.rdb.Get(ctx, key).Val(); got != tok {
+						t.Errorf("the abandoned lock key was changed or deleted")
+					}
+					wantMetrics(t, "holder", w.reg, "jobs", map[string]bound{
+						"lock_abandoned_total":        eq(1),
+						"lock_releases_total/skipped": eq(1),
+						"lock_releases_total/ok":      eq(0),
+						"lock_held":                   eq(0),
+						"lock_held_seconds":           eq(1),
+					})
+					wantLogCount(t, w.logs.String(), "lock abandoned", 1)
+					wantLogCount(t, w.logs.String(), "lock renewal failed", maxFailures-1)
+					return
+				}
+
+				// Continue: the work goes on through more failures than Fence would allow.
+				eventually(t, 5*time.Second, "Continue to count more failures than the Fence bound", func() bool {
+					return value(t, w.reg, "jobs", "lock_renewals_total/failed")-failedBefore >= maxFailures+2
+				})
+				if err := l.Context().Err(); err != nil {
+					t.Fatalf("Continue ended the holder's context: %v", context.Cause(l.Context()))
+				}
+				w.proxy.Heal()
+				okBefore := value(t, w.reg, "jobs", "lock_renewals_total/ok")
+				eventually(t, 5*time.Second, "a successful renew after the link healed", func() bool {
+					return value(t, w.reg, "jobs", "lock_renewals_total/ok") > okBefore
+				})
+				if err := l.Release(ctx); err != nil {
+					t.Errorf("release after the link healed: %v", err)
+				}
+				if n := obs.rdb.Exists(ctx, key).Val(); n != 0 {
+					t.Errorf("lock key still exists after release")
+				}
+				wantMetrics(t, "holder", w.reg, "jobs", map[string]bound{
+					"lock_renewals_total/failed":    atLeast(maxFailures + 2),
+					"lock_renewals_total/not_owned": eq(0),
+					"lock_abandoned_total":          eq(0),
+					"lock_releases_total/ok":        eq(1),
+					"lock_held":                     eq(0),
+				})
+				if logs := w.logs.String(); !strings.Contains(logs, fmt.Sprintf("consecutive_failures=%d", maxFailures+2)) {
+					t.Errorf("no warning counts %d consecutive failures:\n%s", maxFailures+2, logs)
+				}
+			})
+		}
+	}
+}
+
+func wantLogCount(t *testing.T, logs, msg string, want int) {
+	t.Helper()
+	if got := strings.Count(logs, "msg=\""+msg); got != want {
+		t.Errorf("%d log lines %q, want %d:\n%s", got, msg, want, logs)
+	}
+}
