@@ -30,6 +30,7 @@ type source struct {
 
 func newAudit(t *testing.T) *audit {
 	a := &audit{tokens: make(map[string]string)}
+	a.watchLogs("go-redis log", redisLog)
 	t.Cleanup(func() { a.check(t) })
 	return a
 }
