@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,8 +20,8 @@ import (
 
 // BenchmarkScrape scans 10k, 100k and 1M live lock keys on one real server and reports, per
 // size: ns per key, Redis commands per key, the peak Go heap during a scan, and — measured on
-// the same server in the same run — the PTTL ceiling of `redis-benchmark -P 100`, with the ratio
-// of the per-key cost to it. Wall-clock time depends on what else the machine runs, so the
+// the same server in the same run — the PTTL ceiling of `redis-benchmark -P 100` on random
+// seeded keys (and on one hot key), with the ratio of the per-key cost to it. Wall-clock time depends on what else the machine runs, so the
 // Redis server's own CPU time (INFO cpu) per key and per ceiling PTTL is reported too: that
 // ratio is the exporter's cost to Redis, whatever the contention. Run it with:
 //
@@ -32,9 +33,10 @@ func BenchmarkScrape(b *testing.B) {
 	seeded := 0
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		seeded = seedBench(b, admin, seeded, n)
-		ceiling, ceilingCPU := pttlCeiling(b, srv, admin)
+		ceiling, ceilingCPU := pttlCeiling(b, srv, admin, "-r", strconv.Itoa(n), "PTTL", "bench:lock:__rand_int__")
+		_, hotCPU := pttlCeiling(b, srv, admin, "PTTL", "bench:lock:000000000001")
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			counter := newCommandCounter()
+			counter := &totalCounter{}
 			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, DisableIdentity: true})
 			defer c.Close()
 			c.AddHook(counter)
@@ -64,7 +66,7 @@ func BenchmarkScrape(b *testing.B) {
 			b.StopTimer()
 			cpuPerKey := (redisCPU(b, admin) - cpu0) / float64(scans*n)
 			nsPerKey := float64(b.Elapsed().Nanoseconds()) / float64(scans*n)
-			cmdsPerKey := float64(counter.total()) / float64(scans*n)
+			cmdsPerKey := float64(counter.n.Load()) / float64(scans*n)
 
 			// Heap is sampled in a separate, untimed scan: ReadMemStats stops the world.
 			peak := peakHeapDuring(scan)
@@ -75,13 +77,35 @@ func BenchmarkScrape(b *testing.B) {
 			b.ReportMetric(ceiling, "ceiling-ns/PTTL")
 			b.ReportMetric(nsPerKey/ceiling, "x-ceiling")
 			b.ReportMetric(cpuPerKey, "redis-cpu-ns/key")
-			b.ReportMetric(ceilingCPU, "redis-cpu-ns/PTTL")
+			b.ReportMetric(ceilingCPU, "ceiling-cpu-ns/PTTL")
 			b.ReportMetric(cpuPerKey/ceilingCPU, "x-ceiling-cpu")
+			b.ReportMetric(hotCPU, "hot-ceiling-cpu-ns/PTTL")
+			b.ReportMetric(cpuPerKey/hotCPU, "x-hot-ceiling-cpu")
 		})
 	}
 }
 
-// seedBench adds lock keys bench:lock:<from>…<to-1> with a TTL, pipelined 10k at a time.
+// totalCounter is a go-redis hook that counts commands, pipelined ones included, cheaply
+// enough not to weigh on the timing.
+type totalCounter struct{ n atomic.Int64 }
+
+func (h *totalCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *totalCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h *totalCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// seedBench adds lock keys bench:lock:<from>…<to-1> with a TTL, pipelined 10k at a time. Names
+// are zero-padded to 12 digits, like redis-benchmark's __rand_int__, so that the ceiling run
+// reads the same keys.
 // (DEBUG POPULATE would be faster but creates keys without TTL and needs enable-debug-command.)
 func seedBench(b *testing.B, c *redis.Client, from, to int) int {
 	b.Helper()
@@ -89,7 +113,7 @@ func seedBench(b *testing.B, c *redis.Client, from, to int) int {
 	for start := from; start < to; start += 10_000 {
 		pipe := c.Pipeline()
 		for i := start; i < min(start+10_000, to); i++ {
-			pipe.Set(ctx, fmt.Sprintf("bench:lock:%07d", i), "token-0123456789abcdef", time.Hour)
+			pipe.Set(ctx, fmt.Sprintf("bench:lock:%012d", i), "token-0123456789abcdef", time.Hour)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			b.Fatalf("seed: %v", err)
@@ -98,9 +122,11 @@ func seedBench(b *testing.B, c *redis.Client, from, to int) int {
 	return to
 }
 
-// pttlCeiling runs redis-benchmark's PTTL test pipelined 100 deep and returns the wall-clock and
-// the Redis CPU nanoseconds per command.
-func pttlCeiling(b *testing.B, srv *redistest.Server, admin *redis.Client) (wall, cpu float64) {
+// pttlCeiling runs redis-benchmark pipelined 100 deep with the given test arguments and returns
+// the wall-clock and the Redis CPU nanoseconds per command. The like-for-like ceiling reads
+// random keys among the seeded ones; the hot one reads a single key, which stays in the CPU
+// cache as a scan's keys do not.
+func pttlCeiling(b *testing.B, srv *redistest.Server, admin *redis.Client, test ...string) (wall, cpu float64) {
 	b.Helper()
 	const n = 2_000_000
 	bin, err := exec.LookPath("redis-benchmark")
@@ -108,8 +134,8 @@ func pttlCeiling(b *testing.B, srv *redistest.Server, admin *redis.Client) (wall
 		b.Fatal("redis-benchmark not found in PATH: install it (Debian/Ubuntu: apt-get install -y redis-tools)")
 	}
 	cpu0 := redisCPU(b, admin)
-	out, err := exec.Command(bin, "-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port()),
-		"-P", "100", "-n", strconv.Itoa(n), "--csv", "PTTL", "bench:lock:0000001").Output()
+	args := append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port()), "-P", "100", "-n", strconv.Itoa(n), "--csv"}, test...)
+	out, err := exec.Command(bin, args...).Output()
 	cpu = (redisCPU(b, admin) - cpu0) / n
 	if err != nil {
 		b.Fatalf("redis-benchmark: %v", err)
