@@ -4,6 +4,7 @@
 //
 //	lock-exporter [flags]                     serve /metrics
 //	lock-exporter inspect [flags] [NAMESPACE] list a namespace's live locks, stalest first
+//	lock-exporter demo [flags]                run the demo workload and serve its metrics
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
@@ -35,6 +37,9 @@ type env struct {
 	getenv         func(string) string
 	// listening, when set, receives the bound addresses once the server accepts connections.
 	listening func(addrs []string)
+	// extra, when set, is served on the metrics path next to the exporter's own metrics (the
+	// demo's lease library metrics).
+	extra prometheus.Gatherer
 }
 
 // command is one subcommand. Adding one (say, demo) is one entry in commands and a run function.
@@ -47,6 +52,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"inspect", "list a namespace's live locks, stalest first, with TTL, idle time and fence value", runInspect},
+		{"demo", "run a demo workload (five lock patterns with injected faults) and serve its metrics", runDemo},
 	}
 }
 

@@ -91,10 +91,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		promcollectors.NewGoCollector(),
 		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
 	)
+	var gatherer prometheus.Gatherer = static
+	if e.extra != nil {
+		gatherer = prometheus.Gatherers{static, e.extra}
+	}
 	mux := http.NewServeMux()
 	mux.Handle(sf.telemetryPath, &metricsHandler{
 		scanner: scanner,
-		static:  static,
+		static:  gatherer,
 		ceiling: time.Duration(st.cfg.Scan.Timeout),
 		offset:  time.Duration(st.cfg.Scan.TimeoutOffset),
 		logger:  logger,

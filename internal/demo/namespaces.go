@@ -1,0 +1,77 @@
+package demo
+
+import (
+	"time"
+
+	"github.com/lockwatch/lockwatch/lease"
+)
+
+// DefaultPrefix starts every key the demo writes, so that on a shared Redis it touches nothing
+// else and can remove everything it wrote.
+const DefaultPrefix = "lockwatch-demo:"
+
+// Namespace is one demo lock namespace: how the workload takes its leases and how an exporter
+// should watch its keys.
+type Namespace struct {
+	Name string
+	// Pattern is the SCAN MATCH glob of the namespace's lock keys.
+	Pattern string
+	// TTL and RenewInterval are the declared lease policy; RenewInterval is 0 when holders do
+	// not keep renewing (renewal disabled, or the key is left to expire by design).
+	TTL           time.Duration
+	RenewInterval time.Duration
+	// Story says what the namespace's workers do and which turbulence they meet.
+	Story  string
+	policy lease.Policy
+}
+
+// Namespaces returns the demo's five namespaces, one per seed pattern, with keys under prefix.
+// The seeds' durations are scaled down (a 60s scheduler lease becomes 6s) so that every kind of
+// trouble shows within a minute; the ratios between TTL, renew interval and timeouts are kept.
+func Namespaces(prefix string) []Namespace {
+	return []Namespace{
+		{
+			Name: "scheduler", Pattern: prefix + "scheduler:*",
+			TTL: 6 * time.Second, RenewInterval: 2 * time.Second,
+			Story: "jobs under a fenced lease; replica scheduler-b loses its network every cycle and abandons its job after 3 failed renews",
+			policy: lease.Policy{
+				TTL: 6 * time.Second, RenewInterval: 2 * time.Second, RenewTimeout: 500 * time.Millisecond,
+				MaxRenewFailures: 3, OnRenewFailure: lease.Fence, Fencing: true,
+			},
+		},
+		{
+			Name: "workflow", Pattern: prefix + "workflow:*",
+			TTL: 3 * time.Second, RenewInterval: time.Second,
+			Story: "runs under warn-and-continue leases behind a local mutex; a slow network lets the lease expire under workflow-a, whose renew and release then find it not owned",
+			policy: lease.Policy{
+				TTL: 3 * time.Second, RenewInterval: time.Second, RenewTimeout: 200 * time.Millisecond,
+				OnRenewFailure: lease.Continue, LocalMutex: true,
+			},
+		},
+		{
+			Name: "approval", Pattern: prefix + "approval:*",
+			TTL:   2 * time.Second,
+			Story: "short unrenewed leases with a 500ms acquire deadline under contention; a slow approver outlives its TTL and its release is refused (stale release)",
+			policy: lease.Policy{
+				TTL: 2 * time.Second, DisableRenewal: true, AcquireTimeout: 500 * time.Millisecond,
+				RetryBackoff: 25 * time.Millisecond, ReleaseTimeout: 2 * time.Second,
+			},
+		},
+		{
+			Name: "reconciler", Pattern: prefix + "reconciler:*",
+			TTL:   6 * time.Second,
+			Story: "a per-loop lease (TTL = 2 x 3s poll) never released, so expiry rotates ownership; a legacy cron script holds a lock here set without any expiry",
+			policy: lease.Policy{
+				TTL: 6 * time.Second, Release: lease.HoldUntilExpiry,
+			},
+		},
+		{
+			Name: "snapshot", Pattern: prefix + "snapshot:*",
+			TTL: 2 * time.Second, RenewInterval: 500 * time.Millisecond,
+			Story: "two writers every second through the fencing guard; snapshot-b is paused past its TTL and its late write is rejected",
+			policy: lease.Policy{
+				TTL: 2 * time.Second, RenewInterval: 500 * time.Millisecond, Fencing: true,
+			},
+		},
+	}
+}
