@@ -4,15 +4,25 @@ GO    ?= go
 # library's module graph.
 TOOL  := $(GO) tool -modfile=tools/go.mod
 
-.PHONY: build test lint generate
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-## build: compile every package and command
+.PHONY: build test lint generate tools
+
+## build: compile every package, and the exporter into bin/ with its version stamped
 build:
 	$(GO) build ./...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lock-exporter ./cmd/lock-exporter
 
 ## test: lint, then every test (real redis-server processes) with the race detector
-test: lint
+test: lint tools
 	$(GO) test -race -count=1 ./...
+
+## tools: build promtool and amtool once (minutes on a fresh machine) so no test pays for it
+tools:
+	$(TOOL) promtool --version >/dev/null
+	$(TOOL) amtool --version >/dev/null
 
 ## lint: gofmt and go vet must be clean
 lint:
