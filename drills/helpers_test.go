@@ -51,7 +51,16 @@ type worker struct {
 // proxy. The audit watches its logs and metrics for tokens.
 func newWorker(t *testing.T, a *audit, name, addr string, proxied bool) *worker {
 	t.Helper()
-	w := &worker{name: name, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	reg := prometheus.NewRegistry()
+	a.watchRegistry(name+" metrics", reg)
+	return newWorkerOn(t, a, name, addr, proxied, reg)
+}
+
+// newWorkerOn is newWorker with metrics on reg, which several workers may share (the caller
+// has the audit watch it).
+func newWorkerOn(t *testing.T, a *audit, name, addr string, proxied bool, reg *prometheus.Registry) *worker {
+	t.Helper()
+	w := &worker{name: name, reg: reg, logs: &syncBuffer{}}
 	if proxied {
 		w.proxy = faultproxy.Start(t, addr)
 		addr = w.proxy.Addr
@@ -63,7 +72,6 @@ func newWorker(t *testing.T, a *audit, name, addr string, proxied bool) *worker 
 	}
 	w.c = c
 	a.watchLogs(name+" log", w.logs)
-	a.watchRegistry(name+" metrics", w.reg)
 	t.Cleanup(w.close)
 	return w
 }
