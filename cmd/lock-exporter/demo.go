@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -63,7 +65,7 @@ func runDemo(ctx context.Context, e *env, args []string) int {
 	password := e.getenv(envRedisPassword)
 	w, err := demo.New(demo.Options{Addr: redisAddr, Password: password, Logger: logger})
 	if err != nil {
-		return usageError(e, "demo", fmt.Errorf("--redis.addr %q: %v", redisAddr, err))
+		return usageError(e, "demo", fmt.Errorf("--redis.addr %q: %v", redactURL(redisAddr), err))
 	}
 
 	// The exporter half is the plain command, configured for the demo's namespaces.
@@ -118,7 +120,7 @@ func runDemo(ctx context.Context, e *env, args []string) int {
 	}
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(workCtx) }()
-	printBanner(e, w, redisAddr, where, addrs)
+	printBanner(e, w, redactURL(redisAddr), where, addrs)
 	ticker := time.NewTicker(*statusEvery)
 	defer ticker.Stop()
 	code, serving := exitOK, true
@@ -157,4 +159,16 @@ func printBanner(e *env, w *demo.Workload, redisAddr, where string, addrs []stri
 	}
 	fmt.Fprintln(e.stdout, "  Try: curl -s http://"+addrs[0]+"/metrics | grep -E '^lock_(abandoned_total|keys_without_ttl|renewals_total)'")
 	fmt.Fprintln(e.stdout, "  Ctrl-C stops the demo.")
+}
+
+// redactURL hides the password of a redis:// address, which must not reach a terminal or log.
+func redactURL(addr string) string {
+	if !strings.Contains(addr, "://") {
+		return addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }

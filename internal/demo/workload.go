@@ -103,7 +103,7 @@ func redisOptions(addr, password string) (*redis.Options, error) {
 	if strings.Contains(addr, "://") {
 		var err error
 		if ro, err = redis.ParseURL(addr); err != nil {
-			return nil, fmt.Errorf("demo: Redis address %q: %v", addr, err)
+			return nil, fmt.Errorf("demo: Redis URL: %v", err)
 		}
 	}
 	// Without it go-redis ignores context deadlines on the wire, and renew timeouts would not

@@ -1,0 +1,142 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestStartRedisAndStop(t *testing.T) {
+	ctx := context.Background()
+	r, err := StartRedis(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("ping the started server: %v", err)
+	}
+	r.Stop()
+	r.Stop() // a second Stop is harmless
+	if err := rdb.Ping(ctx).Err(); err == nil {
+		t.Error("server still answers after Stop")
+	}
+	if _, err := os.Stat(r.dir); !os.IsNotExist(err) {
+		t.Errorf("server directory %s not removed: %v", r.dir, err)
+	}
+}
+
+func TestStartRedisWithoutBinary(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	if _, err := StartRedis(context.Background()); err != ErrNoRedisServer {
+		t.Fatalf("err = %v, want ErrNoRedisServer", err)
+	}
+}
+
+func TestExporterConfigLoads(t *testing.T) {
+	data, err := ExporterConfig("127.0.0.1:6379", Namespaces(DefaultPrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "exporter.yml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := exporterconfig.Load(path)
+	if err != nil {
+		t.Fatalf("generated config does not load: %v\n%s", err, data)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var got []exporterconfig.Namespace
+	for _, ns := range Namespaces(DefaultPrefix) {
+		got = append(got, exporterconfig.Namespace{
+			Name: ns.Name, Pattern: ns.Pattern,
+			ExpectedTTL:           exporterconfig.Duration(ns.TTL),
+			ExpectedRenewInterval: exporterconfig.Duration(ns.RenewInterval),
+		})
+	}
+	if !reflect.DeepEqual(cfg.Namespaces, got) {
+		t.Errorf("namespaces = %+v, want %+v", cfg.Namespaces, got)
+	}
+}
+
+func TestNamespacePoliciesMatchWhatTheExporterIsTold(t *testing.T) {
+	for _, ns := range Namespaces(DefaultPrefix) {
+		if ns.policy.TTL != ns.TTL {
+			t.Errorf("%s: policy TTL %v, declared %v", ns.Name, ns.policy.TTL, ns.TTL)
+		}
+		renews := !ns.policy.DisableRenewal && ns.policy.RenewInterval > 0
+		if renews && ns.policy.RenewInterval != ns.RenewInterval {
+			t.Errorf("%s: policy renews every %v, declared %v", ns.Name, ns.policy.RenewInterval, ns.RenewInterval)
+		}
+		if ns.policy.Release == 0 && !ns.policy.DisableRenewal && ns.RenewInterval == 0 {
+			t.Errorf("%s: renewed namespace declares no renew interval", ns.Name)
+		}
+	}
+}
+
+func TestEscapeGlob(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"lockwatch-demo:*", "lockwatch-demo:*"},
+		{"{lockwatch-demo:*", "{lockwatch-demo:*"},
+		{"a*b?[c]\\:*", `a\*b\?\[c\]\\:*`},
+	}
+	for _, tt := range tests {
+		if got := escapeGlob(tt.in); got != tt.want {
+			t.Errorf("escapeGlob(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNewRejectsBadAddress(t *testing.T) {
+	for _, addr := range []string{"", "redis://host:1/notadb"} {
+		if _, err := New(Options{Addr: addr}); err == nil {
+			t.Errorf("New(%q) succeeded", addr)
+		}
+	}
+}
+
+func TestRunStopsAndCleansUp(t *testing.T) {
+	ctx := context.Background()
+	r, err := StartRedis(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	w, err := New(Options{Addr: r.Addr(), TurbulencePeriod: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, 12*time.Second)
+	defer cancel()
+	if err := w.Run(runCtx); err != nil {
+		t.Fatal(err)
+	}
+	tot, err := w.Totals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.Acquired == 0 || tot.Abandoned == 0 {
+		t.Errorf("totals after 12s: %+v; want acquisitions and an abandonment", tot)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	defer rdb.Close()
+	if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Errorf("keys left after Run: %d (%v)", n, err)
+	}
+}
