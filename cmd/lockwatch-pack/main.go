@@ -24,6 +24,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/dashboards"
+	"github.com/lockwatch/lockwatch/internal/manifests"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
@@ -31,6 +32,7 @@ import (
 var generators = []func(packconfig.Config, string) error{
 	alerts.Write,
 	dashboards.Write,
+	manifests.Write,
 }
 
 func main() {
