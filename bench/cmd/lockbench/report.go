@@ -138,7 +138,11 @@ func median(xs []float64) float64 {
 	}
 }
 
-func isPeer(name string) bool { return !strings.HasPrefix(name, "lease") }
+// isPeer is true for a peer library in the configuration its users run (its own client, no
+// go-redis AutoPipeline): the targets are set against those.
+func isPeer(name string) bool {
+	return !strings.HasPrefix(name, "lease") && !strings.HasSuffix(name, autoSuffix)
+}
 
 const (
 	leaseOn    = "lease (metrics on)"
@@ -309,11 +313,8 @@ func (r *report) targets(b *strings.Builder) {
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("## Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
-	for _, mode := range []string{"", autoSuffix} {
-		on, off := leaseOn+mode, leaseOff+mode
-		if !has(on) {
-			continue
-		}
+	on, off := leaseOn, leaseOff
+	if has(on) {
 		for si, s := range shapes {
 			fastest := r.fastestPeer(si)
 			if fastest == "" {
@@ -327,10 +328,21 @@ func (r *report) targets(b *strings.Builder) {
 			peer := median(r.series(si, leanest, sample.allocsPerAttempt))
 			w("| %s: %s allocs/op ≤ leanest peer (%s) | %.1f vs %.1f | %s |\n",
 				s.name, on, leanest, onA, peer, verdict(onA <= peer, false))
+			var each []string
+			for _, v := range r.variants {
+				if isPeer(v.name) {
+					each = append(each, fmt.Sprintf("%s %.2f×", v.name, r.paired(si, on, v.name, sample.cyclesPerSec)))
+				}
+			}
+			w("| %s: %s cycles/s vs each peer | %s | |\n", s.name, on, strings.Join(each, ", "))
+			if has(on + autoSuffix) {
+				ratio := r.paired(si, on+autoSuffix, fastest, sample.cyclesPerSec)
+				w("| %s, reference only: %s cycles/s vs %s | %.2f× | not a supported lease configuration (deadlines, see performance.md) |\n",
+					s.name, on+autoSuffix, fastest, ratio)
+			}
 		}
-		if !has(off) || mode != "" {
-			continue
-		}
+	}
+	if has(on) && has(off) {
 		// The metrics' cost, measured without the network, set against a real cycle's client
 		// CPU (the stricter denominator: it is smaller than the cycle's wall time).
 		cost := r.metricsCost()
@@ -359,17 +371,46 @@ func (r *report) targets(b *strings.Builder) {
 	w("\n")
 }
 
+// scrapeColumns are shown first, in this order, when the benchmark reports them; any other
+// metric it reports follows, so the table keeps up with the benchmark.
+var scrapeColumns = []string{"ns/key", "ceiling-ns/PTTL", "x-ceiling", "cmds/key", "peak-heap-MiB"}
+
 func (r *report) scrapeTable(b *strings.Builder) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	w("## Exporter scrape cost\n\n`collectors.BenchmarkScrape` (`go test -run '^$' -bench BenchmarkScrape -benchtime %s ./collectors`), "+
-		"one namespace, all keys matching, ceiling = `redis-benchmark -P 100 PTTL` on the same server in the same run.\n\n", r.cfg.scrapeTime)
-	w("| keys | ns/key | ceiling ns/PTTL | × ceiling | Redis CPU ns/key | Redis CPU ns/PTTL | × ceiling (CPU) | commands/key | peak heap MiB |\n")
-	w("|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	w("## Exporter scrape cost\n\n`collectors.BenchmarkScrape` (`go test -run '^$' -bench '^BenchmarkScrape$' -benchtime %s ./collectors`), "+
+		"one namespace, every key matching, ceiling = `redis-benchmark -P 100 PTTL` on the same server in the same run. "+
+		"Units as the benchmark reports them (x- columns are ratios).\n\n", r.cfg.scrapeTime)
+	var cols []string
+	for _, c := range scrapeColumns {
+		if _, ok := r.scrape[0].metrics[c]; ok {
+			cols = append(cols, c)
+		}
+	}
+	var rest []string
+	for c := range r.scrape[0].metrics {
+		if !slices.Contains(cols, c) && c != "ns/op" {
+			rest = append(rest, c)
+		}
+	}
+	slices.Sort(rest)
+	cols = append(cols, rest...)
+	w("| keys | %s |\n|--:|%s\n", strings.Join(cols, " | "), strings.Repeat("--:|", len(cols)))
 	for _, row := range r.scrape {
-		m := row.metrics
-		w("| %d | %.0f | %.0f | %.2f× | %.0f | %.0f | %.2f× | %.3f | %.1f |\n", row.keys,
-			m["ns/key"], m["ceiling-ns/PTTL"], m["x-ceiling"], m["redis-cpu-ns/key"], m["redis-cpu-ns/PTTL"],
-			m["x-ceiling-cpu"], m["cmds/key"], m["peak-heap-MiB"])
+		w("| %d |", row.keys)
+		for _, c := range cols {
+			v, ok := row.metrics[c]
+			switch {
+			case !ok:
+				w(" – |")
+			case strings.HasPrefix(c, "x-"):
+				w(" %.2f× |", v)
+			case v < 10:
+				w(" %.3g |", v)
+			default:
+				w(" %.0f |", v)
+			}
+		}
+		w("\n")
 	}
 	w("\n")
 }
