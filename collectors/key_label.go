@@ -15,8 +15,9 @@ const MaxKeyLabelLen = 128
 const hashSuffixLen = 9
 
 // PrintableKey renders a raw (possibly binary) Redis key as printable, valid UTF-8: invalid
-// bytes and non-printable characters become \xNN escapes, which redis-cli accepts inside double
-// quotes, so an operator can paste the key back.
+// bytes and non-printable characters become \xNN escapes, and a backslash or double quote in the
+// key is escaped with a backslash. redis-cli reads exactly these escapes inside double quotes, so
+// an operator can paste the key back and address that key, not another one.
 func PrintableKey(key string) string {
 	return escapeKey(key, -1)
 }
@@ -48,6 +49,10 @@ func escapeKey(key string, limit int) string {
 			for _, c := range []byte(key[i : i+size]) {
 				fmt.Fprintf(&b, `\x%02x`, c)
 			}
+		} else if r == '\\' || r == '"' {
+			// Unescaped, a literal `\x41` would read back as "A", and `"` would end the argument.
+			b.WriteByte('\\')
+			b.WriteRune(r)
 		} else {
 			b.WriteString(key[i : i+size])
 		}
