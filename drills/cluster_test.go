@@ -3,6 +3,7 @@ package drills
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +19,16 @@ import (
 // (TTL 6s) is abandoned during the failover without dropping its key; the Continue lease (TTL
 // 20s) rides through, renews on the promoted replica and releases cleanly. After the abandoned
 // key expires, a new owner gets a newer fence from the replicated counter, and the abandoned
-// holder's fenced write is rejected.
+// holder's fenced write is rejected. The exporter, scanning every master as its least-privilege
+// ACL user, reports lock_exporter_up 0 while the slot has no master and sees the locks again on
+// the promoted replica.
 func TestClusterFailover(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
+	for _, n := range cl.Nodes {
+		setACL(t, n) // ACL SETUSER is per node; replicas need it before they are promoted
+	}
 	a := newAudit(t)
+	exporterBinary(t)
 	defer checkLeaks(t)()
 	ctx := context.Background()
 	// go-redis refreshes its slot map on MOVED, or when it is older than
@@ -66,6 +73,20 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	ex := startExporter(t, a, aclEnv(), nil, "--redis.cluster-addr", strings.Join(cl.Addrs(), ","),
+		"--namespace", "strict={drill-failover}:job:*", "--namespace", "lenient={drill-failover}:run:*")
+	defer ex.stop()
+	exporterSees := func(what string, strictKeys float64) {
+		t.Helper()
+		eventually(t, 15*time.Second, "the exporter to see both namespaces "+what, func() bool {
+			s := ex.scrape(t, a, 3*time.Second, "", "")
+			ks, _ := s.gauge("lock_keys", "lock_namespace", "strict")
+			kl, _ := s.gauge("lock_keys", "lock_namespace", "lenient")
+			return s.up(t) == 1 && ks == strictKeys && kl == 1
+		})
+	}
+	exporterSees("before the failover", 1)
+
 	master := cl.MasterFor(t, ks)
 	replica := replicaOf(t, cl, master)
 	eventually(t, 5*time.Second, "both locks to reach the replica", func() bool {
@@ -74,6 +95,11 @@ func TestClusterFailover(t *testing.T) {
 
 	killedAt := time.Now()
 	master.Kill()
+	if s := ex.scrape(t, a, 3*time.Second, "", ""); s.up(t) != 0 {
+		t.Errorf("exporter scrape with a master down: lock_exporter_up = 1, want 0")
+	} else if s.took > 3*time.Second {
+		t.Errorf("exporter scrape with a master down took %s", s.took)
+	}
 	eventually(t, 20*time.Second, "the replica to be promoted", func() bool {
 		role, err := replica.Do(ctx, "ROLE")
 		fields, _ := role.([]any)
@@ -96,6 +122,7 @@ func TestClusterFailover(t *testing.T) {
 	if cause := context.Cause(ls.Context()); cause != lease.ErrAbandoned {
 		t.Errorf("Fence lease cause = %v, want ErrAbandoned", cause)
 	}
+	exporterSees("after the failover", 1) // the abandoned lock is still there, as it should be
 	okBefore := value(t, reg, "lenient", "lock_renewals_total/ok")
 	eventually(t, 5*time.Second, "the Continue lease to renew on the promoted replica", func() bool {
 		return value(t, reg, "lenient", "lock_renewals_total/ok") > okBefore
@@ -153,6 +180,7 @@ func TestClusterFailover(t *testing.T) {
 	})
 	t.Logf("failover: replica promoted %s after the master was killed; Continue lease counted %v failed renews and survived",
 		promoted.Round(10*time.Millisecond), value(t, reg, "lenient", "lock_renewals_total/failed"))
+	ex.stop()
 	_ = cc.Close()
 }
 
