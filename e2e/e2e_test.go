@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockwatch/lockwatch/alerts"
@@ -61,6 +62,8 @@ func TestIncident(t *testing.T) {
 	if _, err := os.Stat(alertmanagerBin); err != nil {
 		t.Fatalf("Alertmanager binary missing (%v): apt-get install prometheus-alertmanager", err)
 	}
+	// Registered first, so it runs after every other cleanup: polling connections go last.
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
 	start := time.Now()
 	root := repoRoot(t)
 	work := t.TempDir()
@@ -186,7 +189,7 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quietRedis{})
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 func writeFile(t *testing.T, dir, name string, data []byte) string {
