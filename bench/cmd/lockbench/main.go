@@ -36,7 +36,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 7, "rounds; every round runs every variant once per shape, in rotated order")
 	flag.DurationVar(&cfg.duration, "duration", 1500*time.Millisecond, "length of one timed run")
 	flag.IntVar(&cfg.goroutines, "goroutines", 16, "concurrent goroutines (and redis-benchmark clients)")
-	flag.IntVar(&cfg.ceilingN, "ceiling-requests", 200_000, "redis-benchmark requests per ceiling command")
+	flag.IntVar(&cfg.ceilingN, "ceiling-requests", 100_000, "redis-benchmark requests per ceiling command")
 	flag.StringVar(&cfg.out, "out", "", "write the Markdown results here (default: stdout)")
 	flag.StringVar(&cfg.root, "root", "..", "the lockwatch module root, for the exporter benchmark")
 	flag.BoolVar(&cfg.scrape, "scrape", true, "also run the exporter's scrape benchmark (collectors.BenchmarkScrape)")

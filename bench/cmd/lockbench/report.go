@@ -234,6 +234,14 @@ func (r *report) lockTables(b *strings.Builder) {
 				100*median(cyc)/ceil,
 				spread(cyc), errs)
 		}
+		for _, v := range r.variants {
+			for _, round := range r.samples[si] {
+				if smp := round[v.name]; smp.firstErr != nil {
+					w("Errors of %s (first one): `%v`.\n\n", v.name, smp.firstErr)
+					break
+				}
+			}
+		}
 		get := func(f func(ceiling) float64) float64 { return median(mapCeil(r.ceilings[si], f)) }
 		piped := get(ceiling.pipedCyclesPerSec)
 		w("| **ceiling**, one command per round trip (redis-benchmark -c %d) | %.0f | %.0f | %.0f | | | | | 100%% | | |\n",
@@ -364,9 +372,13 @@ func (r *report) targets(b *strings.Builder) {
 		}
 		w("| exporter per-key cost ≤ 3× the PTTL pipeline ceiling | worst %.2f× | %s |\n", worst, verdict(worst <= 3, false))
 		w("| exporter peak heap < 64 MiB at 1M keys | %.1f MiB | %s |\n", heap1M, verdict(heap1M < 64, false))
-		lin := last.metrics["ns/key"] / first.metrics["ns/key"]
-		w("| exporter cost linear in keys (ns/key at %d ÷ at %d) | %.2f | %s |\n",
-			last.keys, first.keys, lin, verdict(lin <= 1.25, lin <= 1.5))
+		// Redis's own per-command cost grows with the keyspace (the ceiling is measured on the
+		// seeded keyspace), so linearity is judged on the cost relative to the ceiling; the
+		// absolute growth is shown next to it.
+		lin := last.metrics["x-ceiling"] / first.metrics["x-ceiling"]
+		w("| exporter cost linear in keys: per-key cost ÷ ceiling at %d keys vs at %d | %.2f (absolute ns/key %.2f, ceiling %.2f) | %s |\n",
+			last.keys, first.keys, lin, last.metrics["ns/key"]/first.metrics["ns/key"],
+			last.metrics["ceiling-ns/PTTL"]/first.metrics["ceiling-ns/PTTL"], verdict(lin <= 1.25, lin <= 1.5))
 	}
 	w("\n")
 }
