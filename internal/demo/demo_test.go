@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +140,59 @@ func TestRunStopsAndCleansUp(t *testing.T) {
 	if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 0 {
 		t.Errorf("keys left after Run: %d (%v)", n, err)
 	}
+}
+
+// TestTurbulenceOffRemovesTheLockWithoutTTL checks the recovery path the end-to-end test
+// relies on: with turbulence off, the lock without expiry is deleted as the runbook says.
+func TestTurbulenceOffRemovesTheLockWithoutTTL(t *testing.T) {
+	ctx := context.Background()
+	r, err := StartRedis(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	w, err := New(Options{Addr: r.Addr(), TurbulencePeriod: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	defer rdb.Close()
+	legacy := DefaultPrefix + "reconciler:legacy-cron"
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	waitFor("the lock without TTL", func() bool {
+		ttl, err := rdb.TTL(ctx, legacy).Result()
+		return err == nil && ttl == -1 // exists, no expiry
+	})
+	w.SetTurbulence(false)
+	waitFor("the lock without TTL to be deleted", func() bool {
+		n, err := rdb.Exists(ctx, legacy).Result()
+		return err == nil && n == 0
+	})
+	if line := w.StatusLine(); !strings.HasSuffix(line, "turbulence off") {
+		t.Errorf("status line %q does not say turbulence is off", line)
+	}
+	w.SetTurbulence(true)
+	waitFor("the lock without TTL to return", func() bool {
+		n, err := rdb.Exists(ctx, legacy).Result()
+		return err == nil && n == 1
+	})
 }
