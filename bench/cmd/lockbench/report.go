@@ -234,14 +234,6 @@ func (r *report) lockTables(b *strings.Builder) {
 				100*median(cyc)/ceil,
 				spread(cyc), errs)
 		}
-		for _, v := range r.variants {
-			for _, round := range r.samples[si] {
-				if smp := round[v.name]; smp.firstErr != nil {
-					w("Errors of %s (first one): `%v`.\n\n", v.name, smp.firstErr)
-					break
-				}
-			}
-		}
 		get := func(f func(ceiling) float64) float64 { return median(mapCeil(r.ceilings[si], f)) }
 		piped := get(ceiling.pipedCyclesPerSec)
 		w("| **ceiling**, one command per round trip (redis-benchmark -c %d) | %.0f | %.0f | %.0f | | | | | 100%% | | |\n",
@@ -252,6 +244,14 @@ func (r *report) lockTables(b *strings.Builder) {
 			"The ceilings' attempts/s column is SET NX PX alone.\n\n",
 			get(func(c ceiling) float64 { return c.setRPS }), get(func(c ceiling) float64 { return c.evalRPS }),
 			get(func(c ceiling) float64 { return c.pipedSetRPS }), get(func(c ceiling) float64 { return c.pipedEvalRPS }))
+		for _, v := range r.variants {
+			for _, round := range r.samples[si] {
+				if smp := round[v.name]; smp.firstErr != nil {
+					w("Errors of %s (first one): `%v`.\n\n", v.name, smp.firstErr)
+					break
+				}
+			}
+		}
 	}
 }
 
