@@ -2,8 +2,11 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/lockwatch/lockwatch/lease"
 )
 
 // legacyValue is what the legacy cron script writes into its lock key (a host name, as such
@@ -124,10 +127,14 @@ func (w *Workload) slowWorkflow(ctx context.Context) {
 		// workflow-b wants the same run and keeps asking until the expired lease frees it.
 		deadline := time.Now().Add(6 * time.Second)
 		for time.Now().Before(deadline) && ctx.Err() == nil {
-			if next, err := b.locks["workflow"].Acquire(ctx, key); err == nil {
+			next, err := b.locks["workflow"].Acquire(ctx, key)
+			if err == nil {
 				_ = work(next.Context(), 4*time.Second)
 				_ = next.Release(ctx)
 				return
+			}
+			if !errors.Is(err, lease.ErrBusy) {
+				sleep(ctx, idle) // Redis unreachable: do not spin
 			}
 		}
 	}()

@@ -55,7 +55,7 @@ type Workload struct {
 	admin      *redis.Client // writes the legacy no-TTL lock and removes demo keys
 	replicas   map[string]*replica
 	turbulence atomic.Bool
-	started    time.Time
+	started    atomic.Int64 // Run's start, Unix nanoseconds; read by the status line
 }
 
 // New connects the workload's replicas to opts.Addr and declares its namespaces on a fresh
@@ -155,7 +155,7 @@ func (w *Workload) SetTurbulence(on bool) { w.turbulence.Store(on) }
 // connections. It returns nil after a normal stop.
 func (w *Workload) Run(ctx context.Context) error {
 	defer w.close()
-	w.started = time.Now()
+	w.started.Store(time.Now().UnixNano())
 	var wg sync.WaitGroup
 	spawn := func(f func(context.Context)) {
 		wg.Add(1)
@@ -191,10 +191,11 @@ func (w *Workload) Run(ctx context.Context) error {
 
 // Uptime is how long Run has been running.
 func (w *Workload) Uptime() time.Duration {
-	if w.started.IsZero() {
+	start := w.started.Load()
+	if start == 0 {
 		return 0
 	}
-	return time.Since(w.started)
+	return time.Since(time.Unix(0, start))
 }
 
 func (w *Workload) close() {
