@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -21,5 +22,9 @@ func (redisLogger) Printf(_ context.Context, format string, v ...any) {
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(redisLogger{})
-	os.Exit(m.Run())
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
 }
