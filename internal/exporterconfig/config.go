@@ -132,6 +132,12 @@ func Load(path string) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return cfg, fmt.Errorf("%w: config file %s: %s", ErrInvalid, path, yamlError(err))
 	}
+	// A second document (after ---) would otherwise be dropped without a word: refuse it, so
+	// namespaces pasted below a separator are never silently unmonitored.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("%w: config file %s: more than one YAML document (remove the --- separator)", ErrInvalid, path)
+	}
 	return cfg, nil
 }
 

@@ -100,6 +100,7 @@ func TestInvalid(t *testing.T) {
 		{"bad duration", "scan:\n  timeout: soon\n", nil, `line 2: invalid duration "soon"`},
 		{"bad number", "scan:\n  top_k: many\n", nil, `line 2: invalid value "many" (want int)`},
 		{"not YAML", "redis: [\n", nil, "line"},
+		{"second document", "namespaces:\n  - {name: a, pattern: 'a:*'}\n---\nnamespaces:\n  - {name: b, pattern: 'b:*'}\n", nil, "more than one YAML document"},
 		{"duplicate name", "namespaces:\n  - {name: a, pattern: 'a:*'}\n  - {name: a, pattern: 'b:*'}\n", nil, `duplicate namespace name "a"`},
 		{"empty pattern", "namespaces:\n  - {name: a, pattern: ''}\n", nil, `namespace "a": pattern "": empty pattern`},
 		{"invalid pattern", "namespaces:\n  - {name: a, pattern: 'a:[x'}\n", nil, "unterminated ["},
