@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build test lint generate tools
+.PHONY: build test lint generate tools fuzz soak
 
 ## build: compile every package, and the exporter into bin/ with its version stamped
 build:
@@ -18,6 +18,21 @@ build:
 ## test: lint, then every test (real redis-server processes) with the race detector
 test: lint tools
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory fuzz
+
+# Fuzz targets: package and name. `go test` already replays their committed seed corpora; the
+# fuzz target below also explores new inputs for FUZZTIME each.
+FUZZ_TARGETS := ./collectors:FuzzKeyLabel ./collectors:FuzzNamespace \
+	./internal/exporterconfig:FuzzLoad ./internal/exporterconfig:FuzzParseNamespace
+FUZZTIME ?= 5s
+
+## fuzz: run every fuzz target for FUZZTIME (default 5s each)
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 ## tools: build promtool and amtool once (minutes on a fresh machine) so no test pays for it
 tools:
@@ -34,3 +49,8 @@ lint:
 ## from your overrides with `make generate PACK_CONFIG=my-pack.yml`
 generate:
 	$(GO) run ./cmd/lockwatch-pack $(if $(PACK_CONFIG),--config $(PACK_CONFIG))
+
+## soak: the long soak drill (SOAK=2m by default) — many workers, few keys, pauses past the TTL
+SOAK ?= 2m
+soak:
+	LOCKWATCH_SOAK=$(SOAK) $(GO) test -race -count=1 -run TestSoak -timeout 15m -v ./drills
