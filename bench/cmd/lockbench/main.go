@@ -81,6 +81,15 @@ func runAll(cfg config) error {
 	if err != nil {
 		return err
 	}
+	if cfg.only != "" {
+		local = slices.DeleteFunc(local, func(v variant) bool {
+			if slices.Contains(strings.Split(cfg.only, ","), v.name) {
+				return false
+			}
+			v.close()
+			return true
+		})
+	}
 	defer func() {
 		for _, v := range local {
 			v.close()
