@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build test lint generate tools fuzz soak
+.PHONY: build test lint generate tools fuzz soak demo e2e
 
 ## build: compile every package, and the exporter into bin/ with its version stamped
 build:
@@ -44,6 +44,15 @@ lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+
+## demo: run the embedded demo (starts its own redis-server; DEMO_FLAGS="--duration 2m" etc.)
+demo:
+	$(GO) run ./cmd/lock-exporter demo $(DEMO_FLAGS)
+
+## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
+e2e: tools
+	$(TOOL) prometheus --version >/dev/null
+	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 12m ./e2e
 
 ## generate: rewrite alerts/*.yml and dashboards/*.json from internal/packconfig defaults, or
 ## from your overrides with `make generate PACK_CONFIG=my-pack.yml`

@@ -1,5 +1,6 @@
 // Command lockwatch-pack generates lockwatch's monitoring pack: the Prometheus recording and
-// alerting rules in alerts/ and the Grafana dashboards in dashboards/.
+// alerting rules in alerts/, the Grafana dashboards in dashboards/, and the Kubernetes
+// PrometheusRule and dashboard ConfigMaps in deploy/kubernetes/.
 //
 // Usage:
 //
@@ -7,7 +8,7 @@
 //
 // With no --config the output is the committed pack. --config names a YAML file of overrides:
 // only the keys given change, unknown keys are an error (see internal/packconfig). --out is the
-// root the files are written under (alerts/…, dashboards/…); it defaults to the root of the
+// root the files are written under (alerts/…, dashboards/…, deploy/kubernetes/…); it defaults to the root of the
 // lockwatch checkout containing the working directory. --print-config prints the effective
 // configuration, every key with its value, as a starting point for an overrides file.
 //
