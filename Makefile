@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build test lint generate tools fuzz soak demo e2e
+.PHONY: build test lint generate tools fuzz soak demo e2e bench
 
 ## build: compile every package, and the exporter into bin/ with its version stamped
 build:
@@ -18,6 +18,7 @@ build:
 ## test: lint, then every test (real redis-server processes) with the race detector
 test: lint tools
 	$(GO) test -race -count=1 ./...
+	cd bench && $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
 
 # Fuzz targets: package and name. `go test` already replays their committed seed corpora; the
@@ -44,6 +45,7 @@ lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 ## demo: run the embedded demo (starts its own redis-server; DEMO_FLAGS="--duration 2m" etc.)
 demo:
@@ -53,6 +55,11 @@ demo:
 e2e: tools
 	$(TOOL) prometheus --version >/dev/null
 	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 12m ./e2e
+
+## bench: lease vs bsm/redislock, redsync and rueidislock, the redis-benchmark ceilings and the
+## exporter's scrape cost, on a redis-server it starts; writes docs/performance-results.md (~6 min)
+bench:
+	cd bench && $(GO) run ./cmd/lockbench -root .. -out ../docs/performance-results.md
 
 ## generate: rewrite alerts/*.yml and dashboards/*.json from internal/packconfig defaults, or
 ## from your overrides with `make generate PACK_CONFIG=my-pack.yml`
