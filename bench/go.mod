@@ -1,6 +1,6 @@
 module github.com/lockwatch/lockwatch/bench
 
-go 1.26.8
+go 1.26.0
 
 require github.com/lockwatch/lockwatch v0.0.0
 
