@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // audit proves that owner tokens never leak. Tokens are capabilities and lease never exports
@@ -65,7 +67,7 @@ func (a *audit) watch(name string, text func() (string, error)) {
 	a.mu.Unlock()
 }
 
-func (a *audit) watchLogs(name string, b *syncBuffer) {
+func (a *audit) watchLogs(name string, b *testkit.SyncBuffer) {
 	a.watch(name, func() (string, error) { return b.String(), nil })
 }
 
@@ -121,7 +123,7 @@ func (a *audit) leaks() (found []string, texts int) {
 // in a metric label and in an error is reported each time.
 func TestAuditFindsAPlantedToken(t *testing.T) {
 	a := &audit{tokens: map[string]string{"T0kenT0kenT0kenT0ken00": "job:1"}}
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	_, _ = logs.Write([]byte("level=WARN msg=x token=T0kenT0kenT0kenT0ken00\n"))
 	a.watchLogs("log", logs)
 	reg := prometheus.NewRegistry()

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -39,7 +40,7 @@ func TestClusterFailover(t *testing.T) {
 		ClusterStateReloadInterval: time.Second})
 	defer cc.Close()
 	reg := prometheus.NewRegistry()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	a.watchRegistry("cluster metrics", reg)
 	a.watchLogs("cluster log", logs)
 	c, err := lease.New(cc, lease.Options{Registerer: reg, Logger: newLogger(logs)})

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // The exporter drills run the real lock-exporter binary, built once per test run.
@@ -117,7 +118,7 @@ func aclEnv() []string {
 type exporter struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	base   string // scheme://host:port
 	client *http.Client
 	done   chan error
@@ -135,7 +136,7 @@ func startExporter(t *testing.T, a *audit, env []string, tlsCfg *tls.Config, arg
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cmd := exec.Command(exporterBinary(t), append([]string{"--web.listen-address", addr, "--log.level", "debug"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	e := &exporter{t: t, cmd: cmd, stderr: &syncBuffer{}, base: "http://" + addr, done: make(chan error, 1)}
+	e := &exporter{t: t, cmd: cmd, stderr: &testkit.SyncBuffer{}, base: "http://" + addr, done: make(chan error, 1)}
 	transport := &http.Transport{DisableKeepAlives: true}
 	if tlsCfg != nil {
 		e.base = "https://" + addr

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -35,7 +36,7 @@ func TestExporterTLSAndAuth(t *testing.T) {
 
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, TLSConfig: p.clientTLS(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	reg, logs := prometheus.NewRegistry(), &syncBuffer{}
+	reg, logs := prometheus.NewRegistry(), &testkit.SyncBuffer{}
 	a.watchRegistry("holder metrics", reg)
 	a.watchLogs("holder log", logs)
 	c, err := lease.New(rdb, lease.Options{Registerer: reg, Logger: newLogger(logs)})

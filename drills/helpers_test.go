@@ -1,12 +1,10 @@
 package drills
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lockwatch/lockwatch/internal/faultproxy"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -51,7 +50,7 @@ type worker struct {
 	rdb   *redis.Client
 	proxy *faultproxy.Proxy
 	reg   *prometheus.Registry
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 	c     *lease.Client
 }
 
@@ -68,7 +67,7 @@ func newWorker(t *testing.T, a *audit, name, addr string, proxied bool) *worker 
 // has the audit watch it).
 func newWorkerOn(t *testing.T, a *audit, name, addr string, proxied bool, reg *prometheus.Registry) *worker {
 	t.Helper()
-	w := &worker{name: name, reg: reg, logs: &syncBuffer{}}
+	w := &worker{name: name, reg: reg, logs: &testkit.SyncBuffer{}}
 	if proxied {
 		w.proxy = faultproxy.Start(t, addr)
 		addr = w.proxy.Addr
@@ -84,7 +83,7 @@ func newWorkerOn(t *testing.T, a *audit, name, addr string, proxied bool, reg *p
 	return w
 }
 
-func newLogger(w *syncBuffer) *slog.Logger {
+func newLogger(w *testkit.SyncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -199,24 +198,6 @@ var keySeq atomic.Int64
 // uniqueKey names a key no other drill (or repeated run) uses.
 func uniqueKey(t *testing.T, what string) string {
 	return fmt.Sprintf("drill:%s:%s:%d", strings.ReplaceAll(t.Name(), "/", "-"), what, keySeq.Add(1))
-}
-
-// syncBuffer collects output written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // exposition renders reg in the Prometheus text format, as a scrape would see it.

@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // redisLog collects go-redis' own log lines (dial failures during outages); every audit
 // searches it for tokens too.
-var redisLog = &syncBuffer{}
+var redisLog = &testkit.SyncBuffer{}
 
 type redisLogger struct{}
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -12,32 +11,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// syncBuffer is a bytes.Buffer safe for a server goroutine writing while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func newEnv(vars map[string]string) (*env, *syncBuffer, *syncBuffer) {
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+func newEnv(vars map[string]string) (*env, *testkit.SyncBuffer, *testkit.SyncBuffer) {
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
 	return &env{
 		stdout: stdout,
 		stderr: stderr,
@@ -58,7 +41,7 @@ func runCmd(t *testing.T, vars map[string]string, args ...string) (int, string, 
 // server is an exporter running in-process.
 type server struct {
 	url    string
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	stop   func() int
 }
 
