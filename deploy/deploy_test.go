@@ -11,9 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -21,50 +19,13 @@ import (
 	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
-var toolPaths sync.Map // tool name → path or error
-
-// tool returns the path of a tool of tools/go.mod, built (or taken from the build cache) by
-// `go tool -n`, so tests run the pinned version without a go wrapper process around it.
-func tool(t *testing.T, name string) string {
-	t.Helper()
-	v, ok := toolPaths.Load(name)
-	if !ok {
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		root := repoRoot(t)
-		cmd := exec.Command(goBin, "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "-n", name)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		if err != nil {
-			v = fmt.Errorf("go tool -n %s: %v", name, err)
-		} else {
-			v = strings.TrimSpace(string(out))
-		}
-		toolPaths.Store(name, v)
-	}
-	if err, isErr := v.(error); isErr {
-		t.Fatal(err)
-	}
-	return v.(string)
-}
 
 func runTool(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(tool(t, name), args...)
-	cmd.Dir = repoRoot(t)
+	cmd := exec.Command(testkit.Tool(t, name), args...)
+	cmd.Dir = testkit.RepoRoot(t)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -101,7 +62,7 @@ func documents(t *testing.T, path string) []map[string]any {
 }
 
 func TestEveryFileParses(t *testing.T) {
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	var files []string
 	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && (strings.HasSuffix(path, ".yml") || strings.HasSuffix(path, ".yaml")) {
@@ -133,7 +94,7 @@ func TestEveryFileParses(t *testing.T) {
 }
 
 func TestKustomizationListsEveryManifest(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "deploy", "kubernetes")
+	dir := filepath.Join(testkit.RepoRoot(t), "deploy", "kubernetes")
 	k := documents(t, filepath.Join(dir, "kustomization.yaml"))[0]
 	listed := map[string]bool{}
 	for _, r := range k["resources"].([]any) {
@@ -175,7 +136,7 @@ func get(v any, path ...any) any {
 
 func kubeObject(t *testing.T, file, kind string) map[string]any {
 	t.Helper()
-	for _, d := range documents(t, filepath.Join(repoRoot(t), "deploy", "kubernetes", file)) {
+	for _, d := range documents(t, filepath.Join(testkit.RepoRoot(t), "deploy", "kubernetes", file)) {
 		if d["kind"] == kind {
 			return d
 		}
@@ -293,7 +254,7 @@ func TestAlertRoutes(t *testing.T) {
 }
 
 func TestAlertmanagerInhibitsWarningByCriticalOfTheSameFamily(t *testing.T) {
-	am := documents(t, filepath.Join(repoRoot(t), "deploy", "alertmanager", "alertmanager.yml"))[0]
+	am := documents(t, filepath.Join(testkit.RepoRoot(t), "deploy", "alertmanager", "alertmanager.yml"))[0]
 	rule := get(am, "inhibit_rules", 0)
 	if get(rule, "source_matchers", 0) != `severity="critical"` || get(rule, "target_matchers", 0) != `severity="warning"` {
 		t.Errorf("inhibit rule %v: want critical silencing warning", rule)
@@ -308,7 +269,7 @@ func TestAlertmanagerInhibitsWarningByCriticalOfTheSameFamily(t *testing.T) {
 }
 
 func TestGrafanaProvisioning(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "deploy", "grafana", "provisioning")
+	dir := filepath.Join(testkit.RepoRoot(t), "deploy", "grafana", "provisioning")
 	ds := documents(t, filepath.Join(dir, "datasources", "lockwatch.yml"))[0]
 	if get(ds, "apiVersion") != 1 || get(ds, "datasources", 0, "type") != "prometheus" {
 		t.Errorf("datasource provisioning: %v", ds)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -42,10 +41,8 @@ func exporterBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "lock-exporter")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/lockwatch/lockwatch/cmd/lock-exporter").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build lock-exporter: %v\n%s", err, out)
+		if binPath, buildErr = testkit.Build(dir, "./cmd/lock-exporter"); buildErr != nil {
+			_ = os.RemoveAll(dir)
 		}
 	})
 	if buildErr != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/demo"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // envVar turns the test on; `make e2e` sets it.
@@ -67,10 +68,10 @@ func TestIncident(t *testing.T) {
 	// Registered first, so it runs after every other cleanup: polling connections go last.
 	t.Cleanup(http.DefaultClient.CloseIdleConnections)
 	start := time.Now()
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	work := t.TempDir()
-	prometheusBin := toolPath(t, "prometheus")
-	exporterBin := buildExporter(t, work)
+	prometheusBin := testkit.Tool(t, "prometheus")
+	exporterBin := testkit.BuildBinary(t, work, "./cmd/lock-exporter")
 
 	// Redis and the workload: the library's metrics served as an application would.
 	srv := redistest.Start(t)

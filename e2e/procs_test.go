@@ -10,52 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
-func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
-
-// toolPath returns the binary of a tool of tools/go.mod (built or from the build cache).
-func toolPath(t *testing.T, name string) string {
-	t.Helper()
-	cmd := exec.Command(goBinary(), "tool", "-modfile="+filepath.Join(repoRoot(t), "tools", "go.mod"), "-n", name)
-	cmd.Dir = repoRoot(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go tool -n %s: %v", name, err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// buildExporter builds cmd/lock-exporter into dir.
-func buildExporter(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "lock-exporter")
-	cmd := exec.Command(goBinary(), "build", "-o", bin, "./cmd/lock-exporter")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build lock-exporter: %v\n%s", err, out)
-	}
-	return bin
-}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // unitTestFile is the part of promtool's test-file format this test reads.
@@ -38,7 +39,7 @@ func TestEveryAlertTierIsCovered(t *testing.T) {
 	type run struct{ firing, silent []model.Duration }
 	runs := map[key]map[string]*run{} // alert tier -> test-group (file + name) -> eval times
 
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	for _, path := range testFiles(t, filepath.Join(root, "rules_test")) {
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -6,18 +6,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // TestMain builds promtool once before the tests, which run promtool in parallel: in a fresh
 // clone the first build takes minutes, and parallel first runs would each start it.
 func TestMain(m *testing.M) {
-	root, err := findRoot()
+	root, err := testkit.FindRepoRoot()
 	if err == nil {
 		var out []byte
 		out, err = goTool(root, "--version").CombinedOutput()
@@ -32,42 +32,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// findRoot walks up from the working directory (this package's directory under `go test`) to
-// the directory holding go.mod.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := findRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // goTool returns `go tool -modfile=tools/go.mod promtool args...` to run in the repository
 // root (go tool needs a main module).
 func goTool(root string, args ...string) *exec.Cmd {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goBin, append([]string{"tool", "-modfile=" + filepath.Join(root, "tools", "go.mod"), "promtool"}, args...)...)
+	cmd := exec.Command(testkit.GoBinary(), append([]string{"tool", "-modfile=" + filepath.Join(root, "tools", "go.mod"), "promtool"}, args...)...)
 	cmd.Dir = root
 	return cmd
 }
@@ -96,7 +64,7 @@ func testFiles(t *testing.T, dir string) []string {
 
 func TestPromtoolCheckRules(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	out, err := promtool(t, root, "check", "rules", "--lint=all", "--lint-fatal",
 		filepath.Join("alerts", alerts.RecordingFile), filepath.Join("alerts", alerts.AlertingFile))
 	if err != nil {
@@ -106,7 +74,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 
 func TestPromtoolTestRules(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	args := append([]string{"test", "rules"}, testFiles(t, filepath.Join(root, "rules_test"))...)
 	out, err := promtool(t, root, args...)
 	if err != nil {
@@ -122,7 +90,7 @@ func TestScenariosCanFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("regenerates the rules and runs promtool once per mutation")
 	}
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	tests := []struct {
 		name     string
 		override string

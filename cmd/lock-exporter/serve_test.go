@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // metricValue returns the value of the series line that starts with series (name and labels,
@@ -232,11 +233,8 @@ func TestScrapeTimeout(t *testing.T) {
 // promtoolCheck runs `promtool check metrics` (built from tools/go.mod) on an exposition.
 func promtoolCheck(t *testing.T, exposition string) {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "promtool", "check", "metrics")
+	root := testkit.RepoRoot(t)
+	cmd := exec.Command(testkit.GoBinary(), "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "promtool", "check", "metrics")
 	cmd.Dir = root
 	cmd.Stdin = strings.NewReader(exposition)
 	var out bytes.Buffer

@@ -15,19 +15,8 @@ import (
 	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/dashboards"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
 
 func TestCommittedManifestsAreGenerated(t *testing.T) {
 	files, err := Generate(packconfig.Default())
@@ -38,7 +27,7 @@ func TestCommittedManifestsAreGenerated(t *testing.T) {
 		t.Fatalf("generated %d files, want 2", len(files))
 	}
 	for name, want := range files {
-		got, err := os.ReadFile(filepath.Join(repoRoot(t), Dir, name))
+		got, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), Dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
