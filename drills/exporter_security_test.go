@@ -26,15 +26,15 @@ import (
 // with the right credentials see the locks; wrong or missing credentials and plain HTTP are
 // refused; nothing served or logged carries a token.
 func TestExporterTLSAndAuth(t *testing.T) {
-	p := newPKI(t)
-	srv := redistest.Start(t, redistest.WithTLS(p.serverCert, p.serverKey, p.caFile),
+	p := testkit.NewPKI(t)
+	srv := redistest.Start(t, redistest.WithTLS(p.ServerCert, p.ServerKey, p.CAFile),
 		redistest.WithArgs("--aclfile", aclFile(t)))
 	a := newAudit(t)
 	exporterBinary(t)
 	defer checkLeaks(t)()
 	ctx := context.Background()
 
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, TLSConfig: p.clientTLS(), ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, TLSConfig: p.ClientTLS(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	reg, logs := prometheus.NewRegistry(), &testkit.SyncBuffer{}
 	a.watchRegistry("holder metrics", reg)
@@ -64,12 +64,12 @@ func TestExporterTLSAndAuth(t *testing.T) {
 	}
 	webConfig := filepath.Join(t.TempDir(), "web.yml")
 	if err := os.WriteFile(webConfig, []byte(fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  %s: %s\n",
-		p.serverCert, p.serverKey, user, hash)), 0o600); err != nil {
+		p.ServerCert, p.ServerKey, user, hash)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	redisTLS := []string{"--redis.addr", "rediss://" + srv.Addr, "--redis.tls-ca-file", p.caFile,
-		"--redis.tls-cert-file", p.clientCert, "--redis.tls-key-file", p.clientKey}
-	ex := startExporter(t, a, aclEnv(), p.clientTLS(), append(redisTLS, "--web.config.file", webConfig,
+	redisTLS := []string{"--redis.addr", "rediss://" + srv.Addr, "--redis.tls-ca-file", p.CAFile,
+		"--redis.tls-cert-file", p.ClientCert, "--redis.tls-key-file", p.ClientKey}
+	ex := startExporter(t, a, aclEnv(), p.ClientTLS(), append(redisTLS, "--web.config.file", webConfig,
 		"--namespace", "payments="+pattern)...)
 	defer ex.stop()
 
@@ -107,7 +107,7 @@ func TestExporterTLSAndAuth(t *testing.T) {
 	}
 
 	// Without the client certificate Redis refuses the exporter, and the scrape says so.
-	ex2 := startExporter(t, a, aclEnv(), nil, "--redis.addr", "rediss://"+srv.Addr, "--redis.tls-ca-file", p.caFile,
+	ex2 := startExporter(t, a, aclEnv(), nil, "--redis.addr", "rediss://"+srv.Addr, "--redis.tls-ca-file", p.CAFile,
 		"--namespace", "payments="+pattern)
 	defer ex2.stop()
 	if s := ex2.scrape(t, a, 5*time.Second, "", ""); s.up(t) != 0 {

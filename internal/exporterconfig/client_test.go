@@ -2,100 +2,27 @@ package exporterconfig
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
-
-// testPKI writes a CA, a server certificate for 127.0.0.1 and a client certificate, all PEM.
-type testPKI struct {
-	caFile, serverCert, serverKey, clientCert, clientKey string
-}
-
-func newTestPKI(t *testing.T) testPKI {
-	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "lockwatch test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	p := testPKI{caFile: writePEM(t, dir, "ca.pem", "CERTIFICATE", caDER)}
-	issue := func(name string, serial int64, usage x509.ExtKeyUsage) (string, string) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: name},
-			NotBefore:    time.Now().Add(-time.Hour),
-			NotAfter:     time.Now().Add(time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-			IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return writePEM(t, dir, name+".pem", "CERTIFICATE", der), writePEM(t, dir, name+"-key.pem", "EC PRIVATE KEY", keyDER)
-	}
-	p.serverCert, p.serverKey = issue("server", 2, x509.ExtKeyUsageServerAuth)
-	p.clientCert, p.clientKey = issue("client", 3, x509.ExtKeyUsageClientAuth)
-	return p
-}
-
-func writePEM(t *testing.T, dir, name, typ string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestClientTLS connects over rediss:// to a TLS-only server that requires client certificates.
 func TestClientTLS(t *testing.T) {
-	pki := newTestPKI(t)
-	srv := redistest.Start(t, redistest.WithTLS(pki.serverCert, pki.serverKey, pki.caFile))
+	pki := testkit.NewPKI(t)
+	srv := redistest.Start(t, redistest.WithTLS(pki.ServerCert, pki.ServerKey, pki.CAFile))
 	tests := []struct {
 		name    string
 		tls     TLS
 		wantErr string
 	}{
-		{"CA and client certificate", TLS{CAFile: pki.caFile, CertFile: pki.clientCert, KeyFile: pki.clientKey}, ""},
-		{"no client certificate", TLS{CAFile: pki.caFile}, "certificate"},
-		{"unknown CA", TLS{CertFile: pki.clientCert, KeyFile: pki.clientKey}, "certificate"},
+		{"CA and client certificate", TLS{CAFile: pki.CAFile, CertFile: pki.ClientCert, KeyFile: pki.ClientKey}, ""},
+		{"no client certificate", TLS{CAFile: pki.CAFile}, "certificate"},
+		{"unknown CA", TLS{CertFile: pki.ClientCert, KeyFile: pki.ClientKey}, "certificate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
