@@ -25,8 +25,9 @@ import (
 // the promoted replica.
 func TestClusterFailover(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
+	rules := testkit.DocumentedACL(t, aclPassword)
 	for _, n := range cl.Nodes {
-		setACL(t, n) // ACL SETUSER is per node; replicas need it before they are promoted
+		testkit.SetACL(t, n, rules) // ACL SETUSER is per node; replicas need it before they are promoted
 	}
 	a := newAudit(t)
 	exporterBinary(t)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,57 +52,20 @@ func exporterBinary(t *testing.T) string {
 
 // aclUser and aclPassword are the exporter's least-privilege Redis user in the drills.
 const (
-	aclUser     = "lock-exporter"
+	aclUser     = testkit.ACLUser
 	aclPassword = "drill-acl-password"
 )
-
-// documentedACL returns the rules of the `user lock-exporter …` line of docs/exporter.md, with
-// its placeholder password replaced: the drills run the exporter under exactly what users copy.
-func documentedACL(t *testing.T) []string {
-	t.Helper()
-	doc, err := os.ReadFile("../docs/exporter.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(doc), "\n") {
-		rest, ok := strings.CutPrefix(line, "user "+aclUser+" ")
-		if !ok {
-			continue
-		}
-		rules := strings.Fields(rest)
-		i := slices.Index(rules, ">CHANGE-ME")
-		if i < 0 {
-			t.Fatalf("documented ACL line has no >CHANGE-ME password: %q", line)
-		}
-		rules[i] = ">" + aclPassword
-		return rules
-	}
-	t.Fatalf("docs/exporter.md has no `user %s …` ACL line", aclUser)
-	return nil
-}
 
 // aclFile writes a users.acl with the documented exporter user and an all-powerful default
 // user for the drill's own clients. Given to redis-server with --aclfile, it survives restarts.
 func aclFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "users.acl")
-	content := "user default on nopass ~* &* +@all\nuser " + aclUser + " " + strings.Join(documentedACL(t), " ") + "\n"
+	content := "user default on nopass ~* &* +@all\nuser " + aclUser + " " + strings.Join(testkit.DocumentedACL(t, aclPassword), " ") + "\n"
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// setACL creates the exporter's user on a running server (cluster nodes).
-func setACL(t *testing.T, s *redistest.Server) {
-	t.Helper()
-	args := []any{"ACL", "SETUSER", aclUser, "reset"}
-	for _, r := range documentedACL(t) {
-		args = append(args, r)
-	}
-	if _, err := s.Do(context.Background(), args...); err != nil {
-		t.Fatalf("ACL SETUSER on %s: %v", s.Addr, err)
-	}
 }
 
 // aclEnv is the exporter's environment: the ACL user's credentials (a password has no flag).

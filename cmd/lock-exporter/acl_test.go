@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,51 +11,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
 const (
-	aclUser     = "lock-exporter"
+	aclUser     = testkit.ACLUser
 	aclPassword = "acl-test-password"
 )
-
-// documentedACL returns the ACL rules of the `user lock-exporter …` line in docs/exporter.md,
-// with the documented placeholder password replaced: the test runs exactly what users copy.
-func documentedACL(t *testing.T) []string {
-	t.Helper()
-	doc, err := os.ReadFile("../../docs/exporter.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(doc), "\n") {
-		rest, ok := strings.CutPrefix(line, "user "+aclUser+" ")
-		if !ok {
-			continue
-		}
-		rules := strings.Fields(rest)
-		i := slices.Index(rules, ">CHANGE-ME")
-		if i < 0 {
-			t.Fatalf("documented ACL line has no >CHANGE-ME password: %q", line)
-		}
-		rules[i] = ">" + aclPassword
-		return rules
-	}
-	t.Fatalf("docs/exporter.md has no `user %s …` ACL line", aclUser)
-	return nil
-}
-
-// setACL creates the exporter's user on one server with rules. ACL SETUSER merges a selector
-// split over several arguments ("(+get", "%R~*:fence)"), as an ACL file line is split.
-func setACL(t *testing.T, s *redistest.Server, rules []string) {
-	t.Helper()
-	args := []any{"ACL", "SETUSER", aclUser, "reset"}
-	for _, r := range rules {
-		args = append(args, r)
-	}
-	if _, err := s.Do(context.Background(), args...); err != nil {
-		t.Fatalf("ACL SETUSER on %s: %v", s.Addr, err)
-	}
-}
 
 func without(rules []string, drop ...string) []string {
 	var out []string
@@ -74,7 +36,7 @@ var aclVars = map[string]string{"LOCK_EXPORTER_REDIS_USERNAME": aclUser, "LOCK_E
 // on a single server and on a Redis Cluster; checks that the user cannot read or change a lock;
 // and that each granted command is needed.
 func TestLeastPrivilegeACL(t *testing.T) {
-	rules := documentedACL(t)
+	rules := testkit.DocumentedACL(t, aclPassword)
 	ctx := context.Background()
 
 	t.Run("single server", func(t *testing.T) {
@@ -84,7 +46,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		if err := admin.Set(ctx, lease.FenceKey("jobs:1"), 77, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		setACL(t, srv, rules)
+		testkit.SetACL(t, srv, rules)
 
 		s := startServer(t, aclVars, "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
 		code, body := s.get(t, "/metrics", 5*time.Second)
@@ -115,12 +77,12 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		// Every granted command is used: without it, inspect (the same scan) fails or
 		// loses the fence values.
 		for _, drop := range [][]string{{"+scan"}, {"+pttl"}, {"+object|idletime"}} {
-			setACL(t, srv, without(rules, drop...))
+			testkit.SetACL(t, srv, without(rules, drop...))
 			if code, _, _ := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*"); code != exitFailure {
 				t.Errorf("ACL without %v: inspect status %d, want %d", drop, code, exitFailure)
 			}
 		}
-		setACL(t, srv, without(rules, "(+get", "%R~*:fence)"))
+		testkit.SetACL(t, srv, without(rules, "(+get", "%R~*:fence)"))
 		if _, _, stderr := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*"); !strings.Contains(stderr, "fence values unavailable: NOPERM") {
 			t.Errorf("ACL without the GET selector: stderr %q, want the fence note", stderr)
 		}
@@ -138,7 +100,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range cluster.Nodes {
-			setACL(t, n, rules)
+			testkit.SetACL(t, n, rules)
 		}
 		addrs := strings.Join(cluster.Addrs(), ",")
 		s := startServer(t, aclVars, "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*")
@@ -153,7 +115,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		}
 
 		for _, n := range cluster.Nodes {
-			setACL(t, n, without(rules, "+cluster|slots"))
+			testkit.SetACL(t, n, without(rules, "+cluster|slots"))
 		}
 		if code, _, _ := runCmd(t, aclVars, "inspect", "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*"); code != exitFailure {
 			t.Errorf("ACL without +cluster|slots: inspect status %d, want %d", code, exitFailure)
