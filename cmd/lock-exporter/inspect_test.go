@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -27,7 +28,7 @@ func TestInspect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	config := writeFile(t, "exporter.yml", "namespaces:\n  - {name: jobs, pattern: 'jobs:*'}\n  - {name: other, pattern: 'other:*'}\n")
+	config := testkit.WriteFile(t, "exporter.yml", "namespaces:\n  - {name: jobs, pattern: 'jobs:*'}\n  - {name: other, pattern: 'other:*'}\n")
 
 	tests := []struct {
 		name       string

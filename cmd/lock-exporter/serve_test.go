@@ -55,7 +55,7 @@ func TestServe(t *testing.T) {
 		"wf:run:1":       {ttl: 30 * time.Second, idle: 1},
 		"unrelated:data": {idle: 9000},
 	})
-	config := writeFile(t, "exporter.yml", `
+	config := testkit.WriteFile(t, "exporter.yml", `
 namespaces:
   - name: jobs
     pattern: "jobs:*"
@@ -181,7 +181,7 @@ func TestServeBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	web := writeFile(t, "web.yml", "basic_auth_users:\n  prometheus: "+string(hash)+"\n")
+	web := testkit.WriteFile(t, "web.yml", "basic_auth_users:\n  prometheus: "+string(hash)+"\n")
 	s := startServer(t, nil, "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*", "--web.config.file", web)
 	if code, _ := s.get(t, "/metrics", 0); code != http.StatusUnauthorized {
 		t.Errorf("without credentials: %d, want 401", code)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,22 +8,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
-
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestBadInput checks that every bad flag, variable or file exits 2 with exactly one line on
 // stderr that names the bad value, and touches nothing else (no Redis is running here).
 func TestBadInput(t *testing.T) {
 	ns := "--namespace=jobs=jobs:*"
-	badWeb := writeFile(t, "web.yml", "basic_auth_users:\n  admin: not-a-bcrypt-hash\n")
+	badWeb := testkit.WriteFile(t, "web.yml", "basic_auth_users:\n  admin: not-a-bcrypt-hash\n")
 	tests := []struct {
 		name string
 		vars map[string]string
@@ -41,11 +31,11 @@ func TestBadInput(t *testing.T) {
 		{"empty name", nil, []string{"--namespace", "=jobs:*"}, "empty name"},
 		{"empty pattern", nil, []string{"--namespace", "jobs="}, `pattern "": empty pattern`},
 		{"invalid pattern", nil, []string{"--namespace", "jobs=jobs:[ab"}, `pattern "jobs:[ab": unterminated [`},
-		{"duplicate across flag and file", nil, []string{ns, "--config.file", writeFile(t, "dup.yml", "namespaces: [{name: jobs, pattern: 'x:*'}]\n")}, `duplicate namespace name "jobs"`},
+		{"duplicate across flag and file", nil, []string{ns, "--config.file", testkit.WriteFile(t, "dup.yml", "namespaces: [{name: jobs, pattern: 'x:*'}]\n")}, `duplicate namespace name "jobs"`},
 		{"duplicate in environment", map[string]string{"LOCK_EXPORTER_NAMESPACE": "a=a:*,a=b:*"}, nil, `duplicate namespace name "a"`},
 		{"unreadable file", nil, []string{"--config.file", "/nonexistent/exporter.yml"}, "config file /nonexistent/exporter.yml: no such file or directory"},
-		{"unknown field", nil, []string{"--config.file", writeFile(t, "typo.yml", "namespaces:\n  - name: a\n    patern: 'a:*'\n")}, `line 3: unknown field "patern"`},
-		{"bad duration in file", nil, []string{"--config.file", writeFile(t, "dur.yml", "scan:\n  timeout: soon\nnamespaces: [{name: a, pattern: 'a:*'}]\n")}, `line 2: invalid duration "soon"`},
+		{"unknown field", nil, []string{"--config.file", testkit.WriteFile(t, "typo.yml", "namespaces:\n  - name: a\n    patern: 'a:*'\n")}, `line 3: unknown field "patern"`},
+		{"bad duration in file", nil, []string{"--config.file", testkit.WriteFile(t, "dur.yml", "scan:\n  timeout: soon\nnamespaces: [{name: a, pattern: 'a:*'}]\n")}, `line 2: invalid duration "soon"`},
 		{"zero top-k", nil, []string{ns, "--scan.top-k", "0"}, "scan.top-k must be at least 1, got 0"},
 		{"bad redis address", nil, []string{ns, "--redis.addr", "redis.internal"}, `redis.addr "redis.internal": want host:port`},
 		{"password in URL", nil, []string{ns, "--redis.addr", "redis://u:secret@x:1"}, "has a password"},
@@ -101,7 +91,7 @@ func TestHelpAndVersion(t *testing.T) {
 
 // TestPrecedence checks flag over environment over file over default, field by field.
 func TestPrecedence(t *testing.T) {
-	file := writeFile(t, "exporter.yml", `
+	file := testkit.WriteFile(t, "exporter.yml", `
 redis: {addr: "file:1"}
 scan: {batch_size: 11, max_keys: 22, timeout: 3s}
 namespaces: [{name: fromfile, pattern: "f:*", expected_ttl: 60s}]

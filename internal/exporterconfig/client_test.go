@@ -49,7 +49,7 @@ func TestClientTLS(t *testing.T) {
 // new password up without a new client.
 func TestPasswordFileRotation(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithArgs("--requirepass", "first"))
-	pwFile := writeFile(t, "pw", "first\n")
+	pwFile := testkit.WriteFile(t, "pw", "first\n")
 	c, err := Redis{Addr: srv.Addr, PasswordFile: pwFile}.NewClient()
 	if err != nil {
 		t.Fatal(err)

@@ -2,26 +2,17 @@ package exporterconfig
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestLoadFullSchema(t *testing.T) {
-	pw := writeFile(t, "pw", "secret\n")
-	path := writeFile(t, "config.yml", `
+	pw := testkit.WriteFile(t, "pw", "secret\n")
+	path := testkit.WriteFile(t, "config.yml", `
 redis:
   addr: redis://exporter@redis.internal:6380/2
   username: exporter
@@ -72,7 +63,7 @@ namespaces:
 }
 
 func TestLoadKeepsDefaults(t *testing.T) {
-	cfg, err := Load(writeFile(t, "c.yml", "namespaces:\n  - {name: a, pattern: 'a:*'}\n"))
+	cfg, err := Load(testkit.WriteFile(t, "c.yml", "namespaces:\n  - {name: a, pattern: 'a:*'}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +72,14 @@ func TestLoadKeepsDefaults(t *testing.T) {
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load = %+v, want defaults plus the namespace", cfg)
 	}
-	if empty, err := Load(writeFile(t, "empty.yml", "")); err != nil || !reflect.DeepEqual(empty, Defaults()) {
+	if empty, err := Load(testkit.WriteFile(t, "empty.yml", "")); err != nil || !reflect.DeepEqual(empty, Defaults()) {
 		t.Errorf("empty file: %+v, %v; want defaults", empty, err)
 	}
 }
 
 // TestInvalid checks that every bad file or setting gives one line naming the bad value.
 func TestInvalid(t *testing.T) {
-	ca := writeFile(t, "ca.pem", "not a certificate")
+	ca := testkit.WriteFile(t, "ca.pem", "not a certificate")
 	tests := []struct {
 		name    string
 		file    string // YAML; namespaces a:* added when it has none
@@ -127,7 +118,7 @@ func TestInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Load(writeFile(t, "c.yml", tt.file))
+			cfg, err := Load(testkit.WriteFile(t, "c.yml", tt.file))
 			if err == nil {
 				if len(cfg.Namespaces) == 0 {
 					cfg.Namespaces = []Namespace{{Name: "a", Pattern: "a:*"}}
