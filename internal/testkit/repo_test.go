@@ -1,0 +1,24 @@
+package testkit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRepoRoot finds the main module's root from this package's directory, not tools/go.mod
+// or anything below the root.
+func TestRepoRoot(t *testing.T) {
+	root := RepoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(data), "\n"); first != "module github.com/lockwatch/lockwatch" {
+		t.Errorf("RepoRoot() = %s whose go.mod starts %q, want the lockwatch module", root, first)
+	}
+	if _, err := os.Stat(filepath.Join(root, "internal", "testkit", "repo.go")); err != nil {
+		t.Errorf("RepoRoot() = %s: %v", root, err)
+	}
+}
