@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
+	"github.com/lockwatch/lockwatch/internal/genfiles"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
@@ -45,16 +45,7 @@ func Write(cfg packconfig.Config, root string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(root, Dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return genfiles.Write(filepath.Join(root, Dir), files)
 }
 
 // render builds d, numbers its panels and encodes it as indented JSON with a

@@ -7,7 +7,6 @@ package manifests
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/dashboards"
+	"github.com/lockwatch/lockwatch/internal/genfiles"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
@@ -64,16 +64,7 @@ func Write(cfg packconfig.Config, root string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(root, Dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return genfiles.Write(filepath.Join(root, Dir), files)
 }
 
 // prometheusRule wraps every generated rule file in one PrometheusRule object. The groups are
