@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // ErrNoRedisServer is returned by StartRedis when redis-server is not on PATH.
@@ -50,7 +52,7 @@ func StartRedis(ctx context.Context) (*Redis, error) {
 }
 
 func startRedis(ctx context.Context, bin string) (*Redis, error) {
-	port, err := freePort()
+	port, err := redisproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -65,15 +67,7 @@ func startRedis(ctx context.Context, bin string) (*Redis, error) {
 		return nil, err
 	}
 	defer logFile.Close()
-	r.cmd = exec.Command(bin,
-		"--port", strconv.Itoa(port),
-		"--bind", "127.0.0.1",
-		"--dir", dir,
-		"--save", "",
-		"--appendonly", "no",
-		"--daemonize", "no",
-		"--loglevel", "warning",
-	)
+	r.cmd = exec.Command(bin, append([]string{"--port", strconv.Itoa(port)}, redisproc.Args(dir)...)...)
 	r.cmd.Dir = dir
 	r.cmd.Stdout = logFile
 	r.cmd.Stderr = logFile
@@ -127,13 +121,4 @@ func (r *Redis) tailLog() string {
 	data, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	return lines[len(lines)-1]
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // installHint is the one line a developer sees when the machine lacks Redis.
@@ -115,14 +117,7 @@ func (s *Server) launch(bin string) error {
 	if s.tlsOnly {
 		portArgs = []string{"--port", "0", "--tls-port", strconv.Itoa(s.port)}
 	}
-	args := append(portArgs,
-		"--bind", "127.0.0.1",
-		"--dir", s.dir,
-		"--save", "",
-		"--appendonly", "no",
-		"--daemonize", "no",
-		"--loglevel", "warning",
-	)
+	args := append(portArgs, redisproc.Args(s.dir)...)
 	args = append(args, s.args...)
 	logFile, err := os.OpenFile(filepath.Join(s.dir, "redis.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -264,17 +259,4 @@ func (s *Server) Do(ctx context.Context, args ...any) (any, error) {
 
 // FreePort asks the kernel for a free loopback TCP port below 55535, so that a cluster node's
 // bus port (port+10000) is valid too.
-func FreePort() (int, error) {
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if port < 55535 {
-			return port, nil
-		}
-	}
-	return 0, errors.New("no free port below 55535")
-}
+func FreePort() (int, error) { return redisproc.FreePort() }
