@@ -161,10 +161,10 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 func (n *Namespace) try(ctx context.Context, key, token string) (fence int64, ok bool, err error) {
 	c := n.client
 	if !n.policy.Fencing {
-		ok, err = c.rdb.SetNX(ctx, key, token, n.policy.TTL).Result()
+		ok, err = c.setNX(ctx, key, token, n.policy.TTL)
 		return 0, ok, err
 	}
-	fence, err = c.scripts.acquireFenced.Run(ctx, c.rdb, []string{key, FenceKey(key)}, token, n.policy.TTL.Milliseconds()).Int64()
+	fence, err = c.runScript(ctx, c.scripts.acquireFenced, []string{key, FenceKey(key)}, token, n.policy.TTL.Milliseconds())
 	return fence, fence > 0, err
 }
 

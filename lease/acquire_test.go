@@ -13,123 +13,129 @@ import (
 // Test 9: a waiting acquire honours its deadline and backoff (ErrBusy near the deadline) and
 // the caller's cancellation.
 func TestAcquireWaitDeadlineBackoffAndCancel(t *testing.T) {
-	const (
-		timeout = 300 * time.Millisecond
-		backoff = 25 * time.Millisecond
-	)
-	tests := []struct {
-		name       string
-		ctx        func() (context.Context, context.CancelFunc)
-		wantCause  error // besides ErrBusy
-		minElapsed time.Duration
-		maxElapsed time.Duration
-	}{
-		{
-			name:       "acquire timeout",
-			ctx:        func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			minElapsed: timeout, maxElapsed: timeout + 250*time.Millisecond,
-		},
-		{
-			name: "caller cancels",
-			ctx: func() (context.Context, context.CancelFunc) {
-				ctx, cancel := context.WithCancel(context.Background())
-				time.AfterFunc(100*time.Millisecond, cancel)
-				return ctx, cancel
+	eachMode(t, func(t *testing.T, batching bool) {
+		const (
+			timeout = 300 * time.Millisecond
+			backoff = 25 * time.Millisecond
+		)
+		tests := []struct {
+			name       string
+			ctx        func() (context.Context, context.CancelFunc)
+			wantCause  error // besides ErrBusy
+			minElapsed time.Duration
+			maxElapsed time.Duration
+		}{
+			{
+				name:       "acquire timeout",
+				ctx:        func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+				minElapsed: timeout, maxElapsed: timeout + 250*time.Millisecond,
 			},
-			wantCause:  context.Canceled,
-			minElapsed: 100 * time.Millisecond, maxElapsed: 100*time.Millisecond + 250*time.Millisecond,
-		},
-		{
-			name: "caller deadline sooner",
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), 150*time.Millisecond)
+			{
+				name: "caller cancels",
+				ctx: func() (context.Context, context.CancelFunc) {
+					ctx, cancel := context.WithCancel(context.Background())
+					time.AfterFunc(100*time.Millisecond, cancel)
+					return ctx, cancel
+				},
+				wantCause:  context.Canceled,
+				minElapsed: 100 * time.Millisecond, maxElapsed: 100*time.Millisecond + 250*time.Millisecond,
 			},
-			wantCause:  context.DeadlineExceeded,
-			minElapsed: 150 * time.Millisecond, maxElapsed: 150*time.Millisecond + 250*time.Millisecond,
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			attempts := &faultHook{match: isSetNX}
-			e := newEnv(t, sharedAddr, attempts)
-			n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, AcquireTimeout: timeout, RetryBackoff: backoff})
-			key := uniqueKey(t)
-			holder, err := n.Acquire(context.Background(), key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer holder.Release(context.Background())
-			attempts.calls.Store(0)
+			{
+				name: "caller deadline sooner",
+				ctx: func() (context.Context, context.CancelFunc) {
+					return context.WithTimeout(context.Background(), 150*time.Millisecond)
+				},
+				wantCause:  context.DeadlineExceeded,
+				minElapsed: 150 * time.Millisecond, maxElapsed: 150*time.Millisecond + 250*time.Millisecond,
+			},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				attempts := &faultHook{match: isSetNX}
+				e := newEnvMode(t, sharedAddr, batching, attempts)
+				n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, AcquireTimeout: timeout, RetryBackoff: backoff})
+				key := uniqueKey(t)
+				holder, err := n.Acquire(context.Background(), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer holder.Release(context.Background())
+				attempts.calls.Store(0)
 
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			start := time.Now()
-			_, err = n.Acquire(ctx, key)
-			elapsed := time.Since(start)
-			if !errors.Is(err, ErrBusy) {
-				t.Fatalf("Acquire on a held lock = %v, want ErrBusy", err)
-			}
-			if tc.wantCause != nil && !errors.Is(err, tc.wantCause) {
-				t.Errorf("error %v does not carry the caller's cause %v", err, tc.wantCause)
-			}
-			if elapsed < tc.minElapsed || elapsed > tc.maxElapsed {
-				t.Errorf("gave up after %s, want within [%s, %s]", elapsed, tc.minElapsed, tc.maxElapsed)
-			}
-			// Each pause is backoff plus up to half of it in jitter.
-			got := attempts.calls.Load()
-			most := int64(elapsed/backoff) + 1
-			least := int64(elapsed/(backoff*3/2+10*time.Millisecond)) - 1
-			if got < least || got > most {
-				t.Errorf("%d attempts in %s, want between %d and %d with a %s backoff", got, elapsed, least, most, backoff)
-			}
-			e.wantMetrics(t, "approval", map[string]float64{
-				"lock_acquire_wait_seconds/busy":     1,
-				"lock_acquire_wait_seconds/acquired": 1,
-				"lock_acquire_wait_seconds/error":    0,
+				ctx, cancel := tc.ctx()
+				defer cancel()
+				start := time.Now()
+				_, err = n.Acquire(ctx, key)
+				elapsed := time.Since(start)
+				if !errors.Is(err, ErrBusy) {
+					t.Fatalf("Acquire on a held lock = %v, want ErrBusy", err)
+				}
+				if tc.wantCause != nil && !errors.Is(err, tc.wantCause) {
+					t.Errorf("error %v does not carry the caller's cause %v", err, tc.wantCause)
+				}
+				if elapsed < tc.minElapsed || elapsed > tc.maxElapsed {
+					t.Errorf("gave up after %s, want within [%s, %s]", elapsed, tc.minElapsed, tc.maxElapsed)
+				}
+				// Each pause is backoff plus up to half of it in jitter.
+				got := attempts.calls.Load()
+				most := int64(elapsed/backoff) + 1
+				least := int64(elapsed/(backoff*3/2+10*time.Millisecond)) - 1
+				if got < least || got > most {
+					t.Errorf("%d attempts in %s, want between %d and %d with a %s backoff", got, elapsed, least, most, backoff)
+				}
+				e.wantMetrics(t, "approval", map[string]float64{
+					"lock_acquire_wait_seconds/busy":     1,
+					"lock_acquire_wait_seconds/acquired": 1,
+					"lock_acquire_wait_seconds/error":    0,
+				})
 			})
-		})
-	}
+		}
+	})
 }
 
 // An acquire waits for a holder that releases before the deadline.
 func TestAcquireWaitsForRelease(t *testing.T) {
-	e := newEnv(t, sharedAddr)
-	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
-	key := uniqueKey(t)
-	holder, err := n.Acquire(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.AfterFunc(100*time.Millisecond, func() { _ = holder.Release(context.Background()) })
-	l, err := n.Acquire(context.Background(), key)
-	if err != nil {
-		t.Fatalf("Acquire after the holder released: %v", err)
-	}
-	if err := l.Release(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if e.metric(t, "lock_acquire_wait_seconds", namespaceLabel, "approval", "outcome", "acquired") != 2 {
-		t.Error("acquisitions not counted")
-	}
+	eachMode(t, func(t *testing.T, batching bool) {
+		e := newEnvMode(t, sharedAddr, batching)
+		n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
+		key := uniqueKey(t)
+		holder, err := n.Acquire(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.AfterFunc(100*time.Millisecond, func() { _ = holder.Release(context.Background()) })
+		l, err := n.Acquire(context.Background(), key)
+		if err != nil {
+			t.Fatalf("Acquire after the holder released: %v", err)
+		}
+		if err := l.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if e.metric(t, "lock_acquire_wait_seconds", namespaceLabel, "approval", "outcome", "acquired") != 2 {
+			t.Error("acquisitions not counted")
+		}
+	})
 }
 
 func TestTryAcquireDoesNotWait(t *testing.T) {
-	e := newEnv(t, sharedAddr)
-	n := e.namespace(t, "collector", Policy{TTL: 10 * time.Minute, RenewInterval: 3 * time.Minute})
-	key := uniqueKey(t)
-	holder, err := n.TryAcquire(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Release(context.Background())
-	start := time.Now()
-	if _, err := n.TryAcquire(context.Background(), key); !errors.Is(err, ErrBusy) {
-		t.Fatalf("TryAcquire on a held lock = %v", err)
-	}
-	if took := time.Since(start); took > n.policy.RetryBackoff {
-		t.Errorf("TryAcquire took %s: it waited", took)
-	}
-	e.wantMetrics(t, "collector", map[string]float64{"lock_acquire_wait_seconds/busy": 1, "lock_acquire_wait_seconds/acquired": 1})
+	eachMode(t, func(t *testing.T, batching bool) {
+		e := newEnvMode(t, sharedAddr, batching)
+		n := e.namespace(t, "collector", Policy{TTL: 10 * time.Minute, RenewInterval: 3 * time.Minute})
+		key := uniqueKey(t)
+		holder, err := n.TryAcquire(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Release(context.Background())
+		start := time.Now()
+		if _, err := n.TryAcquire(context.Background(), key); !errors.Is(err, ErrBusy) {
+			t.Fatalf("TryAcquire on a held lock = %v", err)
+		}
+		if took := time.Since(start); took > n.policy.RetryBackoff {
+			t.Errorf("TryAcquire took %s: it waited", took)
+		}
+		e.wantMetrics(t, "collector", map[string]float64{"lock_acquire_wait_seconds/busy": 1, "lock_acquire_wait_seconds/acquired": 1})
+	})
 }
 
 // With LocalMutex, goroutines of one process queue in-process: a contender waits without
@@ -191,20 +197,22 @@ func TestLocalMutexQueuesInProcess(t *testing.T) {
 
 // An acquire that cannot reach Redis is an error (not ErrBusy), bounded by the caller's ctx.
 func TestAcquireErrorWhenRedisIsDown(t *testing.T) {
-	srv := redistest.Start(t)
-	e := newEnv(t, srv.Addr)
-	n := e.namespace(t, "approval", Policy{Fencing: true})
-	srv.Pause()
-	defer srv.Resume()
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	_, err := n.Acquire(ctx, uniqueKey(t))
-	if err == nil || errors.Is(err, ErrBusy) {
-		t.Fatalf("Acquire with Redis paused = %v, want a Redis error", err)
-	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("Acquire took %s despite a 200ms deadline", took)
-	}
-	e.wantMetrics(t, "approval", map[string]float64{"lock_acquire_wait_seconds/error": 1, "lock_held": 0})
+	eachMode(t, func(t *testing.T, batching bool) {
+		srv := redistest.Start(t)
+		e := newEnvMode(t, srv.Addr, batching)
+		n := e.namespace(t, "approval", Policy{Fencing: true})
+		srv.Pause()
+		defer srv.Resume()
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err := n.Acquire(ctx, uniqueKey(t))
+		if err == nil || errors.Is(err, ErrBusy) {
+			t.Fatalf("Acquire with Redis paused = %v, want a Redis error", err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("Acquire took %s despite a 200ms deadline", took)
+		}
+		e.wantMetrics(t, "approval", map[string]float64{"lock_acquire_wait_seconds/error": 1, "lock_held": 0})
+	})
 }

@@ -19,4 +19,8 @@
 // renew are Lua compare-and-delete and compare-and-pexpire, so a stale holder can never drop or
 // extend a newer owner's lock. Tokens are capabilities: they never appear in errors, logs or
 // metrics.
+//
+// Options.Batching (off by default) coalesces the commands of concurrent callers into go-redis
+// pipelines for throughput, while each caller keeps its own context deadline; a batching
+// Client must be stopped with Close.
 package lease

@@ -27,6 +27,8 @@ var (
 	// ErrInvalidKey: the key is empty, or (when a fence key is needed) contains '}' outside a
 	// hash tag, so no companion key could share its Redis Cluster slot.
 	ErrInvalidKey = errors.New("lease: invalid key")
+	// ErrClosed: the Client was closed; it sends no more commands.
+	ErrClosed = errors.New("lease: client closed")
 	// ErrInvalidPolicy: a Policy or Options value is out of range.
 	ErrInvalidPolicy = errors.New("lease: invalid policy")
 )

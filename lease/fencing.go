@@ -42,7 +42,7 @@ func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, valu
 		ms = max(ttl.Milliseconds(), 1)
 	}
 	c := n.client
-	applied, err := c.scripts.fencedSet.Run(ctx, c.rdb, []string{key, WriteFenceKey(key)}, fence, value, ms).Int64()
+	applied, err := c.runScript(ctx, c.scripts.fencedSet, []string{key, WriteFenceKey(key)}, fence, value, ms)
 	if err != nil {
 		return fmt.Errorf("lease: fenced write %q in namespace %s: %w", key, n.name, err)
 	}

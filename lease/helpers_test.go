@@ -28,6 +28,13 @@ type env struct {
 
 func newEnv(t testing.TB, addr string, hooks ...redis.Hook) *env {
 	t.Helper()
+	return newEnvMode(t, addr, false, hooks...)
+}
+
+// newEnvMode is newEnv with Options.Batching set as given; a batching Client is closed at the
+// end of the test, before its go-redis client.
+func newEnvMode(t testing.TB, addr string, batching bool, hooks ...redis.Hook) *env {
+	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	for _, h := range hooks {
@@ -37,12 +44,24 @@ func newEnv(t testing.TB, addr string, hooks ...redis.Hook) *env {
 	c, err := New(rdb, Options{
 		Registerer: e.reg,
 		Logger:     slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Batching:   batching,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { _ = c.Close() })
 	e.c = c
 	return e
+}
+
+// eachMode runs body once with command batching off and once with it on: the library's
+// guarantees must not depend on how its commands reach Redis.
+func eachMode(t *testing.T, body func(t *testing.T, batching bool)) {
+	for _, batching := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single", true: "batching"}[batching], func(t *testing.T) {
+			body(t, batching)
+		})
+	}
 }
 
 func (e *env) namespace(t testing.TB, name string, p Policy) *Namespace {
@@ -149,8 +168,41 @@ type faultHook struct {
 
 func (h *faultHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
+// ProcessPipelineHook gives each matching command of a pipeline (batching mode) its own plan:
+// a failed command is taken out of the pipeline with its error, the others go on to Redis after
+// the longest delay planned for the pipeline's commands.
 func (h *faultHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var delay time.Duration
+		pass := make([]redis.Cmder, 0, len(cmds))
+		for _, cmd := range cmds {
+			if !h.match(cmd.Args()) {
+				pass = append(pass, cmd)
+				continue
+			}
+			d, err := h.next()
+			delay = max(delay, d)
+			if err != nil {
+				cmd.SetErr(err)
+				continue
+			}
+			pass = append(pass, cmd)
+		}
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				for _, cmd := range pass {
+					cmd.SetErr(ctx.Err())
+				}
+				return ctx.Err()
+			}
+		}
+		if len(pass) == 0 {
+			return nil
+		}
+		return next(ctx, pass)
+	}
 }
 
 func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -158,11 +210,7 @@ func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if !h.match(cmd.Args()) {
 			return next(ctx, cmd)
 		}
-		n := int(h.calls.Add(1) - 1)
-		delay, err := time.Duration(0), error(nil)
-		if h.plan != nil {
-			delay, err = h.plan(n)
-		}
+		delay, err := h.next()
 		if delay > 0 {
 			select {
 			case <-time.After(delay):
@@ -177,6 +225,15 @@ func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		return next(ctx, cmd)
 	}
+}
+
+// next counts one matching command and returns its plan.
+func (h *faultHook) next() (time.Duration, error) {
+	n := int(h.calls.Add(1) - 1)
+	if h.plan == nil {
+		return 0, nil
+	}
+	return h.plan(n)
 }
 
 // isScript matches an EVALSHA of src, the first try of every redis.Script run.

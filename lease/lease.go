@@ -141,7 +141,7 @@ func (n *Namespace) release(ctx context.Context, key, token string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.policy.ReleaseTimeout)
 	defer cancel()
-	deleted, err := n.client.scripts.release.Run(ctx, n.client.rdb, []string{key}, token).Int64()
+	deleted, err := n.client.runScript(ctx, n.client.scripts.release, []string{key}, token)
 	switch {
 	case err != nil:
 		if n.m != nil {

@@ -11,126 +11,130 @@ import (
 
 // Test 10: cancellation, release and abandonment stop the renewer, leaving no goroutine behind.
 func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
-	tests := []struct {
-		name   string
-		faulty bool
-		end    func(t *testing.T, l *Lease, cancel context.CancelFunc)
-	}{
-		{"release", false, func(t *testing.T, l *Lease, _ context.CancelFunc) {
-			if err := l.Release(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"parent cancelled", false, func(t *testing.T, l *Lease, cancel context.CancelFunc) {
-			cancel()
-			<-l.Context().Done()
-		}},
-		{"abandoned", true, func(t *testing.T, l *Lease, _ context.CancelFunc) {
-			<-l.Context().Done()
-		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			before := goleak.IgnoreCurrent()
-			// Registered first, so it runs after the client's own cleanup closed its pool.
-			t.Cleanup(func() { goleak.VerifyNone(t, before) })
-			hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) {
-				if tc.faulty {
-					return 0, errInjected
+	eachMode(t, func(t *testing.T, batching bool) {
+		tests := []struct {
+			name   string
+			faulty bool
+			end    func(t *testing.T, l *Lease, cancel context.CancelFunc)
+		}{
+			{"release", false, func(t *testing.T, l *Lease, _ context.CancelFunc) {
+				if err := l.Release(context.Background()); err != nil {
+					t.Fatal(err)
 				}
-				return 0, nil
-			}}
-			e := newEnv(t, sharedAddr, hook)
-			n := e.namespace(t, "workflow", Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, RenewTimeout: time.Second, MaxRenewFailures: 2})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			l, err := n.Acquire(ctx, uniqueKey(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			renewed := func() float64 {
-				return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "ok") +
-					e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
-			}
-			eventually(t, 2*time.Second, "two counted renews", func() bool { return renewed() >= 2 })
-			tc.end(t, l, cancel)
-			stopped := hook.calls.Load()
-			time.Sleep(5 * n.policy.RenewInterval)
-			if got := hook.calls.Load(); got != stopped {
-				t.Errorf("renewer kept going: %d renews after it should have stopped at %d", got, stopped)
-			}
-			if renewed := renewed(); renewed < 2 || renewed > float64(stopped) {
-				t.Errorf("renewals counted %v for %d attempts", renewed, stopped)
-			}
-			_ = l.Release(context.Background())
-			e.wantMetrics(t, "workflow", map[string]float64{"lock_held": 0, "lock_held_seconds": 1})
-		})
-	}
+			}},
+			{"parent cancelled", false, func(t *testing.T, l *Lease, cancel context.CancelFunc) {
+				cancel()
+				<-l.Context().Done()
+			}},
+			{"abandoned", true, func(t *testing.T, l *Lease, _ context.CancelFunc) {
+				<-l.Context().Done()
+			}},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := goleak.IgnoreCurrent()
+				// Registered first, so it runs after the client's own cleanup closed its pool.
+				t.Cleanup(func() { goleak.VerifyNone(t, before) })
+				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) {
+					if tc.faulty {
+						return 0, errInjected
+					}
+					return 0, nil
+				}}
+				e := newEnvMode(t, sharedAddr, batching, hook)
+				n := e.namespace(t, "workflow", Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, RenewTimeout: time.Second, MaxRenewFailures: 2})
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				l, err := n.Acquire(ctx, uniqueKey(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				renewed := func() float64 {
+					return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "ok") +
+						e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
+				}
+				eventually(t, 2*time.Second, "two counted renews", func() bool { return renewed() >= 2 })
+				tc.end(t, l, cancel)
+				stopped := hook.calls.Load()
+				time.Sleep(5 * n.policy.RenewInterval)
+				if got := hook.calls.Load(); got != stopped {
+					t.Errorf("renewer kept going: %d renews after it should have stopped at %d", got, stopped)
+				}
+				if renewed := renewed(); renewed < 2 || renewed > float64(stopped) {
+					t.Errorf("renewals counted %v for %d attempts", renewed, stopped)
+				}
+				_ = l.Release(context.Background())
+				e.wantMetrics(t, "workflow", map[string]float64{"lock_held": 0, "lock_held_seconds": 1})
+			})
+		}
+	})
 }
 
 func TestDo(t *testing.T) {
-	errWork := errors.New("work failed")
-	tests := []struct {
-		name    string
-		policy  Policy
-		faulty  bool
-		fn      func(ctx context.Context, fence int64) error
-		wantErr []error
-		want    map[string]float64
-	}{
-		{
-			name:   "success releases",
-			policy: Policy{Fencing: true},
-			fn: func(ctx context.Context, fence int64) error {
-				if fence < 1 {
-					return errors.New("no fence token")
-				}
-				return nil
+	eachMode(t, func(t *testing.T, batching bool) {
+		errWork := errors.New("work failed")
+		tests := []struct {
+			name    string
+			policy  Policy
+			faulty  bool
+			fn      func(ctx context.Context, fence int64) error
+			wantErr []error
+			want    map[string]float64
+		}{
+			{
+				name:   "success releases",
+				policy: Policy{Fencing: true},
+				fn: func(ctx context.Context, fence int64) error {
+					if fence < 1 {
+						return errors.New("no fence token")
+					}
+					return nil
+				},
+				want: map[string]float64{"lock_releases_total/ok": 1},
 			},
-			want: map[string]float64{"lock_releases_total/ok": 1},
-		},
-		{
-			name:    "work error is returned and the lock released",
-			fn:      func(context.Context, int64) error { return errWork },
-			wantErr: []error{errWork},
-			want:    map[string]float64{"lock_releases_total/ok": 1},
-		},
-		{
-			name:   "abandonment cancels the work and skips release",
-			policy: Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond},
-			faulty: true,
-			fn: func(ctx context.Context, _ int64) error {
-				<-ctx.Done()
-				return ctx.Err()
+			{
+				name:    "work error is returned and the lock released",
+				fn:      func(context.Context, int64) error { return errWork },
+				wantErr: []error{errWork},
+				want:    map[string]float64{"lock_releases_total/ok": 1},
 			},
-			wantErr: []error{context.Canceled, ErrAbandoned},
-			want:    map[string]float64{"lock_releases_total/skipped": 1, "lock_abandoned_total": 1},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) {
-				if tc.faulty {
-					return 0, errInjected
+			{
+				name:   "abandonment cancels the work and skips release",
+				policy: Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond},
+				faulty: true,
+				fn: func(ctx context.Context, _ int64) error {
+					<-ctx.Done()
+					return ctx.Err()
+				},
+				wantErr: []error{context.Canceled, ErrAbandoned},
+				want:    map[string]float64{"lock_releases_total/skipped": 1, "lock_abandoned_total": 1},
+			},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) {
+					if tc.faulty {
+						return 0, errInjected
+					}
+					return 0, nil
+				}}
+				e := newEnvMode(t, sharedAddr, batching, hook)
+				n := e.namespace(t, "scheduler", tc.policy)
+				key := uniqueKey(t)
+				err := n.Do(context.Background(), key, tc.fn)
+				for _, want := range tc.wantErr {
+					if !errors.Is(err, want) {
+						t.Errorf("Do = %v, want it to match %v", err, want)
+					}
 				}
-				return 0, nil
-			}}
-			e := newEnv(t, sharedAddr, hook)
-			n := e.namespace(t, "scheduler", tc.policy)
-			key := uniqueKey(t)
-			err := n.Do(context.Background(), key, tc.fn)
-			for _, want := range tc.wantErr {
-				if !errors.Is(err, want) {
-					t.Errorf("Do = %v, want it to match %v", err, want)
+				if tc.wantErr == nil && err != nil {
+					t.Errorf("Do = %v", err)
 				}
-			}
-			if tc.wantErr == nil && err != nil {
-				t.Errorf("Do = %v", err)
-			}
-			tc.want["lock_held"] = 0
-			e.wantMetrics(t, "scheduler", tc.want)
-		})
-	}
+				tc.want["lock_held"] = 0
+				e.wantMetrics(t, "scheduler", tc.want)
+			})
+		}
+	})
 }
 
 // A panicking critical section still releases its lease (and stops its renewer).

@@ -11,139 +11,147 @@ import (
 
 // Test 3: a release with a wrong or empty token fails and the owner's lock survives.
 func TestReleaseWithWrongTokenIsNotOwned(t *testing.T) {
-	tests := []struct {
-		name         string
-		token        string
-		want         error
-		wantNotOwned float64
-	}{
-		{"wrong token", "wrong-token", ErrNotOwned, 1},
-		{"empty token", "", ErrEmptyToken, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, sharedAddr)
-			n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
-			owner, err := n.Acquire(context.Background(), uniqueKey(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := n.release(context.Background(), owner.key, tc.token); !errors.Is(err, tc.want) {
-				t.Fatalf("release with %s = %v, want %v", tc.name, err, tc.want)
-			}
-			if got := e.rdb.Get(context.Background(), owner.key).Val(); got != owner.token {
-				t.Fatal("the owner's lock did not survive")
-			}
-			e.wantMetrics(t, "approval", map[string]float64{"lock_releases_total/not_owned": tc.wantNotOwned, "lock_releases_total/ok": 0})
-			if err := owner.Release(context.Background()); err != nil {
-				t.Fatalf("owner Release: %v", err)
-			}
-			e.wantMetrics(t, "approval", map[string]float64{"lock_releases_total/ok": 1})
-		})
-	}
+	eachMode(t, func(t *testing.T, batching bool) {
+		tests := []struct {
+			name         string
+			token        string
+			want         error
+			wantNotOwned float64
+		}{
+			{"wrong token", "wrong-token", ErrNotOwned, 1},
+			{"empty token", "", ErrEmptyToken, 0},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				e := newEnvMode(t, sharedAddr, batching)
+				n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
+				owner, err := n.Acquire(context.Background(), uniqueKey(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := n.release(context.Background(), owner.key, tc.token); !errors.Is(err, tc.want) {
+					t.Fatalf("release with %s = %v, want %v", tc.name, err, tc.want)
+				}
+				if got := e.rdb.Get(context.Background(), owner.key).Val(); got != owner.token {
+					t.Fatal("the owner's lock did not survive")
+				}
+				e.wantMetrics(t, "approval", map[string]float64{"lock_releases_total/not_owned": tc.wantNotOwned, "lock_releases_total/ok": 0})
+				if err := owner.Release(context.Background()); err != nil {
+					t.Fatalf("owner Release: %v", err)
+				}
+				e.wantMetrics(t, "approval", map[string]float64{"lock_releases_total/ok": 1})
+			})
+		}
+	})
 }
 
 // Test 5: owner A's lease expires, B acquires, A's release fails and B's lock survives.
 func TestStaleOwnerCannotReleaseNewOwnersLock(t *testing.T) {
-	for _, fencing := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "fenced"}[fencing], func(t *testing.T) {
-			e := newEnv(t, sharedAddr)
-			n := e.namespace(t, "workflow", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true, Fencing: fencing})
-			key := uniqueKey(t)
-			a, err := n.Acquire(context.Background(), key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			eventually(t, 2*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), key).Val() == 0 })
-			b, err := n.Acquire(context.Background(), key)
-			if err != nil {
-				t.Fatalf("B acquire: %v", err)
-			}
-			if fencing && b.Fence() <= a.Fence() {
-				t.Errorf("B's fence %d not newer than A's %d", b.Fence(), a.Fence())
-			}
-			if err := a.Release(context.Background()); !errors.Is(err, ErrNotOwned) {
-				t.Fatalf("A's Release = %v, want ErrNotOwned", err)
-			}
-			if got := e.rdb.Get(context.Background(), key).Val(); got != b.token {
-				t.Fatal("B's lock did not survive A's release")
-			}
-			e.wantMetrics(t, "workflow", map[string]float64{
-				"lock_releases_total/not_owned":      1,
-				"lock_held":                          1,
-				"lock_acquire_wait_seconds/acquired": 2,
+	eachMode(t, func(t *testing.T, batching bool) {
+		for _, fencing := range []bool{false, true} {
+			t.Run(map[bool]string{false: "plain", true: "fenced"}[fencing], func(t *testing.T) {
+				e := newEnvMode(t, sharedAddr, batching)
+				n := e.namespace(t, "workflow", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true, Fencing: fencing})
+				key := uniqueKey(t)
+				a, err := n.Acquire(context.Background(), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, 2*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), key).Val() == 0 })
+				b, err := n.Acquire(context.Background(), key)
+				if err != nil {
+					t.Fatalf("B acquire: %v", err)
+				}
+				if fencing && b.Fence() <= a.Fence() {
+					t.Errorf("B's fence %d not newer than A's %d", b.Fence(), a.Fence())
+				}
+				if err := a.Release(context.Background()); !errors.Is(err, ErrNotOwned) {
+					t.Fatalf("A's Release = %v, want ErrNotOwned", err)
+				}
+				if got := e.rdb.Get(context.Background(), key).Val(); got != b.token {
+					t.Fatal("B's lock did not survive A's release")
+				}
+				e.wantMetrics(t, "workflow", map[string]float64{
+					"lock_releases_total/not_owned":      1,
+					"lock_held":                          1,
+					"lock_acquire_wait_seconds/acquired": 2,
+				})
+				if err := b.Release(context.Background()); err != nil {
+					t.Fatalf("B's Release: %v", err)
+				}
+				e.wantMetrics(t, "workflow", map[string]float64{"lock_releases_total/ok": 1, "lock_held": 0, "lock_held_seconds": 2})
 			})
-			if err := b.Release(context.Background()); err != nil {
-				t.Fatalf("B's Release: %v", err)
-			}
-			e.wantMetrics(t, "workflow", map[string]float64{"lock_releases_total/ok": 1, "lock_held": 0, "lock_held_seconds": 2})
-		})
-	}
+		}
+	})
 }
 
 // Test 7: HoldUntilExpiry leaves the key after the tick; a second replica cannot acquire until
 // it expires.
 func TestHoldUntilExpiryRotatesOwnershipByExpiry(t *testing.T) {
-	const ttl = 400 * time.Millisecond
-	policy := Policy{TTL: ttl, Release: HoldUntilExpiry}
-	replicaA, replicaB := newEnv(t, sharedAddr), newEnv(t, sharedAddr)
-	nsA, nsB := replicaA.namespace(t, "reconciler", policy), replicaB.namespace(t, "reconciler", policy)
-	key := uniqueKey(t)
+	eachMode(t, func(t *testing.T, batching bool) {
+		const ttl = 400 * time.Millisecond
+		policy := Policy{TTL: ttl, Release: HoldUntilExpiry}
+		replicaA, replicaB := newEnvMode(t, sharedAddr, batching), newEnvMode(t, sharedAddr, batching)
+		nsA, nsB := replicaA.namespace(t, "reconciler", policy), replicaB.namespace(t, "reconciler", policy)
+		key := uniqueKey(t)
 
-	start := time.Now()
-	if err := nsA.Do(context.Background(), key, func(context.Context, int64) error { return nil }); err != nil {
-		t.Fatalf("replica A tick: %v", err)
-	}
-	if replicaA.rdb.Exists(context.Background(), key).Val() != 1 {
-		t.Fatal("key deleted after a HoldUntilExpiry tick")
-	}
-	replicaA.wantMetrics(t, "reconciler", map[string]float64{"lock_releases_total/skipped": 1, "lock_releases_total/ok": 0, "lock_held": 0})
+		start := time.Now()
+		if err := nsA.Do(context.Background(), key, func(context.Context, int64) error { return nil }); err != nil {
+			t.Fatalf("replica A tick: %v", err)
+		}
+		if replicaA.rdb.Exists(context.Background(), key).Val() != 1 {
+			t.Fatal("key deleted after a HoldUntilExpiry tick")
+		}
+		replicaA.wantMetrics(t, "reconciler", map[string]float64{"lock_releases_total/skipped": 1, "lock_releases_total/ok": 0, "lock_held": 0})
 
-	if _, err := nsB.TryAcquire(context.Background(), key); !errors.Is(err, ErrBusy) {
-		t.Fatalf("replica B before expiry: %v, want ErrBusy", err)
-	}
-	var b *Lease
-	eventually(t, 3*ttl, "replica B to acquire after expiry", func() bool {
-		l, err := nsB.TryAcquire(context.Background(), key)
-		b = l
-		return err == nil
+		if _, err := nsB.TryAcquire(context.Background(), key); !errors.Is(err, ErrBusy) {
+			t.Fatalf("replica B before expiry: %v, want ErrBusy", err)
+		}
+		var b *Lease
+		eventually(t, 3*ttl, "replica B to acquire after expiry", func() bool {
+			l, err := nsB.TryAcquire(context.Background(), key)
+			b = l
+			return err == nil
+		})
+		if waited := time.Since(start); waited < ttl-20*time.Millisecond {
+			t.Errorf("replica B acquired after %s, before A's TTL %s ran out", waited, ttl)
+		}
+		if err := b.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if busy := replicaB.metric(t, "lock_acquire_wait_seconds", namespaceLabel, "reconciler", "outcome", "busy"); busy < 1 {
+			t.Errorf("busy attempts of replica B counted %v, want ≥ 1", busy)
+		}
+		replicaB.wantMetrics(t, "reconciler", map[string]float64{"lock_acquire_wait_seconds/acquired": 1, "lock_releases_total/skipped": 1})
 	})
-	if waited := time.Since(start); waited < ttl-20*time.Millisecond {
-		t.Errorf("replica B acquired after %s, before A's TTL %s ran out", waited, ttl)
-	}
-	if err := b.Release(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if busy := replicaB.metric(t, "lock_acquire_wait_seconds", namespaceLabel, "reconciler", "outcome", "busy"); busy < 1 {
-		t.Errorf("busy attempts of replica B counted %v, want ≥ 1", busy)
-	}
-	replicaB.wantMetrics(t, "reconciler", map[string]float64{"lock_acquire_wait_seconds/acquired": 1, "lock_releases_total/skipped": 1})
 }
 
 // A release that cannot reach Redis is an error, counted as such, and does not hang.
 func TestReleaseErrorWhenRedisIsDown(t *testing.T) {
-	srv := redistest.Start(t)
-	e := newEnv(t, srv.Addr)
-	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, ReleaseTimeout: 300 * time.Millisecond})
-	l, err := n.Acquire(context.Background(), uniqueKey(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Pause()
-	defer srv.Resume()
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if err := l.Renew(ctx); err == nil || errors.Is(err, ErrNotOwned) {
-		t.Fatalf("Renew with Redis paused = %v, want a Redis error", err)
-	}
-	start := time.Now()
-	if err := l.Release(context.Background()); err == nil || errors.Is(err, ErrNotOwned) {
-		t.Fatalf("Release with Redis paused = %v, want a Redis error", err)
-	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("Release took %s despite ReleaseTimeout 300ms", took)
-	}
-	e.wantMetrics(t, "approval", map[string]float64{"lock_renewals_total/failed": 1, "lock_releases_total/error": 1, "lock_held": 0})
+	eachMode(t, func(t *testing.T, batching bool) {
+		srv := redistest.Start(t)
+		e := newEnvMode(t, srv.Addr, batching)
+		n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, ReleaseTimeout: 300 * time.Millisecond})
+		l, err := n.Acquire(context.Background(), uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Pause()
+		defer srv.Resume()
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if err := l.Renew(ctx); err == nil || errors.Is(err, ErrNotOwned) {
+			t.Fatalf("Renew with Redis paused = %v, want a Redis error", err)
+		}
+		start := time.Now()
+		if err := l.Release(context.Background()); err == nil || errors.Is(err, ErrNotOwned) {
+			t.Fatalf("Release with Redis paused = %v, want a Redis error", err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("Release took %s despite ReleaseTimeout 300ms", took)
+		}
+		e.wantMetrics(t, "approval", map[string]float64{"lock_renewals_total/failed": 1, "lock_releases_total/error": 1, "lock_held": 0})
+	})
 }
 
 // Release and Renew refuse leases that were never acquired, released twice or abandoned.

@@ -49,7 +49,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 // renew runs the compare-and-pexpire.
 func (n *Namespace) renew(ctx context.Context, key, token string) (owned bool, err error) {
 	c := n.client
-	extended, err := c.scripts.renew.Run(ctx, c.rdb, []string{key}, token, n.policy.TTL.Milliseconds()).Int64()
+	extended, err := c.runScript(ctx, c.scripts.renew, []string{key}, token, n.policy.TTL.Milliseconds())
 	return extended == 1, err
 }
 

@@ -1,0 +1,382 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+// deadlineSlack is how late past its own deadline a caller may return on a loaded machine.
+const deadlineSlack = 300 * time.Millisecond
+
+// With batching, every caller waits only as long as its own context allows, whatever else is
+// in its batch: against a paused Redis, acquires, renews and releases with different deadlines
+// (and one caller without a deadline, whose batch the client's read timeout bounds) each return
+// at their own deadline, counted as a timed-out command is without batching.
+func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
+	e := newEnvMode(t, srv.Addr, true)
+	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	var held []*Lease
+	for range 6 {
+		l, err := n.Acquire(ctx, uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, l)
+	}
+
+	srv.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.Resume()
+		}
+	}()
+	type call struct {
+		name  string
+		bound time.Duration // the caller's own deadline
+		run   func(ctx context.Context) error
+	}
+	var calls []call
+	for i := range 6 {
+		bound := []time.Duration{100 * time.Millisecond, 400 * time.Millisecond}[i%2]
+		calls = append(calls, call{fmt.Sprintf("acquire/%d", i), bound, func(ctx context.Context) error {
+			_, err := n.TryAcquire(ctx, uniqueKey(t))
+			return err
+		}})
+	}
+	for i, l := range held[:3] {
+		calls = append(calls, call{fmt.Sprintf("renew/%d", i), 150 * time.Millisecond, l.Renew})
+	}
+	for i, l := range held[3:] {
+		// Release brings its own deadline, ReleaseTimeout, and ignores the caller's.
+		calls = append(calls, call{fmt.Sprintf("release/%d", i), n.policy.ReleaseTimeout, func(context.Context) error {
+			return l.Release(ctx)
+		}})
+	}
+	// No deadline: cancelled by hand, its batch has no deadline either.
+	calls = append(calls, call{"acquire/cancelled", 200 * time.Millisecond, func(ctx context.Context) error {
+		_, err := n.TryAcquire(ctx, uniqueKey(t))
+		return err
+	}})
+
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, c.bound)
+			if c.name == "acquire/cancelled" {
+				cctx, cancel = context.WithCancel(ctx)
+				time.AfterFunc(c.bound, cancel)
+			}
+			defer cancel()
+			start := time.Now()
+			err := c.run(cctx)
+			took := time.Since(start)
+			if err == nil || errors.Is(err, ErrBusy) || errors.Is(err, ErrNotOwned) {
+				t.Errorf("%s with Redis paused = %v, want the context's error", c.name, err)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				t.Errorf("%s = %v, want it to match the context's error", c.name, err)
+			}
+			if took > c.bound+deadlineSlack {
+				t.Errorf("%s took %s, its own deadline was %s", c.name, took, c.bound)
+			}
+		})
+	}
+	wg.Wait()
+	e.wantMetrics(t, "approval", map[string]float64{
+		"lock_acquire_wait_seconds/error":    7,
+		"lock_acquire_wait_seconds/acquired": 6,
+		"lock_renewals_total/failed":         3,
+		"lock_releases_total/error":          3,
+		"lock_held":                          3,
+	})
+
+	srv.Resume()
+	resumed = true
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, l := range held[:3] {
+		if err := l.Release(cctx); err != nil {
+			t.Fatalf("Release after Resume: %v", err)
+		}
+	}
+	e.wantMetrics(t, "approval", map[string]float64{"lock_releases_total/ok": 3, "lock_held": 0})
+}
+
+// A paused Redis makes each renew time out; the Fence policy abandons after exactly
+// MaxRenewFailures of them, in both modes.
+func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
+	eachMode(t, func(t *testing.T, batching bool) {
+		srv := redistest.Start(t)
+		renews := &faultHook{match: isScript(renewScript)}
+		e := newEnvMode(t, srv.Addr, batching, renews)
+		n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, RenewInterval: 50 * time.Millisecond,
+			RenewTimeout: 100 * time.Millisecond, MaxRenewFailures: 3})
+		l, err := n.Acquire(context.Background(), uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Pause()
+		defer srv.Resume()
+		select {
+		case <-l.Context().Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("holder context not cancelled")
+		}
+		if cause := context.Cause(l.Context()); !errors.Is(cause, ErrAbandoned) {
+			t.Fatalf("cause = %v, want ErrAbandoned", cause)
+		}
+		time.Sleep(4 * n.policy.RenewInterval)
+		ok := e.metric(t, "lock_renewals_total", namespaceLabel, "scheduler", "outcome", "ok")
+		if got := renews.calls.Load(); got != int64(ok)+3 {
+			t.Errorf("renews sent %d, want the %v that succeeded before the pause + exactly 3", got, ok)
+		}
+		e.wantMetrics(t, "scheduler", map[string]float64{
+			"lock_renewals_total/failed":    3,
+			"lock_renewals_total/not_owned": 0,
+			"lock_abandoned_total":          1,
+			"lock_held":                     0,
+		})
+		if err := l.Release(context.Background()); !errors.Is(err, ErrAbandoned) {
+			t.Fatalf("Release after abandonment = %v, want ErrAbandoned", err)
+		}
+	})
+}
+
+// A batched EVALSHA of a script Redis does not have (a fresh server, SCRIPT FLUSH, a restart)
+// is sent again as EVAL, for every command of the batch.
+func TestBatchingScriptFallback(t *testing.T) {
+	tests := []struct {
+		name string
+		lose func(t *testing.T, srv *redistest.Server)
+	}{
+		{"fresh server", func(*testing.T, *redistest.Server) {}},
+		{"script flush", func(t *testing.T, srv *redistest.Server) {
+			if _, err := srv.Do(context.Background(), "script", "flush"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			evals := &faultHook{match: func(args []any) bool { return len(args) > 0 && args[0] == "eval" }}
+			e := newEnvMode(t, srv.Addr, true, evals)
+			n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, Fencing: true})
+			ctx := context.Background()
+			const workers = 8
+			leases := make([]*Lease, workers)
+			acquire := func() {
+				var wg sync.WaitGroup
+				for i := range leases {
+					wg.Go(func() {
+						l, err := n.Acquire(ctx, uniqueKey(t))
+						if err != nil {
+							t.Errorf("Acquire: %v", err)
+							return
+						}
+						leases[i] = l
+					})
+				}
+				wg.Wait()
+			}
+			if tc.name != "fresh server" {
+				acquire()
+				for _, l := range leases {
+					if l != nil {
+						_ = l.Release(ctx)
+					}
+				}
+			}
+			tc.lose(t, srv)
+			evals.calls.Store(0)
+			acquire()
+			if t.Failed() {
+				return
+			}
+			if evals.calls.Load() == 0 {
+				t.Fatal("no EVAL sent: the scripts were not missing, the test proves nothing")
+			}
+			for _, l := range leases {
+				if l.Fence() < 1 {
+					t.Errorf("fence %d, want ≥ 1", l.Fence())
+				}
+			}
+			var wg sync.WaitGroup
+			for _, l := range leases {
+				wg.Go(func() {
+					if err := l.Release(ctx); err != nil {
+						t.Errorf("Release: %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			want := float64(workers)
+			if tc.name != "fresh server" {
+				want *= 2
+			}
+			e.wantMetrics(t, "scheduler", map[string]float64{"lock_releases_total/ok": want, "lock_releases_total/error": 0})
+		})
+	}
+}
+
+// Many goroutines on one key: at most one holds it at a time, every attempt is counted once,
+// in both modes.
+func TestConcurrentTryAcquireOneKey(t *testing.T) {
+	eachMode(t, func(t *testing.T, batching bool) {
+		e := newEnvMode(t, sharedAddr, batching)
+		n := e.namespace(t, "reconciler", Policy{TTL: 10 * time.Second})
+		key := uniqueKey(t)
+		const workers, attempts = 16, 40
+		var holders, maxHolders, acquired atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for range attempts {
+					l, err := n.TryAcquire(context.Background(), key)
+					if errors.Is(err, ErrBusy) {
+						continue
+					}
+					if err != nil {
+						t.Errorf("TryAcquire: %v", err)
+						return
+					}
+					acquired.Add(1)
+					h := holders.Add(1)
+					for m := maxHolders.Load(); h > m && !maxHolders.CompareAndSwap(m, h); m = maxHolders.Load() {
+					}
+					holders.Add(-1)
+					if err := l.Release(context.Background()); err != nil {
+						t.Errorf("Release: %v", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if m := maxHolders.Load(); m != 1 {
+			t.Errorf("at most %d holders at once, want 1", m)
+		}
+		got := float64(acquired.Load())
+		e.wantMetrics(t, "reconciler", map[string]float64{
+			"lock_acquire_wait_seconds/acquired": got,
+			"lock_acquire_wait_seconds/busy":     workers*attempts - got,
+			"lock_releases_total/ok":             got,
+			"lock_held":                          0,
+		})
+	})
+}
+
+// Close stops the batching goroutines, and every later command fails with ErrClosed, in both
+// modes; a second Close does nothing.
+func TestCloseStopsTheClient(t *testing.T) {
+	eachMode(t, func(t *testing.T, batching bool) {
+		rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+		defer rdb.Close()
+		ctx := context.Background()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := goleak.IgnoreCurrent()
+		reg := prometheus.NewRegistry()
+		c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batching: batching})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &env{reg: reg, c: c}
+		n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
+		l, err := n.TryAcquire(ctx, uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		goleak.VerifyNone(t, before)
+		if _, err := n.TryAcquire(ctx, uniqueKey(t)); !errors.Is(err, ErrClosed) {
+			t.Fatalf("TryAcquire after Close = %v, want ErrClosed", err)
+		}
+		e.wantMetrics(t, "approval", map[string]float64{"lock_acquire_wait_seconds/error": 1, "lock_releases_total/ok": 1})
+	})
+}
+
+// Batches on a real Redis Cluster: go-redis splits each pipeline by node, and scripts run on
+// the lock key's slot. Concurrent fenced leases over keys on every master all work.
+func TestBatchingOnCluster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0)
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	reg := prometheus.NewRegistry()
+	c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batching: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	e := &env{reg: reg, c: c}
+	n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 50 * time.Millisecond, Fencing: true})
+	ctx := context.Background()
+	const workers = 24
+	masters := map[string]bool{}
+	for i := range workers {
+		masters[cluster.MasterFor(t, fmt.Sprintf("batch:job:%d", i)).Addr] = true
+	}
+	if len(masters) < 3 {
+		t.Fatalf("keys cover %d masters, want 3", len(masters))
+	}
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			key := fmt.Sprintf("batch:job:%d", i)
+			l, err := n.Acquire(ctx, key)
+			if err != nil {
+				t.Errorf("Acquire(%q): %v", key, err)
+				return
+			}
+			if l.Fence() != 1 {
+				t.Errorf("fence of %q = %d, want 1", key, l.Fence())
+			}
+			if _, err := n.TryAcquire(ctx, key); !errors.Is(err, ErrBusy) {
+				t.Errorf("second acquire of %q = %v, want ErrBusy", key, err)
+			}
+			if err := l.Renew(ctx); err != nil {
+				t.Errorf("Renew(%q): %v", key, err)
+			}
+			if err := n.FencedSet(ctx, l.Fence(), key+":data", "v", time.Minute); err != nil {
+				t.Errorf("FencedSet(%q): %v", key, err)
+			}
+			if err := l.Release(ctx); err != nil {
+				t.Errorf("Release(%q): %v", key, err)
+			}
+		})
+	}
+	wg.Wait()
+	e.wantMetrics(t, "scheduler", map[string]float64{
+		"lock_acquire_wait_seconds/acquired": workers,
+		"lock_acquire_wait_seconds/busy":     workers,
+		"lock_fenced_writes_total/applied":   workers,
+		"lock_releases_total/ok":             workers,
+		"lock_renewals_total/failed":         0,
+		"lock_held":                          0,
+	})
+}
