@@ -81,12 +81,17 @@ func goRedisClient(addr string, conns int, mode clientMode) (redis.UniversalClie
 	return rdb, closeFn, "", nil
 }
 
-func leaseVariant(addr string, conns int, metrics bool, mode clientMode) (variant, error) {
+// leaseVariant builds lease on a go-redis client in mode; batching turns on lease's own
+// Options.Batching (on the plain client).
+func leaseVariant(addr string, conns int, metrics, batching bool, mode clientMode) (variant, error) {
 	rdb, closeFn, suffix, err := goRedisClient(addr, conns, mode)
 	if err != nil {
 		return variant{}, err
 	}
-	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batching: batching}
+	if batching {
+		suffix += batchSuffix
+	}
 	name, note := "lease (metrics off)"+suffix, "Registerer nil"
 	if metrics {
 		opts.Registerer = prometheus.NewRegistry()
@@ -94,11 +99,17 @@ func leaseVariant(addr string, conns int, metrics bool, mode clientMode) (varian
 	}
 	c, err := lease.New(rdb, opts)
 	if err != nil {
+		closeFn()
 		return variant{}, err
 	}
 	ns, err := c.Namespace("bench", lease.Policy{TTL: lockTTL})
 	if err != nil {
+		_ = c.Close()
+		closeFn()
 		return variant{}, err
+	}
+	if batching {
+		note += "; Options.Batching: concurrent callers' commands coalesced into go-redis pipelines by lease, each caller on its own deadline"
 	}
 	return variant{
 		name: name,
@@ -115,7 +126,10 @@ func leaseVariant(addr string, conns int, metrics bool, mode clientMode) (varian
 				return true, l.Release(ctx)
 			}
 		},
-		close:    closeFn,
+		close: func() {
+			_ = c.Close()
+			closeFn()
+		},
 		redisKey: sameKey,
 	}, nil
 }

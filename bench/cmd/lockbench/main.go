@@ -183,8 +183,8 @@ func buildVariants(addr string, conns int, only string) ([]variant, error) {
 	}
 	for _, mode := range []clientMode{plainClient, autoPipeline} {
 		if err := errors.Join(
-			add(leaseVariant(addr, conns, true, mode)),
-			add(leaseVariant(addr, conns, false, mode)),
+			add(leaseVariant(addr, conns, true, false, mode)),
+			add(leaseVariant(addr, conns, false, false, mode)),
 			add(redislockVariant(addr, conns, mode)),
 			add(redsyncVariant(addr, conns, mode)),
 		); err != nil {
@@ -192,7 +192,11 @@ func buildVariants(addr string, conns int, only string) ([]variant, error) {
 			return nil, err
 		}
 	}
-	if err := add(rueidislockVariant(addr)); err != nil {
+	if err := errors.Join(
+		add(leaseVariant(addr, conns, true, true, plainClient)),
+		add(leaseVariant(addr, conns, false, true, plainClient)),
+		add(rueidislockVariant(addr)),
+	); err != nil {
 		closeAll()
 		return nil, err
 	}

@@ -148,6 +148,8 @@ const (
 	leaseOn    = "lease (metrics on)"
 	leaseOff   = "lease (metrics off)"
 	autoSuffix = " + AutoPipeline"
+	// batchSuffix marks lease with Options.Batching on (plain go-redis client).
+	batchSuffix = " + batching"
 )
 
 // fastestPeer and leanestPeer pick by median.
@@ -343,6 +345,16 @@ func (r *report) targets(b *strings.Builder) {
 				}
 			}
 			w("| %s: %s cycles/s vs each peer | %s | |\n", s.name, on, strings.Join(each, ", "))
+			if b := on + batchSuffix; has(b) {
+				ratio := r.paired(si, b, fastest, sample.cyclesPerSec)
+				w("| %s: %s (opt-in Options.Batching) cycles/s ≥ fastest peer (%s) | %.2f× | %s |\n",
+					s.name, b, fastest, ratio, verdict(ratio >= 1, ratio >= 0.97))
+				bA := median(r.series(si, b, sample.allocsPerAttempt))
+				w("| %s: %s allocs/op ≤ leanest peer (%s) | %.1f vs %.1f | %s |\n",
+					s.name, b, leanest, bA, peer, verdict(bA <= peer, false))
+				w("| %s: %s cycles/s vs %s (same run) | %.2f× | |\n",
+					s.name, b, on, r.paired(si, b, on, sample.cyclesPerSec))
+			}
 			if has(on + autoSuffix) {
 				ratio := r.paired(si, on+autoSuffix, fastest, sample.cyclesPerSec)
 				w("| %s, reference only: %s cycles/s vs %s | %.2f× | not a supported lease configuration (deadlines, see performance.md) |\n",
