@@ -28,10 +28,14 @@ type batcher struct {
 	closed bool
 
 	wg sync.WaitGroup
+
+	// requests recycles request values: a batched command would otherwise allocate its
+	// request and done channel on every call.
+	requests sync.Pool
 }
 
 // request is one caller's command on its way through a batch. done receives once the command
-// has its reply (or its error). A request goes back to reqPool only when its caller read the
+// has its reply (or its error). A request goes back to the pool only when its caller read the
 // reply, so a flusher never writes to a request that was handed out again.
 type request struct {
 	ctx  context.Context
@@ -39,8 +43,6 @@ type request struct {
 	src  string // the script's source when cmd is an EVALSHA, for the NOSCRIPT fallback
 	done chan struct{}
 }
-
-var reqPool = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
 
 // flusherCount bounds the pipelines in flight: one per CPU, and at least two so that a batch
 // fills while another is on the wire. More flushers spread the same callers over more,
@@ -51,6 +53,7 @@ func flusherCount() int { return max(2, runtime.GOMAXPROCS(0)) }
 func newBatcher(rdb redis.UniversalClient) *batcher {
 	b := &batcher{rdb: rdb}
 	b.cond.L = &b.mu
+	b.requests.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	n := flusherCount()
 	b.wg.Add(n)
 	for range n {
@@ -64,13 +67,13 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := reqPool.Get().(*request)
+	r := b.requests.Get().(*request)
 	r.ctx, r.cmd, r.src = ctx, cmd, src
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		r.ctx, r.cmd = nil, nil
-		reqPool.Put(r)
+		b.requests.Put(r)
 		return ErrClosed
 	}
 	b.queue = append(b.queue, r)
@@ -79,7 +82,7 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	select {
 	case <-r.done:
 		r.ctx, r.cmd = nil, nil
-		reqPool.Put(r)
+		b.requests.Put(r)
 		return cmd.Err()
 	case <-ctx.Done():
 		// The request stays with the flusher, which skips it if it has not been sent yet.
