@@ -80,7 +80,7 @@ func TestClusterFailover(t *testing.T) {
 	defer ex.stop()
 	exporterSees := func(what string, strictKeys float64) {
 		t.Helper()
-		eventually(t, 15*time.Second, "the exporter to see both namespaces "+what, func() bool {
+		testkit.Eventually(t, 15*time.Second, "the exporter to see both namespaces "+what, func() bool {
 			s := ex.scrape(t, a, 3*time.Second, "", "")
 			ks, _ := s.gauge("lock_keys", "lock_namespace", "strict")
 			kl, _ := s.gauge("lock_keys", "lock_namespace", "lenient")
@@ -91,7 +91,7 @@ func TestClusterFailover(t *testing.T) {
 
 	master := cl.MasterFor(t, ks)
 	replica := replicaOf(t, cl, master)
-	eventually(t, 5*time.Second, "both locks to reach the replica", func() bool {
+	testkit.Eventually(t, 5*time.Second, "both locks to reach the replica", func() bool {
 		return readOnlyGet(ctx, replica, ks) == tokS && readOnlyGet(ctx, replica, kl) == tokL
 	})
 
@@ -102,7 +102,7 @@ func TestClusterFailover(t *testing.T) {
 	} else if s.took > 3*time.Second {
 		t.Errorf("exporter scrape with a master down took %s", s.took)
 	}
-	eventually(t, 20*time.Second, "the replica to be promoted", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the replica to be promoted", func() bool {
 		role, err := replica.Do(ctx, "ROLE")
 		fields, _ := role.([]any)
 		return err == nil && len(fields) > 0 && fields[0] == "master"
@@ -112,7 +112,7 @@ func TestClusterFailover(t *testing.T) {
 	if got, _ := replica.Do(ctx, "GET", ks); got != tokS {
 		t.Errorf("the strict lock key was changed or deleted during the failover")
 	}
-	eventually(t, 10*time.Second, "the cluster client to write to the promoted replica", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the cluster client to write to the promoted replica", func() bool {
 		return cc.Set(ctx, "{drill-failover}:probe", "x", time.Minute).Err() == nil
 	})
 
@@ -126,7 +126,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 	exporterSees("after the failover", 1) // the abandoned lock is still there, as it should be
 	okBefore := value(t, reg, "lenient", "lock_renewals_total/ok")
-	eventually(t, 5*time.Second, "the Continue lease to renew on the promoted replica", func() bool {
+	testkit.Eventually(t, 5*time.Second, "the Continue lease to renew on the promoted replica", func() bool {
 		return value(t, reg, "lenient", "lock_renewals_total/ok") > okBefore
 	})
 	if err := ll.Context().Err(); err != nil {

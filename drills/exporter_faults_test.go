@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/faultproxy"
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -62,7 +63,7 @@ func TestExporterFaults(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		var last scrape
-		eventually(t, 15*time.Second, "the exporter to recover after "+what, func() bool {
+		testkit.Eventually(t, 15*time.Second, "the exporter to recover after "+what, func() bool {
 			last = ex.scrape(t, a, scrapeTimeout, "", "")
 			keys, _ := last.gauge("lock_keys", "lock_namespace", "jobs")
 			return last.up(t) == 1 && keys == wantKeys

@@ -110,7 +110,7 @@ func startExporter(t *testing.T, a *audit, env []string, tlsCfg *tls.Config, arg
 	go func() { e.done <- cmd.Wait() }()
 	a.watchLogs("exporter log", e.stderr)
 	t.Cleanup(func() { e.stop() })
-	eventually(t, 10*time.Second, "the exporter to listen", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the exporter to listen", func() bool {
 		select {
 		case err := <-e.done:
 			e.done <- err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -121,7 +122,7 @@ func TestExporterStartsWithoutRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.learn(t, w.rdb, l.Key())
-	eventually(t, 10*time.Second, "the exporter to see Redis once it is up", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the exporter to see Redis once it is up", func() bool {
 		s := ex.scrape(t, a, 2*time.Second, "", "")
 		keys, _ := s.gauge("lock_keys", "lock_namespace", "jobs")
 		return s.up(t) == 1 && keys == 1

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -101,7 +102,7 @@ func TestRedisFrozen(t *testing.T) {
 	if err := lf.Release(ctx); !errors.Is(err, lease.ErrAbandoned) {
 		t.Errorf("release of the abandoned lease = %v, want ErrAbandoned", err)
 	}
-	eventually(t, 5*time.Second, "Redis to answer after SIGCONT", func() bool { return w.rdb.Ping(ctx).Err() == nil })
+	testkit.Eventually(t, 5*time.Second, "Redis to answer after SIGCONT", func() bool { return w.rdb.Ping(ctx).Err() == nil })
 	// The Continue lease survived the freeze: its key outlived it (TTL 5s).
 	if err := lc.Release(ctx); err != nil {
 		t.Errorf("release of the Continue lease after SIGCONT: %v", err)

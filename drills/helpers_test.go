@@ -109,30 +109,11 @@ func (w *worker) namespace(t *testing.T, name string, p lease.Policy) *lease.Nam
 func value(t *testing.T, reg prometheus.Gatherer, ns, series string) float64 {
 	t.Helper()
 	name, outcome, hasOutcome := strings.Cut(series, "/")
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
+	labels := []string{"lock_namespace", ns}
+	if hasOutcome {
+		labels = append(labels, "outcome", outcome)
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if label(m, "lock_namespace") != ns || (hasOutcome && label(m, "outcome") != outcome) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				return m.Counter.GetValue()
-			case m.Gauge != nil:
-				return m.Gauge.GetValue()
-			case m.Histogram != nil:
-				return float64(m.Histogram.GetSampleCount())
-			}
-		}
-	}
-	t.Fatalf("no series %s{lock_namespace=%q}", series, ns)
-	return 0
+	return testkit.MetricValue(t, reg, name, labels...)
 }
 
 func label(m *dto.Metric, name string) string {
@@ -165,18 +146,6 @@ func wantMetrics(t *testing.T, who string, reg prometheus.Gatherer, ns string, w
 			}
 			t.Errorf("%s: %s{lock_namespace=%q} = %v, want %s %v", who, series, ns, got, op, b.want)
 		}
-	}
-}
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

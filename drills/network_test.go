@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/faultproxy"
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -93,7 +94,7 @@ func TestNetworkFaults(t *testing.T) {
 				}
 
 				// Continue: the work goes on through more failures than Fence would allow.
-				eventually(t, 5*time.Second, "Continue to count more failures than the Fence bound", func() bool {
+				testkit.Eventually(t, 5*time.Second, "Continue to count more failures than the Fence bound", func() bool {
 					return value(t, w.reg, "jobs", "lock_renewals_total/failed")-failedBefore >= maxFailures+2
 				})
 				if err := l.Context().Err(); err != nil {
@@ -101,7 +102,7 @@ func TestNetworkFaults(t *testing.T) {
 				}
 				w.proxy.Heal()
 				okBefore := value(t, w.reg, "jobs", "lock_renewals_total/ok")
-				eventually(t, 5*time.Second, "a successful renew after the link healed", func() bool {
+				testkit.Eventually(t, 5*time.Second, "a successful renew after the link healed", func() bool {
 					return value(t, w.reg, "jobs", "lock_renewals_total/ok") > okBefore
 				})
 				if err := l.Release(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -111,7 +112,7 @@ func TestPausedWorker(t *testing.T) {
 
 			// The pause: A's renewals now fail (its link to Redis is dead) while it is blocked.
 			wa.proxy.Blackhole()
-			eventually(t, 5*time.Second, "A's lease to expire in Redis", func() bool {
+			testkit.Eventually(t, 5*time.Second, "A's lease to expire in Redis", func() bool {
 				return wb.rdb.Exists(ctx, key).Val() == 0
 			})
 			lb, err := nb.TryAcquire(ctx, key)

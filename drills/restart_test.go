@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -97,7 +98,7 @@ func TestRedisRestart(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the Fence holder did not notice the lost lock within 5s")
 	}
-	eventually(t, 5*time.Second, "the Continue holder to find its lock not owned", func() bool {
+	testkit.Eventually(t, 5*time.Second, "the Continue holder to find its lock not owned", func() bool {
 		return value(t, w.reg, "lenient", "lock_renewals_total/not_owned") >= 1
 	})
 	close(stop)

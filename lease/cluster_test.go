@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
@@ -106,7 +107,7 @@ func TestClusterBehaviour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Second, "background renews on the cluster", func() bool {
+	testkit.Eventually(t, 3*time.Second, "background renews on the cluster", func() bool {
 		return e.metric(t, "lock_renewals_total", namespaceLabel, "scheduler", "outcome", "ok") >= float64(len(keys))+2
 	})
 	if err := l.Release(ctx); err != nil {

@@ -1,20 +1,19 @@
 package lease
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // env is one test's view of Redis: its own go-redis client (so hooks stay local), its own
@@ -23,7 +22,7 @@ type env struct {
 	rdb  *redis.Client
 	reg  *prometheus.Registry
 	c    *Client
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 }
 
 func newEnv(t testing.TB, addr string, hooks ...redis.Hook) *env {
@@ -40,7 +39,7 @@ func newEnvMode(t testing.TB, addr string, batching bool, hooks ...redis.Hook) *
 	for _, h := range hooks {
 		rdb.AddHook(h)
 	}
-	e := &env{rdb: rdb, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	e := &env{rdb: rdb, reg: prometheus.NewRegistry(), logs: &testkit.SyncBuffer{}}
 	c, err := New(rdb, Options{
 		Registerer: e.reg,
 		Logger:     slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -77,49 +76,7 @@ func (e *env) namespace(t testing.TB, name string, p Policy) *Namespace {
 // gauge's value, or a histogram's sample count. labels alternate name and value.
 func (e *env) metric(t testing.TB, name string, labels ...string) float64 {
 	t.Helper()
-	families, err := e.reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if !hasLabels(m, labels) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				return m.Counter.GetValue()
-			case m.Gauge != nil:
-				return m.Gauge.GetValue()
-			case m.Histogram != nil:
-				return float64(m.Histogram.GetSampleCount())
-			}
-		}
-	}
-	t.Fatalf("no series %s%v", name, labels)
-	return 0
-}
-
-func hasLabels(m *dto.Metric, labels []string) bool {
-	want := len(labels) / 2
-	if len(m.GetLabel()) != want {
-		return false
-	}
-	for i := 0; i < len(labels); i += 2 {
-		found := false
-		for _, lp := range m.GetLabel() {
-			if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return testkit.MetricValue(t, e.reg, name, labels...)
 }
 
 // wantMetrics asserts several series of namespace ns at once: keys are "name" or
@@ -143,18 +100,6 @@ var keySeq atomic.Int64
 // uniqueKey names a lock key no other test (or repeated run, with -count) uses.
 func uniqueKey(t testing.TB) string {
 	return fmt.Sprintf("test:%s:%d", t.Name(), keySeq.Add(1))
-}
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // faultHook injects faults into the commands match selects, on a real connection: the n-th
@@ -250,21 +195,3 @@ func isSetNX(args []any) bool {
 }
 
 var errInjected = errors.New("injected network error")
-
-// syncBuffer collects log output written from renewer goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

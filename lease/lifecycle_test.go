@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // Test 10: cancellation, release and abandonment stop the renewer, leaving no goroutine behind.
@@ -53,7 +55,7 @@ func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
 					return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "ok") +
 						e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
 				}
-				eventually(t, 2*time.Second, "two counted renews", func() bool { return renewed() >= 2 })
+				testkit.Eventually(t, 2*time.Second, "two counted renews", func() bool { return renewed() >= 2 })
 				tc.end(t, l, cancel)
 				stopped := hook.calls.Load()
 				time.Sleep(5 * n.policy.RenewInterval)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 func TestPolicyDefaults(t *testing.T) {
@@ -113,7 +115,7 @@ func TestNewWarnsWithoutContextTimeouts(t *testing.T) {
 		{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}}), true},
 		{redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}, ContextTimeoutEnabled: true}), false},
 	} {
-		var logs syncBuffer
+		var logs testkit.SyncBuffer
 		if _, err := New(tc.rdb, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
 			t.Fatal(err)
 		}

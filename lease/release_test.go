@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // Test 3: a release with a wrong or empty token fails and the owner's lock survives.
@@ -57,7 +58,7 @@ func TestStaleOwnerCannotReleaseNewOwnersLock(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				eventually(t, 2*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), key).Val() == 0 })
+				testkit.Eventually(t, 2*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), key).Val() == 0 })
 				b, err := n.Acquire(context.Background(), key)
 				if err != nil {
 					t.Fatalf("B acquire: %v", err)
@@ -108,7 +109,7 @@ func TestHoldUntilExpiryRotatesOwnershipByExpiry(t *testing.T) {
 			t.Fatalf("replica B before expiry: %v, want ErrBusy", err)
 		}
 		var b *Lease
-		eventually(t, 3*ttl, "replica B to acquire after expiry", func() bool {
+		testkit.Eventually(t, 3*ttl, "replica B to acquire after expiry", func() bool {
 			l, err := nsB.TryAcquire(context.Background(), key)
 			b = l
 			return err == nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // Test 1: renew always fails → exactly MaxRenewFailures attempts, then the holder's context is
@@ -97,7 +99,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 					return e.metric(t, "lock_renewals_total", namespaceLabel, "scheduler", "outcome", outcome)
 				}
 				rounds := float64(4 * len(tc.pattern))
-				eventually(t, 5*time.Second, "renew rounds", func() bool {
+				testkit.Eventually(t, 5*time.Second, "renew rounds", func() bool {
 					return renewals("ok")+renewals("failed") >= rounds || l.Context().Err() != nil
 				})
 				if err := l.Context().Err(); err != nil {
@@ -130,7 +132,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 2*time.Second, "key expiry", func() bool { return e.rdb.Exists(context.Background(), l.key).Val() == 0 })
+			testkit.Eventually(t, 2*time.Second, "key expiry", func() bool { return e.rdb.Exists(context.Background(), l.key).Val() == 0 })
 			if err := l.Renew(context.Background()); !errors.Is(err, ErrNotOwned) {
 				t.Fatalf("Renew after expiry = %v, want ErrNotOwned", err)
 			}
@@ -155,7 +157,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				eventually(t, 3*time.Second, "a not-owned renew", func() bool {
+				testkit.Eventually(t, 3*time.Second, "a not-owned renew", func() bool {
 					return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "not_owned") == 1
 				})
 				time.Sleep(3 * n.policy.RenewInterval)
@@ -187,7 +189,7 @@ func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 			return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
 		}
 		err := n.Do(context.Background(), uniqueKey(t), func(ctx context.Context, fence int64) error {
-			eventually(t, 5*time.Second, "five failed renews", func() bool { return failed() >= 5 })
+			testkit.Eventually(t, 5*time.Second, "five failed renews", func() bool { return failed() >= 5 })
 			if ctx.Err() != nil {
 				t.Errorf("work context cancelled under Continue: %v", context.Cause(ctx))
 			}
