@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 )
 
 // unquoteRedisCLI reads s the way redis-cli reads the inside of a double-quoted argument
@@ -54,18 +52,6 @@ func unquoteRedisCLI(s string) (string, bool) {
 	return b.String(), true
 }
 
-func printableUTF8(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
-}
-
 // FuzzKeyLabel checks the promises PrintableKey and KeyLabel make for any key bytes:
 // printable valid UTF-8; PrintableKey pasted into redis-cli between double quotes is the key
 // again (so inspect output can be copied into a command safely); KeyLabel stays within
@@ -86,14 +72,14 @@ func FuzzKeyLabel(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		for _, key := range []string{a, b} {
 			p := PrintableKey(key)
-			if !printableUTF8(p) {
+			if !printable(p) {
 				t.Fatalf("PrintableKey(%q) = %q: not printable UTF-8", key, p)
 			}
 			if back, ok := unquoteRedisCLI(p); !ok || back != key {
 				t.Fatalf("PrintableKey(%q) = %q reads back in redis-cli as %q (ok %v)", key, p, back, ok)
 			}
 			l := KeyLabel(key)
-			if len(l) > MaxKeyLabelLen || !printableUTF8(l) {
+			if len(l) > MaxKeyLabelLen || !printable(l) {
 				t.Fatalf("KeyLabel(%q) = %q: want printable UTF-8 of at most %d bytes", key, l, MaxKeyLabelLen)
 			}
 			if len(p) <= MaxKeyLabelLen && l != p {

@@ -40,7 +40,7 @@ func FuzzNamespace(f *testing.F) {
 			if strings.ContainsAny(err.Error(), "\r\n") {
 				t.Fatalf("Validate error spans lines: %q", err)
 			}
-		} else if name == "" || len(name) > 128 || !printableUTF8(name) {
+		} else if name == "" || len(name) > 128 || !printable(name) {
 			t.Fatalf("accepted namespace name %q", name)
 		}
 		if err == nil {
