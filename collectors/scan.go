@@ -48,7 +48,7 @@ func (f *flight) scanNode(ctx context.Context, c nodeClient) {
 // node at once, each on its own connection. While one pipeline's replies are decoded here, Redis
 // executes another's commands and the next SCAN, so neither side waits for the other; more
 // workers than this add connections without adding throughput on a single-threaded Redis.
-const inspectWorkers = 2
+const inspectWorkers = 3
 
 // scanNamespace walks namespace i on one node: the SCAN loop hands batches to inspectWorkers
 // pipelines. The namespace is done on this node when SCAN came back to cursor 0 (or the key
@@ -61,11 +61,12 @@ func (f *flight) scanNamespace(ctx context.Context, c nodeClient, n *node, noIdl
 	var wg sync.WaitGroup
 	for range inspectWorkers {
 		wg.Go(func() {
+			in := &inspector{c: c, noIdle: noIdle}
 			for batch := range batches {
 				if failed.Load() {
 					continue // drain: the producer stops at its next send
 				}
-				live, idleKnown, err := inspectKeys(ctx, c, batch, noIdle)
+				live, idleKnown, err := in.inspect(ctx, batch)
 				if err != nil {
 					f.fail(ctx, i, err)
 					failed.Store(true)
@@ -139,21 +140,29 @@ func isCompanionKey(key string) bool {
 	return strings.HasSuffix(key, fenceSuffix) || strings.HasSuffix(key, writeFenceSuffix)
 }
 
-// inspectKeys pipelines PTTL and OBJECT IDLETIME for keys (PTTL only once the node refused
-// OBJECT IDLETIME) and returns the keys still alive. Neither command touches the key, so the
-// scan does not disturb the idle time it measures.
-func inspectKeys(ctx context.Context, c nodeClient, keys []string, noIdle *atomic.Bool) (live []KeyInfo, idleKnown bool, err error) {
-	wantIdle := !noIdle.Load()
-	pipe := c.Pipeline()
-	ttls := make([]*redis.DurationCmd, len(keys))
-	var idles []*redis.DurationCmd
-	if wantIdle {
-		idles = make([]*redis.DurationCmd, len(keys))
-	}
-	for j, k := range keys {
-		ttls[j] = pipe.PTTL(ctx, k)
+// inspector pipelines PTTL and OBJECT IDLETIME for batches of keys, for one worker. Its slices
+// are reused from batch to batch: at a thousand keys a batch they were a large share of a
+// scan's allocations, and the garbage collector's work competed with Redis for the CPU.
+type inspector struct {
+	c      nodeClient
+	noIdle *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
+	ttls   []*redis.DurationCmd
+	idles  []*redis.DurationCmd
+	live   []KeyInfo
+}
+
+// inspect pipelines PTTL and OBJECT IDLETIME for keys (PTTL only once the node refused OBJECT
+// IDLETIME) and returns the keys still alive, valid until the next call. Neither command touches
+// the key, so the scan does not disturb the idle time it measures.
+func (in *inspector) inspect(ctx context.Context, keys []string) (live []KeyInfo, idleKnown bool, err error) {
+	wantIdle := !in.noIdle.Load()
+	pipe := in.c.Pipeline()
+	in.ttls = in.ttls[:0]
+	in.idles = in.idles[:0]
+	for _, k := range keys {
+		in.ttls = append(in.ttls, pipe.PTTL(ctx, k))
 		if wantIdle {
-			idles[j] = pipe.ObjectIdleTime(ctx, k)
+			in.idles = append(in.idles, pipe.ObjectIdleTime(ctx, k))
 		}
 	}
 	// Exec's error is the first failed command's; each command is judged on its own below,
@@ -162,17 +171,17 @@ func inspectKeys(ctx context.Context, c nodeClient, keys []string, noIdle *atomi
 
 	idleKnown = wantIdle
 	if wantIdle {
-		for _, cmd := range idles {
+		for _, cmd := range in.idles {
 			if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), lfuIdleError) {
-				noIdle.Store(true)
+				in.noIdle.Store(true)
 				idleKnown = false
 				break
 			}
 		}
 	}
-	live = make([]KeyInfo, 0, len(keys))
+	live = in.live[:0]
 	for j, k := range keys {
-		ttl, err := ttls[j].Result()
+		ttl, err := in.ttls[j].Result()
 		if err != nil {
 			return nil, false, err
 		}
@@ -186,7 +195,7 @@ func inspectKeys(ctx context.Context, c nodeClient, keys []string, noIdle *atomi
 		}
 		ki := KeyInfo{Key: k, TTL: ttl}
 		if idleKnown {
-			idle, err := idles[j].Result()
+			idle, err := in.idles[j].Result()
 			if errors.Is(err, redis.Nil) {
 				continue // expired or deleted between the two commands
 			}
@@ -197,5 +206,6 @@ func inspectKeys(ctx context.Context, c nodeClient, keys []string, noIdle *atomi
 		}
 		live = append(live, ki)
 	}
+	in.live = live
 	return live, idleKnown, nil
 }
