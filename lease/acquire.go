@@ -40,9 +40,9 @@ func (n *Namespace) Policy() Policy { return n.policy }
 
 // Acquire takes the lock on key, waiting for a busy lock with backoff and jitter until
 // Policy.AcquireTimeout after the call (or ctx's end, if sooner) and then returning ErrBusy.
-// When ctx ended the wait, the error also matches ctx's cause (context.Canceled, say). Once the
-// lock turned out busy, the deadline also bounds each retry's round trip; the first round trip
-// is bounded by ctx and the client's read/write timeouts.
+// When ctx ended the wait, the error also matches ctx's cause (context.Canceled, say). The
+// deadline bounds the whole call, every round trip included: when Redis does not answer within
+// it, Acquire returns an error (not ErrBusy) whose cause is the acquire timeout.
 //
 // ctx is also the parent of the lease's Context: cancelling it stops renewal (the key then
 // expires after TTL unless released). Every acquired lease must be released with Release.
@@ -51,7 +51,8 @@ func (n *Namespace) Acquire(ctx context.Context, key string) (*Lease, error) {
 }
 
 // TryAcquire makes one attempt: it returns ErrBusy at once when the lock is held. Use it for
-// work that should be skipped, not delayed, when another replica is on it.
+// work that should be skipped, not delayed, when another replica is on it. The attempt is
+// bounded by Policy.AcquireTimeout, like Acquire.
 func (n *Namespace) TryAcquire(ctx context.Context, key string) (*Lease, error) {
 	return n.acquire(ctx, key, false)
 }
@@ -103,27 +104,16 @@ func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease,
 	return l, err
 }
 
-// obtain makes the attempts. The first one runs on ctx as given, so an uncontended acquire
-// costs no timer; the wait deadline is set up once the lock turns out to be busy. ctx is the
-// lease's parent context.
+// obtain makes the attempts, all within Policy.AcquireTimeout of start: the first round trip
+// too, so that a frozen Redis cannot hold an acquire for go-redis's retries of read timeouts.
+// ctx is the lease's parent context.
 func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start time.Time) (*Lease, error) {
-	actx := ctx
-	var cancel context.CancelFunc
-	defer func() {
-		if cancel != nil {
-			cancel()
-		}
-	}()
-	waitFor := func() {
-		if cancel == nil {
-			actx, cancel = context.WithDeadlineCause(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
-		}
-	}
+	actx, cancel := boundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
+	defer cancel()
 	if n.local != nil && !n.local.tryLock(key) {
 		if !wait {
 			return nil, ErrBusy
 		}
-		waitFor()
 		if !n.local.lock(actx, key) {
 			return nil, busyError(actx)
 		}
@@ -136,6 +126,9 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 		case err != nil && sawBusy && actx.Err() != nil:
 			// The wait ran out during a retry: the lock stayed busy until the deadline.
 			err = busyError(actx)
+		case err != nil && context.Cause(actx) == errAcquireDeadline:
+			err = fmt.Errorf("lease: acquire %q in namespace %s: Redis did not answer within the acquire timeout %s: %w",
+				key, n.name, n.policy.AcquireTimeout, err)
 		case err != nil:
 			err = fmt.Errorf("lease: acquire %q in namespace %s: %w", key, n.name, err)
 		case ok:
@@ -144,7 +137,6 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 			err = ErrBusy
 		default:
 			sawBusy = true
-			waitFor()
 			if n.pause(actx) {
 				continue
 			}

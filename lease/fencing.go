@@ -28,7 +28,8 @@ return 1
 // ttl ≤ 0 means no expiry) only if no write with a newer fence has been applied to key, and
 // returns ErrStaleFence otherwise. The same lease may write many times; once a newer lease has
 // written, every older lease is rejected, however long it was paused. The last applied fence is
-// kept in WriteFenceKey(key), without expiry. Each applied or rejected write is counted in
+// kept in WriteFenceKey(key), without expiry. The write is bounded by Policy.RenewTimeout, the
+// namespace's store-operation timeout. Each applied or rejected write is counted in
 // lock_fenced_writes_total.
 func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, value any, ttl time.Duration) error {
 	if fence <= 0 {
@@ -41,6 +42,8 @@ func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, valu
 	if ttl > 0 {
 		ms = max(ttl.Milliseconds(), 1)
 	}
+	ctx, cancel := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer cancel()
 	c := n.client
 	applied, err := c.runScript(ctx, c.scripts.fencedSet, []string{key, WriteFenceKey(key)}, fence, value, ms)
 	if err != nil {

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -17,10 +18,14 @@ end
 return 0
 `
 
+// errRenewTimeout is the cause of a renew's own deadline.
+var errRenewTimeout = errors.New("lease: renew timeout")
+
 // Renew extends the lease to a full TTL from now, as the background renewer does; use it when
 // renewal is disabled or at points of the work that must not outlive the lease. It returns
-// ErrNotOwned when the key no longer holds this lease's token. The attempt is counted in
-// lock_renewals_total; it does not change the renewer's failure count.
+// ErrNotOwned when the key no longer holds this lease's token. Like a background renew, it is
+// bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total; it does not
+// change the renewer's failure count.
 func (l *Lease) Renew(ctx context.Context) error {
 	n := l.ns
 	if n == nil || l.token == "" {
@@ -35,6 +40,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 	case stateAbandoned:
 		return ErrAbandoned
 	}
+	ctx, cancel := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer cancel()
 	owned, err := n.renew(ctx, l.key, l.token)
 	n.countRenew(owned, err)
 	switch {

@@ -1,0 +1,61 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+)
+
+// Against a frozen Redis, calls on a context without a deadline return within the policy's own
+// timeouts. Without those bounds go-redis retries each timed-out read (MaxRetries 3, ReadTimeout
+// 3s by default), and an Acquire on context.Background() took about 10s.
+func TestPolicyTimeoutsBoundCallsWithoutDeadline(t *testing.T) {
+	const bound = 300 * time.Millisecond
+	eachMode(t, func(t *testing.T, batching bool) {
+		srv := redistest.Start(t)
+		e := newEnvMode(t, srv.Addr, batching)
+		n := e.namespace(t, "approval", Policy{
+			TTL: 10 * time.Second, DisableRenewal: true, Fencing: true,
+			AcquireTimeout: bound, RenewTimeout: bound, ReleaseTimeout: bound,
+		})
+		ctx := context.Background()
+		held, err := n.Acquire(ctx, uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Pause()
+		defer srv.Resume()
+
+		for _, tc := range []struct {
+			name string
+			call func() error
+		}{
+			{"Acquire", func() error { _, err := n.Acquire(ctx, uniqueKey(t)); return err }},
+			{"TryAcquire", func() error { _, err := n.TryAcquire(ctx, uniqueKey(t)); return err }},
+			{"Do", func() error {
+				return n.Do(ctx, uniqueKey(t), func(context.Context, int64) error { return nil })
+			}},
+			{"Renew", func() error { return held.Renew(ctx) }},
+			{"FencedSet", func() error { return n.FencedSet(ctx, held.Fence(), uniqueKey(t), "v", 0) }},
+			{"Release", func() error { return held.Release(ctx) }},
+		} {
+			start := time.Now()
+			err := tc.call()
+			took := time.Since(start)
+			if err == nil || errors.Is(err, ErrBusy) || errors.Is(err, ErrNotOwned) || errors.Is(err, ErrStaleFence) {
+				t.Errorf("%s with Redis frozen = %v, want a Redis error, not an ownership answer", tc.name, err)
+			}
+			if took > bound+deadlineSlack {
+				t.Errorf("%s with Redis frozen took %s, want at most its %s policy timeout", tc.name, took, bound)
+			}
+		}
+		e.wantMetrics(t, "approval", map[string]float64{
+			"lock_acquire_wait_seconds/error": 3,
+			"lock_renewals_total/failed":      1,
+			"lock_releases_total/error":       1,
+		})
+	})
+}
