@@ -18,6 +18,7 @@ import (
 // unreachable Redis: each gets exactly one line on stderr naming the problem, the documented
 // exit status (2 for bad input, 1 for a runtime failure), and never a panic.
 func TestExporterBadInput(t *testing.T) {
+	defer checkLeaks(t)()
 	dir := t.TempDir()
 	file := func(name, content string) string {
 		path := filepath.Join(dir, name)
