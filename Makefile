@@ -24,8 +24,8 @@ test: lint tools
 # Fuzz targets: package, name and how many inputs `make fuzz` explores (about 5 s each on a
 # 2-core machine). `go test` already replays their committed seed corpora. The budgets are
 # counts, not durations: with a duration, Go 1.26's fuzz coordinator can fail a clean run with
-# "context deadline exceeded" at the deadline (golang/go#75804, fixed in Go 1.27). FUZZTIME=500000x
-# (or 100000x) overrides every budget.
+# "context deadline exceeded" at the deadline (golang/go#75804, fixed in Go 1.27).
+# `make fuzz FUZZTIME=500000x` overrides every budget (a duration works too, with that risk).
 FUZZ_TARGETS := ./collectors:FuzzKeyLabel:50000x ./collectors:FuzzNamespace:80000x \
 	./internal/exporterconfig:FuzzLoad:4000x ./internal/exporterconfig:FuzzParseNamespace:30000x
 FUZZTIME ?=
