@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
@@ -51,15 +51,16 @@ func startSharedRedis() (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := redistest.FreePort()
+	port, err := redisproc.FreePort()
 	if err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--appendonly", "no", "--loglevel", "warning")
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port)}, redisproc.Args(dir)...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
 	stop = func() {
