@@ -190,8 +190,16 @@ func (b builder) exporterAlerts() []alertSpec {
 				"alerts cannot fire.", a.ExporterAbsent.For),
 		}},
 		{a.ExporterScrapeIncomplete, alertSpec{
-			name:    AlertExporterScrapeIncomplete,
-			expr:    b.exp("lock_exporter_scrape_complete") + " == 0",
+			name: AlertExporterScrapeIncomplete,
+			// The exporter also reports every namespace incomplete when Redis fails it
+			// (lock_exporter_up 0): without the guard a Redis outage would fire this alert once
+			// per namespace next to LockExporterRedisDown, and Alertmanager cannot inhibit it by
+			// namespace since the names differ. With up at 1 no command failed and every node
+			// answered, so an incomplete namespace was cut by the scan deadline, which is what
+			// this alert is about. Both series come from one target: match on its identity
+			// only, as the left side also carries lock_namespace.
+			expr: fmt.Sprintf("%s == 0 and on (job, instance) %s == 1",
+				b.exp("lock_exporter_scrape_complete"), b.exp("lock_exporter_up")),
 			summary: "The lock exporter keeps running out of time scanning a namespace.",
 			description: fmt.Sprintf("lock-exporter {{ $labels.instance }} has not finished scanning lock "+
 				"namespace {{ $labels.lock_namespace }} within its deadline for %s "+

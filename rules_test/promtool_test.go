@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/prometheus/promql/parser"
+
 	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/testkit"
@@ -84,8 +86,9 @@ func TestPromtoolTestRules(t *testing.T) {
 
 // TestScenariosCanFail regenerates the rules with one safeguard weakened and runs the promtool
 // file that covers it against them: each run must fail. This proves the quiet scenarios (burst,
-// traffic guard, single scrape) are quiet because of the safeguard, not because the test data
-// could never trigger the alert.
+// traffic guard, single scrape, Redis outage) are quiet because of the safeguard, not because the
+// test data could never trigger the alert. Most safeguards are configuration and are weakened by
+// an override; a guard that is not configurable is cut out of the built rules by edit.
 func TestScenariosCanFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("regenerates the rules and runs promtool once per mutation")
@@ -94,29 +97,32 @@ func TestScenariosCanFail(t *testing.T) {
 	tests := []struct {
 		name     string
 		override string
+		edit     func(t *testing.T, files []alerts.RuleFile)
 		file     string
 		mustSay  string // text of the failure promtool must report
 	}{
-		{"not-owned ratio without traffic guard", "alerts:\n  not_owned_ratio:\n    min_operations: 0\n",
+		{"not-owned ratio without traffic guard", "alerts:\n  not_owned_ratio:\n    min_operations: 0\n", nil,
 			"not_owned_test.yml", `lock_namespace="rare"`},
-		{"renew-failure fast tier without a long window", "alerts:\n  renewal_failure_ratio:\n    fast:\n      long: 10m\n",
+		{"renew-failure fast tier without a long window", "alerts:\n  renewal_failure_ratio:\n    fast:\n      long: 10m\n", nil,
 			"renewal_failure_test.yml", `lock_namespace="failover"`},
-		{"abandonments with a count of three", "alerts:\n  abandonments:\n    min_count: 3\n",
+		{"abandonments with a count of three", "alerts:\n  abandonments:\n    min_count: 3\n", nil,
 			"abandonments_test.yml", `lock_namespace="trickle"`},
-		{"abandonments with a short window as long as for", "alerts:\n  abandonments:\n    short: 30m\n    for: 31m\n    long: 1h\n",
+		{"abandonments with a short window as long as for", "alerts:\n  abandonments:\n    short: 30m\n    for: 31m\n    long: 1h\n", nil,
 			"abandonments_test.yml", "LockAbandonmentsSustained"},
-		{"wait p99 without acquire guard", "alerts:\n  wait_p99:\n    min_acquires: 0\n",
+		{"wait p99 without acquire guard", "alerts:\n  wait_p99:\n    min_acquires: 0\n", nil,
 			"wait_p99_test.yml", `lock_namespace="quiet"`},
-		{"wait p99 without short window", "alerts:\n  wait_p99:\n    short: 29m\n",
+		{"wait p99 without short window", "alerts:\n  wait_p99:\n    short: 29m\n", nil,
 			"wait_p99_test.yml", `lock_namespace="failover"`},
-		{"key without TTL on one scrape", "alerts:\n  key_without_ttl:\n    for: 1m\n",
+		{"key without TTL on one scrape", "alerts:\n  key_without_ttl:\n    for: 1m\n", nil,
 			"key_without_ttl_test.yml", `lock_namespace="racy"`},
-		{"renewal stalled on one scrape", "alerts:\n  renewal_stalled:\n    for: 0s\n",
+		{"renewal stalled on one scrape", "alerts:\n  renewal_stalled:\n    for: 0s\n", nil,
 			"renewal_stalled_test.yml", `lock_namespace="scheduler"`},
-		{"redis down on one failover", "alerts:\n  exporter_redis_down:\n    for: 1m\n",
+		{"redis down on one failover", "alerts:\n  exporter_redis_down:\n    for: 1m\n", nil,
 			"exporter_test.yml", `instance="exporter-b:9360"`},
-		{"exporter absent during a restart", "alerts:\n  exporter_absent:\n    for: 2m\n",
+		{"exporter absent during a restart", "alerts:\n  exporter_absent:\n    for: 2m\n", nil,
 			"exporter_test.yml", "LockExporterAbsent"},
+		{"scrape incomplete without the up guard", "", dropGuard(alerts.AlertExporterScrapeIncomplete),
+			"exporter_test.yml", `instance="exporter-a:9360"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,12 +131,27 @@ func TestScenariosCanFail(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			if err := alerts.Write(cfg, dir); err != nil {
+			files, err := alerts.Build(cfg)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Mkdir(filepath.Join(dir, "rules_test"), 0o755); err != nil {
-				t.Fatal(err)
+			if tt.edit != nil {
+				tt.edit(t, files)
+			}
+			dir := t.TempDir()
+			for _, sub := range []string{"alerts", "rules_test"} {
+				if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range files {
+				data, err := alerts.Render(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "alerts", f.Name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			data, err := os.ReadFile(filepath.Join(root, "rules_test", tt.file))
 			if err != nil {
@@ -142,11 +163,40 @@ func TestScenariosCanFail(t *testing.T) {
 			}
 			out, err := promtool(t, root, "test", "rules", test)
 			if err == nil {
-				t.Fatalf("promtool passed %s against rules with %q", tt.file, tt.override)
+				t.Fatalf("promtool passed %s against the rules weakened by %q", tt.file, tt.name)
 			}
 			if !strings.Contains(out, tt.mustSay) {
 				t.Errorf("promtool failed, but not on %s:\n%s", tt.mustSay, out)
 			}
 		})
+	}
+}
+
+// dropGuard returns an edit that reduces the named alert's "condition and guard" expression to
+// its condition. It fails the test when the alert is missing or is not such an expression, so a
+// reshaped rule cannot turn the mutation into a silent no-op.
+func dropGuard(alert string) func(t *testing.T, files []alerts.RuleFile) {
+	return func(t *testing.T, files []alerts.RuleFile) {
+		t.Helper()
+		found := false
+		for _, f := range files {
+			for _, g := range f.Groups {
+				for i := range g.Rules {
+					r := &g.Rules[i]
+					if r.Alert != alert {
+						continue
+					}
+					and, ok := r.Expr.(*parser.BinaryExpr)
+					if !ok || and.Op != parser.LAND {
+						t.Fatalf("%s: expression %s is not a condition \"and\" a guard", alert, r.Expr)
+					}
+					r.Expr = and.LHS
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("no %s rule to edit", alert)
+		}
 	}
 }
