@@ -23,6 +23,26 @@ const (
 	DefaultTimeout = 10 * time.Second
 )
 
+// Upper bounds of Options, enforced by NewScanner. The command-line and configuration-file
+// settings share them, so a value the scanner would refuse is an exit-2 error at start-up.
+const (
+	// MaxTopK bounds TopK. lock_key_idle_seconds has one series per namespace and key, and its
+	// key label changes as locks come and go, so each scrape can start up to K new series per
+	// namespace that Prometheus keeps in its head block for hours. A hundred is more than a
+	// dashboard table of stalled holders shows, and keeps the worst case at 100 series per
+	// namespace; beyond it the aggregate metrics and `lock-exporter inspect` are the tools. The
+	// top-K heap and its index are also sized by K for every namespace on every scan.
+	MaxTopK = 100
+	// MaxBatchSize bounds BatchSize, which is both the SCAN COUNT hint and the pipeline size. A
+	// SCAN call is atomic in Redis and its work grows with COUNT (up to ten bucket visits per
+	// key asked for), so it blocks every lock acquirer for its whole duration: at about 0.5µs
+	// per key (docs/performance.md) ten thousand is a few milliseconds, a million half a second
+	// on every call. A batch is also 2 × BatchSize commands written and read at once, and a
+	// namespace holds about seven batches per node in memory. Batches above 1,000 measured no
+	// faster, so the bound takes nothing useful away.
+	MaxBatchSize = 10_000
+)
+
 // maxNamespaceNameLen bounds the lock_namespace label value.
 const maxNamespaceNameLen = 128
 
@@ -47,12 +67,14 @@ type Namespace struct {
 type Options struct {
 	// Namespaces to scan; at least one, names unique.
 	Namespaces []Namespace
-	// BatchSize is the SCAN COUNT hint and the pipeline size (default DefaultBatchSize).
+	// BatchSize is the SCAN COUNT hint and the pipeline size (default DefaultBatchSize, at most
+	// MaxBatchSize).
 	BatchSize int
 	// MaxKeys caps the keys examined per namespace in one scan (default DefaultMaxKeys). When
 	// it is reached the namespace is reported as truncated, with what was seen so far.
 	MaxKeys int
-	// TopK is the number of stalest keys per namespace reported by key (default DefaultTopK).
+	// TopK is the number of stalest keys per namespace reported by key (default DefaultTopK, at
+	// most MaxTopK).
 	TopK int
 	// Timeout is the ceiling of one scan (default DefaultTimeout); a context deadline that comes
 	// earlier wins.
@@ -97,9 +119,13 @@ func (o Options) validate() error {
 	for _, f := range []struct {
 		name  string
 		value int
-	}{{"batch size", o.BatchSize}, {"max keys", o.MaxKeys}, {"top-k", o.TopK}} {
+		max   int // 0: no upper bound (MaxKeys only counts, it allocates nothing)
+	}{{"batch size", o.BatchSize, MaxBatchSize}, {"max keys", o.MaxKeys, 0}, {"top-k", o.TopK, MaxTopK}} {
 		if f.value < 1 {
 			return fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalidOptions, f.name, f.value)
+		}
+		if f.max > 0 && f.value > f.max {
+			return fmt.Errorf("%w: %s must be at most %d, got %d", ErrInvalidOptions, f.name, f.max, f.value)
 		}
 	}
 	if o.Timeout <= 0 {

@@ -92,6 +92,12 @@ func TestOptionsValidation(t *testing.T) {
 		{"negative TTL", Options{Namespaces: []Namespace{{Name: "a", Pattern: "a", ExpectedTTL: -time.Second}}}, "negative"},
 		{"negative batch", Options{Namespaces: []Namespace{ok}, BatchSize: -1}, "batch size"},
 		{"negative cap", Options{Namespaces: []Namespace{ok}, MaxKeys: -5}, "max keys"},
+		{"largest batch", Options{Namespaces: []Namespace{ok}, BatchSize: MaxBatchSize}, ""},
+		{"batch above the bound", Options{Namespaces: []Namespace{ok}, BatchSize: MaxBatchSize + 1}, "batch size must be at most 10000, got 10001"},
+		{"largest top-k", Options{Namespaces: []Namespace{ok}, TopK: MaxTopK}, ""},
+		{"top-k above the bound", Options{Namespaces: []Namespace{ok}, TopK: MaxTopK + 1}, "top-k must be at most 100, got 101"},
+		{"negative top-k", Options{Namespaces: []Namespace{ok}, TopK: -1}, "top-k must be at least 1"},
+		{"huge cap is only a count", Options{Namespaces: []Namespace{ok}, MaxKeys: 1 << 30}, ""},
 		{"negative timeout", Options{Namespaces: []Namespace{ok}, Timeout: -time.Second}, "timeout"},
 	}
 	for _, tt := range tests {

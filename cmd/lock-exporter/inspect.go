@@ -32,7 +32,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	limit := defaultInspectLimit
 	st, fs, err := parseSettings(e, "lock-exporter inspect", args, func(fs *pflag.FlagSet, st *settings) {
 		defineConfigFlags(fs, st)
-		fs.IntVar(&limit, "limit", limit, "list at most this many of the stalest keys")
+		fs.IntVar(&limit, "limit", limit, fmt.Sprintf("list at most this many of the stalest keys (1 to %d)", collectors.MaxTopK))
 	}, true)
 	if err != nil {
 		return handleParseError(e, "inspect", inspectSynopsis, fs, err)
@@ -41,8 +41,13 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
-	if limit < 1 {
+	// The list is the scanner's top-K, so --limit shares the exporter's bound on it: the heap is
+	// sized by it and every listed key costs a fence GET in one pipeline.
+	switch {
+	case limit < 1:
 		return usageError(e, "inspect", fmt.Errorf("--limit must be at least 1, got %d", limit))
+	case limit > collectors.MaxTopK:
+		return usageError(e, "inspect", fmt.Errorf("--limit must be at most %d, got %d", collectors.MaxTopK, limit))
 	}
 	client, err := st.cfg.Redis.NewClient()
 	if err != nil {

@@ -56,6 +56,12 @@ func TestInspect(t *testing.T) {
 			wantNote:   "note: showing the 2 stalest of 4 keys (--limit)",
 		},
 		{
+			name:       "limit at its bound",
+			args:       []string{"--config.file", config, "jobs", "--limit", "100"},
+			wantHeader: `namespace "jobs" .*: 4 live keys`,
+			wantRows:   []string{`^jobs:old `, `^jobs:stuck `, `^jobs:bin\\xff `, `^jobs:fresh `},
+		},
+		{
 			name:       "ad hoc namespace",
 			args:       []string{"--namespace", "adhoc=jobs:f*"},
 			wantHeader: `namespace "adhoc" \(pattern "jobs:f\*"\): 1 live keys, 0 without TTL`,

@@ -42,7 +42,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	st, fs, err := parseSettings(e, "lock-exporter", args, func(fs *pflag.FlagSet, st *settings) {
 		defineConfigFlags(fs, st)
 		c := &st.cfg
-		fs.IntVar(&c.Scan.TopK, "scan.top-k", c.Scan.TopK, "stalest keys per namespace exported as lock_key_idle_seconds{key}")
+		fs.IntVar(&c.Scan.TopK, "scan.top-k", c.Scan.TopK, fmt.Sprintf("stalest keys per namespace exported as lock_key_idle_seconds{key} (1 to %d)", collectors.MaxTopK))
 		fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
 		fs.StringSliceVar(&sf.listen, "web.listen-address", []string{defaultListenAddress}, "address to serve on; repeatable")
 		fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")

@@ -37,6 +37,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown field", nil, []string{"--config.file", testkit.WriteFile(t, "typo.yml", "namespaces:\n  - name: a\n    patern: 'a:*'\n")}, `line 3: unknown field "patern"`},
 		{"bad duration in file", nil, []string{"--config.file", testkit.WriteFile(t, "dur.yml", "scan:\n  timeout: soon\nnamespaces: [{name: a, pattern: 'a:*'}]\n")}, `line 2: invalid duration "soon"`},
 		{"zero top-k", nil, []string{ns, "--scan.top-k", "0"}, "scan.top-k must be at least 1, got 0"},
+		{"top-k above the bound", nil, []string{ns, "--scan.top-k", "101"}, "scan.top-k must be at most 100, got 101"},
+		{"top-k above the bound from environment", map[string]string{"LOCK_EXPORTER_SCAN_TOP_K": "5000"}, []string{ns}, "scan.top-k must be at most 100, got 5000"},
+		{"batch size above the bound", nil, []string{ns, "--scan.batch-size", "10001"}, "scan.batch-size must be at most 10000, got 10001"},
 		{"bad redis address", nil, []string{ns, "--redis.addr", "redis.internal"}, `redis.addr "redis.internal": want host:port`},
 		{"password in URL", nil, []string{ns, "--redis.addr", "redis://u:secret@x:1"}, "has a password"},
 		{"missing password file", nil, []string{ns, "--redis.password-file", "/nonexistent/pw"}, "redis.password-file: /nonexistent/pw"},
@@ -52,6 +55,7 @@ func TestBadInput(t *testing.T) {
 		{"inspect unknown namespace", nil, []string{"inspect", ns, "nope"}, `unknown namespace "nope" (configured: jobs)`},
 		{"inspect two namespaces", nil, []string{"inspect", ns, "--namespace", "b=b:*"}, "name the namespace to inspect"},
 		{"inspect bad limit", nil, []string{"inspect", ns, "--limit", "0"}, "--limit must be at least 1, got 0"},
+		{"inspect limit above the bound", nil, []string{"inspect", ns, "--limit", "101"}, "--limit must be at most 100, got 101"},
 		{"inspect unknown flag", nil, []string{"inspect", ns, "--top"}, "unknown flag: --top"},
 	}
 	for _, tt := range tests {

@@ -46,9 +46,9 @@ var ErrInvalid = errors.New("invalid configuration")
 //	    server_name: ""
 //	    insecure_skip_verify: false
 //	scan:
-//	  batch_size: 1000
+//	  batch_size: 1000                # 1 to 10000
 //	  max_keys: 100000
-//	  top_k: 5
+//	  top_k: 5                        # 1 to 100
 //	  timeout: 10s
 //	  timeout_offset: 500ms
 //	namespaces:

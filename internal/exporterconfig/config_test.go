@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
@@ -99,6 +102,7 @@ func TestInvalid(t *testing.T) {
 		{"renew not below TTL", "namespaces:\n  - {name: a, pattern: 'a:*', expected_ttl: 10s, expected_renew_interval: 10s}\n", nil, "shorter than expected TTL"},
 		{"no namespace", "scan: {top_k: 2}\n", func(c *Config) { c.Namespaces = nil }, "no namespace configured"},
 		{"zero batch", "scan: {batch_size: 0}\n", nil, "scan.batch-size must be at least 1, got 0"},
+		{"top-k above the bound", "scan: {top_k: 101}\n", nil, "scan.top-k must be at most 100, got 101"},
 		{"negative offset", "scan: {timeout_offset: -1s}\n", nil, "scan.timeout-offset must not be negative"},
 		{"bad addr", "redis: {addr: 'redis.internal'}\n", nil, `redis.addr "redis.internal": want host:port`},
 		{"bad scheme", "redis: {addr: 'http://x:1'}\n", nil, `scheme "http"`},
@@ -137,6 +141,50 @@ func TestInvalid(t *testing.T) {
 			if !errors.Is(err, ErrInvalid) {
 				t.Errorf("error %v does not wrap ErrInvalid", err)
 			}
+		})
+	}
+}
+
+// TestScanBounds checks both sides of every scan limit, and that the configuration and the
+// scanner agree: a value the configuration accepts must not be refused later by NewScanner.
+func TestScanBounds(t *testing.T) {
+	tests := []struct {
+		name    string
+		set     func(*Scan)
+		wantErr string // "" for valid
+	}{
+		{"batch size 1", func(s *Scan) { s.BatchSize = 1 }, ""},
+		{"batch size at the bound", func(s *Scan) { s.BatchSize = collectors.MaxBatchSize }, ""},
+		{"batch size above the bound", func(s *Scan) { s.BatchSize = collectors.MaxBatchSize + 1 }, "scan.batch-size must be at most 10000, got 10001"},
+		{"top-k 1", func(s *Scan) { s.TopK = 1 }, ""},
+		{"top-k at the bound", func(s *Scan) { s.TopK = collectors.MaxTopK }, ""},
+		{"top-k above the bound", func(s *Scan) { s.TopK = collectors.MaxTopK + 1 }, "scan.top-k must be at most 100, got 101"},
+		{"top-k zero", func(s *Scan) { s.TopK = 0 }, "scan.top-k must be at least 1, got 0"},
+		{"max keys has no upper bound", func(s *Scan) { s.MaxKeys = 1 << 30 }, ""},
+	}
+	// NewScanner connects lazily; this client is never used.
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer client.Close()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Defaults()
+			cfg.Namespaces = []Namespace{{Name: "a", Pattern: "a:*"}}
+			tt.set(&cfg.Scan)
+			err := cfg.Validate()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrInvalid) {
+					t.Errorf("Validate: %v, want ErrInvalid containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			s, err := collectors.NewScanner(client, cfg.ScannerOptions())
+			if err != nil {
+				t.Fatalf("NewScanner refused a valid configuration: %v", err)
+			}
+			s.Close()
 		})
 	}
 }

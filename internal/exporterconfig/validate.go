@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors"
 )
 
 // Validate reports the first problem of the configuration, naming the setting and its value.
@@ -55,12 +57,22 @@ func (c Config) Validate() error {
 }
 
 func (s Scan) validate() error {
+	// The upper bounds are the scanner's own (see collectors.MaxBatchSize and MaxTopK for why),
+	// checked here so that the message names the setting rather than the scanner's option.
 	for _, f := range []struct {
 		setting string
 		value   int
-	}{{"scan.batch-size", s.BatchSize}, {"scan.max-keys", s.MaxKeys}, {"scan.top-k", s.TopK}} {
+		max     int // 0: no upper bound
+	}{
+		{"scan.batch-size", s.BatchSize, collectors.MaxBatchSize},
+		{"scan.max-keys", s.MaxKeys, 0},
+		{"scan.top-k", s.TopK, collectors.MaxTopK},
+	} {
 		if f.value < 1 {
 			return fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalid, f.setting, f.value)
+		}
+		if f.max > 0 && f.value > f.max {
+			return fmt.Errorf("%w: %s must be at most %d, got %d", ErrInvalid, f.setting, f.max, f.value)
 		}
 	}
 	if s.Timeout <= 0 {
