@@ -36,6 +36,10 @@ func runDemo(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(e, "demo", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
+	// Checked before anything starts, so a typo does not first start a redis-server.
+	if err := checkListenAddresses([]string{*listen}); err != nil {
+		return usageError(e, "demo", err)
+	}
 	if *duration < 0 {
 		return usageError(e, "demo", fmt.Errorf("--duration %q: must not be negative", duration.String()))
 	}

@@ -44,7 +44,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		c := &st.cfg
 		fs.IntVar(&c.Scan.TopK, "scan.top-k", c.Scan.TopK, fmt.Sprintf("stalest keys per namespace exported as lock_key_idle_seconds{key} (1 to %d)", collectors.MaxTopK))
 		fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
-		fs.StringSliceVar(&sf.listen, "web.listen-address", []string{defaultListenAddress}, "address to serve on; repeatable")
+		fs.StringSliceVar(&sf.listen, "web.listen-address", []string{defaultListenAddress}, "address to serve on, [host]:port; repeatable")
 		fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")
 		fs.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth); see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md")
 		fs.StringVar(&sf.logLevel, "log.level", "info", "debug, info, warn or error")
@@ -63,6 +63,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	if sf.telemetryPath == "" || sf.telemetryPath[0] != '/' || sf.telemetryPath == healthPath {
 		return usageError(e, "", fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s", sf.telemetryPath, healthPath))
+	}
+	if err := checkListenAddresses(sf.listen); err != nil {
+		return usageError(e, "", err)
 	}
 	if err := web.Validate(sf.webConfig); err != nil {
 		return usageError(e, "", fmt.Errorf("--web.config.file %q: %v", sf.webConfig, err))
@@ -169,6 +172,30 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		logger.Warn("serve", "err", err)
 	}
 	return exitOK
+}
+
+// checkListenAddresses refuses --web.listen-address values that can never be listened on, so
+// that a typo is a usage error (exit 2) like any other bad flag value. What only the system can
+// refuse when net.Listen runs — a port already taken, a host that is not local or does not
+// resolve — stays a runtime failure (exit 1).
+func checkListenAddresses(addrs []string) error {
+	if len(addrs) == 0 {
+		// pflag turns an empty value into an empty list; serving on nothing is never meant.
+		return errors.New(`--web.listen-address "": want [host]:port, e.g. :9866`)
+	}
+	for _, a := range addrs {
+		_, port, err := net.SplitHostPort(a)
+		if err != nil || port == "" {
+			// An empty port would make net.Listen pick a random one; ":0" says so explicitly.
+			return fmt.Errorf("--web.listen-address %q: want [host]:port, e.g. :9866", a)
+		}
+		// LookupPort accepts exactly the ports net.Listen does: 0 to 65535, or a service name
+		// from /etc/services, read locally.
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("--web.listen-address %q: port %q: want a number from 0 to 65535", a, port)
+		}
+	}
+	return nil
 }
 
 // describeRedis names the Redis endpoints for the start-up log line, never credentials.
