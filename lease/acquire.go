@@ -121,18 +121,19 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	token := newToken()
 	sawBusy := false
 	for {
+		tried := time.Now()
 		fence, ok, err := n.try(actx, key, token)
 		switch {
-		case err != nil && sawBusy && actx.Err() != nil:
+		case err != nil && sawBusy && deadlinePassed(actx):
 			// The wait ran out during a retry: the lock stayed busy until the deadline.
 			err = busyError(actx)
-		case err != nil && context.Cause(actx) == errAcquireDeadline:
-			err = fmt.Errorf("lease: acquire %q in namespace %s: Redis did not answer within the acquire timeout %s: %w",
-				key, n.name, n.policy.AcquireTimeout, err)
+		case err != nil && deadlinePassed(actx):
+			err = fmt.Errorf("lease: acquire %q in namespace %s: no answer from Redis before the acquire deadline: %w",
+				key, n.name, err)
 		case err != nil:
 			err = fmt.Errorf("lease: acquire %q in namespace %s: %w", key, n.name, err)
 		case ok:
-			return n.newLease(ctx, key, token, fence), nil
+			return n.newLease(ctx, key, token, fence, tried), nil
 		case !wait:
 			err = ErrBusy
 		default:
@@ -177,6 +178,9 @@ func (n *Namespace) pause(ctx context.Context) bool {
 // busyError is ErrBusy, joined with the caller's cause when the caller's context (rather than
 // the acquire deadline) ended the wait.
 func busyError(actx context.Context) error {
+	// Every caller comes here once actx ended or its deadline passed; in the second case the
+	// context's timer fires a moment later and settles the cause.
+	<-actx.Done()
 	cause := context.Cause(actx)
 	if cause == nil || cause == errAcquireDeadline {
 		return ErrBusy

@@ -18,3 +18,14 @@ func boundBy(ctx context.Context, deadline time.Time, cause error) (context.Cont
 	}
 	return context.WithDeadlineCause(ctx, deadline, cause)
 }
+
+// deadlinePassed reports whether ctx has ended or its deadline has passed. A command cut by the
+// deadline can return (go-redis sets the socket deadline from it) a moment before the context's
+// own timer marks it done, so ctx.Err() alone would misread that moment.
+func deadlinePassed(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}

@@ -39,11 +39,15 @@ type Lease struct {
 	state    leaseState
 	timer    *time.Timer // the renewer; nil when renewal is disabled
 	failures int         // consecutive failed renews
-	renewing sync.WaitGroup
+	// validUntil is the earliest moment the key can expire: TTL after the start of the last
+	// successful acquire or renew (Redis ran the command after it started).
+	validUntil time.Time
+	renewing   sync.WaitGroup
 }
 
-func (n *Namespace) newLease(parent context.Context, key, token string, fence int64) *Lease {
-	l := &Lease{ns: n, key: key, token: token, fence: fence}
+// newLease returns the lease taken by an attempt that started at tried.
+func (n *Namespace) newLease(parent context.Context, key, token string, fence int64, tried time.Time) *Lease {
+	l := &Lease{ns: n, key: key, token: token, fence: fence, validUntil: tried.Add(n.policy.TTL)}
 	l.ctx, l.cancel = context.WithCancelCause(parent)
 	if n.m != nil {
 		l.acquired = time.Now()

@@ -10,9 +10,11 @@ type RenewFailurePolicy int
 
 const (
 	// Fence (the default) gives the lease up after MaxRenewFailures consecutive failed renews,
-	// or at once when a renew is answered "not owned": renewing stops, the holder's context is
-	// cancelled with cause ErrAbandoned, the abandonment is counted and release is skipped, so
-	// that a newer owner's lock is never dropped. For work where overlap corrupts state.
+	// at once when a renew is answered "not owned", and, while renews fail, no later than a
+	// margin (1% of the TTL + 2ms) before the key can expire: renewing stops, the holder's
+	// context is cancelled with cause ErrAbandoned, the abandonment is counted and release is
+	// skipped, so that a newer owner's lock is never dropped. For work where overlap corrupts
+	// state.
 	Fence RenewFailurePolicy = iota
 	// Continue logs and counts each failed renew and keeps the work running; renewing stops
 	// only when a renew is answered "not owned". For idempotent work where continuity matters
@@ -66,7 +68,8 @@ type Policy struct {
 	// called. For critical sections known to be much shorter than TTL.
 	DisableRenewal bool
 	// MaxRenewFailures is the number of consecutive failed renews after which the Fence policy
-	// abandons the lease. Default 3.
+	// abandons the lease. Default 3. The key's expiry bounds it too: with the default
+	// RenewInterval of TTL/3, the lease is abandoned before a third attempt could start.
 	MaxRenewFailures int
 	// OnRenewFailure is Fence (default) or Continue.
 	OnRenewFailure RenewFailurePolicy

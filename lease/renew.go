@@ -40,7 +40,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 	case stateAbandoned:
 		return ErrAbandoned
 	}
-	ctx, cancel := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	start := time.Now()
+	ctx, cancel := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer cancel()
 	owned, err := n.renew(ctx, l.key, l.token)
 	n.countRenew(owned, err)
@@ -50,6 +51,11 @@ func (l *Lease) Renew(ctx context.Context) error {
 	case !owned:
 		return fmt.Errorf("%w: renew %q in namespace %s", ErrNotOwned, l.key, n.name)
 	}
+	l.mu.Lock()
+	if v := start.Add(n.policy.TTL); v.After(l.validUntil) {
+		l.validUntil = v
+	}
+	l.mu.Unlock()
 	return nil
 }
 
@@ -74,21 +80,52 @@ func (n *Namespace) countRenew(owned bool, err error) {
 	}
 }
 
+// errValidityEnded is the reason logged when the Fence policy abandons a lease because the
+// key may expire before a renew can succeed.
+var errValidityEnded = errors.New("lease: validity ends before a renew could succeed")
+
+// lapseLocked is when the Fence policy gives the lease up at the latest while renews fail: a
+// margin before the earliest moment the key can expire, for the drift between this process's
+// clock and Redis's (1% of the TTL, as Redlock allows, plus 2ms).
+func (l *Lease) lapseLocked() time.Time {
+	ttl := l.ns.policy.TTL
+	return l.validUntil.Add(-(ttl/100 + 2*time.Millisecond))
+}
+
 // renewTick is one run of the background renewer; it re-arms the timer while the lease is kept.
+//
+// Under the Fence policy the holder's context must end before another replica can take the
+// lock, not only after MaxRenewFailures failures: while renews fail, the renewer also abandons
+// the lease at its lapse (see lapseLocked), and no renew runs past it.
 func (l *Lease) renewTick() {
+	n := l.ns
+	p := &n.policy
+	fence := p.OnRenewFailure == Fence
+	start := time.Now()
+
 	l.mu.Lock()
 	if l.state != stateHeld || l.ctx.Err() != nil {
 		l.mu.Unlock()
+		return
+	}
+	lapse := l.lapseLocked()
+	if fence && l.failures > 0 && !start.Before(lapse) {
+		defer l.mu.Unlock()
+		l.abandonLocked(errValidityEnded)
 		return
 	}
 	l.renewing.Add(1)
 	l.mu.Unlock()
 	defer l.renewing.Done()
 
-	n := l.ns
-	p := &n.policy
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(l.ctx, p.RenewTimeout)
+	// A renew that is still unanswered at the lapse is given up. A tick that comes after the
+	// lapse with no failure behind it (this process was paused) still asks Redis: an ok answer
+	// proves the key was never free, and any other outcome abandons the lease below.
+	deadline := start.Add(p.RenewTimeout)
+	if fence && start.Before(lapse) && lapse.Before(deadline) {
+		deadline = lapse
+	}
+	ctx, cancel := context.WithDeadline(l.ctx, deadline)
 	owned, err := n.renew(ctx, l.key, l.token)
 	cancel()
 
@@ -102,7 +139,7 @@ func (l *Lease) renewTick() {
 	switch {
 	case err != nil:
 		l.failures++
-		if p.OnRenewFailure == Fence && l.failures >= p.MaxRenewFailures {
+		if fence && (l.failures >= p.MaxRenewFailures || !time.Now().Before(lapse)) {
 			l.abandonLocked(err)
 			return
 		}
@@ -113,7 +150,7 @@ func (l *Lease) renewTick() {
 			slog.Any("error", err))
 	case !owned:
 		// Ownership is definitively gone: nothing left to renew under either policy.
-		if p.OnRenewFailure == Fence {
+		if fence {
 			l.abandonLocked(ErrNotOwned)
 			return
 		}
@@ -122,8 +159,13 @@ func (l *Lease) renewTick() {
 		return
 	default:
 		l.failures = 0
+		l.validUntil = start.Add(p.TTL)
 	}
-	l.timer.Reset(max(0, p.RenewInterval-time.Since(start)))
+	next := start.Add(p.RenewInterval)
+	if lapse := l.lapseLocked(); fence && l.failures > 0 && lapse.Before(next) {
+		next = lapse
+	}
+	l.timer.Reset(max(0, time.Until(next)))
 }
 
 // abandonLocked gives the lease up under the Fence policy; l.mu must be held.

@@ -122,7 +122,9 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 }
 
 // Test 4: a renew after the key expired fails and is counted as not_owned; the Fence policy
-// abandons at once, the Continue policy keeps the work running but stops renewing.
+// abandons at once, the Continue policy keeps the work running but stops renewing. (A renew
+// held up past the lease's expiry is a different case under Fence: the lease is abandoned at
+// its lapse, see TestFenceAbandonsBeforeTheKeyCanExpire.)
 func TestRenewAfterExpiry(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		t.Run("manual", func(t *testing.T) {
@@ -148,13 +150,17 @@ func TestRenewAfterExpiry(t *testing.T) {
 			wantAbandoned float64
 		}{{Fence, 1}, {Continue, 0}} {
 			t.Run("renewer/"+tc.policy.String(), func(t *testing.T) {
-				const ttl = 150 * time.Millisecond
-				// The first renew is held back until the key has expired, then reaches Redis.
-				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return ttl + 100*time.Millisecond, nil }}
+				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, nil }}
 				e := newEnvMode(t, sharedAddr, batching, hook)
-				n := e.namespace(t, "workflow", Policy{TTL: ttl, RenewInterval: 20 * time.Millisecond, RenewTimeout: time.Second, OnRenewFailure: tc.policy})
-				l, err := n.Acquire(context.Background(), uniqueKey(t))
+				n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 200 * time.Millisecond, OnRenewFailure: tc.policy})
+				key := uniqueKey(t)
+				l, err := n.Acquire(context.Background(), key)
 				if err != nil {
+					t.Fatal(err)
+				}
+				// The key expires before the first renew, behind the holder's back (Redis lost it,
+				// or a clock ran fast): that renew reaches Redis and finds it gone.
+				if err := e.rdb.PExpire(context.Background(), key, time.Millisecond).Err(); err != nil {
 					t.Fatal(err)
 				}
 				testkit.Eventually(t, 3*time.Second, "a not-owned renew", func() bool {
@@ -217,4 +223,66 @@ func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 			t.Errorf("renew failures not logged as warnings with the namespace:\n%s", logs)
 		}
 	})
+}
+
+// Under Fence the holder's context ends before the key can expire, whatever MaxRenewFailures
+// allows: with the default shape (RenewInterval = TTL/3, three failures) the third attempt would
+// start only as the key expires, so the lease is abandoned at its lapse after two failed renews,
+// while the key still holds the lease's token. Renews that fail at once and renews that hang
+// are both bounded so.
+func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
+	const ttl = 900 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		plan func(int) (time.Duration, error)
+	}{
+		{"failing", func(int) (time.Duration, error) { return 0, errInjected }},
+		{"hanging", func(int) (time.Duration, error) { return 10 * time.Second, nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachMode(t, func(t *testing.T, batching bool) {
+				hook := &faultHook{match: isScript(renewScript), plan: tc.plan}
+				e := newEnvMode(t, sharedAddr, batching, hook)
+				n := e.namespace(t, "scheduler", Policy{TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 3})
+				key := uniqueKey(t)
+				acquired := time.Now()
+				l, err := n.Acquire(context.Background(), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-l.Context().Done():
+				case <-time.After(5 * time.Second):
+					t.Fatal("holder context not cancelled")
+				}
+				// The key was set no earlier than acquired, so it lives at least until
+				// acquired+TTL: it must still be there, and still this lease's.
+				pttl, err := e.rdb.PTTL(context.Background(), key).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pttl <= 0 {
+					t.Fatalf("holder context cancelled %s after acquiring, when the key had already expired (PTTL %v)",
+						time.Since(acquired), pttl)
+				}
+				if got, _ := e.rdb.Get(context.Background(), key).Result(); got != l.token {
+					t.Fatal("the key no longer holds the lease's token at abandonment")
+				}
+				if cause := context.Cause(l.Context()); !errors.Is(cause, ErrAbandoned) {
+					t.Fatalf("cause = %v, want ErrAbandoned", cause)
+				}
+				if took := time.Since(acquired); took < 2*ttl/3 {
+					t.Errorf("abandoned %s after acquiring, before two renew intervals", took)
+				}
+				e.wantMetrics(t, "scheduler", map[string]float64{
+					"lock_renewals_total/failed": 2,
+					"lock_abandoned_total":       1,
+					"lock_held":                  0,
+				})
+				if err := l.Release(context.Background()); !errors.Is(err, ErrAbandoned) {
+					t.Errorf("Release after abandonment = %v, want ErrAbandoned", err)
+				}
+			})
+		})
+	}
 }
