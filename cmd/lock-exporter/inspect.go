@@ -49,7 +49,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	case limit > collectors.MaxTopK:
 		return usageError(e, "inspect", fmt.Errorf("--limit must be at most %d, got %d", collectors.MaxTopK, limit))
 	}
-	client, err := st.cfg.Redis.NewClient()
+	client, err := st.cfg.NewClient()
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}

@@ -75,7 +75,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "", err)
 	}
 
-	client, err := st.cfg.Redis.NewClient()
+	client, err := st.cfg.NewClient()
 	if err != nil {
 		return usageError(e, "", err)
 	}

@@ -11,19 +11,57 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors"
 )
 
 // dialTimeout bounds connection set-up; a scrape's deadline usually cuts it shorter.
 const dialTimeout = 5 * time.Second
 
+// poolTimeoutMargin puts the pool timeout past the longest scan; see Config.clientOptions.
+const poolTimeoutMargin = time.Second
+
 // NewClient builds the go-redis client the configuration describes: a ClusterClient for
-// cluster_addrs, a Sentinel failover client for sentinel_addrs, a plain client otherwise.
+// cluster_addrs, a Sentinel failover client for sentinel_addrs, a plain client otherwise. Its
+// connection pool is sized for scanning the configured namespaces.
 //
 // Socket reads follow the scrape deadline (ContextTimeoutEnabled), and a failed command is not
 // retried: the next scrape is the retry, and a dead Redis must show as lock_exporter_up 0 at
 // once. The password file is read again for every new connection, so a rotated password needs
 // no restart. CLIENT SETINFO is not sent, so the least-privilege ACL does not need it.
-func (r Redis) NewClient() (redis.UniversalClient, error) {
+func (c Config) NewClient() (redis.UniversalClient, error) {
+	opts, err := c.clientOptions()
+	if err != nil {
+		return nil, err
+	}
+	return redis.NewUniversalClient(opts), nil
+}
+
+// clientOptions adds the pool settings to the Redis section's options. go-redis' defaults do not
+// fit a scan: the pool holds 10 connections per CPU while a scan holds up to four per namespace
+// on each node at once (collectors.ConnectionsPerNode), and a wait for a connection fails after
+// PoolTimeout (ReadTimeout + 1s) as "connection pool timeout", which the scan reports as Redis
+// down although Redis is fine. So the pool is as large as the scan can use, and PoolTimeout is
+// longer than any scan may run: a wait is then ended by the scan's context deadline (go-redis
+// pool waits watch the context), which the scanner treats as the deadline cutting the scan
+// short, never by the pool's own timer. The pool dials on demand, so connections beyond what a
+// scan uses are never opened.
+func (c Config) clientOptions() (*redis.UniversalOptions, error) {
+	opts, err := c.Redis.clientOptions()
+	if err != nil {
+		return nil, err
+	}
+	// With no namespace (refused by Validate) PoolSize 0 leaves go-redis' default.
+	opts.PoolSize = collectors.ConnectionsPerNode(len(c.Namespaces))
+	timeout := time.Duration(c.Scan.Timeout)
+	if timeout <= 0 {
+		timeout = collectors.DefaultTimeout // what the scanner uses for a zero Timeout
+	}
+	opts.PoolTimeout = timeout + poolTimeoutMargin
+	return opts, nil
+}
+
+func (r Redis) clientOptions() (*redis.UniversalOptions, error) {
 	res, err := r.resolve()
 	if err != nil {
 		return nil, err
@@ -64,7 +102,7 @@ func (r Redis) NewClient() (redis.UniversalClient, error) {
 			return user, pw, err
 		}
 	}
-	return redis.NewUniversalClient(opts), nil
+	return opts, nil
 }
 
 // readSecret reads a password file; one trailing newline (as editors and echo leave) is not

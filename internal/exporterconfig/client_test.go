@@ -2,11 +2,17 @@ package exporterconfig
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/faultproxy"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -26,7 +32,7 @@ func TestClientTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := Redis{Addr: "rediss://" + srv.Addr, TLS: tt.tls}
+			cfg := Config{Redis: Redis{Addr: "rediss://" + srv.Addr, TLS: tt.tls}}
 			c, err := cfg.NewClient()
 			if err != nil {
 				t.Fatalf("NewClient: %v", err)
@@ -50,7 +56,7 @@ func TestClientTLS(t *testing.T) {
 func TestPasswordFileRotation(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithArgs("--requirepass", "first"))
 	pwFile := testkit.WriteFile(t, "pw", "first\n")
-	c, err := Redis{Addr: srv.Addr, PasswordFile: pwFile}.NewClient()
+	c, err := Config{Redis: Redis{Addr: srv.Addr, PasswordFile: pwFile}}.NewClient()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +90,130 @@ func TestPasswordFileRotation(t *testing.T) {
 	}
 	if err := reconnect(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
 		t.Fatalf("PING with a wrong password in the file: %v, want WRONGPASS", err)
+	}
+}
+
+// TestPoolFitsScan scans 24 namespaces through a proxy that adds latency, so that every SCAN and
+// pipeline holds its connection for a while and the namespaces' calls overlap. The rows hold
+// Redis and the workload fixed and vary only the pool. (collectors.TestConnectionsPerNode checks
+// that a scan never needs more than ConnectionsPerNode connections.)
+func TestPoolFitsScan(t *testing.T) {
+	// Every namespace's SCAN walks the whole keyspace, so a few keys each keep the scan short:
+	// about three SCAN calls per namespace, each followed by a pipeline.
+	const namespaces, keysPer = 24, 10
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	cfg := Defaults()
+	cfg.Scan.BatchSize = 100
+	ctx := context.Background()
+	pipe := admin.Pipeline()
+	for i := range namespaces {
+		name := fmt.Sprintf("ns%02d", i)
+		cfg.Namespaces = append(cfg.Namespaces, Namespace{Name: name, Pattern: name + ":*"})
+		for k := range keysPer {
+			pipe.Set(ctx, fmt.Sprintf("%s:%d", name, k), "token", time.Minute)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	proxy := faultproxy.Start(t, srv.Addr)
+	proxy.SetLatency(20 * time.Millisecond)
+	cfg.Redis.Addr = proxy.Addr
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	// goRedisDefault is go-redis' pool size on two CPUs; the first 24 SCANs alone exceed it.
+	const goRedisDefault = 20
+	tests := []struct {
+		name        string
+		poolSize    int           // 0: as NewClient sets it
+		poolTimeout time.Duration // 0: as NewClient sets it
+		wantUp      bool
+		wantWaits   bool
+	}{
+		{name: "NewClient's pool: no scan call waits for a connection", wantUp: true},
+		{name: "a smaller pool waits, and its timer fails the scan",
+			// 50ms stands for go-redis' default of seconds, against a Redis that is slow
+			// enough for waits to last that long.
+			poolSize: goRedisDefault, poolTimeout: 50 * time.Millisecond, wantUp: false, wantWaits: true},
+		{name: "a smaller pool with NewClient's pool timeout waits, but the scan succeeds",
+			poolSize: goRedisDefault, wantUp: true, wantWaits: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts, err := cfg.clientOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.poolSize > 0 {
+				opts.PoolSize = tt.poolSize
+			}
+			if tt.poolTimeout > 0 {
+				opts.PoolTimeout = tt.poolTimeout
+			}
+			c := redis.NewUniversalClient(opts)
+			defer c.Close()
+			s, err := collectors.NewScanner(c, cfg.ScannerOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			scanCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			res := s.Scan(scanCtx)
+			cancel()
+
+			rc := c.(*redis.Client)
+			stats := rc.PoolStats()
+			if waited := stats.WaitCount+stats.Timeouts > 0; waited != tt.wantWaits {
+				t.Errorf("pool of %d: %d waits, %d timeouts; want waits %v", rc.Options().PoolSize, stats.WaitCount, stats.Timeouts, tt.wantWaits)
+			}
+			if res.Up != tt.wantUp {
+				t.Fatalf("up %v (%v), want %v", res.Up, res.Err, tt.wantUp)
+			}
+			if !res.Up {
+				if !errors.Is(res.Err, redis.ErrPoolTimeout) {
+					t.Errorf("scan error %v, want a pool timeout", res.Err)
+				}
+				return
+			}
+			for _, ns := range res.Namespaces {
+				if !ns.Complete || ns.Keys != keysPer {
+					t.Errorf("%s: complete %v, %d keys; want complete with %d", ns.Namespace.Name, ns.Complete, ns.Keys, keysPer)
+				}
+			}
+		})
+	}
+}
+
+// TestClientPoolOptions checks the pool settings NewClient derives from the configuration in
+// every Redis mode: on Cluster, go-redis applies them to each master's pool, which is what
+// collectors.ConnectionsPerNode counts.
+func TestClientPoolOptions(t *testing.T) {
+	two := []Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
+	tests := []struct {
+		name        string
+		cfg         Config
+		wantSize    int
+		wantTimeout time.Duration
+	}{
+		{"standalone, defaults", Config{Redis: Redis{Addr: "x:1"}, Scan: Defaults().Scan, Namespaces: two},
+			collectors.ConnectionsPerNode(2), collectors.DefaultTimeout + poolTimeoutMargin},
+		{"cluster, longer scan timeout", Config{Redis: Redis{ClusterAddrs: []string{"x:1", "y:1"}}, Scan: Scan{Timeout: Duration(time.Minute)}, Namespaces: two},
+			collectors.ConnectionsPerNode(2), time.Minute + poolTimeoutMargin},
+		{"sentinel, one namespace", Config{Redis: Redis{SentinelAddrs: []string{"x:1"}, SentinelMaster: "m"}, Namespaces: two[:1]},
+			collectors.ConnectionsPerNode(1), collectors.DefaultTimeout + poolTimeoutMargin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts, err := tt.cfg.clientOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opts.PoolSize != tt.wantSize || opts.PoolTimeout != tt.wantTimeout {
+				t.Errorf("PoolSize %d, PoolTimeout %s; want %d and %s", opts.PoolSize, opts.PoolTimeout, tt.wantSize, tt.wantTimeout)
+			}
+		})
 	}
 }
