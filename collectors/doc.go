@@ -6,7 +6,12 @@
 // On Redis Cluster every master is scanned concurrently and the results are merged.
 //
 // Aggregation streams: a scan keeps counters, a minimum, a maximum and a bounded heap of the K
-// stalest keys per namespace, so memory is O(namespaces + K) whatever the number of keys.
+// stalest keys per namespace, never the list of keys. What it holds is the keys in flight: on
+// each node, each namespace has up to about seven batches of BatchSize keys at once (the SCAN
+// reply being cut into batches, inspectWorkers batches queued and inspectWorkers being
+// inspected), and each inspect worker keeps its BatchSize-long command and result slices for
+// reuse. Memory is therefore O(namespaces × nodes × BatchSize + namespaces × K), whatever the
+// number of keys; MaxBatchSize and MaxTopK bound both terms.
 // SCAN may return a key more than once (when the server resizes its hash table mid-scan); the
 // scanner does not keep a set of every key seen to filter those repeats, because that set would
 // be O(keys). Counts can therefore overstate by the few keys that were returned twice during a

@@ -46,7 +46,8 @@ func envName(flag string) string {
 func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
 	c := &st.cfg
 	fs.StringVar(&st.configFile, "config.file", "", "YAML configuration file (redis, scan, namespaces); flags and environment override it")
-	fs.StringArrayVar(&st.namespaces, "namespace", nil, "lock namespace as NAME=PATTERN (SCAN MATCH glob); repeatable, added to the file's namespaces")
+	fs.StringArrayVar(&st.namespaces, "namespace", nil, "lock namespace as NAME=PATTERN (SCAN MATCH glob); repeatable, added to the file's namespaces. "+
+		envName("namespace")+" is split at every comma: give a pattern containing one by flag or in the file")
 
 	fs.StringVar(&c.Redis.Addr, "redis.addr", c.Redis.Addr, "Redis address: host:port, redis://[user@]host:port[/db] or rediss://… for TLS")
 	fs.StringSliceVar(&c.Redis.ClusterAddrs, "redis.cluster-addr", c.Redis.ClusterAddrs, "Redis Cluster seed node (host:port or URL); repeatable or comma-separated; selects Cluster mode")

@@ -32,6 +32,8 @@ func TestBadInput(t *testing.T) {
 		{"empty pattern", nil, []string{"--namespace", "jobs="}, `pattern "": empty pattern`},
 		{"invalid pattern", nil, []string{"--namespace", "jobs=jobs:[ab"}, `pattern "jobs:[ab": unterminated [`},
 		{"duplicate across flag and file", nil, []string{ns, "--config.file", testkit.WriteFile(t, "dup.yml", "namespaces: [{name: jobs, pattern: 'x:*'}]\n")}, `duplicate namespace name "jobs"`},
+		// Documented limit: the variable is split at commas, so this pattern's class is cut open.
+		{"comma in an environment pattern", map[string]string{"LOCK_EXPORTER_NAMESPACE": "a=a:[,;]*"}, nil, `pattern "a:[": unterminated [`},
 		{"duplicate in environment", map[string]string{"LOCK_EXPORTER_NAMESPACE": "a=a:*,a=b:*"}, nil, `duplicate namespace name "a"`},
 		{"unreadable file", nil, []string{"--config.file", "/nonexistent/exporter.yml"}, "config file /nonexistent/exporter.yml: no such file or directory"},
 		{"unknown field", nil, []string{"--config.file", testkit.WriteFile(t, "typo.yml", "namespaces:\n  - name: a\n    patern: 'a:*'\n")}, `line 3: unknown field "patern"`},
