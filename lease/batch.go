@@ -83,7 +83,15 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	case <-r.done:
 		r.ctx, r.cmd = nil, nil
 		b.requests.Put(r)
-		return cmd.Err()
+		err := cmd.Err()
+		if err != nil && deadlinePassed(ctx) {
+			// The pipeline's socket deadline can be this caller's own and fire a moment
+			// before its context's timer: the command was cut by the caller's deadline, so
+			// answer as the context does.
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return err
 	case <-ctx.Done():
 		// The request stays with the flusher, which skips it if it has not been sent yet.
 		return ctx.Err()
@@ -190,9 +198,7 @@ func (b *batcher) exec(ctx context.Context, live []*request) {
 	pipe = b.rdb.Pipeline()
 	evals := make([]*redis.Cmd, len(retry))
 	for i, r := range retry {
-		// EVALSHA sha numkeys keys… args… → EVAL src numkeys keys… args…
-		args := append([]any{"eval", r.src}, r.cmd.Args()[2:]...)
-		evals[i] = redis.NewCmd(r.ctx, args...)
+		evals[i] = evalBySource(r.ctx, r.src, r.cmd)
 		_ = pipe.Process(ctx, evals[i])
 	}
 	_, _ = pipe.Exec(ctx)

@@ -159,9 +159,13 @@ func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
 	})
 }
 
-// A batched EVALSHA of a script Redis does not have (a fresh server, SCRIPT FLUSH, a restart)
-// is sent again as EVAL, for every command of the batch.
-func TestBatchingScriptFallback(t *testing.T) {
+// An EVALSHA of a script Redis does not have (a fresh server, SCRIPT FLUSH, a restart) is sent
+// again as EVAL: on its own, and for every command of a batch.
+func TestScriptFallback(t *testing.T) {
+	eachMode(t, testScriptFallback)
+}
+
+func testScriptFallback(t *testing.T, batching bool) {
 	tests := []struct {
 		name string
 		lose func(t *testing.T, srv *redistest.Server)
@@ -177,7 +181,7 @@ func TestBatchingScriptFallback(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			evals := &faultHook{match: func(args []any) bool { return len(args) > 0 && args[0] == "eval" }}
-			e := newEnvMode(t, srv.Addr, true, evals)
+			e := newEnvMode(t, srv.Addr, batching, evals)
 			n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, Fencing: true})
 			ctx := context.Background()
 			const workers = 8

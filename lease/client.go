@@ -52,14 +52,33 @@ type scripts struct {
 	acquireFenced, renew, release, fencedSet script
 }
 
-// script keeps its source next to go-redis's handle: a batched EVALSHA that meets NOSCRIPT is
-// sent again as EVAL.
+// script is a Lua script of the library: its source, for EVAL, and its SHA1, for EVALSHA. The
+// SHA1 is kept boxed as a command argument, so that a call does not box it again.
 type script struct {
-	*redis.Script
 	src string
+	sha any
 }
 
-func newScript(src string) script { return script{redis.NewScript(src), src} }
+func newScript(src string) script { return script{src: src, sha: redis.NewScript(src).Hash()} }
+
+// evalSha is the EVALSHA command of s on keys and args.
+func (s script) evalSha(ctx context.Context, keys []string, args []any) *redis.Cmd {
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, "evalsha", s.sha, len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	return redis.NewCmd(ctx, cmdArgs...)
+}
+
+// evalBySource turns an EVALSHA of the script with source src into the same call as EVAL, for
+// a Redis that lost the script (a restart, SCRIPT FLUSH, a failover to a fresh replica); EVAL
+// also loads it again.
+func evalBySource(ctx context.Context, src string, evalSha redis.Cmder) *redis.Cmd {
+	// EVALSHA sha numkeys keys… args… → EVAL src numkeys keys… args…
+	return redis.NewCmd(ctx, append([]any{"eval", src}, evalSha.Args()[2:]...)...)
+}
 
 // New returns a Client on rdb, which may be a single-node, Sentinel or Cluster client.
 //
@@ -130,23 +149,23 @@ func (c *Client) setNX(ctx context.Context, key, token string, ttl time.Duration
 }
 
 // runScript runs s on keys and args, on its own or in a batch; every lease script returns an
-// integer.
+// integer. It builds the EVALSHA itself rather than calling go-redis's Script.Run, which costs a
+// few more allocations per call, and falls back to EVAL as Script.Run does.
 func (c *Client) runScript(ctx context.Context, s script, keys []string, args ...any) (int64, error) {
-	if c.batch == nil {
-		if c.closed.Load() {
-			return 0, ErrClosed
+	cmd := s.evalSha(ctx, keys, args)
+	if c.batch != nil {
+		if err := c.batch.do(ctx, cmd, s.src); err != nil {
+			return 0, err
 		}
-		return s.Run(ctx, c.rdb, keys, args...).Int64()
+		return cmd.Int64()
 	}
-	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, "evalsha", s.Hash(), len(keys))
-	for _, k := range keys {
-		cmdArgs = append(cmdArgs, k)
+	if c.closed.Load() {
+		return 0, ErrClosed
 	}
-	cmdArgs = append(cmdArgs, args...)
-	cmd := redis.NewCmd(ctx, cmdArgs...)
-	if err := c.batch.do(ctx, cmd, s.src); err != nil {
-		return 0, err
+	_ = c.rdb.Process(ctx, cmd)
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		cmd = evalBySource(ctx, s.src, cmd)
+		_ = c.rdb.Process(ctx, cmd)
 	}
 	return cmd.Int64()
 }
