@@ -134,11 +134,7 @@ func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
 		}
 		srv.Pause()
 		defer srv.Resume()
-		select {
-		case <-l.Context().Done():
-		case <-time.After(5 * time.Second):
-			t.Fatal("holder context not cancelled")
-		}
+		waitCancelled(t, l)
 		if cause := context.Cause(l.Context()); !errors.Is(cause, ErrAbandoned) {
 			t.Fatalf("cause = %v, want ErrAbandoned", cause)
 		}

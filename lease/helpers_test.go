@@ -97,6 +97,16 @@ func (e *env) wantMetrics(t testing.TB, ns string, want map[string]float64) {
 
 var keySeq atomic.Int64
 
+// waitCancelled fails the test unless the lease's context ends within 5s.
+func waitCancelled(t testing.TB, l *Lease) {
+	t.Helper()
+	select {
+	case <-l.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("holder context not cancelled")
+	}
+}
+
 // uniqueKey names a lock key no other test (or repeated run, with -count) uses.
 func uniqueKey(t testing.TB) string {
 	return fmt.Sprintf("test:%s:%d", t.Name(), keySeq.Add(1))

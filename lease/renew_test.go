@@ -25,11 +25,7 @@ func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				select {
-				case <-l.Context().Done():
-				case <-time.After(5 * time.Second):
-					t.Fatal("holder context not cancelled")
-				}
+				waitCancelled(t, l)
 				if cause := context.Cause(l.Context()); !errors.Is(cause, ErrAbandoned) {
 					t.Fatalf("cause = %v, want ErrAbandoned", cause)
 				}
@@ -250,11 +246,7 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				select {
-				case <-l.Context().Done():
-				case <-time.After(5 * time.Second):
-					t.Fatal("holder context not cancelled")
-				}
+				waitCancelled(t, l)
 				// The key was set no earlier than acquired, so it lives at least until
 				// acquired+TTL: it must still be there, and still this lease's.
 				pttl, err := e.rdb.PTTL(context.Background(), key).Result()
