@@ -97,10 +97,13 @@ func (l *Lease) lapseLocked() time.Time {
 // Under the Fence policy the holder's context must end before another replica can take the
 // lock, not only after MaxRenewFailures failures: while renews fail, the renewer also abandons
 // the lease at its lapse (see lapseLocked), and no renew runs past it.
+//
+// Log lines are decided under l.mu and written once it is released, so that a slow log handler
+// never holds the lease's lock (an abandoned holder's context is cancelled before its line is
+// written).
 func (l *Lease) renewTick() {
 	n := l.ns
 	p := &n.policy
-	fence := p.OnRenewFailure == Fence
 	start := time.Now()
 
 	l.mu.Lock()
@@ -109,20 +112,20 @@ func (l *Lease) renewTick() {
 		return
 	}
 	lapse := l.lapseLocked()
-	if fence && l.failures > 0 && !start.Before(lapse) {
-		defer l.mu.Unlock()
-		l.abandonLocked(errValidityEnded)
+	if p.OnRenewFailure == Fence && l.failures > 0 && !start.Before(lapse) {
+		line := l.abandonLocked(errValidityEnded)
+		l.mu.Unlock()
+		line.write(n.client.logger)
 		return
 	}
 	l.renewing.Add(1)
 	l.mu.Unlock()
-	defer l.renewing.Done()
 
 	// A renew that is still unanswered at the lapse is given up. A tick that comes after the
 	// lapse with no failure behind it (this process was paused) still asks Redis: an ok answer
 	// proves the key was never free, and any other outcome abandons the lease below.
 	deadline := start.Add(p.RenewTimeout)
-	if fence && start.Before(lapse) && lapse.Before(deadline) {
+	if p.OnRenewFailure == Fence && start.Before(lapse) && lapse.Before(deadline) {
 		deadline = lapse
 	}
 	ctx, cancel := context.WithDeadline(l.ctx, deadline)
@@ -130,33 +133,44 @@ func (l *Lease) renewTick() {
 	cancel()
 
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	line := l.settleRenewLocked(owned, err, start, lapse)
+	l.mu.Unlock()
+	line.write(n.client.logger)
+	// Done only after the log line: once Release has waited for the renewer, everything the
+	// renewer did, its log included, has happened.
+	l.renewing.Done()
+}
+
+// settleRenewLocked applies the outcome of the renew that started at start: it counts it,
+// abandons the lease or re-arms the timer, and returns the line to log. l.mu must be held.
+func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time) logLine {
+	n := l.ns
+	p := &n.policy
+	fence := p.OnRenewFailure == Fence
 	if l.state != stateHeld || l.ctx.Err() != nil {
 		// Released or cancelled while the renew was in flight: its outcome no longer matters.
-		return
+		return logLine{}
 	}
 	n.countRenew(owned, err)
+	var line logLine
 	switch {
 	case err != nil:
 		l.failures++
 		if fence && (l.failures >= p.MaxRenewFailures || !time.Now().Before(lapse)) {
-			l.abandonLocked(err)
-			return
+			return l.abandonLocked(err)
 		}
-		n.client.logger.LogAttrs(context.Background(), slog.LevelWarn, "lock renewal failed",
+		line = logLine{slog.LevelWarn, "lock renewal failed", []slog.Attr{
 			slog.String(namespaceLabel, n.name), slog.String("key", l.key),
 			slog.String("policy", p.OnRenewFailure.String()),
 			slog.Int("consecutive_failures", l.failures), slog.Int("max_renew_failures", p.MaxRenewFailures),
-			slog.Any("error", err))
+			slog.Any("error", err)}}
 	case !owned:
 		// Ownership is definitively gone: nothing left to renew under either policy.
 		if fence {
-			l.abandonLocked(ErrNotOwned)
-			return
+			return l.abandonLocked(ErrNotOwned)
 		}
-		n.client.logger.LogAttrs(context.Background(), slog.LevelWarn, "lock renewal found the lock not owned; renewing stops, work continues",
-			slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("policy", p.OnRenewFailure.String()))
-		return
+		return logLine{slog.LevelWarn, "lock renewal found the lock not owned; renewing stops, work continues", []slog.Attr{
+			slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("policy", p.OnRenewFailure.String())}}
 	default:
 		l.failures = 0
 		l.validUntil = start.Add(p.TTL)
@@ -166,10 +180,12 @@ func (l *Lease) renewTick() {
 		next = lapse
 	}
 	l.timer.Reset(max(0, time.Until(next)))
+	return line
 }
 
-// abandonLocked gives the lease up under the Fence policy; l.mu must be held.
-func (l *Lease) abandonLocked(reason error) {
+// abandonLocked gives the lease up under the Fence policy and returns the line to log; l.mu
+// must be held.
+func (l *Lease) abandonLocked(reason error) logLine {
 	n := l.ns
 	l.state = stateAbandoned
 	if n.m != nil {
@@ -177,8 +193,21 @@ func (l *Lease) abandonLocked(reason error) {
 		n.m.held.Dec()
 		n.m.heldSeconds.Observe(time.Since(l.acquired).Seconds())
 	}
-	n.client.logger.LogAttrs(context.Background(), slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped",
-		slog.String(namespaceLabel, n.name), slog.String("key", l.key),
-		slog.Int("consecutive_failures", l.failures), slog.Any("error", reason))
 	l.cancel(ErrAbandoned)
+	return logLine{slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped", []slog.Attr{
+		slog.String(namespaceLabel, n.name), slog.String("key", l.key),
+		slog.Int("consecutive_failures", l.failures), slog.Any("error", reason)}}
+}
+
+// logLine is a log record decided while l.mu is held and written after it is released.
+type logLine struct {
+	level slog.Level
+	msg   string
+	attrs []slog.Attr
+}
+
+func (r logLine) write(logger *slog.Logger) {
+	if r.msg != "" {
+		logger.LogAttrs(context.Background(), r.level, r.msg, r.attrs...)
+	}
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -278,3 +282,64 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 		})
 	}
 }
+
+// A slow log handler never holds the lease's lock: while the renewer's warning is stuck in
+// the handler, the holder can still call Renew, and an abandoned holder's context is already
+// cancelled before its log line is written.
+func TestRenewerLogsOutsideTheLeaseLock(t *testing.T) {
+	for _, policy := range []RenewFailurePolicy{Continue, Fence} {
+		t.Run(policy.String(), func(t *testing.T) {
+			hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+			rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+			t.Cleanup(func() { _ = rdb.Close() })
+			rdb.AddHook(hook)
+			handler := &blockingHandler{entered: make(chan struct{}), release: make(chan struct{})}
+			c, err := New(rdb, Options{Logger: slog.New(handler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := c.Namespace("workflow", Policy{TTL: 5 * time.Second, RenewInterval: 50 * time.Millisecond,
+				MaxRenewFailures: 1, OnRenewFailure: policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := n.Acquire(context.Background(), uniqueKey(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-handler.entered // the renewer is writing its first line, and the handler holds it
+			if policy == Fence && context.Cause(l.Context()) != ErrAbandoned {
+				t.Errorf("abandoned holder's context not cancelled before its log line: cause %v", context.Cause(l.Context()))
+			}
+			done := make(chan error, 1)
+			go func() { done <- l.Renew(context.Background()) }()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+				t.Error("Renew blocked while the renewer's log line was in the handler")
+			}
+			close(handler.release)
+			_ = l.Release(context.Background())
+		})
+	}
+}
+
+// blockingHandler holds the first record it is given until release is closed.
+type blockingHandler struct {
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *blockingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *blockingHandler) Handle(context.Context, slog.Record) error {
+	first := false
+	h.once.Do(func() { first = true })
+	if first {
+		close(h.entered)
+		<-h.release
+	}
+	return nil
+}
+func (h *blockingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *blockingHandler) WithGroup(string) slog.Handler      { return h }
