@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/genfiles"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -138,20 +139,18 @@ func TestScenariosCanFail(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(t, files)
 			}
-			dir := t.TempDir()
-			for _, sub := range []string{"alerts", "rules_test"} {
-				if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			rendered := make(map[string][]byte, len(files))
+			for _, f := range files {
+				if rendered[f.Name], err = alerts.Render(f); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for _, f := range files {
-				data, err := alerts.Render(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, "alerts", f.Name), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
+			dir := t.TempDir()
+			if err := genfiles.Write(filepath.Join(dir, "alerts"), rendered); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "rules_test"), 0o755); err != nil {
+				t.Fatal(err)
 			}
 			data, err := os.ReadFile(filepath.Join(root, "rules_test", tt.file))
 			if err != nil {
