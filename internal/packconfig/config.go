@@ -21,6 +21,13 @@ import (
 type Config struct {
 	// Selectors narrow every metric selector the pack writes.
 	Selectors Selectors `yaml:"selectors"`
+	// ClusterLabels are the target labels that tell one deployment of lockwatch from another
+	// when several clusters' series meet in one Prometheus, Thanos or Mimir (kubernetes-mixin's
+	// clusterLabel / showMultiCluster), e.g. [cluster] or [cluster, region]. When set, every
+	// recording rule aggregates by them as well as by job and lock namespace, every alert keeps
+	// them, and each becomes a dashboard variable. Default [] (one deployment per Prometheus):
+	// the output is the single-cluster pack.
+	ClusterLabels []string `yaml:"cluster_labels"`
 	// RunbookBaseURL is the URL of docs/runbook.md; each alert's runbook_url is this URL plus
 	// "#" and the lower-cased alert name (the GitHub heading anchor of its section).
 	// Default: https://github.com/lockwatch/lockwatch/blob/main/docs/runbook.md
@@ -144,6 +151,7 @@ var severities = []string{"critical", "warning", "info"}
 // page, and sustained ratios that must.
 func Default() Config {
 	return Config{
+		ClusterLabels:    []string{},
 		RunbookBaseURL:   DefaultRunbookBaseURL,
 		RecordingWindows: []model.Duration{d("5m"), d("30m"), d("1h"), d("6h")},
 		Alerts: Alerts{

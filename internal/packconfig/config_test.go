@@ -33,6 +33,7 @@ func TestParseOverridesOnlyGivenKeys(t *testing.T) {
 selectors:
   exporter: job="lock-exporter"
 recording_windows: [2m, 10m]
+cluster_labels: [cluster, region]
 alerts:
   not_owned_ratio:
     fast:
@@ -46,6 +47,7 @@ alerts:
 	want := Default()
 	want.Selectors.Exporter = `job="lock-exporter"`
 	want.RecordingWindows = []model.Duration{model.Duration(2 * 60e9), model.Duration(10 * 60e9)}
+	want.ClusterLabels = []string{"cluster", "region"}
 	want.Alerts.NotOwnedRatio.Fast.Threshold = 0.2
 	want.Alerts.KeyWithoutTTL.Disabled = true
 	if !reflect.DeepEqual(cfg, want) {
@@ -57,9 +59,9 @@ func TestParseRejects(t *testing.T) {
 	tests := []struct {
 		name, in, wantErr string
 	}{
-		{"unknown top-level key", "selector: {}\n", "field selector not found"},
-		{"unknown nested key", "alerts:\n  not_owned_ratio:\n    fast:\n      treshold: 0.1\n", "field treshold not found"},
-		{"bad duration", "alerts:\n  wait_p99:\n    for: soon\n", "soon"},
+		{"unknown top-level key", "selector: {}\n", "selector (line 1): unknown key"},
+		{"unknown nested key", "alerts:\n  not_owned_ratio:\n    fast:\n      treshold: 0.1\n", "alerts.not_owned_ratio.fast.treshold (line 4): unknown key"},
+		{"bad duration", "alerts:\n  wait_p99:\n    for: soon\n", `alerts.wait_p99.for (line 3): "soon" is not a duration`},
 		{"bad selector", "selectors:\n  library: job=\n", "selectors.library"},
 		{"name matcher", "selectors:\n  exporter: __name__=\"up\"\n", "metric-name matcher"},
 		{"relative runbook", "runbook_base_url: docs/runbook.md\n", "runbook_base_url"},
@@ -71,8 +73,12 @@ func TestParseRejects(t *testing.T) {
 		{"burst-prone abandonment for", "alerts:\n  abandonments:\n    for: 5m\n", "alerts.abandonments.for"},
 		{"wait threshold", "alerts:\n  wait_p99:\n    threshold_seconds: 0\n", "alerts.wait_p99.threshold_seconds"},
 		{"stalled factor", "alerts:\n  renewal_stalled:\n    factor: 0.5\n", "alerts.renewal_stalled.factor"},
+		{"bad cluster label", "cluster_labels: [cluster-name]\n", `cluster_labels[0]: "cluster-name" is not a Prometheus label name`},
+		{"reserved cluster label", "cluster_labels: [cluster, job]\n", `cluster_labels[1]: "job" is a label the pack already uses`},
+		{"duplicate cluster label", "cluster_labels: [cluster, cluster]\n", `cluster_labels[1]: "cluster" is listed twice`},
+		{"internal cluster label", "cluster_labels: [__name__]\n", `cluster_labels[0]`},
 		{"two documents", "alerts: {}\n---\nalerts: {}\n", "more than one YAML document"},
-		{"not a mapping", "- a\n", "cannot unmarshal"},
+		{"not a mapping", "- a\n", "the top level (line 1): a list is not a mapping"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

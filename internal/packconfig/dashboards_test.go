@@ -47,7 +47,7 @@ func TestParseDashboardRejects(t *testing.T) {
 		{"too many stalest keys", "stalest_keys: 5000", "dashboards.stalest_keys"},
 		{"blank tag", "tags: [' ']", "dashboards.tags[0]"},
 		{"multi-line datasource", "datasource: \"a\\nb\"", "dashboards.datasource"},
-		{"unknown key", "uid: x", "field uid not found"},
+		{"unknown key", "uid: x", "dashboards.uid (line 2): unknown key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -30,13 +31,16 @@ func Load(path string) (Config, error) {
 func Parse(data []byte) (Config, error) {
 	cfg := Default()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, oneLine(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return Config{}, errors.New("more than one YAML document")
+	}
+	if err := decodeNode(&doc, reflect.ValueOf(&cfg).Elem(), ""); err != nil {
+		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
@@ -44,14 +48,10 @@ func Parse(data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// oneLine flattens yaml.v3's multi-line TypeError ("yaml: unmarshal errors:\n  line 3: ...")
-// so a bad file yields one clear line.
+// oneLine flattens a multi-line yaml.v3 error so a bad file yields one clear line. Syntax
+// errors come from here; errors about keys and values come from decodeNode.
 func oneLine(err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return errors.New(strings.Join(te.Errors, "; "))
-	}
-	return err
+	return errors.New(strings.Join(strings.Fields(err.Error()), " "))
 }
 
 // YAML renders the configuration in the override format, so the output of one run can be edited

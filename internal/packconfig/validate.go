@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -22,6 +24,9 @@ func (c Config) Validate() error {
 		if _, err := ParseSelector(s.value); err != nil {
 			return fmt.Errorf("%s: %w", s.path, err)
 		}
+	}
+	if err := checkClusterLabels(c.ClusterLabels); err != nil {
+		return fmt.Errorf("cluster_labels%w", err)
 	}
 	u, err := url.Parse(c.RunbookBaseURL)
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" {
@@ -188,6 +193,30 @@ func checkWindows(long, short model.Duration) error {
 	}
 	if long <= short {
 		return fmt.Errorf("long: %s must be longer than short: %s", long, short)
+	}
+	return nil
+}
+
+// labelName is Prometheus's classic label-name syntax: cluster labels end up in `by (…)`
+// clauses and Grafana variable names, where only this form works unquoted.
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// reservedLabels are labels the pack already groups or matches by; naming one as a cluster label
+// would write it twice into every aggregation.
+var reservedLabels = []string{"job", "instance", "lock_namespace", "le", "outcome", "key", "severity", "alertname"}
+
+// checkClusterLabels returns an error starting with "[i]: " or ": " so the caller can prefix the
+// key.
+func checkClusterLabels(names []string) error {
+	for i, n := range names {
+		switch {
+		case !labelName.MatchString(n) || strings.HasPrefix(n, "__"):
+			return fmt.Errorf("[%d]: %q is not a Prometheus label name", i, n)
+		case slices.Contains(reservedLabels, n):
+			return fmt.Errorf("[%d]: %q is a label the pack already uses (%s)", i, n, strings.Join(reservedLabels, ", "))
+		case slices.Contains(names[:i], n):
+			return fmt.Errorf("[%d]: %q is listed twice", i, n)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,156 @@
+package packconfig
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v3"
+)
+
+// ErrUnknownKey is wrapped by the error for a key the configuration does not have, so callers
+// (and tests) can tell a typo from a bad value.
+var ErrUnknownKey = errors.New("unknown key")
+
+// ErrBadValue is wrapped by the error for a value of the wrong kind (a word where a number or a
+// duration belongs, a list where a mapping belongs).
+var ErrBadValue = errors.New("bad value")
+
+// decodeNode applies one YAML document onto dst, walking the YAML tree and the Config struct
+// together. yaml.v3's own strict decoding names Go types in its errors ("field threshold not
+// found in type packconfig.WaitAlert"); walking ourselves lets every error name the setting by
+// its YAML path, its line, and the value written, which is what a user can act on.
+func decodeNode(n *yaml.Node, dst reflect.Value, path string) error {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return decodeNode(n.Content[0], dst, path)
+	}
+	if n.Kind == 0 || n.Tag == "!!null" {
+		// "alerts:" with nothing below it keeps the defaults, as an absent key would.
+		return nil
+	}
+	if dst.Kind() == reflect.Struct {
+		return decodeMapping(n, dst, path)
+	}
+	// yaml.v3 truncates 2.5 into an int field without complaint; a count must be written whole.
+	wholeNumberWanted := dst.Kind() == reflect.Int && n.ShortTag() != "!!int"
+	if err := n.Decode(dst.Addr().Interface()); err != nil || wholeNumberWanted {
+		return fmt.Errorf("%s (line %d): %s is not %s: %w",
+			displayPath(path), n.Line, shown(n), describeType(dst.Type()), ErrBadValue)
+	}
+	return nil
+}
+
+// decodeMapping applies a YAML mapping onto a struct, field by field, refusing keys the struct
+// has no field for.
+func decodeMapping(n *yaml.Node, dst reflect.Value, path string) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s (line %d): %s is not a mapping of settings (key: value): %w",
+			displayPath(path), n.Line, shown(n), ErrBadValue)
+	}
+	fields := yamlFields(dst.Type())
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		index, ok := fields[key.Value]
+		if !ok {
+			return fmt.Errorf("%s (line %d): %w; %s takes %s",
+				join(path, key.Value), key.Line, ErrUnknownKey, displayPath(path), knownKeys(dst.Type()))
+		}
+		if err := decodeNode(value, dst.Field(index), join(path, key.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlFields maps each YAML key of a struct type to its field index.
+func yamlFields(t reflect.Type) map[string]int {
+	m := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		if name := yamlName(t.Field(i)); name != "" {
+			m[name] = i
+		}
+	}
+	return m
+}
+
+// knownKeys lists a struct type's YAML keys in declaration order, for the unknown-key message.
+func knownKeys(t reflect.Type) string {
+	var names []string
+	for i := range t.NumField() {
+		if name := yamlName(t.Field(i)); name != "" {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func yamlName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
+var durationType = reflect.TypeFor[model.Duration]()
+
+// describeType says what a setting takes, in the words of the settings reference (docs/pack.md).
+func describeType(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return "a duration such as 30s, 5m or 1h"
+	case t.Kind() == reflect.Slice && t.Elem() == durationType:
+		return "a list of durations such as [5m, 1h]"
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		return "a list of strings such as [a, b]"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() == reflect.Float64:
+		return "a number"
+	case t.Kind() == reflect.Int:
+		return "a whole number"
+	case t.Kind() == reflect.String:
+		return "a string"
+	}
+	return "a valid value"
+}
+
+// shown renders the offending value: a scalar quoted as written, a list or mapping by kind.
+func shown(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "the value"
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func displayPath(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return path
+}
