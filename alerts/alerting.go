@@ -42,7 +42,7 @@ func (b builder) alertGroups() ([]Group, error) {
 				Labels: map[string]string{"severity": s.severity},
 				Annotations: Annotations{
 					Summary:     s.summary,
-					Description: s.description,
+					Description: s.description + b.where(),
 					RunbookURL:  b.cfg.RunbookBaseURL + "#" + strings.ToLower(s.name),
 				},
 			})
@@ -183,11 +183,11 @@ func (b builder) exporterAlerts() []alertSpec {
 		}},
 		{a.ExporterAbsent, alertSpec{
 			name:    AlertExporterAbsent,
-			expr:    "absent(" + b.exp("lock_exporter_up") + ")",
+			expr:    b.exporterAbsentExpr(),
 			summary: "No lock exporter is being scraped.",
 			description: fmt.Sprintf("Prometheus has had no lock_exporter_up series{{ with $labels.job }} "+
 				"for job {{ . }}{{ end }} for %s: lock key metrics are missing and the other exporter "+
-				"alerts cannot fire.", a.ExporterAbsent.For),
+				"alerts cannot fire.%s", a.ExporterAbsent.For, b.absentNote()),
 		}},
 		{a.ExporterScrapeIncomplete, alertSpec{
 			name: AlertExporterScrapeIncomplete,
@@ -198,8 +198,8 @@ func (b builder) exporterAlerts() []alertSpec {
 			// answered, so an incomplete namespace was cut by the scan deadline, which is what
 			// this alert is about. Both series come from one target: match on its identity
 			// only, as the left side also carries lock_namespace.
-			expr: fmt.Sprintf("%s == 0 and on (job, instance) %s == 1",
-				b.exp("lock_exporter_scrape_complete"), b.exp("lock_exporter_up")),
+			expr: fmt.Sprintf("%s == 0 and %s %s == 1",
+				b.exp("lock_exporter_scrape_complete"), b.on(), b.exp("lock_exporter_up")),
 			summary: "The lock exporter keeps running out of time scanning a namespace.",
 			description: fmt.Sprintf("lock-exporter {{ $labels.instance }} has not finished scanning lock "+
 				"namespace {{ $labels.lock_namespace }} within its deadline for %s "+
@@ -226,6 +226,34 @@ func (b builder) exporterAlerts() []alertSpec {
 		specs = append(specs, x.spec)
 	}
 	return specs
+}
+
+// absentLookback is how long a cluster that stopped reporting lock_exporter_up is remembered
+// by LockExporterAbsent when cluster_labels are set.
+const absentLookback = "1d"
+
+// exporterAbsentExpr fires when no exporter series exists at all. With cluster labels, absent()
+// alone would only fire once every cluster went silent, so a second arm names each cluster that
+// reported within absentLookback but reports nothing now. A cluster silent for longer than that
+// is forgotten (its alert resolves); the description says so.
+func (b builder) exporterAbsentExpr() string {
+	up := b.exp("lock_exporter_up")
+	expr := "absent(" + up + ")"
+	if len(b.cfg.ClusterLabels) == 0 {
+		return expr
+	}
+	group := "group by (" + strings.Join(b.cfg.ClusterLabels, ", ") + ") "
+	return fmt.Sprintf("%s or (%s(max_over_time(%s[%s])) unless %s(%s))",
+		expr, group, up, absentLookback, group, up)
+}
+
+// absentNote tells the reader of a per-cluster LockExporterAbsent how long the alert can last.
+func (b builder) absentNote() string {
+	if len(b.cfg.ClusterLabels) == 0 {
+		return ""
+	}
+	return " A cluster whose exporter went silent is reported for up to " + absentLookback +
+		" after its last sample; after that only the loss of every exporter fires this alert."
 }
 
 // seconds renders a window's length in seconds, to turn a recorded per-second rate into a count.

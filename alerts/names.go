@@ -4,11 +4,11 @@ import "github.com/prometheus/common/model"
 
 // Recording rules aggregate per job and lock namespace. Names follow Prometheus's
 // level:metric:operations convention; the window is the last part of the operation, e.g.
-// job_lock_namespace:lock_not_owned:ratio_rate5m.
+// job_lock_namespace:lock_not_owned:ratio_rate5m. With cluster_labels set the rules also keep
+// those labels, and the names stay the same: dashboards, alerts and users' own queries read one
+// name whether the pack runs per cluster or across clusters, and the level still says the
+// finest grouping a single deployment sees.
 const level = "job_lock_namespace"
-
-// byLevel is the aggregation clause matching level.
-const byLevel = "by (job, lock_namespace)"
 
 // Alert names: the first seven are the public alert contract, the last three the extra
 // exporter alerts.

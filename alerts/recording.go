@@ -34,7 +34,7 @@ type recording struct {
 // would otherwise poison every sum and alert built on it.
 func (b builder) recordingRules(w model.Duration) []recording {
 	rate := func(sel string) string {
-		return fmt.Sprintf("sum %s (rate(%s[%s]))", byLevel, sel, w)
+		return fmt.Sprintf("sum %s (rate(%s[%s]))", b.by(), sel, w)
 	}
 	renewals := rate(b.lib("lock_renewals_total"))
 	releases := rate(b.lib("lock_releases_total"))
@@ -57,8 +57,8 @@ func (b builder) recordingRules(w model.Duration) []recording {
 	// window saw at least one acquire.
 	for _, q := range Quantiles() {
 		rules = append(rules, recording{AcquireWaitQuantile(q, w), fmt.Sprintf(
-			"histogram_quantile(%s, sum by (job, lock_namespace, le) (rate(%s[%s]))) and %s > 0",
-			num(q.Value), b.lib("lock_acquire_wait_seconds_bucket"), w, acquires)})
+			"histogram_quantile(%s, sum %s (rate(%s[%s]))) and %s > 0",
+			num(q.Value), b.by("le"), b.lib("lock_acquire_wait_seconds_bucket"), w, acquires)})
 	}
 	return rules
 }

@@ -69,6 +69,31 @@ type builder struct {
 	cfg packconfig.Config
 }
 
+// by is the aggregation clause of the recording rules: the cluster labels (if any), job and lock
+// namespace, then extra labels such as le.
+func (b builder) by(extra ...string) string {
+	labels := append(slices.Clone(b.cfg.ClusterLabels), "job", "lock_namespace")
+	return "by (" + strings.Join(append(labels, extra...), ", ") + ")"
+}
+
+// on is the matching clause pairing two series of one exporter target, cluster labels included
+// so that two clusters' exporters with the same job and instance never pair with each other.
+func (b builder) on() string {
+	return "on (" + strings.Join(append(slices.Clone(b.cfg.ClusterLabels), "job", "instance"), ", ") + ")"
+}
+
+// where names the deployment an alert fired in, for descriptions; empty without cluster labels.
+func (b builder) where() string {
+	if len(b.cfg.ClusterLabels) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, l := range b.cfg.ClusterLabels {
+		parts = append(parts, fmt.Sprintf("%s {{ $labels.%s }}", l, l))
+	}
+	return " In " + strings.Join(parts, ", ") + "."
+}
+
 // lib returns a selector of a lease-library metric with the configured library matchers and
 // extra matchers (such as outcome="failed").
 func (b builder) lib(metric string, extra ...string) string {
