@@ -26,7 +26,10 @@ func base(s settings, uid, title, description string, withStore bool) *dashboard
 		Uid(uid).
 		Description(description).
 		Tags(tags).
-		Editable().
+		// Generated files are edited in the generator, not in Grafana
+		// (dashboard-linter's uneditable rule); Grafana's "Make editable"
+		// still allows experiments on a copy.
+		Readonly().
 		Timezone(s.timezone).
 		Time("now-"+s.timeRange, "now").
 		Refresh(s.refresh).

@@ -48,6 +48,15 @@ func Write(cfg packconfig.Config, root string) error {
 	return genfiles.Write(filepath.Join(root, Dir), files)
 }
 
+// SchemaVersion is the dashboard schema version the files declare: the one
+// Grafana 10.4 writes, the oldest release docs/dashboards.md claims. The SDK
+// defaults to 42 (Grafana 12), which an older Grafana has never heard of.
+// Grafana 11 and 12 migrate 39 up on load with schema migrations 40 to 42,
+// which change nothing in these files (a string refresh, no timepicker
+// time_options, no hideFrom overrides); compat_test.go checks that they stay
+// no-ops.
+const SchemaVersion = 39
+
 // render builds d, numbers its panels and encodes it as indented JSON with a
 // trailing newline. Panel ids are assigned in layout order so they stay
 // stable across runs (Grafana uses them in viewPanel links).
@@ -55,6 +64,13 @@ func render(d *dashboard.DashboardBuilder) ([]byte, error) {
 	built, err := d.Build()
 	if err != nil {
 		return nil, err
+	}
+	built.SchemaVersion = SchemaVersion
+	// The SDK sets every link's placement to "inControlsMenu", a value only
+	// recent Grafana 12 releases know; without it every version shows the
+	// link in the dashboard's link bar.
+	for i := range built.Links {
+		built.Links[i].Placement = nil
 	}
 	id := uint32(0)
 	for i := range built.Panels {

@@ -83,16 +83,24 @@ type output struct {
 }
 
 // outputs are the dashboards every check runs on: the committed files (the
-// output for the default config) and the output for a customised config.
+// output for the default config), the output for a customised config and the
+// output with two cluster labels.
 func outputs(t *testing.T) map[string]output {
 	t.Helper()
 	custom, err := Generate(customised())
 	if err != nil {
 		t.Fatalf("Generate(customised()): %v", err)
 	}
+	multi := packconfig.Default()
+	multi.ClusterLabels = []string{"region", "cluster"}
+	clustered, err := Generate(multi)
+	if err != nil {
+		t.Fatalf("Generate(multi-cluster): %v", err)
+	}
 	return map[string]output{
-		"committed":  {packconfig.Default(), committed(t)},
-		"customised": {customised(), custom},
+		"committed":     {packconfig.Default(), committed(t)},
+		"customised":    {customised(), custom},
+		"multi-cluster": {multi, clustered},
 	}
 }
 

@@ -78,7 +78,7 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(single("Firing lock alerts",
 		"Lockwatch alerts firing now for the selected namespaces; the table below names them.",
 		unitCount,
-		series(fmt.Sprintf("count(%s%s)", metricAlerts, firingLockAlerts()), "firing")).
+		series(fmt.Sprintf("count(%s%s)", metricAlerts, s.selectors.alerts()), "firing")).
 		// No ALERTS series means nothing fires.
 		NoValue("0").
 		Thresholds(alertSteps([]level{{1, "red"}})))
@@ -88,16 +88,11 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 		[]string{"Value", "alertstate"},
 		map[string]string{"alertname": "Alert", "severity": "Severity", "lock_namespace": "Namespace", "job": "Job", "instance": "Instance"},
 		"",
-		instantTable(metricAlerts+firingLockAlerts())).
+		instantTable(metricAlerts+s.selectors.alerts())).
 		Height(alertHeight))
 }
 
-// firingLockAlerts keeps alerts without a lock_namespace label (the exporter
-// alerts) whatever namespace is selected.
-func firingLockAlerts() string {
-	return `{alertname=~"Lock.*", alertstate="firing", lock_namespace=~"$lock_namespace|"}`
-}
-
+// upDownMappings shows lock_exporter_up as UP and DOWN.
 func upDownMappings() []dashboard.ValueMapping {
 	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
 		Type: dashboard.MappingTypeValueToText,

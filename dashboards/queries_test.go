@@ -101,12 +101,14 @@ func interpolate(expr string, values map[string]string) (string, error) {
 var interpolations = map[string]map[string]string{
 	"all selected": {
 		"__rate_interval": "1m", "__range": "3h", "__interval": "15s",
-		varJob: ".*", varInstance: ".*", varNamespace: ".*", varExporterJob: ".*",
+		varJob: ".+", varInstance: ".+", varNamespace: ".+", varExporterJob: ".+",
+		"cluster": ".*", "region": ".*",
 	},
 	"two selected": {
 		"__rate_interval": "2m", "__range": "1d", "__interval": "1m",
 		varJob: "(workers|scheduler)", varInstance: `(10\\.0\\.0\\.1:9100|10\\.0\\.0\\.2:9100)`,
 		varNamespace: "(jobs|runs)", varExporterJob: "(lock-exporter|lock-exporter-eu)",
+		"cluster": "(eu1|us1)", "region": "(eu|us)",
 	},
 }
 
@@ -199,7 +201,7 @@ func TestInterpolateRejectsUnknownVariables(t *testing.T) {
 		}
 	}
 	got, err := interpolate(`rate(x{job=~"${job}", i=~"$instance"}[$__rate_interval])`, values)
-	if err != nil || got != `rate(x{job=~".*", i=~".*"}[1m])` {
+	if err != nil || got != `rate(x{job=~".+", i=~".+"}[1m])` {
 		t.Errorf("interpolate = %q, %v", got, err)
 	}
 }

@@ -48,15 +48,17 @@ func newSettings(cfg packconfig.Config) settings {
 	s := settings{
 		datasource:      d.Datasource,
 		datasourceRegex: d.DatasourceRegex,
-		selectors:       selectors{library: cfg.Selectors.Library, exporter: cfg.Selectors.Exporter},
-		refresh:         d.Refresh,
-		timeRange:       d.TimeRange,
-		timezone:        d.Timezone,
-		tags:            d.Tags,
-		stalestKeys:     d.StalestKeys,
-		window:          slices.Min(cfg.RecordingWindows),
-		notOwned:        ratioLevels(a.NotOwnedRatio),
-		renewalFailure:  ratioLevels(a.RenewalFailureRatio),
+		selectors: selectors{
+			library: cfg.Selectors.Library, exporter: cfg.Selectors.Exporter, clusters: cfg.ClusterLabels,
+		},
+		refresh:        d.Refresh,
+		timeRange:      d.TimeRange,
+		timezone:       d.Timezone,
+		tags:           d.Tags,
+		stalestKeys:    d.StalestKeys,
+		window:         slices.Min(cfg.RecordingWindows),
+		notOwned:       ratioLevels(a.NotOwnedRatio),
+		renewalFailure: ratioLevels(a.RenewalFailureRatio),
 	}
 	s.abandonWindow = s.window
 	if !a.Abandonments.Disabled {

@@ -94,7 +94,7 @@ func TestBadInvocations(t *testing.T) {
 		{"unknown flag", []string{"--outdir", dir}, 2, "unknown flag: --outdir"},
 		{"stray argument", []string{"--out", dir, "extra"}, 2, `unexpected argument "extra"`},
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml"), "--out", dir}, 2, "nope.yaml"},
-		{"unknown config key", []string{"--config", bad, "--out", dir}, 2, "field threshold_secs not found"},
+		{"unknown config key", []string{"--config", bad, "--out", dir}, 2, "alerts.wait_p99.threshold_secs (line 3): unknown key"},
 		{"output is a file", []string{"--out", notADir}, 1, "not a directory"},
 	}
 	for _, tt := range tests {

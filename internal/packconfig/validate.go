@@ -201,9 +201,10 @@ func checkWindows(long, short model.Duration) error {
 // clauses and Grafana variable names, where only this form works unquoted.
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
-// reservedLabels are labels the pack already groups or matches by; naming one as a cluster label
-// would write it twice into every aggregation.
-var reservedLabels = []string{"job", "instance", "lock_namespace", "le", "outcome", "key", "severity", "alertname"}
+// reservedLabels are labels the pack already groups or matches by, or dashboard variable names it
+// already uses: a cluster label of the same name would be written twice into every aggregation,
+// or clash with a variable.
+var reservedLabels = []string{"job", "instance", "lock_namespace", "le", "outcome", "key", "severity", "alertname", "alertstate", "datasource", "exporter_job"}
 
 // checkClusterLabels returns an error starting with "[i]: " or ": " so the caller can prefix the
 // key.
