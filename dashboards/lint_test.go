@@ -657,7 +657,7 @@ func TestLintRulesCatchViolations(t *testing.T) {
 		return nil
 	}
 	tests := []struct {
-		rule  string
+		rule   string
 		break_ func(d *dashboard.Dashboard)
 	}{
 		{"template-datasource-rule", func(d *dashboard.Dashboard) {
