@@ -657,8 +657,8 @@ func TestLintRulesCatchViolations(t *testing.T) {
 		return nil
 	}
 	tests := []struct {
-		rule   string
-		break_ func(d *dashboard.Dashboard)
+		rule  string
+		spoil func(d *dashboard.Dashboard)
 	}{
 		{"template-datasource-rule", func(d *dashboard.Dashboard) {
 			d.Templating.List[varIndex(d, varDatasource)].Label = cog.ToPtr("Prometheus")
@@ -689,7 +689,7 @@ func TestLintRulesCatchViolations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
 			d := decode(t, "overview", raw)
-			tt.break_(&d)
+			tt.spoil(&d)
 			broken, err := json.Marshal(d)
 			if err != nil {
 				t.Fatal(err)
