@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build test lint generate tools fuzz soak demo e2e bench
+.PHONY: build test lint generate tools fuzz soak demo e2e bench release
 
 ## build: compile every package, and the exporter into bin/ with its version stamped
 build:
@@ -75,3 +75,30 @@ generate:
 SOAK ?= 2m
 soak:
 	LOCKWATCH_SOAK=$(SOAK) $(GO) test -race -count=1 -run TestSoak -timeout 15m -v ./drills
+
+## release: versioned lock-exporter binaries for linux/amd64 and linux/arm64 in dist/, with
+## SHA256SUMS, and the image ghcr.io/lockwatch/lock-exporter:<version> when a docker engine runs.
+## The version is the VERSION file (RELEASE_VERSION=v0.2.0-rc.1 overrides it); see docs/deploy.md.
+RELEASE_VERSION ?= $(shell cat VERSION)
+RELEASE_IMAGE   ?= ghcr.io/lockwatch/lock-exporter
+RELEASE_ARCHES  := amd64 arm64
+release:
+	@case "$(RELEASE_VERSION)" in v[0-9]*.[0-9]*.[0-9]*) ;; \
+	  *) echo "release: version \"$(RELEASE_VERSION)\" is not vMAJOR.MINOR.PATCH"; exit 2;; esac
+	@rm -rf dist && mkdir -p dist
+	@set -e; for arch in $(RELEASE_ARCHES); do \
+		out=dist/lock-exporter-$(RELEASE_VERSION)-linux-$$arch; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath \
+			-ldflags "-s -w -X main.version=$(RELEASE_VERSION) -X main.revision=$(REVISION)" \
+			-o $$out ./cmd/lock-exporter; \
+		echo "wrote $$out"; \
+	done
+	@cd dist && sha256sum lock-exporter-* > SHA256SUMS && echo "wrote dist/SHA256SUMS"
+	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+		docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) \
+			--build-arg REVISION=$(REVISION) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) . && \
+		echo "built image $(RELEASE_IMAGE):$(RELEASE_VERSION)"; \
+	else \
+		echo "release: no docker engine reachable, image NOT built;"; \
+		echo "  on a machine with one: docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) --build-arg REVISION=$(REVISION) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) ."; \
+	fi
