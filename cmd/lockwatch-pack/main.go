@@ -12,6 +12,9 @@
 // lockwatch checkout containing the working directory. --print-config prints the effective
 // configuration, every key with its value, as a starting point for an overrides file.
 //
+// It prints one line per file, "updated" or "unchanged", and a count, so `make generate` says
+// what it changed. docs/pack.md documents every setting.
+//
 // Exit status: 0 on success, 2 for a bad flag or configuration, 1 when writing fails.
 package main
 
@@ -23,18 +26,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockwatch/lockwatch/alerts"
-	"github.com/lockwatch/lockwatch/dashboards"
-	"github.com/lockwatch/lockwatch/internal/manifests"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
-
-// generators write their part of the pack under an output root.
-var generators = []func(packconfig.Config, string) error{
-	alerts.Write,
-	dashboards.Write,
-	manifests.Write,
-}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -85,11 +78,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	for _, generate := range generators {
-		if err := generate(cfg, root); err != nil {
-			fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
-			return 1
-		}
+	if err := writePack(cfg, root, stdout); err != nil {
+		fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
+		return 1
 	}
 	return 0
 }

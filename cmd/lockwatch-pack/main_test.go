@@ -133,3 +133,41 @@ func TestCheckoutRoot(t *testing.T) {
 		t.Errorf("outside a checkout: err %v", err)
 	}
 }
+
+// TestReportsWhatItWrote: the first run lists every file as updated, a second run as unchanged,
+// and a run after an override names exactly the files the override changed.
+func TestReportsWhatItWrote(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCmd("--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"updated   alerts/lockwatch-alerts.yml", "updated   alerts/lockwatch-recording.yml",
+		"updated   dashboards/lockwatch-overview.json", "updated   dashboards/lockwatch-instances.json",
+		"updated   deploy/kubernetes/prometheusrule.yaml", "updated   deploy/kubernetes/dashboards.yaml",
+		"6 of 6 files updated under " + out,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("first run does not say %q:\n%s", want, stdout)
+		}
+	}
+	if _, stdout, _ = runCmd("--out", out); !strings.Contains(stdout, "0 of 6 files updated") ||
+		!strings.Contains(stdout, "unchanged alerts/lockwatch-alerts.yml") {
+		t.Errorf("second run does not report everything unchanged:\n%s", stdout)
+	}
+	cfgPath := filepath.Join(t.TempDir(), "pack.yaml")
+	if err := os.WriteFile(cfgPath, []byte("runbook_base_url: https://wiki.example/lockwatch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, _ = runCmd("--config", cfgPath, "--out", out)
+	for _, want := range []string{
+		"updated   alerts/lockwatch-alerts.yml", "unchanged alerts/lockwatch-recording.yml",
+		"unchanged dashboards/lockwatch-overview.json", "updated   deploy/kubernetes/prometheusrule.yaml",
+		"2 of 6 files updated",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("run with a new runbook URL does not say %q:\n%s", want, stdout)
+		}
+	}
+}
