@@ -161,8 +161,10 @@ func printBanner(e *env, w *demo.Workload, redisAddr, where string, addrs []stri
 	for _, ns := range w.Namespaces() {
 		fmt.Fprintf(e.stdout, "    %-10s %s\n", ns.Name, ns.Story)
 	}
-	fmt.Fprintln(e.stdout, "  Try: curl -s http://"+addrs[0]+"/metrics | grep -E '^lock_(abandoned_total|keys_without_ttl|renewals_total)'")
-	fmt.Fprintln(e.stdout, "  Ctrl-C stops the demo.")
+	for _, l := range append(w.StatusLegend(), demo.NextSteps(redisAddr, addrs[0], w.Namespaces())...) {
+		fmt.Fprintln(e.stdout, l)
+	}
+	fmt.Fprintln(e.stdout, "Ctrl-C stops the demo.")
 }
 
 // redactURL hides the password of a redis:// address, which must not reach a terminal or log.

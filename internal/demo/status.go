@@ -2,6 +2,8 @@ package demo
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -73,7 +75,9 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-// StatusLine is one short line of what the workload has done so far.
+// StatusLine is one line of what the workload has done: the uptime, what is true now (leases
+// held), the totals since the demo started, whether turbulence (the injected faults) is on, and
+// how many repeated warnings were counted instead of printed.
 func (w *Workload) StatusLine() string {
 	t, err := w.Totals()
 	if err != nil {
@@ -83,6 +87,50 @@ func (w *Workload) StatusLine() string {
 	if !w.turbulence.Load() {
 		turbulence = "off"
 	}
-	return fmt.Sprintf("%s held %.0f | acquired %.0f busy %.0f | renew failed %.0f | not owned %.0f | abandoned %.0f | fenced writes rejected %.0f | turbulence %s",
-		w.Uptime().Truncate(time.Second), t.Held, t.Acquired, t.Busy, t.RenewFailed, t.NotOwned, t.Abandoned, t.FencedRejected, turbulence)
+	line := fmt.Sprintf("%s | now: %s held | since start: %s, %s, %s, %s, %s, %s | turbulence %s",
+		w.Uptime().Truncate(time.Second),
+		count(t.Held, "lease", "leases"),
+		count(t.Acquired, "acquire", "acquires"), count(t.Busy, "busy", "busy"),
+		count(t.RenewFailed, "failed renew", "failed renews"),
+		count(t.NotOwned, "not-owned renew/release", "not-owned renews/releases"),
+		count(t.Abandoned, "abandoned", "abandoned"),
+		count(t.FencedRejected, "fenced write rejected", "fenced writes rejected"),
+		turbulence)
+	if n := w.warnings.repeats(); n > 0 {
+		line += " | " + count(float64(n), "repeated warning", "repeated warnings") + " not shown"
+	}
+	return line
+}
+
+// count writes a whole-number counter value with the word that fits it: "1 lease", "3 leases".
+// Counters and gauges are float64 but count events here, so no fraction is shown.
+func count(v float64, singular, plural string) string {
+	n := int64(math.Round(v))
+	if n == 1 {
+		return "1 " + singular
+	}
+	return strconv.FormatInt(n, 10) + " " + plural
+}
+
+// StatusLegend explains the status line once, under the banner.
+func (w *Workload) StatusLegend() []string {
+	return []string{
+		"Status every few seconds: \"now\" is the current value (leases held at this moment);",
+		"  \"since start\" are totals counted since the demo started (they only grow).",
+		fmt.Sprintf("Turbulence is the demo's injected trouble, repeating every %s: network partitions, slow", w.opts.TurbulencePeriod),
+		"  links, paused workers and a lock without expiry, so every alert's signal shows up.",
+	}
+}
+
+// NextSteps are what to try while the demo runs: look at the demo's locks the way an operator
+// would, and load the dashboards and rules that read these metrics.
+func NextSteps(redisAddr, metricsAddr string, namespaces []Namespace) []string {
+	ns := namespaces[0]
+	return []string{
+		"Next steps (in another terminal):",
+		fmt.Sprintf("  inspect live locks: lock-exporter inspect --redis.addr %s --namespace '%s=%s'", redisAddr, ns.Name, ns.Pattern),
+		fmt.Sprintf("  metrics:            curl -s http://%s/metrics | grep -E '^lock_(abandoned_total|keys_without_ttl|renewals_total)'", metricsAddr),
+		"  dashboards:         import dashboards/lockwatch-overview.json into Grafana (docs/dashboards.md)",
+		"  alert rules:        load alerts/*.yml into a Prometheus scraping the metrics URL (docs/deploy.md)",
+	}
 }

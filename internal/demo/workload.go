@@ -25,8 +25,8 @@ type Options struct {
 	Password string
 	// Prefix starts every key the workload writes. Default DefaultPrefix.
 	Prefix string
-	// Logger receives the lease library's warnings (failed renews, abandonments). Nil means
-	// slog.Default().
+	// Logger receives the lease library's warnings (failed renews, abandonments): the first of
+	// each kind, while repeats are counted in the status line. Nil means slog.Default().
 	Logger *slog.Logger
 	// TurbulencePeriod is how often the injected faults repeat. Default 20s.
 	TurbulencePeriod time.Duration
@@ -56,6 +56,7 @@ type Workload struct {
 	replicas   map[string]*replica
 	turbulence atomic.Bool
 	started    atomic.Int64 // Run's start, Unix nanoseconds; read by the status line
+	warnings   *repeatCounter
 }
 
 // New connects the workload's replicas to opts.Addr and declares its namespaces on a fresh
@@ -77,7 +78,10 @@ func New(opts Options) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnings := newRepeatCounter(opts.Logger.Handler())
+	opts.Logger = slog.New(warnings)
 	w := &Workload{
+		warnings:   warnings,
 		opts:       opts,
 		redisOpts:  ro,
 		namespaces: Namespaces(opts.Prefix),
