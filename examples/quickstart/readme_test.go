@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+)
+
+// TestREADMEShowsThisProgram: the README's library example is this file from `package main` on,
+// byte for byte, so the example a newcomer copies is the one that compiles and runs here.
+func TestREADMEShowsThisProgram(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, program, ok := strings.Cut(string(src), "\npackage main\n")
+	if !ok {
+		t.Fatal("main.go has no package clause")
+	}
+	block := "```go\npackage main\n" + program + "```\n"
+	if !strings.Contains(string(readme), block) {
+		t.Error("README.md does not show examples/quickstart/main.go (from `package main` on) in a ```go block; copy it again")
+	}
+}
+
+// TestRunAgainstRedis runs the example against a real redis-server: it takes the lock, runs the
+// job and releases, and a second run while the lock is held elsewhere skips the job.
+func TestRunAgainstRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	addr := fmt.Sprintf("127.0.0.1:%d", srv.Port())
+	if err := run(ctx, addr, "127.0.0.1:0"); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	rdb := srv.Client(t)
+	if n, err := rdb.Exists(ctx, "scheduler:job:42").Result(); err != nil || n != 0 {
+		t.Errorf("lock key left behind after the job: exists=%d err=%v", n, err)
+	}
+	// Another worker holds the lock: the example waits its acquire timeout, then skips.
+	if err := rdb.Set(ctx, "scheduler:job:42", "another-worker", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, addr, "127.0.0.1:0"); err != nil {
+		t.Fatalf("run while the lock is held elsewhere: %v", err)
+	}
+	if v, err := rdb.Get(ctx, "scheduler:job:42").Result(); err != nil || v != "another-worker" {
+		t.Errorf("the other worker's lock was touched: %q, %v", v, err)
+	}
+}
