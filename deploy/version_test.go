@@ -10,8 +10,12 @@ import (
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
-// imageRef matches a reference to the lock-exporter image with whatever follows it.
-var imageRef = regexp.MustCompile(`lockwatch/lock-exporter(:[A-Za-z0-9._-]+)?`)
+// taggedImage matches the lock-exporter image with a concrete tag (a placeholder such as
+// :<version> is not one).
+var taggedImage = regexp.MustCompile(`lockwatch/lock-exporter:([A-Za-z0-9][A-Za-z0-9._-]*)`)
+
+// imageField matches a Kubernetes container's image: field.
+var imageField = regexp.MustCompile(`(?m)^\s*image:\s*(\S+)`)
 
 // TestImagePinnedToRelease: the Kubernetes manifests and the docs name the lock-exporter image by
 // the release in VERSION, never :latest and never untagged, so what a user applies is what the
@@ -42,14 +46,18 @@ func TestImagePinnedToRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range imageRef.FindAllStringSubmatch(string(data), -1) {
+		for _, m := range taggedImage.FindAllStringSubmatch(string(data), -1) {
 			found++
-			if m[1] != ":"+version {
+			if m[1] != version {
 				t.Errorf("%s: %s, want lockwatch/lock-exporter:%s", filepath.Base(f), m[0], version)
 			}
 		}
-		if strings.Contains(string(data), "lock-exporter:latest") {
-			t.Errorf("%s names lock-exporter:latest", filepath.Base(f))
+		if filepath.Ext(f) == ".yaml" {
+			for _, m := range imageField.FindAllStringSubmatch(string(data), -1) {
+				if !strings.HasSuffix(m[1], ":"+version) {
+					t.Errorf("%s: image %s is not pinned to %s", filepath.Base(f), m[1], version)
+				}
+			}
 		}
 	}
 	if found == 0 {
