@@ -49,7 +49,8 @@ func Write(cfg packconfig.Config, root string) error {
 }
 
 // SchemaVersion is the dashboard schema version the files declare: the one
-// Grafana 10.4 writes, the oldest release docs/dashboards.md claims. The SDK
+// late Grafana 10 releases write (10.4 is the oldest docs/dashboards.md
+// claims, and says what that rests on). The SDK
 // defaults to 42 (Grafana 12), which an older Grafana has never heard of.
 // Grafana 11 and 12 migrate 39 up on load with schema migrations 40 to 42,
 // which change nothing in these files (a string refresh, no timepicker
