@@ -49,14 +49,9 @@ func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, valu
 	if err != nil {
 		return fmt.Errorf("lease: fenced write %q in namespace %s: %w", key, n.name, err)
 	}
+	n.RecordFencedWrite(applied == 1)
 	if applied == 0 {
-		if n.m != nil {
-			n.m.fencedRejected.Inc()
-		}
 		return fmt.Errorf("%w: key %q, fence %d", ErrStaleFence, key, fence)
-	}
-	if n.m != nil {
-		n.m.fencedApplied.Inc()
 	}
 	return nil
 }
