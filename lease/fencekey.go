@@ -42,3 +42,8 @@ func hasHashTag(key string) bool {
 func sameSlotCompanion(key string) bool {
 	return hasHashTag(key) || strings.IndexByte(key, '}') < 0
 }
+
+// fenceKeyExpiry is the fence key's PX in ms: TTL + FenceRetention.
+func (n *Namespace) fenceKeyExpiry() int64 {
+	return (n.policy.TTL + n.policy.FenceRetention).Milliseconds()
+}
