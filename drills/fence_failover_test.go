@@ -56,7 +56,8 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 	}
 	master := cl.MasterFor(t, key)
 	replica := replicaOf(t, cl, master)
-	testkit.Eventually(t, 5*time.Second, "the fence key to reach the replica", func() bool {
+	// A fresh replica's first sync waits out repl-diskless-sync-delay (5s by default).
+	testkit.Eventually(t, 30*time.Second, "the fence key to reach the replica", func() bool {
 		return readOnlyGet(ctx, replica, lease.FenceKey(key)) == strconv.FormatInt(replicated, 10)
 	})
 
