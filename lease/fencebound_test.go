@@ -280,7 +280,7 @@ func TestWriteFenceRetention(t *testing.T) {
 }
 
 func TestFenceRetentionValidation(t *testing.T) {
-	for _, p := range []Policy{{FenceRetention: -1}, {WriteFenceRetention: -time.Second}} {
+	for _, p := range []Policy{{FenceRetention: -1}, {WriteFenceRetention: -time.Second}, {WriteFenceRetention: time.Microsecond}} {
 		if _, err := p.withDefaults(); !errors.Is(err, ErrInvalidPolicy) {
 			t.Errorf("withDefaults(%+v) = %v, want ErrInvalidPolicy", p, err)
 		}

@@ -162,8 +162,8 @@ func (p Policy) withDefaults() (Policy, error) {
 		return p, fmt.Errorf("%w: ReleaseTimeout %s must be positive", ErrInvalidPolicy, p.ReleaseTimeout)
 	case p.FenceRetention < 0:
 		return p, fmt.Errorf("%w: FenceRetention %s must be positive", ErrInvalidPolicy, p.FenceRetention)
-	case p.WriteFenceRetention < 0:
-		return p, fmt.Errorf("%w: WriteFenceRetention %s must be positive (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
+	case p.WriteFenceRetention < 0 || p.WriteFenceRetention > 0 && p.WriteFenceRetention < time.Millisecond:
+		return p, fmt.Errorf("%w: WriteFenceRetention %s must be at least 1ms (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
 	case p.OnRenewFailure != Fence && p.OnRenewFailure != Continue:
 		return p, fmt.Errorf("%w: unknown OnRenewFailure %d", ErrInvalidPolicy, int(p.OnRenewFailure))
 	case p.Release != Explicit && p.Release != HoldUntilExpiry:

@@ -3,7 +3,9 @@
 // unix socket inside that directory, and stopped when the test that started it ends.
 //
 // PostgreSQL refuses to run as root. When the tests run as root (containers, CI), the server
-// and initdb run as the unprivileged user "nobody", which then owns the temporary directory.
+// and initdb run as the unprivileged user "nobody", which then owns the temporary directory; that
+// directory is created under os.TempDir() ($TMPDIR, else /tmp), which nobody must be able to
+// traverse.
 package pgtest
 
 import (
