@@ -9,14 +9,36 @@ import (
 )
 
 // acquireFencedScript takes the lock and its fence token in one step, so a lock is never held
-// without its fence and a fence is never spent without the lock.
-// KEYS[1] lock key, KEYS[2] FenceKey(lock key); ARGV[1] owner token, ARGV[2] TTL in ms.
-// Returns the new fence token (≥ 1), or 0 when someone else holds the lock.
+// without its fence and a fence is never spent without the lock (and records the holder, when
+// given a holder key).
+//
+// The fence is the server's time in microseconds, or one more than the fence key's value when
+// that is not lower: fences of a key rise while its fence key lives (even if the clock steps
+// back) and, through the clock, after it expired or was lost in a restart. A counter left by
+// INCR-based versions is far below any time in microseconds, so fences never go backwards on
+// upgrade. The fence key expires TTL + FenceRetention after the acquisition, so only recently
+// acquired keys have one. Time in microseconds (≈ 1.8e15) is exact in Lua's doubles (2^53 ≈
+// 9e15); %d writes it without an exponent.
+//
+// KEYS[1] lock key, KEYS[2] FenceKey(lock key), KEYS[3] (optional) HolderKey(lock key);
+// ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3] the fence key's expiry in ms, ARGV[4] the
+// holder description when KEYS[3] is given. Returns the new fence token (> 0), or 0 when
+// someone else holds the lock.
 const acquireFencedScript = `
-if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-	return redis.call('incr', KEYS[2])
+if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return 0
 end
-return 0
+if KEYS[3] then
+	redis.call('set', KEYS[3], ARGV[4], 'PX', ARGV[2])
+end
+local now = redis.call('time')
+local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local last = tonumber(redis.call('get', KEYS[2]))
+if last and last >= fence then
+	fence = last + 1
+end
+redis.call('set', KEYS[2], string.format('%d', fence), 'PX', ARGV[3])
+return fence
 `
 
 // errAcquireDeadline is the cause of an acquire's own deadline, telling it apart from the
@@ -78,8 +100,8 @@ func (n *Namespace) checkKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty lock key", ErrInvalidKey)
 	}
-	if n.policy.Fencing && !sameSlotCompanion(key) {
-		return fmt.Errorf("%w: %q contains '}' outside a hash tag, so its fence key cannot share its cluster slot", ErrInvalidKey, key)
+	if (n.policy.Fencing || n.policy.RecordHolder) && !sameSlotCompanion(key) {
+		return fmt.Errorf("%w: %q contains '}' outside a hash tag, so its fence and holder keys cannot share its cluster slot", ErrInvalidKey, key)
 	}
 	return nil
 }
@@ -153,11 +175,20 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 // try makes one acquisition attempt.
 func (n *Namespace) try(ctx context.Context, key, token string) (fence int64, ok bool, err error) {
 	c := n.client
-	if !n.policy.Fencing {
+	ttl := n.policy.TTL.Milliseconds()
+	switch {
+	case n.policy.Fencing && n.policy.RecordHolder:
+		fence, err = c.runScript(ctx, c.scripts.acquireFenced, []string{key, FenceKey(key), HolderKey(key)},
+			token, ttl, n.fenceKeyExpiry(), c.holder)
+	case n.policy.Fencing:
+		fence, err = c.runScript(ctx, c.scripts.acquireFenced, []string{key, FenceKey(key)}, token, ttl, n.fenceKeyExpiry())
+	case n.policy.RecordHolder:
+		acquired, err := c.runScript(ctx, c.scripts.acquireHolder, []string{key, HolderKey(key)}, token, ttl, c.holder)
+		return 0, acquired == 1, err
+	default:
 		ok, err = c.setNX(ctx, key, token, n.policy.TTL)
 		return 0, ok, err
 	}
-	fence, err = c.runScript(ctx, c.scripts.acquireFenced, []string{key, FenceKey(key)}, token, n.policy.TTL.Milliseconds())
 	return fence, fence > 0, err
 }
 

@@ -353,8 +353,8 @@ func TestBatchingOnCluster(t *testing.T) {
 				t.Errorf("Acquire(%q): %v", key, err)
 				return
 			}
-			if l.Fence() != 1 {
-				t.Errorf("fence of %q = %d, want 1", key, l.Fence())
+			if l.Fence() <= 0 {
+				t.Errorf("fence of %q = %d, want a fence", key, l.Fence())
 			}
 			if _, err := n.TryAcquire(ctx, key); !errors.Is(err, ErrBusy) {
 				t.Errorf("second acquire of %q = %v, want ErrBusy", key, err)

@@ -30,6 +30,11 @@ type Options struct {
 	// ProcessPipelineHook rather than ProcessHook, callers' context values do not reach the
 	// hooks, and the Client must be closed with Close to stop its goroutines.
 	Batching bool
+	// Holder describes this process in the HolderKey of locks taken by namespaces with
+	// Policy.RecordHolder, for operators asking who holds a lock. Empty means
+	// "<host name> pid <pid>". At most 256 bytes of UTF-8 without control characters; it is
+	// readable with the exporter's ACL, so it must not contain secrets.
+	Holder string
 }
 
 // Client takes lease locks on one Redis deployment. It is safe for concurrent use.
@@ -39,6 +44,7 @@ type Client struct {
 	metrics *metrics
 	scripts scripts
 	batch   *batcher // nil unless Options.Batching
+	holder  string   // Options.Holder or its default
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -49,7 +55,7 @@ type Client struct {
 
 // scripts are the Lua scripts a Client runs, each defined as a constant next to its caller.
 type scripts struct {
-	acquireFenced, renew, release, fencedSet script
+	acquireFenced, acquireHolder, renew, release, fencedSet script
 }
 
 // script is a Lua script of the library: its source, for EVAL, and its SHA1, for EVALSHA. The
@@ -94,6 +100,7 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		logger: opts.Logger,
 		scripts: scripts{
 			acquireFenced: newScript(acquireFencedScript),
+			acquireHolder: newScript(acquireHolderScript),
 			renew:         newScript(renewScript),
 			release:       newScript(releaseScript),
 			fencedSet:     newScript(fencedSetScript),
@@ -102,6 +109,13 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
+	}
+	c.holder = opts.Holder
+	if c.holder == "" {
+		c.holder = defaultHolder()
+	}
+	if err := checkHolder(c.holder); err != nil {
+		return nil, err
 	}
 	if contextTimeoutsOff(rdb) {
 		c.logger.Warn("go-redis ContextTimeoutEnabled is off: lease timeouts are bounded by the client's read/write timeouts instead")

@@ -46,8 +46,8 @@ func TestClusterBehaviour(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Acquire(%q) on the cluster: %v", key, err)
 		}
-		if l.Fence() != 1 {
-			t.Errorf("first fence of %q = %d, want 1", key, l.Fence())
+		if l.Fence() <= 0 {
+			t.Errorf("first fence of %q = %d, want a fence", key, l.Fence())
 		}
 		if _, err := n.TryAcquire(ctx, key); !errors.Is(err, ErrBusy) {
 			t.Errorf("second acquire of %q = %v, want ErrBusy", key, err)
@@ -71,8 +71,8 @@ func TestClusterBehaviour(t *testing.T) {
 		if err != nil {
 			t.Fatalf("re-acquire %q: %v", key, err)
 		}
-		if l2.Fence() != 2 {
-			t.Errorf("second fence of %q = %d, want 2", key, l2.Fence())
+		if l2.Fence() <= l.Fence() {
+			t.Errorf("second fence of %q = %d, want above the first, %d", key, l2.Fence(), l.Fence())
 		}
 		if err := n.FencedSet(ctx, l2.Fence(), key+":data", "v3", time.Minute); err != nil {
 			t.Errorf("newer owner's FencedSet for %q: %v", key, err)

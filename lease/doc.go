@@ -14,8 +14,9 @@
 //		return nil
 //	})
 //
-// Acquire is SET NX PX with a 128-bit random token; with fencing, the lock and its INCR fence
-// token are taken in one Lua script on keys that share a cluster slot (see FenceKey). Release and
+// Acquire is SET NX PX with a 128-bit random token; with fencing, the lock and its fence token
+// (the server's time in microseconds, above the key's last fence) are taken in one Lua script on
+// keys that share a cluster slot (see FenceKey). Release and
 // renew are Lua compare-and-delete and compare-and-pexpire, so a stale holder can never drop or
 // extend a newer owner's lock. Tokens are capabilities: they never appear in errors, logs or
 // metrics.

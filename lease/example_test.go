@@ -48,7 +48,7 @@ func ExampleNamespace_Do_scheduler() {
 
 	err = jobs.Do(ctx, "scheduler:job:42", func(ctx context.Context, fence int64) error {
 		// Stamp every write of the job with fence; stop when ctx is done.
-		fmt.Println("job 42 runs with fence", fence)
+		fmt.Println("job 42 runs with a fence:", fence > 0)
 		return nil
 	})
 	switch {
@@ -61,7 +61,7 @@ func ExampleNamespace_Do_scheduler() {
 	}
 	// Output:
 	// ttl 1m0s, renew every 20s, abandon after 3 failed renews
-	// job 42 runs with fence 1
+	// job 42 runs with a fence: true
 	// job 42 done
 }
 
@@ -226,20 +226,21 @@ func ExampleNamespace_FencedSet_snapshotWriter() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("writer 2 fence:", w2.Fence())
+	fmt.Println("writer 2 fence is newer:", w2.Fence() > w1.Fence())
 	fmt.Println("writer 2:", writers.FencedSet(ctx, w2.Fence(), "sys:workers:snapshot", "snapshot from writer 2", 0))
 
 	// Writer 1 wakes up and writes late.
-	fmt.Println("writer 1 late:", writers.FencedSet(ctx, w1.Fence(), "sys:workers:snapshot", "stale snapshot", 0))
+	late := writers.FencedSet(ctx, w1.Fence(), "sys:workers:snapshot", "stale snapshot", 0)
+	fmt.Println("writer 1 late is stale:", errors.Is(late, lease.ErrStaleFence))
 	fmt.Println("stored:", rdb.Get(ctx, "sys:workers:snapshot").Val())
 	fmt.Println("writer 1 release:", errors.Is(w1.Release(ctx), lease.ErrNotOwned))
 	fmt.Println("writer 2 release:", w2.Release(ctx))
 	// Output:
 	// failover within 15s
 	// writer 1: <nil>
-	// writer 2 fence: 2
+	// writer 2 fence is newer: true
 	// writer 2: <nil>
-	// writer 1 late: lease: fenced write rejected: a newer fence has written: key "sys:workers:snapshot", fence 1
+	// writer 1 late is stale: true
 	// stored: snapshot from writer 2
 	// writer 1 release: true
 	// writer 2 release: <nil>

@@ -2,8 +2,9 @@ package lease
 
 import "strings"
 
-// FenceKey returns the key that holds lockKey's fence counter (an integer string, INCRed on
-// every fenced acquisition). It always hashes to lockKey's Redis Cluster slot, so the lock and
+// FenceKey returns the key that holds lockKey's last fence (an integer string: the server time
+// in microseconds of the last fenced acquisition, or above it), expiring TTL +
+// Policy.FenceRetention after that acquisition. It always hashes to lockKey's Redis Cluster slot, so the lock and
 // its fence can be taken in one script: a lockKey with a valid hash tag keeps it
 // ("{job}:42" → "{job}:42:fence"); any other key becomes the tag ("job:42" → "{job:42}:fence").
 //
@@ -41,4 +42,9 @@ func hasHashTag(key string) bool {
 // '}' without a valid tag would cut the wrapping tag short.
 func sameSlotCompanion(key string) bool {
 	return hasHashTag(key) || strings.IndexByte(key, '}') < 0
+}
+
+// fenceKeyExpiry is the fence key's PX in ms: TTL + FenceRetention.
+func (n *Namespace) fenceKeyExpiry() int64 {
+	return (n.policy.TTL + n.policy.FenceRetention).Milliseconds()
 }

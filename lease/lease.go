@@ -8,11 +8,12 @@ import (
 )
 
 // releaseScript deletes the lock only while it still holds the caller's token, so a stale
-// holder can never drop a newer owner's lock. KEYS[1] lock key; ARGV[1] owner token.
-// Returns 1 when deleted, 0 when not owned.
+// holder can never drop a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions deleted
+// with it (the holder key); ARGV[1] owner token. Returns 1 when deleted, 0 when not owned.
 const releaseScript = `
 if redis.call('get', KEYS[1]) == ARGV[1] then
-	return redis.call('del', KEYS[1])
+	redis.call('del', unpack(KEYS))
+	return 1
 end
 return 0
 `
@@ -145,7 +146,7 @@ func (n *Namespace) release(ctx context.Context, key, token string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.policy.ReleaseTimeout)
 	defer cancel()
-	deleted, err := n.client.runScript(ctx, n.client.scripts.release, []string{key}, token)
+	deleted, err := n.client.runScript(ctx, n.client.scripts.release, n.lockKeys(key), token)
 	switch {
 	case err != nil:
 		if n.m != nil {

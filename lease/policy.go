@@ -86,8 +86,26 @@ type Policy struct {
 	// LocalMutex adds an in-process mutex per key in front of Redis: goroutines of one process
 	// queue locally instead of polling Redis (two-layer exclusion).
 	LocalMutex bool
-	// Fencing takes a monotonic fence token (INCR on FenceKey) in the same script as the lock.
+	// Fencing takes a fence token in the same script as the lock: the Redis server's time in
+	// microseconds, or one more than the last fence of the key when that is not lower. Fences
+	// of a key rise across owners, across the fence key's expiry and across a Redis restart.
 	Fencing bool
+	// FenceRetention is how long FenceKey outlives the TTL of the acquisition that wrote it.
+	// Only keys acquired within TTL + FenceRetention have a fence key, so their number stays
+	// bounded; while it exists it keeps fences rising even if the server's clock steps back by
+	// less than TTL + FenceRetention. Default 1 minute.
+	FenceRetention time.Duration
+	// WriteFenceRetention, when positive, lets FencedSet's WriteFenceKey records expire that
+	// long (plus a minute) after their last write, and makes FencedSet reject, as stale, a
+	// write to a key without a record whose fence was issued more than WriteFenceRetention
+	// ago. It must exceed the longest time a lease holds a lock without writing the keys it
+	// guards. Zero (the default) keeps the records without expiry, as for fences not taken by
+	// this library.
+	WriteFenceRetention time.Duration
+	// RecordHolder stores a description of the holder (Options.Holder: by default host name
+	// and process ID) in HolderKey(key), written in the same script as the lock, renewed and
+	// deleted with it. The exporter's ACL can read it; it never contains the token.
+	RecordHolder bool
 }
 
 // Defaults of Policy fields left zero.
@@ -98,6 +116,7 @@ const (
 	DefaultAcquireTimeout   = 2 * time.Second
 	DefaultRetryBackoff     = 25 * time.Millisecond
 	DefaultReleaseTimeout   = 2 * time.Second
+	DefaultFenceRetention   = time.Minute
 )
 
 // withDefaults fills zero fields and rejects values that cannot work.
@@ -123,6 +142,9 @@ func (p Policy) withDefaults() (Policy, error) {
 	if p.ReleaseTimeout == 0 {
 		p.ReleaseTimeout = DefaultReleaseTimeout
 	}
+	if p.FenceRetention == 0 {
+		p.FenceRetention = DefaultFenceRetention
+	}
 	switch {
 	case p.TTL < time.Millisecond:
 		return p, fmt.Errorf("%w: TTL %s must be at least 1ms", ErrInvalidPolicy, p.TTL)
@@ -138,6 +160,10 @@ func (p Policy) withDefaults() (Policy, error) {
 		return p, fmt.Errorf("%w: RetryBackoff %s must be positive", ErrInvalidPolicy, p.RetryBackoff)
 	case p.ReleaseTimeout < 0:
 		return p, fmt.Errorf("%w: ReleaseTimeout %s must be positive", ErrInvalidPolicy, p.ReleaseTimeout)
+	case p.FenceRetention < 0:
+		return p, fmt.Errorf("%w: FenceRetention %s must be positive", ErrInvalidPolicy, p.FenceRetention)
+	case p.WriteFenceRetention < 0 || p.WriteFenceRetention > 0 && p.WriteFenceRetention < time.Millisecond:
+		return p, fmt.Errorf("%w: WriteFenceRetention %s must be at least 1ms (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
 	case p.OnRenewFailure != Fence && p.OnRenewFailure != Continue:
 		return p, fmt.Errorf("%w: unknown OnRenewFailure %d", ErrInvalidPolicy, int(p.OnRenewFailure))
 	case p.Release != Explicit && p.Release != HoldUntilExpiry:

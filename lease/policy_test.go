@@ -21,17 +21,17 @@ func TestPolicyDefaults(t *testing.T) {
 		{"zero", Policy{}, Policy{
 			TTL: 30 * time.Second, RenewInterval: 10 * time.Second, RenewTimeout: 2 * time.Second,
 			MaxRenewFailures: 3, AcquireTimeout: 2 * time.Second, RetryBackoff: 25 * time.Millisecond,
-			ReleaseTimeout: 2 * time.Second,
+			ReleaseTimeout: 2 * time.Second, FenceRetention: time.Minute,
 		}},
 		{"scheduler seed", Policy{TTL: time.Minute, Fencing: true}, Policy{
 			TTL: time.Minute, RenewInterval: 20 * time.Second, RenewTimeout: 2 * time.Second,
 			MaxRenewFailures: 3, AcquireTimeout: 2 * time.Second, RetryBackoff: 25 * time.Millisecond,
-			ReleaseTimeout: 2 * time.Second, Fencing: true,
+			ReleaseTimeout: 2 * time.Second, Fencing: true, FenceRetention: time.Minute,
 		}},
 		{"short TTL caps the renew timeout", Policy{TTL: 300 * time.Millisecond}, Policy{
 			TTL: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond, RenewTimeout: 100 * time.Millisecond,
 			MaxRenewFailures: 3, AcquireTimeout: 2 * time.Second, RetryBackoff: 25 * time.Millisecond,
-			ReleaseTimeout: 2 * time.Second,
+			ReleaseTimeout: 2 * time.Second, FenceRetention: time.Minute,
 		}},
 	}
 	for _, tc := range tests {

@@ -9,10 +9,14 @@ import (
 )
 
 // renewScript extends the lock only while it still holds the caller's token, so a stale holder
-// can never extend a newer owner's lock. KEYS[1] lock key; ARGV[1] owner token, ARGV[2] TTL in
-// ms. Returns 1 when extended, 0 when not owned (expired, or taken by another owner).
+// can never extend a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions that expire with
+// it (the holder key); ARGV[1] owner token, ARGV[2] TTL in ms. Returns 1 when extended, 0 when
+// not owned (expired, or taken by another owner).
 const renewScript = `
 if redis.call('get', KEYS[1]) == ARGV[1] then
+	for i = 2, #KEYS do
+		redis.call('pexpire', KEYS[i], ARGV[2])
+	end
 	return redis.call('pexpire', KEYS[1], ARGV[2])
 end
 return 0
@@ -62,7 +66,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 // renew runs the compare-and-pexpire.
 func (n *Namespace) renew(ctx context.Context, key, token string) (owned bool, err error) {
 	c := n.client
-	extended, err := c.runScript(ctx, c.scripts.renew, []string{key}, token, n.policy.TTL.Milliseconds())
+	extended, err := c.runScript(ctx, c.scripts.renew, n.lockKeys(key), token, n.policy.TTL.Milliseconds())
 	return extended == 1, err
 }
 

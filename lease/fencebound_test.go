@@ -1,0 +1,288 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
+)
+
+// serverMicros is the Redis server's clock in microseconds, as the fence script reads it.
+func serverMicros(t testing.TB, rdb *redis.Client) int64 {
+	t.Helper()
+	now, err := rdb.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now.UnixMicro()
+}
+
+// TestFenceKeysAreBounded: per-item locks leave no fence keys behind. 100,000 distinct keys are
+// acquired and released with fencing; while that runs every key in Redis has an expiry, and once
+// TTL + FenceRetention has passed since the last acquisition the database is empty. (INCR
+// counters left one key per lock key, forever.)
+func TestFenceKeysAreBounded(t *testing.T) {
+	keys := 100_000
+	if testing.Short() {
+		keys = 5_000
+	}
+	srv := redistest.Start(t)
+	e := newEnv(t, srv.Addr)
+	ctx := context.Background()
+	const ttl, retention = 2 * time.Second, 500 * time.Millisecond
+	n := e.namespace(t, "per-item", Policy{TTL: ttl, FenceRetention: retention, DisableRenewal: true, Fencing: true})
+
+	const workers = 16
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var lastAcquired time.Time
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < keys; i += workers {
+				l, err := n.Acquire(ctx, "job:"+strconv.Itoa(i))
+				if err != nil {
+					t.Errorf("Acquire: %v", err)
+					return
+				}
+				if err := l.Release(ctx); err != nil {
+					t.Errorf("Release: %v", err)
+					return
+				}
+			}
+			mu.Lock()
+			lastAcquired = time.Now()
+			mu.Unlock()
+		})
+	}
+	// While the workers run, no key in the database may lack an expiry.
+	stop := make(chan struct{})
+	sampled := make(chan int64, 1)
+	go func() {
+		var peak int64
+		defer func() { sampled <- peak }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			peak = max(peak, e.rdb.DBSize(ctx).Val())
+			if k, err := e.rdb.RandomKey(ctx).Result(); err == nil {
+				if pttl := e.rdb.PTTL(ctx, k).Val(); pttl == -time.Nanosecond {
+					t.Errorf("key %q has no expiry", k)
+					return
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	peak := <-sampled
+	if t.Failed() {
+		return
+	}
+	live := e.rdb.DBSize(ctx).Val()
+	t.Logf("%d keys acquired and released: %d keys in Redis at the end, at most %d sampled during the run", keys, live, peak)
+	// Every fence key expires TTL + FenceRetention after the acquisition that wrote it.
+	time.Sleep(time.Until(lastAcquired.Add(ttl + retention)))
+	testkit.Eventually(t, 10*time.Second, "every fence key to expire", func() bool {
+		return e.rdb.DBSize(ctx).Val() == 0
+	})
+}
+
+// TestFencesRise: fences of one key rise strictly across owners (also faster than the server
+// clock ticks), after the fence key expired, and over a fence key that runs ahead of the clock.
+func TestFencesRise(t *testing.T) {
+	e := newEnv(t, sharedAddr)
+	ctx := context.Background()
+	const retention = 50 * time.Millisecond
+	n := e.namespace(t, "rise", Policy{TTL: 200 * time.Millisecond, FenceRetention: retention, DisableRenewal: true, Fencing: true})
+	key := uniqueKey(t)
+	next := func(what string, after int64) int64 {
+		t.Helper()
+		l, err := n.TryAcquire(ctx, key)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l.Fence() <= after {
+			t.Fatalf("%s: fence %d, want above %d", what, l.Fence(), after)
+		}
+		return l.Fence()
+	}
+	last := int64(0)
+	for i := range 300 {
+		last = next(fmt.Sprintf("owner %d", i), last)
+	}
+	// The fence key expires; the clock carries the fences on.
+	testkit.Eventually(t, 5*time.Second, "the fence key to expire", func() bool {
+		return e.rdb.Exists(ctx, FenceKey(key)).Val() == 0
+	})
+	last = next("after the fence key expired", last)
+	// A fence key ahead of the clock (the clock stepped back, or a failover to a node whose
+	// clock is behind) is followed, not undercut.
+	ahead := serverMicros(t, e.rdb) + int64(time.Hour/time.Microsecond)
+	e.rdb.Set(ctx, FenceKey(key), ahead, 0)
+	if got := next("with a fence key ahead of the clock", last); got != ahead+1 {
+		t.Errorf("fence over a stored %d = %d, want %d", ahead, got, ahead+1)
+	}
+}
+
+// TestFenceKeyExpiry: the fence key expires TTL + FenceRetention after the acquisition, also
+// when it was an old counter without expiry.
+func TestFenceKeyExpiry(t *testing.T) {
+	e := newEnv(t, sharedAddr)
+	ctx := context.Background()
+	const ttl, retention = 10 * time.Second, 20 * time.Second
+	n := e.namespace(t, "expiry", Policy{TTL: ttl, FenceRetention: retention, DisableRenewal: true, Fencing: true})
+	key := uniqueKey(t)
+	e.rdb.Set(ctx, FenceKey(key), 41, 0) // an INCR counter of an earlier version: no expiry
+	l, err := n.Acquire(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	pttl := e.rdb.PTTL(ctx, FenceKey(key)).Val()
+	if pttl <= ttl || pttl > ttl+retention {
+		t.Errorf("fence key PTTL = %v, want in (%v, %v]", pttl, ttl, ttl+retention)
+	}
+}
+
+// TestFenceMigrationFromCounters: fences after an upgrade from INCR counters are above every
+// counter value, however large, so a stale holder of the old version stays rejected.
+func TestFenceMigrationFromCounters(t *testing.T) {
+	e := newEnv(t, sharedAddr)
+	ctx := context.Background()
+	n := e.namespace(t, "migration", Policy{TTL: time.Minute, Fencing: true})
+	now := serverMicros(t, e.rdb)
+	for _, tc := range []struct {
+		name    string
+		counter int64
+	}{
+		{"small counter", 42},
+		{"ten billion acquisitions", 10_000_000_000},
+		{"counter just below the clock", now - 1},
+		{"counter above the clock", now + 1_000_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, data := uniqueKey(t), uniqueKey(t)+":data"
+			e.rdb.Set(ctx, FenceKey(key), tc.counter, 0)
+			// A holder of the old version wrote with the counter's last fence.
+			if err := n.FencedSet(ctx, tc.counter, data, "old version", 0); err != nil {
+				t.Fatal(err)
+			}
+			l, err := n.Acquire(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release(ctx)
+			if l.Fence() <= tc.counter {
+				t.Fatalf("fence after the upgrade = %d, not above the counter %d", l.Fence(), tc.counter)
+			}
+			if got, _ := e.rdb.Get(ctx, FenceKey(key)).Result(); got != strconv.FormatInt(l.Fence(), 10) {
+				t.Errorf("fence key holds %q, want %d as a plain integer", got, l.Fence())
+			}
+			if err := n.FencedSet(ctx, l.Fence(), data, "new version", 0); err != nil {
+				t.Errorf("new owner's write: %v", err)
+			}
+			if err := n.FencedSet(ctx, tc.counter, data, "stale", 0); !errors.Is(err, ErrStaleFence) {
+				t.Errorf("old holder's write after the upgrade = %v, want ErrStaleFence", err)
+			}
+		})
+	}
+}
+
+// TestFencesRiseAcrossRestart: a Redis restart without persistence loses every fence key; the
+// next fence is still above the last one before the restart (an INCR counter restarted at 1).
+func TestFencesRiseAcrossRestart(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnv(t, srv.Addr)
+	ctx := context.Background()
+	n := e.namespace(t, "restart", Policy{TTL: time.Minute, DisableRenewal: true, Fencing: true})
+	key := "restart:job:1"
+	before, err := n.Acquire(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart()
+	if e.rdb.Exists(ctx, key, FenceKey(key)).Val() != 0 {
+		t.Fatal("the restarted server kept keys")
+	}
+	after, err := n.Acquire(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Fence() <= before.Fence() {
+		t.Errorf("fence after the restart = %d, want above %d", after.Fence(), before.Fence())
+	}
+	if err := before.Release(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("release of the lease from before the restart = %v, want ErrNotOwned", err)
+	}
+	if err := after.Release(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWriteFenceRetention: with a retention, write-fence records expire, and a write to a key
+// without a record is applied only if its fence is younger than the retention.
+func TestWriteFenceRetention(t *testing.T) {
+	e := newEnv(t, sharedAddr)
+	ctx := context.Background()
+	const retention = time.Hour
+	n := e.namespace(t, "retention", Policy{TTL: time.Minute, Fencing: true, WriteFenceRetention: retention})
+	kept := e.namespace(t, "kept", Policy{TTL: time.Minute, Fencing: true})
+	hourAgo := serverMicros(t, e.rdb) - int64(retention/time.Microsecond)
+	for _, tc := range []struct {
+		name    string
+		ns      *Namespace
+		record  int64 // 0: no record
+		fence   int64
+		applied bool
+	}{
+		{"fresh fence, no record", n, 0, hourAgo + int64(time.Minute/time.Microsecond), true},
+		{"fence older than the retention, no record", n, 0, hourAgo - int64(time.Minute/time.Microsecond), false},
+		{"counter fence, no record", n, 0, 7, false},
+		{"old fence, not older than the record", n, 5, 7, true},
+		{"fence older than the record", n, 9, 7, false},
+		{"without retention, any fence and no record", kept, 0, 7, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := uniqueKey(t)
+			if tc.record > 0 {
+				e.rdb.Set(ctx, WriteFenceKey(key), tc.record, 0)
+			}
+			err := tc.ns.FencedSet(ctx, tc.fence, key, "v", 0)
+			if tc.applied && err != nil || !tc.applied && !errors.Is(err, ErrStaleFence) {
+				t.Fatalf("FencedSet = %v, want applied=%v", err, tc.applied)
+			}
+			if !tc.applied {
+				return
+			}
+			pttl := e.rdb.PTTL(ctx, WriteFenceKey(key)).Val()
+			switch {
+			case tc.ns == kept && pttl != -time.Nanosecond:
+				t.Errorf("record PTTL = %v, want no expiry", pttl)
+			case tc.ns == n && (pttl <= retention || pttl > retention+writeFenceSlack):
+				t.Errorf("record PTTL = %v, want in (%v, %v]", pttl, retention, retention+writeFenceSlack)
+			}
+		})
+	}
+}
+
+func TestFenceRetentionValidation(t *testing.T) {
+	for _, p := range []Policy{{FenceRetention: -1}, {WriteFenceRetention: -time.Second}, {WriteFenceRetention: time.Microsecond}} {
+		if _, err := p.withDefaults(); !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("withDefaults(%+v) = %v, want ErrInvalidPolicy", p, err)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package lease
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// HolderKey returns the key where a namespace with Policy.RecordHolder stores who holds
+// lockKey: Options.Holder, never the token. It shares lockKey's cluster slot by the same rule
+// as FenceKey ("job:42" → "{job:42}:holder"), so the lock script can write it, and it expires,
+// is renewed and is deleted with the lock. Locks taken without RecordHolder (or by other
+// libraries) have no holder key.
+func HolderKey(lockKey string) string {
+	return companionKey(lockKey, ":holder")
+}
+
+// maxHolderLen bounds Options.Holder: it is written with every acquisition and shown on
+// operators' terminals.
+const maxHolderLen = 256
+
+// defaultHolder names this process: "<host name> pid <pid>".
+func defaultHolder() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	if len(host) > maxHolderLen/2 {
+		host = host[:maxHolderLen/2]
+	}
+	return host + " pid " + strconv.Itoa(os.Getpid())
+}
+
+// checkHolder rejects descriptions an operator's terminal or a metric label should not get.
+func checkHolder(h string) error {
+	if h == "" || len(h) > maxHolderLen || !utf8.ValidString(h) {
+		return fmt.Errorf("%w: Holder must be 1 to %d bytes of UTF-8", ErrInvalidPolicy, maxHolderLen)
+	}
+	for _, r := range h {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: Holder %q contains a control character", ErrInvalidPolicy, h)
+		}
+	}
+	return nil
+}
+
+// acquireHolderScript takes an unfenced lock and records its holder in one step.
+// KEYS[1] lock key, KEYS[2] HolderKey(lock key); ARGV[1] owner token, ARGV[2] TTL in ms,
+// ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
+const acquireHolderScript = `
+if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return 0
+end
+redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
+return 1
+`
+
+// lockKeys are the keys renew and release act on: the lock key and, when the namespace
+// records holders, its holder key.
+func (n *Namespace) lockKeys(key string) []string {
+	if n.policy.RecordHolder {
+		return []string{key, HolderKey(key)}
+	}
+	return []string{key}
+}
