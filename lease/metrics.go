@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
@@ -23,15 +25,11 @@ const (
 
 const namespaceLabel = lockmetrics.NamespaceLabel
 
-// metrics holds the library's metric families, shared by every namespace of a Client.
+// metrics holds the library's metric families, shared by every namespace of a Client: either
+// client_golang families on a Registerer or OTel instruments on a MeterProvider.
 type metrics struct {
-	acquireWait  *prometheus.HistogramVec
-	renewals     *prometheus.CounterVec
-	releases     *prometheus.CounterVec
-	abandoned    *prometheus.CounterVec
-	heldSeconds  *prometheus.HistogramVec
-	held         *prometheus.GaugeVec
-	fencedWrites *prometheus.CounterVec
+	prom *lockmetrics.Families
+	otel *lockmetrics.Instruments
 }
 
 // newMetrics registers the contract's families (see internal/lockmetrics) on reg.
@@ -40,50 +38,83 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lease: %w", err)
 	}
-	return &metrics{
-		acquireWait:  f.AcquireWait,
-		renewals:     f.Renewals,
-		releases:     f.Releases,
-		abandoned:    f.Abandoned,
-		heldSeconds:  f.HeldSeconds,
-		held:         f.Held,
-		fencedWrites: f.FencedWrites,
-	}, nil
+	return &metrics{prom: f}, nil
 }
 
-// nsMetrics are one namespace's children, curried once when the namespace is declared so that
-// no operation pays for a label lookup. A nil *nsMetrics means metrics are off.
+// newOTelMetrics creates the contract's instruments on mp's meter.
+func newOTelMetrics(mp metric.MeterProvider) (*metrics, error) {
+	i, err := lockmetrics.NewInstruments(mp)
+	if err != nil {
+		return nil, fmt.Errorf("lease: %w", err)
+	}
+	return &metrics{otel: i}, nil
+}
+
+// nsMetrics are one namespace's series, bound once when the namespace is declared so that no
+// operation pays for a label lookup. A nil *nsMetrics means metrics are off.
 type nsMetrics struct {
-	waitAcquired, waitBusy, waitError     prometheus.Observer
-	renewOK, renewFailed, renewNotOwned   prometheus.Counter
-	relOK, relNotOwned, relError, relSkip prometheus.Counter
-	abandoned                             prometheus.Counter
-	heldSeconds                           prometheus.Observer
-	held                                  prometheus.Gauge
-	fencedApplied, fencedRejected         prometheus.Counter
+	waitAcquired, waitBusy, waitError     lockmetrics.Observer
+	renewOK, renewFailed, renewNotOwned   lockmetrics.Counter
+	relOK, relNotOwned, relError, relSkip lockmetrics.Counter
+	abandoned                             lockmetrics.Counter
+	heldSeconds                           lockmetrics.Observer
+	held                                  lockmetrics.Gauge
+	fencedApplied, fencedRejected         lockmetrics.Counter
 }
 
 // forNamespace creates every label combination of ns, so that a scrape right after the
-// namespace is declared already shows all families at zero.
+// namespace is declared already shows all families at zero (with OTel, every counter and the
+// gauge; a histogram series appears with its first observation).
 func (m *metrics) forNamespace(ns string) *nsMetrics {
-	if m == nil {
+	switch {
+	case m == nil:
 		return nil
+	case m.otel != nil:
+		return otelNamespace(m.otel, ns)
+	default:
+		return promNamespace(m.prom, ns)
 	}
+}
+
+// promNamespace binds ns's client_golang children.
+func promNamespace(f *lockmetrics.Families, ns string) *nsMetrics {
 	return &nsMetrics{
-		waitAcquired:   m.acquireWait.WithLabelValues(ns, outcomeAcquired),
-		waitBusy:       m.acquireWait.WithLabelValues(ns, outcomeBusy),
-		waitError:      m.acquireWait.WithLabelValues(ns, outcomeError),
-		renewOK:        m.renewals.WithLabelValues(ns, outcomeOK),
-		renewFailed:    m.renewals.WithLabelValues(ns, outcomeFailed),
-		renewNotOwned:  m.renewals.WithLabelValues(ns, outcomeNotOwned),
-		relOK:          m.releases.WithLabelValues(ns, outcomeOK),
-		relNotOwned:    m.releases.WithLabelValues(ns, outcomeNotOwned),
-		relError:       m.releases.WithLabelValues(ns, outcomeError),
-		relSkip:        m.releases.WithLabelValues(ns, outcomeSkipped),
-		abandoned:      m.abandoned.WithLabelValues(ns),
-		heldSeconds:    m.heldSeconds.WithLabelValues(ns),
-		held:           m.held.WithLabelValues(ns),
-		fencedApplied:  m.fencedWrites.WithLabelValues(ns, outcomeApplied),
-		fencedRejected: m.fencedWrites.WithLabelValues(ns, outcomeRejected),
+		waitAcquired:   f.AcquireWait.WithLabelValues(ns, outcomeAcquired),
+		waitBusy:       f.AcquireWait.WithLabelValues(ns, outcomeBusy),
+		waitError:      f.AcquireWait.WithLabelValues(ns, outcomeError),
+		renewOK:        f.Renewals.WithLabelValues(ns, outcomeOK),
+		renewFailed:    f.Renewals.WithLabelValues(ns, outcomeFailed),
+		renewNotOwned:  f.Renewals.WithLabelValues(ns, outcomeNotOwned),
+		relOK:          f.Releases.WithLabelValues(ns, outcomeOK),
+		relNotOwned:    f.Releases.WithLabelValues(ns, outcomeNotOwned),
+		relError:       f.Releases.WithLabelValues(ns, outcomeError),
+		relSkip:        f.Releases.WithLabelValues(ns, outcomeSkipped),
+		abandoned:      f.Abandoned.WithLabelValues(ns),
+		heldSeconds:    f.HeldSeconds.WithLabelValues(ns),
+		held:           f.Held.WithLabelValues(ns),
+		fencedApplied:  f.FencedWrites.WithLabelValues(ns, outcomeApplied),
+		fencedRejected: f.FencedWrites.WithLabelValues(ns, outcomeRejected),
+	}
+}
+
+// otelNamespace binds ns's OTel series, with the same attributes as promNamespace's labels.
+func otelNamespace(i *lockmetrics.Instruments, ns string) *nsMetrics {
+	attrs := func(outcome string) attribute.Set { return lockmetrics.Attributes(ns, outcome) }
+	return &nsMetrics{
+		waitAcquired:   lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeAcquired)),
+		waitBusy:       lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeBusy)),
+		waitError:      lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeError)),
+		renewOK:        lockmetrics.CounterSeries(i.Renewals, attrs(outcomeOK)),
+		renewFailed:    lockmetrics.CounterSeries(i.Renewals, attrs(outcomeFailed)),
+		renewNotOwned:  lockmetrics.CounterSeries(i.Renewals, attrs(outcomeNotOwned)),
+		relOK:          lockmetrics.CounterSeries(i.Releases, attrs(outcomeOK)),
+		relNotOwned:    lockmetrics.CounterSeries(i.Releases, attrs(outcomeNotOwned)),
+		relError:       lockmetrics.CounterSeries(i.Releases, attrs(outcomeError)),
+		relSkip:        lockmetrics.CounterSeries(i.Releases, attrs(outcomeSkipped)),
+		abandoned:      lockmetrics.CounterSeries(i.Abandoned, attrs("")),
+		heldSeconds:    lockmetrics.HistogramSeries(i.HeldSeconds, attrs("")),
+		held:           lockmetrics.UpDownSeries(i.Held, attrs("")),
+		fencedApplied:  lockmetrics.CounterSeries(i.FencedWrites, attrs(outcomeApplied)),
+		fencedRejected: lockmetrics.CounterSeries(i.FencedWrites, attrs(outcomeRejected)),
 	}
 }

@@ -28,6 +28,30 @@ const (
 	OutcomeRejected = "rejected"
 )
 
+// Help texts, shared by the client_golang families and the OTel instruments (their
+// descriptions), so both paths document a series the same way.
+const (
+	acquireWaitHelp  = "Time from an acquire call to its outcome (acquired, busy or error)."
+	renewalsHelp     = "Lease renew attempts by outcome (ok, failed, not_owned)."
+	releasesHelp     = "Lease releases by outcome (ok, not_owned, error, skipped); skipped means abandoned or held until expiry."
+	abandonedHelp    = "Leases given up (fenced) after the renew-failure bound or a not-owned renew."
+	heldSecondsHelp  = "Hold time of a lease, from acquire to release or abandonment."
+	heldHelp         = "Leases this process holds now."
+	fencedWritesHelp = "Writes through the fencing guard by outcome (applied, rejected)."
+)
+
+// AcquireWaitBuckets are lock_acquire_wait_seconds' bucket bounds: from an uncontended round
+// trip (sub-millisecond) up to AcquireTimeout (seconds). A fresh slice on every call.
+func AcquireWaitBuckets() []float64 {
+	return []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+}
+
+// HeldSecondsBuckets are lock_held_seconds' bucket bounds: from a short approval
+// (milliseconds) up to a long scheduler job (an hour). A fresh slice on every call.
+func HeldSecondsBuckets() []float64 {
+	return []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 3600}
+}
+
 // Families holds the library's metric families, shared by every namespace of a producer.
 type Families struct {
 	AcquireWait  *prometheus.HistogramVec
@@ -43,36 +67,34 @@ type Families struct {
 func newFamilies() *Families {
 	return &Families{
 		AcquireWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "lock_acquire_wait_seconds",
-			Help: "Time from an acquire call to its outcome (acquired, busy or error).",
-			// From an uncontended round trip (sub-millisecond) up to AcquireTimeout (seconds).
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+			Name:    "lock_acquire_wait_seconds",
+			Help:    acquireWaitHelp,
+			Buckets: AcquireWaitBuckets(),
 		}, []string{NamespaceLabel, "outcome"}),
 		Renewals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_renewals_total",
-			Help: "Lease renew attempts by outcome (ok, failed, not_owned).",
+			Help: renewalsHelp,
 		}, []string{NamespaceLabel, "outcome"}),
 		Releases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_releases_total",
-			Help: "Lease releases by outcome (ok, not_owned, error, skipped); skipped means abandoned or held until expiry.",
+			Help: releasesHelp,
 		}, []string{NamespaceLabel, "outcome"}),
 		Abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_abandoned_total",
-			Help: "Leases given up (fenced) after the renew-failure bound or a not-owned renew.",
+			Help: abandonedHelp,
 		}, []string{NamespaceLabel}),
 		HeldSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "lock_held_seconds",
-			Help: "Hold time of a lease, from acquire to release or abandonment.",
-			// From a short approval (milliseconds) up to a long scheduler job (an hour).
-			Buckets: []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 3600},
+			Name:    "lock_held_seconds",
+			Help:    heldSecondsHelp,
+			Buckets: HeldSecondsBuckets(),
 		}, []string{NamespaceLabel}),
 		Held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lock_held",
-			Help: "Leases this process holds now.",
+			Help: heldHelp,
 		}, []string{NamespaceLabel}),
 		FencedWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_fenced_writes_total",
-			Help: "Writes through the fencing guard by outcome (applied, rejected).",
+			Help: fencedWritesHelp,
 		}, []string{NamespaceLabel, "outcome"}),
 	}
 }
