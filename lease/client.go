@@ -141,16 +141,19 @@ func metricsFor(opts Options) (*metrics, error) {
 
 // Close stops the Client: commands already queued for a batch are still sent, later ones fail
 // with ErrClosed, and with Batching the background goroutines have exited when Close returns.
+// With a MeterProvider, the Client's counters and lock_held stop being reported.
 // Release held leases first: their renewers fail from now on (and Fence leases are abandoned).
 // Close does not close rdb, which stays the caller's. Calling it again does nothing.
 func (c *Client) Close() error {
+	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		if c.batch != nil {
 			c.batch.close()
 		}
+		err = c.metrics.close()
 	})
-	return nil
+	return err
 }
 
 // setNX runs SET key token NX PX ttl, on its own or in a batch.

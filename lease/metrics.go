@@ -25,6 +25,14 @@ const (
 
 const namespaceLabel = lockmetrics.NamespaceLabel
 
+// close stops what the metrics keep running: the OTel callback of the observable series.
+func (m *metrics) close() error {
+	if m == nil || m.otel == nil {
+		return nil
+	}
+	return m.otel.Close()
+}
+
 // metrics holds the library's metric families, shared by every namespace of a Client: either
 // client_golang families on a Registerer or OTel instruments on a MeterProvider.
 type metrics struct {
@@ -104,17 +112,17 @@ func otelNamespace(i *lockmetrics.Instruments, ns string) *nsMetrics {
 		waitAcquired:   lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeAcquired)),
 		waitBusy:       lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeBusy)),
 		waitError:      lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeError)),
-		renewOK:        lockmetrics.CounterSeries(i.Renewals, attrs(outcomeOK)),
-		renewFailed:    lockmetrics.CounterSeries(i.Renewals, attrs(outcomeFailed)),
-		renewNotOwned:  lockmetrics.CounterSeries(i.Renewals, attrs(outcomeNotOwned)),
-		relOK:          lockmetrics.CounterSeries(i.Releases, attrs(outcomeOK)),
-		relNotOwned:    lockmetrics.CounterSeries(i.Releases, attrs(outcomeNotOwned)),
-		relError:       lockmetrics.CounterSeries(i.Releases, attrs(outcomeError)),
-		relSkip:        lockmetrics.CounterSeries(i.Releases, attrs(outcomeSkipped)),
-		abandoned:      lockmetrics.CounterSeries(i.Abandoned, attrs("")),
+		renewOK:        i.Counter(i.Renewals, attrs(outcomeOK)),
+		renewFailed:    i.Counter(i.Renewals, attrs(outcomeFailed)),
+		renewNotOwned:  i.Counter(i.Renewals, attrs(outcomeNotOwned)),
+		relOK:          i.Counter(i.Releases, attrs(outcomeOK)),
+		relNotOwned:    i.Counter(i.Releases, attrs(outcomeNotOwned)),
+		relError:       i.Counter(i.Releases, attrs(outcomeError)),
+		relSkip:        i.Counter(i.Releases, attrs(outcomeSkipped)),
+		abandoned:      i.Counter(i.Abandoned, attrs("")),
 		heldSeconds:    lockmetrics.HistogramSeries(i.HeldSeconds, attrs("")),
-		held:           lockmetrics.UpDownSeries(i.Held, attrs("")),
-		fencedApplied:  lockmetrics.CounterSeries(i.FencedWrites, attrs(outcomeApplied)),
-		fencedRejected: lockmetrics.CounterSeries(i.FencedWrites, attrs(outcomeRejected)),
+		held:           i.UpDown(i.Held, attrs("")),
+		fencedApplied:  i.Counter(i.FencedWrites, attrs(outcomeApplied)),
+		fencedRejected: i.Counter(i.FencedWrites, attrs(outcomeRejected)),
 	}
 }

@@ -2,7 +2,10 @@ package lockmetrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -33,48 +36,115 @@ const (
 
 // Instruments are the contract's families as OTel instruments, for an application that
 // exports through an OTel MeterProvider instead of a Prometheus registry.
+//
+// The two histograms are synchronous. The counters and the lease gauge are observable: each
+// series is an atomic integer that the hot path increments, and one callback reports them all
+// when the provider's reader collects. A lock cycle then makes two SDK calls instead of five,
+// which keeps the OTel path within the contract's overhead budget (docs/performance.md); the
+// values are the same, since cumulative sums are what Prometheus stores anyway.
 type Instruments struct {
 	AcquireWait  metric.Float64Histogram
-	Renewals     metric.Int64Counter
-	Releases     metric.Int64Counter
-	Abandoned    metric.Int64Counter
+	Renewals     metric.Int64ObservableCounter
+	Releases     metric.Int64ObservableCounter
+	Abandoned    metric.Int64ObservableCounter
 	HeldSeconds  metric.Float64Histogram
-	Held         metric.Int64UpDownCounter
-	FencedWrites metric.Int64Counter
+	Held         metric.Int64ObservableUpDownCounter
+	FencedWrites metric.Int64ObservableCounter
+
+	registration metric.Registration
+
+	mu     sync.Mutex
+	counts []*observedCount // every series of the observable instruments, reported by observe
 }
 
-// NewInstruments creates the instruments on mp's meter for ScopeName. It starts nothing: the
-// application's MeterProvider decides where and how often the measurements go.
+// NewInstruments creates the instruments on mp's meter for ScopeName and registers the callback
+// of the observable ones. It starts nothing: the application's MeterProvider decides where and
+// how often the measurements go. Close unregisters the callback.
 func NewInstruments(mp metric.MeterProvider) (*Instruments, error) {
 	if mp == nil {
-		return nil, fmt.Errorf("lock metrics: nil MeterProvider")
+		return nil, errors.New("lock metrics: nil MeterProvider")
 	}
 	m := mp.Meter(ScopeName)
-	var i Instruments
+	i := &Instruments{}
 	var errs [7]error
 	i.AcquireWait, errs[0] = m.Float64Histogram(AcquireWaitInstrument, metric.WithUnit(unitSeconds),
 		metric.WithDescription(acquireWaitHelp), metric.WithExplicitBucketBoundaries(AcquireWaitBuckets()...))
-	i.Renewals, errs[1] = m.Int64Counter(RenewalsInstrument, metric.WithUnit("{renewal}"),
+	i.Renewals, errs[1] = m.Int64ObservableCounter(RenewalsInstrument, metric.WithUnit("{renewal}"),
 		metric.WithDescription(renewalsHelp))
-	i.Releases, errs[2] = m.Int64Counter(ReleasesInstrument, metric.WithUnit("{release}"),
+	i.Releases, errs[2] = m.Int64ObservableCounter(ReleasesInstrument, metric.WithUnit("{release}"),
 		metric.WithDescription(releasesHelp))
-	i.Abandoned, errs[3] = m.Int64Counter(AbandonedInstrument, metric.WithUnit("{lease}"),
+	i.Abandoned, errs[3] = m.Int64ObservableCounter(AbandonedInstrument, metric.WithUnit("{lease}"),
 		metric.WithDescription(abandonedHelp))
 	i.HeldSeconds, errs[4] = m.Float64Histogram(HeldSecondsInstrument, metric.WithUnit(unitSeconds),
 		metric.WithDescription(heldSecondsHelp), metric.WithExplicitBucketBoundaries(HeldSecondsBuckets()...))
-	// An up-down counter, not a gauge: the library adds and removes leases, it never knows the
-	// process-wide total to set. Its non-monotonic sum becomes a Prometheus gauge.
-	i.Held, errs[5] = m.Int64UpDownCounter(HeldInstrument, metric.WithUnit("{lease}"),
+	// An up-down counter, not a gauge: summed over Clients (and processes) it is still the number
+	// of leases held. Its non-monotonic sum becomes a Prometheus gauge.
+	i.Held, errs[5] = m.Int64ObservableUpDownCounter(HeldInstrument, metric.WithUnit("{lease}"),
 		metric.WithDescription(heldHelp))
-	i.FencedWrites, errs[6] = m.Int64Counter(FencedWritesInstrument, metric.WithUnit("{write}"),
+	i.FencedWrites, errs[6] = m.Int64ObservableCounter(FencedWritesInstrument, metric.WithUnit("{write}"),
 		metric.WithDescription(fencedWritesHelp))
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("lock metrics: create OTel instruments: %w", err)
-		}
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("lock metrics: create OTel instruments: %w", err)
 	}
-	return &i, nil
+	reg, err := m.RegisterCallback(i.observe, i.Renewals, i.Releases, i.Abandoned, i.Held, i.FencedWrites)
+	if err != nil {
+		return nil, fmt.Errorf("lock metrics: register OTel callback: %w", err)
+	}
+	i.registration = reg
+	return i, nil
 }
+
+// Close stops reporting the observable series; the histograms stay the provider's.
+func (i *Instruments) Close() error {
+	if err := i.registration.Unregister(); err != nil {
+		return fmt.Errorf("lock metrics: unregister OTel callback: %w", err)
+	}
+	return nil
+}
+
+// observe reports every observable series. Several Instruments on one provider (one per lease
+// Client) each report theirs; the SDK adds up observations of one attribute set, so two Clients
+// declaring the same namespace count together, as they do on a shared Prometheus registry.
+func (i *Instruments) observe(_ context.Context, o metric.Observer) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for _, c := range i.counts {
+		o.ObserveInt64(c.instrument, c.n.Load(), c.opts...)
+	}
+	return nil
+}
+
+// Counter is one attribute set of an observable counter of i (Renewals, Releases, Abandoned or
+// FencedWrites). It is reported from its creation, at 0 until its first event, as a
+// client_golang child created with its labels is: rate() then counts the first increment
+// instead of taking it as the series' start.
+func (i *Instruments) Counter(c metric.Int64ObservableCounter, attrs attribute.Set) Counter {
+	return i.track(c, attrs)
+}
+
+// UpDown is one attribute set of i's observable up-down counter (Held), as a Gauge.
+func (i *Instruments) UpDown(u metric.Int64ObservableUpDownCounter, attrs attribute.Set) Gauge {
+	return i.track(u, attrs)
+}
+
+func (i *Instruments) track(inst metric.Int64Observable, attrs attribute.Set) *observedCount {
+	c := &observedCount{instrument: inst, opts: []metric.ObserveOption{metric.WithAttributeSet(attrs)}}
+	i.mu.Lock()
+	i.counts = append(i.counts, c)
+	i.mu.Unlock()
+	return c
+}
+
+// observedCount is a series of an observable instrument: the hot path changes an atomic, the
+// callback reads it.
+type observedCount struct {
+	instrument metric.Int64Observable
+	opts       []metric.ObserveOption
+	n          atomic.Int64
+}
+
+func (c *observedCount) Inc() { c.n.Add(1) }
+func (c *observedCount) Dec() { c.n.Add(-1) }
 
 // Observer, Counter and Gauge are what a producer does with one series. client_golang's
 // children (prometheus.Observer, prometheus.Counter, prometheus.Gauge) satisfy them, and so do
@@ -102,43 +172,11 @@ func HistogramSeries(h metric.Float64Histogram, attrs attribute.Set) Observer {
 	return otelObserver{h: h, opts: []metric.RecordOption{metric.WithAttributeSet(attrs)}}
 }
 
-// CounterSeries is one attribute set of an OTel counter, as a Counter. It adds 0 at once, so the
-// series exists before its first event, as a client_golang child created with its labels does:
-// rate() then counts the first increment instead of taking it as the series' start.
-func CounterSeries(c metric.Int64Counter, attrs attribute.Set) Counter {
-	s := otelCounter{c: c, opts: []metric.AddOption{metric.WithAttributeSet(attrs)}}
-	c.Add(context.Background(), 0, s.opts...)
-	return s
-}
-
-// UpDownSeries is one attribute set of an OTel up-down counter, as a Gauge; like CounterSeries
-// it exists at 0 from the start.
-func UpDownSeries(u metric.Int64UpDownCounter, attrs attribute.Set) Gauge {
-	s := otelGauge{u: u, opts: []metric.AddOption{metric.WithAttributeSet(attrs)}}
-	u.Add(context.Background(), 0, s.opts...)
-	return s
-}
-
-// The series record under context.Background(): the producers' hot paths carry no context to
-// the metric call, and the contract has no exemplars.
+// The histogram series record under context.Background(): the producers' hot paths carry no
+// context to the metric call, and the contract has no exemplars.
 type otelObserver struct {
 	h    metric.Float64Histogram
 	opts []metric.RecordOption
 }
 
 func (o otelObserver) Observe(v float64) { o.h.Record(context.Background(), v, o.opts...) }
-
-type otelCounter struct {
-	c    metric.Int64Counter
-	opts []metric.AddOption
-}
-
-func (o otelCounter) Inc() { o.c.Add(context.Background(), 1, o.opts...) }
-
-type otelGauge struct {
-	u    metric.Int64UpDownCounter
-	opts []metric.AddOption
-}
-
-func (o otelGauge) Inc() { o.u.Add(context.Background(), 1, o.opts...) }
-func (o otelGauge) Dec() { o.u.Add(context.Background(), -1, o.opts...) }

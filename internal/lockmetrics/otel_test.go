@@ -120,15 +120,15 @@ func otelFamilies(t *testing.T, strategy otlptranslator.TranslationStrategyOptio
 	t.Helper()
 	rm := collectOTel(t, func(i *Instruments) {
 		histograms := map[string]metric.Float64Histogram{"acquire_wait": i.AcquireWait, "held_seconds": i.HeldSeconds}
-		counters := map[string]metric.Int64Counter{"renewals": i.Renewals, "releases": i.Releases, "abandoned": i.Abandoned, "fenced_writes": i.FencedWrites}
+		counters := map[string]metric.Int64ObservableCounter{"renewals": i.Renewals, "releases": i.Releases, "abandoned": i.Abandoned, "fenced_writes": i.FencedWrites}
 		recorder{
 			observer: func(fam, o string) Observer {
 				return HistogramSeries(histograms[fam], Attributes("ns", o))
 			},
 			counter: func(fam, o string) Counter {
-				return CounterSeries(counters[fam], Attributes("ns", o))
+				return i.Counter(counters[fam], Attributes("ns", o))
 			},
-			gauge: func(string) Gauge { return UpDownSeries(i.Held, Attributes("ns", "")) },
+			gauge: func(string) Gauge { return i.UpDown(i.Held, Attributes("ns", "")) },
 		}.recordAll()
 	})
 	namer := otlptranslator.NewMetricNamer("", strategy)
@@ -260,9 +260,9 @@ func TestOTelSeriesStartAtZeroAndCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renewOK = CounterSeries(i.Renewals, Attributes("ns", OutcomeOK))
-	renewFailed = CounterSeries(i.Renewals, Attributes("ns", OutcomeFailed))
-	held = UpDownSeries(i.Held, Attributes("ns", ""))
+	renewOK = i.Counter(i.Renewals, Attributes("ns", OutcomeOK))
+	renewFailed = i.Counter(i.Renewals, Attributes("ns", OutcomeFailed))
+	held = i.UpDown(i.Held, Attributes("ns", ""))
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -312,3 +312,55 @@ func collectOTel(t *testing.T, record func(*Instruments)) metricdata.ResourceMet
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// Two producers on one provider (two lease Clients) that count the same namespace add up, as
+// two Clients on one Prometheus registry share a child; after Close a producer's series are no
+// longer reported.
+func TestOTelProducersShareAProviderAndClose(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	renewals := func() (int64, bool) {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == RenewalsInstrument {
+					for _, dp := range sum.DataPoints {
+						return dp.Value, true
+					}
+				}
+			}
+		}
+		return 0, false
+	}
+	a, err := NewInstruments(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewInstruments(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Counter(a.Renewals, Attributes("ns", OutcomeOK)).Inc()
+	bOK := b.Counter(b.Renewals, Attributes("ns", OutcomeOK))
+	bOK.Inc()
+	bOK.Inc()
+	if got, _ := renewals(); got != 3 {
+		t.Fatalf("two producers: lock_renewals{ns,ok} = %d, want 3", got)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := renewals(); got != 2 {
+		t.Fatalf("after the first producer closed: %d, want 2", got)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := renewals(); ok {
+		t.Fatalf("after both closed: still reported (%d)", got)
+	}
+}
