@@ -97,7 +97,7 @@ func cycles(b *testing.B, n *Namespace, key string, count int) time.Duration {
 // overheads are medians of per-round ratios (network-free difference over the round's real
 // cycle CPU). Run with a fixed round count: -benchtime 15x.
 func BenchmarkMetricsOverhead(b *testing.B) {
-	const netFreeCycles, realCycles = 4000, 300
+	const netFreeCycles, realCycles = 20000, 1000
 	local := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	local.AddHook(answerLocally{})
 	defer local.Close()
