@@ -25,14 +25,6 @@ const (
 
 const namespaceLabel = lockmetrics.NamespaceLabel
 
-// close stops what the metrics keep running: the OTel callback of the observable series.
-func (m *metrics) close() error {
-	if m == nil || m.otel == nil {
-		return nil
-	}
-	return m.otel.Close()
-}
-
 // metrics holds the library's metric families, shared by every namespace of a Client: either
 // client_golang families on a Registerer or OTel instruments on a MeterProvider.
 type metrics struct {
@@ -56,6 +48,14 @@ func newOTelMetrics(mp metric.MeterProvider) (*metrics, error) {
 		return nil, fmt.Errorf("lease: %w", err)
 	}
 	return &metrics{otel: i}, nil
+}
+
+// close stops what the metrics keep running: the OTel callback of the observable series.
+func (m *metrics) close() error {
+	if m == nil || m.otel == nil {
+		return nil
+	}
+	return m.otel.Close()
 }
 
 // nsMetrics are one namespace's series, bound once when the namespace is declared so that no
