@@ -38,6 +38,7 @@ func newOTelEnv(t testing.TB) *otelEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = c.Close() })
 	return &otelEnv{rdb: rdb, c: c, reader: reader}
 }
 
@@ -236,7 +237,7 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 }
 
 // Declaring a namespace on the OTel path creates its counters and gauge at zero, as on the
-// client_golang path, so rate() counts the first event.
+// client_golang path, so rate() counts the first event; closing the Client stops them.
 func TestOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
 	e := newOTelEnv(t)
 	if _, err := e.c.Namespace("approval", Policy{}); err != nil {
@@ -251,6 +252,13 @@ func TestOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
 	}
 	if got := e.series(t); !maps.Equal(got, want) {
 		t.Errorf("after declaring the namespace:\n got %v\nwant %v", got, want)
+	}
+	// Close unregisters the Client's callback: a dropped Client is not reported forever.
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.series(t); len(got) != 0 {
+		t.Errorf("after Close: %v, want no series", got)
 	}
 }
 
