@@ -58,7 +58,7 @@ demo:
 ## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
 e2e: tools
 	$(TOOL) prometheus --version >/dev/null
-	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 12m ./e2e
+	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 15m ./e2e
 
 ## bench: lease vs bsm/redislock, redsync and rueidislock, the redis-benchmark ceilings and the
 ## exporter's scrape cost, on a redis-server it starts; writes docs/performance-results.md (~6 min)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Options configure a Client.
@@ -19,6 +20,14 @@ type Options struct {
 	// Registerer receives the library's metrics (lock_acquire_wait_seconds, lock_renewals_total,
 	// …). Nil means no metrics, at no cost. Clients may share a Registerer.
 	Registerer prometheus.Registerer
+	// MeterProvider is the alternative to Registerer for an application instrumented with
+	// OpenTelemetry: the same metrics become OTel instruments on its meter
+	// "github.com/lockwatch/lockwatch", named so that Prometheus' OTLP translation (with type
+	// and unit suffixes, its default) gives the contract's names and labels (see
+	// docs/metrics.md). The library starts no exporter; the provider's readers decide where
+	// measurements go. Nil means no OTel metrics; pass otel.GetMeterProvider() for the global
+	// one. Setting both Registerer and MeterProvider is an error: one process, one path.
+	MeterProvider metric.MeterProvider
 	// Logger receives renew warnings and abandonments. Nil means slog.Default().
 	Logger *slog.Logger
 	// Batching sends the acquire, renew, release and fenced-write commands of concurrent
@@ -120,31 +129,45 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 	if contextTimeoutsOff(rdb) {
 		c.logger.Warn("go-redis ContextTimeoutEnabled is off: lease timeouts are bounded by the client's read/write timeouts instead")
 	}
-	if opts.Registerer != nil {
-		m, err := newMetrics(opts.Registerer)
-		if err != nil {
-			return nil, err
-		}
-		c.metrics = m
+	m, err := metricsFor(opts)
+	if err != nil {
+		return nil, err
 	}
+	c.metrics = m
 	if opts.Batching {
 		c.batch = newBatcher(rdb)
 	}
 	return c, nil
 }
 
+// metricsFor builds the metrics opts ask for: client_golang, OTel, or none (nil).
+func metricsFor(opts Options) (*metrics, error) {
+	switch {
+	case opts.Registerer != nil && opts.MeterProvider != nil:
+		return nil, fmt.Errorf("%w: set Options.Registerer or Options.MeterProvider, not both", ErrInvalidPolicy)
+	case opts.Registerer != nil:
+		return newMetrics(opts.Registerer)
+	case opts.MeterProvider != nil:
+		return newOTelMetrics(opts.MeterProvider)
+	}
+	return nil, nil
+}
+
 // Close stops the Client: commands already queued for a batch are still sent, later ones fail
 // with ErrClosed, and with Batching the background goroutines have exited when Close returns.
+// With a MeterProvider, the Client's counters and lock_held stop being reported.
 // Release held leases first: their renewers fail from now on (and Fence leases are abandoned).
 // Close does not close rdb, which stays the caller's. Calling it again does nothing.
 func (c *Client) Close() error {
+	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		if c.batch != nil {
 			c.batch.close()
 		}
+		err = c.metrics.close()
 	})
-	return nil
+	return err
 }
 
 // setNX runs SET key token NX PX ttl, on its own or in a batch.

@@ -73,7 +73,7 @@ func TestNamespaceDeclarationPreinitialisesEverySeries(t *testing.T) {
 			"lock_fenced_writes_total/applied": 0, "lock_fenced_writes_total/rejected": 0,
 		})
 	}
-	if got := testutil.CollectAndCount(e.c.metrics.acquireWait); got != 6 {
+	if got := testutil.CollectAndCount(e.c.metrics.prom.AcquireWait); got != 6 {
 		t.Errorf("lock_acquire_wait_seconds has %d series for 2 namespaces, want 6", got)
 	}
 }
@@ -148,7 +148,7 @@ func TestRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second Client on the same registry: %v", err)
 	}
-	if a.metrics.held != b.metrics.held {
+	if a.metrics.prom.Held != b.metrics.prom.Held {
 		t.Error("second Client did not share the registered families")
 	}
 

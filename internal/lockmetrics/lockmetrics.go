@@ -1,0 +1,146 @@
+// Package lockmetrics defines the library half of the metric contract once: names, help texts,
+// buckets and labels of the families that lease (our own locks) and observe (other libraries'
+// locks, derived from the wire) register. One definition keeps the two producers identical, so
+// the pack's rules and dashboards read either without knowing which one wrote the series.
+package lockmetrics
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// NamespaceLabel is the lock namespace label of every family (not "namespace", which collides
+// with the Kubernetes target label).
+const NamespaceLabel = "lock_namespace"
+
+// Label values of the outcome label. They are part of the metric contract.
+const (
+	OutcomeAcquired = "acquired"
+	OutcomeBusy     = "busy"
+	OutcomeError    = "error"
+	OutcomeOK       = "ok"
+	OutcomeFailed   = "failed"
+	OutcomeNotOwned = "not_owned"
+	OutcomeSkipped  = "skipped"
+	OutcomeApplied  = "applied"
+	OutcomeRejected = "rejected"
+)
+
+// Help texts, shared by the client_golang families and the OTel instruments (their
+// descriptions), so both paths document a series the same way.
+const (
+	acquireWaitHelp  = "Time from an acquire call to its outcome (acquired, busy or error)."
+	renewalsHelp     = "Lease renew attempts by outcome (ok, failed, not_owned)."
+	releasesHelp     = "Lease releases by outcome (ok, not_owned, error, skipped); skipped means abandoned or held until expiry."
+	abandonedHelp    = "Leases given up (fenced) after the renew-failure bound or a not-owned renew."
+	heldSecondsHelp  = "Hold time of a lease, from acquire to release or abandonment."
+	heldHelp         = "Leases this process holds now."
+	fencedWritesHelp = "Writes through the fencing guard by outcome (applied, rejected)."
+)
+
+// AcquireWaitBuckets are lock_acquire_wait_seconds' bucket bounds: from an uncontended round
+// trip (sub-millisecond) up to AcquireTimeout (seconds). A fresh slice on every call.
+func AcquireWaitBuckets() []float64 {
+	return []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+}
+
+// HeldSecondsBuckets are lock_held_seconds' bucket bounds: from a short approval
+// (milliseconds) up to a long scheduler job (an hour). A fresh slice on every call.
+func HeldSecondsBuckets() []float64 {
+	return []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 3600}
+}
+
+// Families holds the library's metric families, shared by every namespace of a producer.
+type Families struct {
+	AcquireWait  *prometheus.HistogramVec
+	Renewals     *prometheus.CounterVec
+	Releases     *prometheus.CounterVec
+	Abandoned    *prometheus.CounterVec
+	HeldSeconds  *prometheus.HistogramVec
+	Held         *prometheus.GaugeVec
+	FencedWrites *prometheus.CounterVec
+}
+
+// newFamilies builds the families, unregistered.
+func newFamilies() *Families {
+	return &Families{
+		AcquireWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lock_acquire_wait_seconds",
+			Help:    acquireWaitHelp,
+			Buckets: AcquireWaitBuckets(),
+		}, []string{NamespaceLabel, "outcome"}),
+		Renewals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lock_renewals_total",
+			Help: renewalsHelp,
+		}, []string{NamespaceLabel, "outcome"}),
+		Releases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lock_releases_total",
+			Help: releasesHelp,
+		}, []string{NamespaceLabel, "outcome"}),
+		Abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lock_abandoned_total",
+			Help: abandonedHelp,
+		}, []string{NamespaceLabel}),
+		HeldSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "lock_held_seconds",
+			Help:    heldSecondsHelp,
+			Buckets: HeldSecondsBuckets(),
+		}, []string{NamespaceLabel}),
+		Held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lock_held",
+			Help: heldHelp,
+		}, []string{NamespaceLabel}),
+		FencedWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lock_fenced_writes_total",
+			Help: fencedWritesHelp,
+		}, []string{NamespaceLabel, "outcome"}),
+	}
+}
+
+// Register builds the families and registers them on reg. Several producers may share one
+// registry (a lease client per Redis deployment, or a lease client beside an observer); they
+// then share the families too, instead of failing on the second registration.
+func Register(reg prometheus.Registerer) (*Families, error) {
+	f := newFamilies()
+	var err error
+	f.AcquireWait, err = register(reg, f.AcquireWait)
+	if err == nil {
+		f.Renewals, err = register(reg, f.Renewals)
+	}
+	if err == nil {
+		f.Releases, err = register(reg, f.Releases)
+	}
+	if err == nil {
+		f.Abandoned, err = register(reg, f.Abandoned)
+	}
+	if err == nil {
+		f.HeldSeconds, err = register(reg, f.HeldSeconds)
+	}
+	if err == nil {
+		f.Held, err = register(reg, f.Held)
+	}
+	if err == nil {
+		f.FencedWrites, err = register(reg, f.FencedWrites)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("register lock metrics: %w", err)
+	}
+	return f, nil
+}
+
+// register registers c, or returns the identical collector registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, err
+}

@@ -1,0 +1,182 @@
+package lockmetrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// ScopeName is the instrumentation scope of the OTel instruments: the module path, as OTel
+// asks of a library.
+const ScopeName = "github.com/lockwatch/lockwatch"
+
+// OTel instrument names and units. Prometheus' OTLP translation (otlptranslator with type and
+// unit suffixes, the default since Prometheus 3) appends the unit ("s" → _seconds) and, for
+// monotonic counters, _total; annotations in braces ("{renewal}") add nothing. The names
+// therefore carry no _total, and the two histograms keep _seconds in the name because
+// "lock_held" is also the gauge's name: a translator that finds the unit's word already among
+// the name's tokens does not add it again. internal/lockmetrics' tests pin the result with the
+// real translator.
+const (
+	AcquireWaitInstrument  = "lock_acquire_wait_seconds"
+	RenewalsInstrument     = "lock_renewals"
+	ReleasesInstrument     = "lock_releases"
+	AbandonedInstrument    = "lock_abandoned"
+	HeldSecondsInstrument  = "lock_held_seconds"
+	HeldInstrument         = "lock_held"
+	FencedWritesInstrument = "lock_fenced_writes"
+
+	unitSeconds = "s"
+)
+
+// Instruments are the contract's families as OTel instruments, for an application that
+// exports through an OTel MeterProvider instead of a Prometheus registry.
+//
+// The two histograms are synchronous. The counters and the lease gauge are observable: each
+// series is an atomic integer that the hot path increments, and one callback reports them all
+// when the provider's reader collects. A lock cycle then makes two SDK calls instead of five,
+// which keeps the OTel path within the contract's overhead budget (docs/performance.md); the
+// values are the same, since cumulative sums are what Prometheus stores anyway.
+type Instruments struct {
+	AcquireWait  metric.Float64Histogram
+	Renewals     metric.Int64ObservableCounter
+	Releases     metric.Int64ObservableCounter
+	Abandoned    metric.Int64ObservableCounter
+	HeldSeconds  metric.Float64Histogram
+	Held         metric.Int64ObservableUpDownCounter
+	FencedWrites metric.Int64ObservableCounter
+
+	registration metric.Registration
+
+	mu     sync.Mutex
+	counts []*observedCount // every series of the observable instruments, reported by observe
+}
+
+// NewInstruments creates the instruments on mp's meter for ScopeName and registers the callback
+// of the observable ones. It starts nothing: the application's MeterProvider decides where and
+// how often the measurements go. Close unregisters the callback.
+func NewInstruments(mp metric.MeterProvider) (*Instruments, error) {
+	if mp == nil {
+		return nil, errors.New("lock metrics: nil MeterProvider")
+	}
+	m := mp.Meter(ScopeName)
+	i := &Instruments{}
+	var errs [7]error
+	i.AcquireWait, errs[0] = m.Float64Histogram(AcquireWaitInstrument, metric.WithUnit(unitSeconds),
+		metric.WithDescription(acquireWaitHelp), metric.WithExplicitBucketBoundaries(AcquireWaitBuckets()...))
+	i.Renewals, errs[1] = m.Int64ObservableCounter(RenewalsInstrument, metric.WithUnit("{renewal}"),
+		metric.WithDescription(renewalsHelp))
+	i.Releases, errs[2] = m.Int64ObservableCounter(ReleasesInstrument, metric.WithUnit("{release}"),
+		metric.WithDescription(releasesHelp))
+	i.Abandoned, errs[3] = m.Int64ObservableCounter(AbandonedInstrument, metric.WithUnit("{lease}"),
+		metric.WithDescription(abandonedHelp))
+	i.HeldSeconds, errs[4] = m.Float64Histogram(HeldSecondsInstrument, metric.WithUnit(unitSeconds),
+		metric.WithDescription(heldSecondsHelp), metric.WithExplicitBucketBoundaries(HeldSecondsBuckets()...))
+	// An up-down counter, not a gauge: summed over Clients (and processes) it is still the number
+	// of leases held. Its non-monotonic sum becomes a Prometheus gauge.
+	i.Held, errs[5] = m.Int64ObservableUpDownCounter(HeldInstrument, metric.WithUnit("{lease}"),
+		metric.WithDescription(heldHelp))
+	i.FencedWrites, errs[6] = m.Int64ObservableCounter(FencedWritesInstrument, metric.WithUnit("{write}"),
+		metric.WithDescription(fencedWritesHelp))
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("lock metrics: create OTel instruments: %w", err)
+	}
+	reg, err := m.RegisterCallback(i.observe, i.Renewals, i.Releases, i.Abandoned, i.Held, i.FencedWrites)
+	if err != nil {
+		return nil, fmt.Errorf("lock metrics: register OTel callback: %w", err)
+	}
+	i.registration = reg
+	return i, nil
+}
+
+// Close stops reporting the observable series; the histograms stay the provider's.
+func (i *Instruments) Close() error {
+	if err := i.registration.Unregister(); err != nil {
+		return fmt.Errorf("lock metrics: unregister OTel callback: %w", err)
+	}
+	return nil
+}
+
+// observe reports every observable series. Several Instruments on one provider (one per lease
+// Client) each report theirs; the SDK adds up observations of one attribute set, so two Clients
+// declaring the same namespace count together, as they do on a shared Prometheus registry.
+func (i *Instruments) observe(_ context.Context, o metric.Observer) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for _, c := range i.counts {
+		o.ObserveInt64(c.instrument, c.n.Load(), c.opts...)
+	}
+	return nil
+}
+
+// Counter is one attribute set of an observable counter of i (Renewals, Releases, Abandoned or
+// FencedWrites). It is reported from its creation, at 0 until its first event, as a
+// client_golang child created with its labels is: rate() then counts the first increment
+// instead of taking it as the series' start.
+func (i *Instruments) Counter(c metric.Int64ObservableCounter, attrs attribute.Set) Counter {
+	return i.track(c, attrs)
+}
+
+// UpDown is one attribute set of i's observable up-down counter (Held), as a Gauge.
+func (i *Instruments) UpDown(u metric.Int64ObservableUpDownCounter, attrs attribute.Set) Gauge {
+	return i.track(u, attrs)
+}
+
+func (i *Instruments) track(inst metric.Int64Observable, attrs attribute.Set) *observedCount {
+	c := &observedCount{instrument: inst, opts: []metric.ObserveOption{metric.WithAttributeSet(attrs)}}
+	i.mu.Lock()
+	i.counts = append(i.counts, c)
+	i.mu.Unlock()
+	return c
+}
+
+// observedCount is a series of an observable instrument: the hot path changes an atomic, the
+// callback reads it.
+type observedCount struct {
+	instrument metric.Int64Observable
+	opts       []metric.ObserveOption
+	n          atomic.Int64
+}
+
+func (c *observedCount) Inc() { c.n.Add(1) }
+func (c *observedCount) Dec() { c.n.Add(-1) }
+
+// Observer, Counter and Gauge are what a producer does with one series. client_golang's
+// children (prometheus.Observer, prometheus.Counter, prometheus.Gauge) satisfy them, and so do
+// the OTel series below, so a producer's hot path is written once for both.
+type (
+	Observer interface{ Observe(float64) }
+	Counter  interface{ Inc() }
+	Gauge    interface {
+		Inc()
+		Dec()
+	}
+)
+
+// Attributes are the OTel attributes of one series: lock_namespace and, when outcome is not
+// empty, outcome. The set is built once, so a measurement does not sort or copy attributes.
+func Attributes(namespace, outcome string) attribute.Set {
+	if outcome == "" {
+		return attribute.NewSet(attribute.String(NamespaceLabel, namespace))
+	}
+	return attribute.NewSet(attribute.String(NamespaceLabel, namespace), attribute.String("outcome", outcome))
+}
+
+// HistogramSeries is one attribute set of an OTel histogram, as an Observer.
+func HistogramSeries(h metric.Float64Histogram, attrs attribute.Set) Observer {
+	return otelObserver{h: h, opts: []metric.RecordOption{metric.WithAttributeSet(attrs)}}
+}
+
+// The histogram series record under context.Background(): the producers' hot paths carry no
+// context to the metric call, and the contract has no exemplars.
+type otelObserver struct {
+	h    metric.Float64Histogram
+	opts []metric.RecordOption
+}
+
+func (o otelObserver) Observe(v float64) { o.h.Record(context.Background(), v, o.opts...) }

@@ -1,0 +1,366 @@
+package lockmetrics
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// family is what Prometheus stores of one metric family: the name, the type, the label names
+// and (for histograms) the bucket bounds. Both paths are reduced to it and compared.
+type family struct {
+	typ     string
+	labels  string // sorted, comma-separated
+	buckets string // the bounds, comma-separated; empty for non-histograms
+	help    string
+}
+
+// contract is the metric contract of the library half (docs/metrics.md), written out so that a
+// change of names on both paths at once still fails here.
+func contract() map[string]string {
+	return map[string]string{
+		"lock_acquire_wait_seconds": "HISTOGRAM",
+		"lock_renewals_total":       "COUNTER",
+		"lock_releases_total":       "COUNTER",
+		"lock_abandoned_total":      "COUNTER",
+		"lock_held_seconds":         "HISTOGRAM",
+		"lock_held":                 "GAUGE",
+		"lock_fenced_writes_total":  "COUNTER",
+	}
+}
+
+// recorder records one event on every series of one namespace, through either path.
+type recorder struct {
+	observer func(family, outcome string) Observer
+	counter  func(family, outcome string) Counter
+	gauge    func(family string) Gauge
+}
+
+func (r recorder) recordAll() {
+	for _, o := range []string{OutcomeAcquired, OutcomeBusy, OutcomeError} {
+		r.observer("acquire_wait", o).Observe(0.003)
+	}
+	for _, o := range []string{OutcomeOK, OutcomeFailed, OutcomeNotOwned} {
+		r.counter("renewals", o).Inc()
+	}
+	for _, o := range []string{OutcomeOK, OutcomeNotOwned, OutcomeError, OutcomeSkipped} {
+		r.counter("releases", o).Inc()
+	}
+	r.counter("abandoned", "").Inc()
+	r.observer("held_seconds", "").Observe(12)
+	r.gauge("held").Inc()
+	for _, o := range []string{OutcomeApplied, OutcomeRejected} {
+		r.counter("fenced_writes", o).Inc()
+	}
+}
+
+func labelValues(ns, outcome string) []string {
+	if outcome == "" {
+		return []string{ns}
+	}
+	return []string{ns, outcome}
+}
+
+// promFamilies records on client_golang families and returns what a scrape of them holds.
+func promFamilies(t *testing.T) map[string]family {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	f, err := Register(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	histograms := map[string]*prometheus.HistogramVec{"acquire_wait": f.AcquireWait, "held_seconds": f.HeldSeconds}
+	counters := map[string]*prometheus.CounterVec{"renewals": f.Renewals, "releases": f.Releases, "abandoned": f.Abandoned, "fenced_writes": f.FencedWrites}
+	recorder{
+		observer: func(fam, o string) Observer { return histograms[fam].WithLabelValues(labelValues("ns", o)...) },
+		counter:  func(fam, o string) Counter { return counters[fam].WithLabelValues(labelValues("ns", o)...) },
+		gauge:    func(string) Gauge { return f.Held.WithLabelValues("ns") },
+	}.recordAll()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]family)
+	for _, mf := range mfs {
+		fam := family{typ: mf.GetType().String(), help: mf.GetHelp()}
+		labels := map[string]bool{}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = true
+			}
+			if mf.GetType() == dto.MetricType_HISTOGRAM {
+				var bounds []string
+				for _, b := range m.GetHistogram().GetBucket() {
+					bounds = append(bounds, formatFloat(b.GetUpperBound()))
+				}
+				fam.buckets = strings.Join(bounds, ",")
+			}
+		}
+		fam.labels = strings.Join(slices.Sorted(maps.Keys(labels)), ",")
+		out[mf.GetName()] = fam
+	}
+	return out
+}
+
+// otelFamilies records on the OTel instruments and returns what Prometheus' OTLP receiver makes
+// of them: the names and label names through the real otlptranslator with strategy, the types
+// as the receiver maps them (monotonic sum → counter, non-monotonic sum → gauge).
+func otelFamilies(t *testing.T, strategy otlptranslator.TranslationStrategyOption) map[string]family {
+	t.Helper()
+	rm := collectOTel(t, func(i *Instruments) {
+		histograms := map[string]metric.Float64Histogram{"acquire_wait": i.AcquireWait, "held_seconds": i.HeldSeconds}
+		counters := map[string]metric.Int64ObservableCounter{"renewals": i.Renewals, "releases": i.Releases, "abandoned": i.Abandoned, "fenced_writes": i.FencedWrites}
+		recorder{
+			observer: func(fam, o string) Observer {
+				return HistogramSeries(histograms[fam], Attributes("ns", o))
+			},
+			counter: func(fam, o string) Counter {
+				return i.Counter(counters[fam], Attributes("ns", o))
+			},
+			gauge: func(string) Gauge { return i.UpDown(i.Held, Attributes("ns", "")) },
+		}.recordAll()
+	})
+	namer := otlptranslator.NewMetricNamer("", strategy)
+	labelNamer := otlptranslator.LabelNamer{UTF8Allowed: !strategy.ShouldEscape()}
+	out := make(map[string]family)
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != ScopeName {
+			t.Errorf("scope %q, want %q", sm.Scope.Name, ScopeName)
+		}
+		for _, m := range sm.Metrics {
+			typ, otype, keys, bounds := describe(t, m.Data)
+			name, err := namer.Build(otlptranslator.Metric{Name: m.Name, Unit: m.Unit, Type: otype})
+			if err != nil {
+				t.Fatalf("%s: %v", m.Name, err)
+			}
+			labels := make([]string, 0, len(keys))
+			for _, k := range keys {
+				l, err := labelNamer.Build(k)
+				if err != nil {
+					t.Fatalf("%s attribute %q: %v", m.Name, k, err)
+				}
+				labels = append(labels, l)
+			}
+			slices.Sort(labels)
+			out[name] = family{typ: typ, labels: strings.Join(labels, ","), buckets: bounds, help: m.Description}
+		}
+	}
+	return out
+}
+
+// describe returns the Prometheus type, the otlptranslator type, the attribute keys and the
+// histogram bounds of one OTel metric's data.
+func describe(t *testing.T, data metricdata.Aggregation) (typ string, otype otlptranslator.MetricType, keys []string, bounds string) {
+	t.Helper()
+	keySet := map[string]bool{}
+	addKeys := func(s attribute.Set) {
+		for _, kv := range s.ToSlice() {
+			keySet[string(kv.Key)] = true
+		}
+	}
+	switch d := data.(type) {
+	case metricdata.Sum[int64]:
+		for _, dp := range d.DataPoints {
+			addKeys(dp.Attributes)
+		}
+		if d.Temporality != metricdata.CumulativeTemporality {
+			t.Errorf("temporality %v: Prometheus' OTLP receiver wants cumulative sums", d.Temporality)
+		}
+		typ, otype = "GAUGE", otlptranslator.MetricTypeNonMonotonicCounter
+		if d.IsMonotonic {
+			typ, otype = "COUNTER", otlptranslator.MetricTypeMonotonicCounter
+		}
+	case metricdata.Histogram[float64]:
+		typ, otype = "HISTOGRAM", otlptranslator.MetricTypeHistogram
+		for _, dp := range d.DataPoints {
+			addKeys(dp.Attributes)
+			var b []string
+			for _, bound := range dp.Bounds {
+				b = append(b, formatFloat(bound))
+			}
+			bounds = strings.Join(b, ",")
+		}
+	default:
+		t.Fatalf("unexpected aggregation %T", data)
+	}
+	return typ, otype, slices.Sorted(maps.Keys(keySet)), bounds
+}
+
+// TestOTelTranslatesToContract pins the OTel instruments' names, units, kinds, attributes and
+// buckets: through Prometheus' OTLP translation they must give exactly the families (names,
+// types, label names, buckets, help) that the client_golang path registers, and those must be
+// the contract.
+func TestOTelTranslatesToContract(t *testing.T) {
+	prom := promFamilies(t)
+	for name, typ := range contract() {
+		if prom[name].typ != typ {
+			t.Errorf("client_golang %s: type %q, want %s", name, prom[name].typ, typ)
+		}
+	}
+	if len(prom) != len(contract()) {
+		t.Errorf("client_golang registers %d families, the contract has %d", len(prom), len(contract()))
+	}
+	for _, strategy := range []otlptranslator.TranslationStrategyOption{
+		otlptranslator.UnderscoreEscapingWithSuffixes, // Prometheus 3's default
+		otlptranslator.NoUTF8EscapingWithSuffixes,
+	} {
+		t.Run(string(strategy), func(t *testing.T) {
+			otel := otelFamilies(t, strategy)
+			for name, want := range prom {
+				got, ok := otel[name]
+				if !ok {
+					t.Errorf("%s: no OTel instrument translates to it (got %v)", name, slices.Sorted(maps.Keys(otel)))
+					continue
+				}
+				if got != want {
+					t.Errorf("%s:\n OTel        %+v\n client_golang %+v", name, got, want)
+				}
+			}
+			if len(otel) != len(prom) {
+				t.Errorf("OTel gives %d families, client_golang %d: %v", len(otel), len(prom), slices.Sorted(maps.Keys(otel)))
+			}
+		})
+	}
+}
+
+// A bound counter or up-down series exists at 0 before its first event, as a client_golang
+// child does; the series then count what is recorded.
+func TestOTelSeriesStartAtZeroAndCount(t *testing.T) {
+	values := func(rm metricdata.ResourceMetrics) map[string]int64 {
+		out := map[string]int64{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
+					for _, dp := range sum.DataPoints {
+						o, _ := dp.Attributes.Value("outcome")
+						out[m.Name+"/"+o.AsString()] += dp.Value
+					}
+				}
+			}
+		}
+		return out
+	}
+	var renewOK, renewFailed Counter
+	var held Gauge
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	i, err := NewInstruments(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewOK = i.Counter(i.Renewals, Attributes("ns", OutcomeOK))
+	renewFailed = i.Counter(i.Renewals, Attributes("ns", OutcomeFailed))
+	held = i.UpDown(i.Held, Attributes("ns", ""))
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"lock_renewals/ok": 0, "lock_renewals/failed": 0, "lock_held/": 0}
+	if got := values(rm); !maps.Equal(got, want) {
+		t.Fatalf("before any event: %v, want %v", got, want)
+	}
+	renewOK.Inc()
+	renewOK.Inc()
+	renewFailed.Inc()
+	held.Inc()
+	held.Inc()
+	held.Dec()
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int64{"lock_renewals/ok": 2, "lock_renewals/failed": 1, "lock_held/": 1}
+	if got := values(rm); !maps.Equal(got, want) {
+		t.Fatalf("after events: %v, want %v", got, want)
+	}
+}
+
+func TestNewInstrumentsNilProvider(t *testing.T) {
+	if _, err := NewInstruments(nil); err == nil {
+		t.Fatal("NewInstruments(nil) returned no error")
+	}
+}
+
+// collectOTel creates the instruments on an SDK MeterProvider with a manual reader, lets record
+// use them, and returns one collection.
+func collectOTel(t *testing.T, record func(*Instruments)) metricdata.ResourceMetrics {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	i, err := NewInstruments(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(i)
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	return rm
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// Two producers on one provider (two lease Clients) that count the same namespace add up, as
+// two Clients on one Prometheus registry share a child; after Close a producer's series are no
+// longer reported.
+func TestOTelProducersShareAProviderAndClose(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	renewals := func() (int64, bool) {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == RenewalsInstrument {
+					for _, dp := range sum.DataPoints {
+						return dp.Value, true
+					}
+				}
+			}
+		}
+		return 0, false
+	}
+	a, err := NewInstruments(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewInstruments(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Counter(a.Renewals, Attributes("ns", OutcomeOK)).Inc()
+	bOK := b.Counter(b.Renewals, Attributes("ns", OutcomeOK))
+	bOK.Inc()
+	bOK.Inc()
+	if got, _ := renewals(); got != 3 {
+		t.Fatalf("two producers: lock_renewals{ns,ok} = %d, want 3", got)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := renewals(); got != 2 {
+		t.Fatalf("after the first producer closed: %d, want 2", got)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := renewals(); ok {
+		t.Fatalf("after both closed: still reported (%d)", got)
+	}
+}

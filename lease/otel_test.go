@@ -1,0 +1,274 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/otlptranslator"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// otelEnv is a Client whose metrics go to an OTel SDK MeterProvider read by hand.
+type otelEnv struct {
+	rdb    *redis.Client
+	c      *Client
+	reader *sdkmetric.ManualReader
+}
+
+func newOTelEnv(t testing.TB) *otelEnv {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	c, err := New(rdb, Options{MeterProvider: mp, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &otelEnv{rdb: rdb, c: c, reader: reader}
+}
+
+// series returns every series the reader holds, keyed as Prometheus names them after its OTLP
+// translation (name{lock_namespace,outcome}), valued as testkit.MetricValue values them: a
+// counter's or gauge's value, a histogram's count.
+func (e *otelEnv) series(t testing.TB) map[string]float64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := e.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	namer := otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes)
+	out := map[string]float64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			var typ otlptranslator.MetricType
+			points := map[attribute.Distinct]float64{}
+			sets := map[attribute.Distinct]attribute.Set{}
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				typ = otlptranslator.MetricTypeNonMonotonicCounter
+				if d.IsMonotonic {
+					typ = otlptranslator.MetricTypeMonotonicCounter
+				}
+				for _, dp := range d.DataPoints {
+					points[dp.Attributes.Equivalent()], sets[dp.Attributes.Equivalent()] = float64(dp.Value), dp.Attributes
+				}
+			case metricdata.Histogram[float64]:
+				typ = otlptranslator.MetricTypeHistogram
+				for _, dp := range d.DataPoints {
+					points[dp.Attributes.Equivalent()], sets[dp.Attributes.Equivalent()] = float64(dp.Count), dp.Attributes
+				}
+			default:
+				t.Fatalf("%s: unexpected aggregation %T", m.Name, m.Data)
+			}
+			name, err := namer.Build(otlptranslator.Metric{Name: m.Name, Unit: m.Unit, Type: typ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range points {
+				out[seriesKey(name, sets[k])] = v
+			}
+		}
+	}
+	return out
+}
+
+func seriesKey(name string, attrs attribute.Set) string {
+	ns, _ := attrs.Value(namespaceLabel)
+	o, ok := attrs.Value("outcome")
+	if !ok {
+		return fmt.Sprintf("%s{%s}", name, ns.AsString())
+	}
+	return fmt.Sprintf("%s{%s,%s}", name, ns.AsString(), o.AsString())
+}
+
+// promSeries is series for a client_golang registry.
+func promSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			var kvs []attribute.KeyValue
+			for k, v := range labels {
+				kvs = append(kvs, attribute.String(k, v))
+			}
+			key := seriesKey(f.GetName(), attribute.NewSet(kvs...))
+			switch {
+			case m.Counter != nil:
+				out[key] = m.Counter.GetValue()
+			case m.Gauge != nil:
+				out[key] = m.Gauge.GetValue()
+			case m.Histogram != nil:
+				out[key] = float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	return out
+}
+
+// lockStory takes n through every outcome the library counts without background timing: an
+// acquire, a busy and a failed acquire, an ok, a failed and a not-owned renew, applied and
+// rejected fenced writes, a not-owned, an ok and a skipped release.
+func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *Namespace) {
+	t.Helper()
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	key, data := uniqueKey(t), uniqueKey(t)
+	old, err := n.TryAcquire(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.TryAcquire(ctx, key); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second TryAcquire: %v, want ErrBusy", err)
+	}
+	if _, err := n.TryAcquire(cancelled, uniqueKey(t)); err == nil {
+		t.Fatal("TryAcquire under a cancelled context succeeded")
+	}
+	if err := old.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Renew(cancelled); err == nil {
+		t.Fatal("Renew under a cancelled context succeeded")
+	}
+	if err := n.FencedSet(ctx, old.Fence(), data, "old", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// The key expires under the old owner; a new owner takes it and writes.
+	rdb.Del(ctx, key)
+	if err := old.Renew(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("renew after expiry: %v, want ErrNotOwned", err)
+	}
+	next, err := n.TryAcquire(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.FencedSet(ctx, next.Fence(), data, "next", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.FencedSet(ctx, old.Fence(), data, "stale", time.Minute); !errors.Is(err, ErrStaleFence) {
+		t.Fatalf("stale fenced write: %v, want ErrStaleFence", err)
+	}
+	if err := old.Release(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("stale release: %v, want ErrNotOwned", err)
+	}
+	if err := next.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ttlHeld, err := ttlHold.TryAcquire(ctx, uniqueKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ttlHeld.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The same operations through the OTel path give, after Prometheus' OTLP translation, the same
+// series with the same values as through the client_golang path: every counter and gauge,
+// and every histogram's count. Histogram series the client_golang path creates at zero appear
+// with OTel at their first observation; no other difference is allowed.
+func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
+	prom := newEnv(t, sharedAddr)
+	otel := newOTelEnv(t)
+	for _, c := range []*Client{prom.c, otel.c} {
+		n, err := c.Namespace("scheduler", Policy{DisableRenewal: true, Fencing: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttlHold, err := c.Namespace("ttlhold", Policy{DisableRenewal: true, Release: HoldUntilExpiry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lockStory(t, prom.rdb, n, ttlHold)
+	}
+	want, got := promSeries(t, prom.reg), otel.series(t)
+	for key, w := range want {
+		g, ok := got[key]
+		histogram := strings.HasPrefix(key, "lock_acquire_wait_seconds{") || strings.HasPrefix(key, "lock_held_seconds{")
+		if !ok && w == 0 && histogram {
+			continue
+		}
+		if !ok || g != w {
+			t.Errorf("%s: OTel %v (present %v), client_golang %v", key, g, ok, w)
+		}
+	}
+	for key := range got {
+		if _, ok := want[key]; !ok {
+			t.Errorf("%s: OTel only", key)
+		}
+	}
+	// The story must have reached every outcome, or the comparison proves less than it says.
+	for _, key := range []string{
+		"lock_acquire_wait_seconds{scheduler,acquired}", "lock_acquire_wait_seconds{scheduler,busy}", "lock_acquire_wait_seconds{scheduler,error}",
+		"lock_renewals_total{scheduler,ok}", "lock_renewals_total{scheduler,failed}", "lock_renewals_total{scheduler,not_owned}",
+		"lock_releases_total{scheduler,ok}", "lock_releases_total{scheduler,not_owned}", "lock_releases_total{ttlhold,skipped}",
+		"lock_fenced_writes_total{scheduler,applied}", "lock_fenced_writes_total{scheduler,rejected}", "lock_held_seconds{scheduler}",
+	} {
+		if got[key] == 0 {
+			t.Errorf("%s stayed 0: the story missed an outcome (OTel series %v)", key, slices.Sorted(maps.Keys(got)))
+		}
+	}
+	if got["lock_held{scheduler}"] != 0 || got["lock_held{ttlhold}"] != 0 {
+		t.Errorf("lock_held after every lease ended: %v, %v", got["lock_held{scheduler}"], got["lock_held{ttlhold}"])
+	}
+}
+
+// Declaring a namespace on the OTel path creates its counters and gauge at zero, as on the
+// client_golang path, so rate() counts the first event; closing the Client stops them.
+func TestOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
+	e := newOTelEnv(t)
+	if _, err := e.c.Namespace("approval", Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"lock_renewals_total{approval,ok}": 0, "lock_renewals_total{approval,failed}": 0, "lock_renewals_total{approval,not_owned}": 0,
+		"lock_releases_total{approval,ok}": 0, "lock_releases_total{approval,not_owned}": 0,
+		"lock_releases_total{approval,error}": 0, "lock_releases_total{approval,skipped}": 0,
+		"lock_abandoned_total{approval}": 0, "lock_held{approval}": 0,
+		"lock_fenced_writes_total{approval,applied}": 0, "lock_fenced_writes_total{approval,rejected}": 0,
+	}
+	if got := e.series(t); !maps.Equal(got, want) {
+		t.Errorf("after declaring the namespace:\n got %v\nwant %v", got, want)
+	}
+	// Close unregisters the Client's callback: a dropped Client is not reported forever.
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.series(t); len(got) != 0 {
+		t.Errorf("after Close: %v, want no series", got)
+	}
+}
+
+func TestNewRejectsBothMetricsPaths(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	mp := sdkmetric.NewMeterProvider()
+	defer func() { _ = mp.Shutdown(context.Background()) }()
+	_, err := New(rdb, Options{Registerer: prometheus.NewRegistry(), MeterProvider: mp})
+	if !errors.Is(err, ErrInvalidPolicy) {
+		t.Fatalf("New with a Registerer and a MeterProvider: %v, want ErrInvalidPolicy", err)
+	}
+}
