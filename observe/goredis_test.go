@@ -30,7 +30,7 @@ func TestGoRedisHookOnRealServer(t *testing.T) {
 	rdb.AddHook(obs.Hook())
 	release := redis.NewScript(testRelease)
 	refresh := redis.NewScript(testRefresh)
-	const valueA, valueB = "secret-value-A-7f3a", "secret-value-B-91c2"
+	const valueA, valueB, valueC = "secret-value-A-7f3a", "secret-value-B-91c2", "secret-value-C-5d0e"
 
 	if ok, err := rdb.SetNX(ctx, "jobs:1", valueA, 10*time.Second).Result(); err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
@@ -44,10 +44,11 @@ func TestGoRedisHookOnRealServer(t *testing.T) {
 	if got := value(t, reg, "lock_held", "jobs", ""); got != 1 {
 		t.Fatalf("lock_held = %v while A holds, want 1", got)
 	}
-	// B's stale release is refused; A's release works; B then acquires, pipelined with an
-	// unrelated command that must pass uncounted.
-	if n, _ := release.Run(ctx, rdb, []string{"jobs:1"}, valueB).Int(); n != 0 {
-		t.Fatal("B released A's lock")
+	// C's stale release (a value that held the lock before, in another process) is refused;
+	// A's release works; B then acquires, pipelined with an unrelated command that must pass
+	// uncounted.
+	if n, _ := release.Run(ctx, rdb, []string{"jobs:1"}, valueC).Int(); n != 0 {
+		t.Fatal("C released A's lock")
 	}
 	if n, _ := release.Run(ctx, rdb, []string{"jobs:1"}, valueA).Int(); n != 1 {
 		t.Fatal("A could not release")
@@ -84,7 +85,7 @@ func TestGoRedisHookOnRealServer(t *testing.T) {
 	if n, _ := histogram(t, reg, "lock_held_seconds", "jobs", ""); n != 2 {
 		t.Errorf("holds %d, want 2", n)
 	}
-	assertNoToken(t, reg, valueA, valueB)
+	assertNoToken(t, reg, valueA, valueB, valueC)
 }
 
 // A server paused past the client's read timeout: the renew fails and the release errors.

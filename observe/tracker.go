@@ -177,9 +177,20 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 }
 
 // released counts a release and ends the hold when its last key is gone. A release that
-// failed in transit leaves the key to its TTL.
+// failed in transit leaves the key to its TTL. A release by a value that is waiting and holds
+// nothing is not a release but a failed acquire's cleanup (redsync deletes on every pool after
+// a try that missed its quorum, busy ones included): it is not counted, or every contended try
+// would count as a stale release.
 func (t *tracker) released(c *Call, res result, end time.Time) {
 	m := c.ns.m
+	id := lockID{c.ns, c.token}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.maybeSweep(end)
+	e := t.entries[id]
+	if e != nil && e.waiting() && !e.held() {
+		return
+	}
 	switch res {
 	case resultSuccess:
 		m.relOK.Inc()
@@ -187,15 +198,9 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 		m.relNotOwned.Inc()
 	case resultError:
 		m.relError.Inc()
-	}
-	if res == resultError {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.maybeSweep(end)
-	id := lockID{c.ns, c.token}
-	if e := t.entries[id]; e != nil && e.held() {
+	if e != nil && e.held() {
 		t.removeParts(id, e, c.keys, end)
 	}
 }

@@ -243,3 +243,21 @@ func TestStateIsBoundedForAMillionKeys(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// redsync deletes its value on every pool after a try that missed the quorum, the busy ones
+// included: a cleanup of a value that never held is not a release.
+func TestFailedAcquireCleanupIsNotARelease(t *testing.T) {
+	o, reg, clock := newTestObserver(t, Options{})
+	do(o, clock, 0, ok, acquireArgs("jobs:1", "A")...)
+	do(o, clock, 0, nilReply, acquireArgs("jobs:1", "B")...)
+	do(o, clock, 0, zero, releaseArgs("jobs:1", "B")...)
+	if got := value(t, reg, "lock_releases_total", "jobs", "not_owned"); got != 0 {
+		t.Fatalf("a failed try's cleanup counted as %v not-owned releases", got)
+	}
+	// A stale holder's release still counts.
+	clock.advance(11 * time.Second)
+	do(o, clock, 0, zero, releaseArgs("jobs:1", "A")...)
+	if got := value(t, reg, "lock_releases_total", "jobs", "not_owned"); got != 1 {
+		t.Fatalf("stale release counted %v times, want 1", got)
+	}
+}
