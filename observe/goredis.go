@@ -22,6 +22,11 @@ func (goRedisHook) DialHook(next redis.DialHook) redis.DialHook {
 
 func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Err() != nil {
+			// Handed over with its context already done: the client fails it without
+			// sending it, so it is not an operation on the lock.
+			return next(ctx, cmd)
+		}
 		c := h.o.Begin(goRedisArgs(cmd.Args()))
 		if c == nil {
 			return next(ctx, cmd)
@@ -34,6 +39,9 @@ func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Err() != nil {
+			return next(ctx, cmds)
+		}
 		var calls []*Call
 		for i, cmd := range cmds {
 			if c := h.o.Begin(goRedisArgs(cmd.Args())); c != nil {

@@ -145,3 +145,23 @@ func assertNoToken(t *testing.T, reg *prometheus.Registry, values ...string) {
 		}
 	}
 }
+
+// A command handed over with its context already done never reaches the server: no outcome.
+func TestGoRedisHookSkipsCommandsWithDoneContext(t *testing.T) {
+	srv := redistest.Start(t)
+	reg := prometheus.NewRegistry()
+	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := srv.Client(t)
+	rdb.AddHook(obs.Hook())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := redis.NewScript(testRelease).Run(ctx, rdb, []string{"jobs:1"}, "v").Err(); err == nil {
+		t.Fatal("a cancelled release answered")
+	}
+	if got := value(t, reg, "lock_releases_total", "jobs", "error"); got != 0 {
+		t.Fatalf("a release that was never sent counted as %v errors", got)
+	}
+}

@@ -1,6 +1,10 @@
 package observe
 
-import "strings"
+import (
+	"context"
+	"errors"
+	"strings"
+)
 
 // Reply is what the server answered to a Call, as far as the metrics need it.
 type Reply struct {
@@ -17,7 +21,7 @@ type Reply struct {
 type result uint8
 
 const (
-	resultIgnore   result = iota // NOSCRIPT: the client retries with EVAL, which is the operation
+	resultIgnore   result = iota // NOSCRIPT (the client retries with EVAL, which is the operation), or called off
 	resultSuccess                // acquired, renewed, released
 	resultRejected               // busy, or not owned
 	resultError                  // failed / error
@@ -26,6 +30,11 @@ const (
 func (r Reply) result(op opKind) result {
 	switch {
 	case r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT"):
+		return resultIgnore
+	case op != opAcquire && errors.Is(r.Err, context.Canceled):
+		// The holder itself called off its renew or release (rueidislock cancels an
+		// in-flight extend when the lock is let go): its own decision, not a failure of the
+		// store. An acquire called off this way still ends its wait, as an error.
 		return resultIgnore
 	case r.Err != nil:
 		return resultError

@@ -1,7 +1,9 @@
 package observe
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -141,6 +143,15 @@ func TestHoldLifecycle(t *testing.T) {
 				do(o, c, 0, ok, acquireArgs("jobs:1", "A")...)
 				do(o, c, 0, Reply{Err: errors.New("NOSCRIPT No matching script. Please use EVAL.")},
 					"evalsha", "e950836ed1e694540c503ef9972b8de518044d3b", "1", "jobs:1", "A")
+			},
+			held: 1,
+		},
+		{
+			name: "a renew or release the holder called off is not a failure",
+			run: func(o *Observer, c *fakeClock) {
+				do(o, c, 0, ok, acquireArgs("jobs:1", "A")...)
+				do(o, c, 0, Reply{Err: fmt.Errorf("extend: %w", context.Canceled)}, refreshArgs("jobs:1", "A")...)
+				do(o, c, 0, Reply{Err: context.Canceled}, releaseArgs("jobs:1", "A")...)
 			},
 			held: 1,
 		},

@@ -6,8 +6,10 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/lockwatch/lockwatch v0.0.0
+	github.com/lockwatch/lockwatch/observe/rueidisobserve v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	go.uber.org/goleak v1.3.0
 )
 

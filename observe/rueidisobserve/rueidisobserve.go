@@ -35,6 +35,12 @@ func NewHook(obs *observe.Observer) Hook { return Hook{obs} }
 
 // Do implements rueidishook.Hook.
 func (h Hook) Do(client rueidis.Client, ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if ctx.Err() != nil {
+		// Handed over with its context already done (rueidislock sends its release under the
+		// lock's own deadline, passed once the key expired): rueidis fails it without sending
+		// it, so it is not an operation on the lock.
+		return client.Do(ctx, cmd)
+	}
 	c := h.obs.Begin(observe.StringArgs(cmd.Commands()))
 	resp := client.Do(ctx, cmd)
 	c.Done(reply(resp))
@@ -43,6 +49,9 @@ func (h Hook) Do(client rueidis.Client, ctx context.Context, cmd rueidis.Complet
 
 // DoMulti implements rueidishook.Hook.
 func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if ctx.Err() != nil {
+		return client.DoMulti(ctx, multi...)
+	}
 	var calls []*observe.Call
 	for i, cmd := range multi {
 		if c := h.obs.Begin(observe.StringArgs(cmd.Commands())); c != nil {
