@@ -40,7 +40,9 @@ func newEnv(t *testing.T, pattern string) *env {
 
 // observe replaces the observer with a fresh one on a fresh registry: one that never saw a
 // script body, so it must know the libraries' SHAs.
-func (e *env) observe(t *testing.T, pattern string) {
+func (e *env) observe(t *testing.T, pattern string) { e.observeTB(t, pattern) }
+
+func (e *env) observeTB(t testing.TB, pattern string) {
 	t.Helper()
 	e.reg = prometheus.NewRegistry()
 	obs, err := observe.New(observe.Options{
