@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,6 +32,7 @@ type Call struct {
 	op       opKind
 	ns       *namespace
 	keys     []string
+	keyBuf   [1]string // the one key of a single-key lock, saving an allocation
 	token    uint64
 	start    time.Time
 	ttl      ttlKind
@@ -40,26 +42,35 @@ type Call struct {
 // Begin recognises a command before it is sent. It returns nil for anything that is not a lock
 // command on a declared namespace; such commands must pass through uncounted. The caller sends
 // the command and then calls Call.Done with its reply.
-func (o *Observer) Begin(args Args) *Call {
+func (o *Observer) Begin(args Args) *Call { return begin(o, args) }
+
+// BeginStrings is Begin for arguments held as strings (rueidis' Completed.Commands()),
+// without boxing them.
+func (o *Observer) BeginStrings(args []string) *Call { return begin(o, StringArgs(args)) }
+
+// begin is Begin for any argument type: generic so that the hooks pass their own slices
+// without boxing them in an interface, which would cost an allocation on every command,
+// lock command or not.
+func begin[A Args](o *Observer, args A) *Call {
 	if args.Len() < 3 {
 		return nil
 	}
 	name := args.Arg(0)
 	switch {
 	case strings.EqualFold(name, "set"):
-		return o.beginSet(args)
+		return beginSet(o, args)
 	case strings.EqualFold(name, "evalsha"):
 		info, ok := o.scripts.bySHA(args.Arg(1))
 		if !ok {
 			return nil
 		}
-		return o.beginScript(args, info)
+		return beginScript(o, args, info)
 	case strings.EqualFold(name, "eval"):
 		info := o.scripts.byBody(args.Arg(1))
 		if info.op == opNone {
 			return nil
 		}
-		return o.beginScript(args, info)
+		return beginScript(o, args, info)
 	case strings.EqualFold(name, "script") && strings.EqualFold(args.Arg(1), "load"):
 		// Learning the SHA is all there is to do: the EVALSHA calls that follow are the
 		// operations.
@@ -71,7 +82,7 @@ func (o *Observer) Begin(args Args) *Call {
 // beginSet recognises SET key value NX with PX, EX, PXAT or EXAT in any order, the acquire
 // attempt redsync (and many hand-made locks) send. SET without NX, with XX, GET or KEEPTTL, or
 // without an expiry is not a lease acquire.
-func (o *Observer) beginSet(args Args) *Call {
+func beginSet[A Args](o *Observer, args A) *Call {
 	if args.Len() < 6 {
 		return nil
 	}
@@ -104,8 +115,11 @@ func (o *Observer) beginSet(args Args) *Call {
 	if !nx || kind == ttlUnknown {
 		return nil
 	}
-	return &Call{o: o, op: opAcquire, ns: ns, keys: []string{args.Arg(1)}, token: o.hashToken(args.Arg(2)),
-		start: o.now(), ttl: kind, ttlValue: value}
+	c := newCall(o, opAcquire, ns)
+	c.token, c.ttl, c.ttlValue = o.hashToken(args.Arg(2)), kind, value
+	c.keyBuf[0] = args.Arg(1)
+	c.keys = c.keyBuf[:]
+	return c
 }
 
 func setTTLKind(opt string) ttlKind {
@@ -123,7 +137,7 @@ func setTTLKind(opt string) ttlKind {
 
 // beginScript reads EVAL/EVALSHA body-or-sha numkeys key... arg...: the lock keys are KEYS,
 // the value ARGV[1], the expiry the script's own ARGV.
-func (o *Observer) beginScript(args Args, info scriptInfo) *Call {
+func beginScript[A Args](o *Observer, args A, info scriptInfo) *Call {
 	numKeys, err := strconv.Atoi(args.Arg(2))
 	if err != nil || numKeys < 1 || 3+numKeys >= args.Len() {
 		return nil
@@ -132,7 +146,12 @@ func (o *Observer) beginScript(args Args, info scriptInfo) *Call {
 	if ns == nil {
 		return nil
 	}
-	c := &Call{o: o, op: info.op, ns: ns, keys: make([]string, numKeys), start: o.now()}
+	c := newCall(o, info.op, ns)
+	if numKeys == 1 {
+		c.keys = c.keyBuf[:]
+	} else {
+		c.keys = make([]string, numKeys)
+	}
 	for i := range numKeys {
 		c.keys[i] = args.Arg(3 + i)
 	}
@@ -144,6 +163,21 @@ func (o *Observer) beginScript(args Args, info scriptInfo) *Call {
 		}
 	}
 	return c
+}
+
+// callPool recycles Calls: one is taken per lock command and returned by Done.
+var callPool = sync.Pool{New: func() any { return new(Call) }}
+
+func newCall(o *Observer, op opKind, ns *namespace) *Call {
+	c := callPool.Get().(*Call)
+	c.o, c.op, c.ns, c.start = o, op, ns, o.now()
+	return c
+}
+
+// recycle returns a finished Call to the pool, dropping what it references.
+func (c *Call) recycle() {
+	*c = Call{}
+	callPool.Put(c)
 }
 
 func (o *Observer) hashToken(value string) uint64 { return maphash.String(o.seed, value) }

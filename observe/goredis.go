@@ -27,7 +27,7 @@ func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			// sending it, so it is not an operation on the lock.
 			return next(ctx, cmd)
 		}
-		c := h.o.Begin(goRedisArgs(cmd.Args()))
+		c := begin(h.o, goRedisArgs(cmd.Args()))
 		if c == nil {
 			return next(ctx, cmd)
 		}
@@ -44,7 +44,7 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		}
 		var calls []*Call
 		for i, cmd := range cmds {
-			if c := h.o.Begin(goRedisArgs(cmd.Args())); c != nil {
+			if c := begin(h.o, goRedisArgs(cmd.Args())); c != nil {
 				if calls == nil {
 					calls = make([]*Call, len(cmds))
 				}

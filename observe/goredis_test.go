@@ -165,3 +165,23 @@ func TestGoRedisHookSkipsCommandsWithDoneContext(t *testing.T) {
 		t.Fatalf("a release that was never sent counted as %v errors", got)
 	}
 }
+
+// Commands that are not lock commands cost the hook no allocation.
+func TestUnrecognisedCommandsDoNotAllocate(t *testing.T) {
+	o, _, _ := newTestObserver(t, Options{})
+	tests := []goRedisArgs{
+		{"get", "jobs:1"},
+		{"hset", "jobs:1", "f", "v"},
+		{"set", "cache:1", "v", "nx", "px", int64(1000)},
+		{"evalsha", "0000000000000000000000000000000000000000", 1, "jobs:1", "v"},
+	}
+	for _, args := range tests {
+		if n := testing.AllocsPerRun(100, func() {
+			if begin(o, args) != nil {
+				t.Fatalf("%v recognised", args)
+			}
+		}); n != 0 {
+			t.Errorf("%v: %v allocations per command, want 0", args, n)
+		}
+	}
+}

@@ -53,12 +53,13 @@ func (r Reply) result(op opKind) result {
 	return resultSuccess
 }
 
-// Done records the reply of a call Begin recognised. A nil Call is ignored, so adapters may
-// call it unconditionally.
+// Done records the reply of a call Begin recognised, once; the Call must not be used after.
+// A nil Call is ignored, so adapters may call it unconditionally.
 func (c *Call) Done(r Reply) {
 	if c == nil {
 		return
 	}
+	defer c.recycle()
 	res := r.result(c.op)
 	if res == resultIgnore {
 		return

@@ -22,6 +22,7 @@ type entry struct {
 	lastAttempt  time.Time // end of the latest busy attempt
 	heldSince    time.Time // start of the acquire that succeeded; zero when not held
 	parts        []part    // the keys (or servers) of a held lock, each with its expiry
+	partBuf      [1]part   // room for the one part of a single-key lock, saving an allocation
 }
 
 type part struct {
@@ -70,6 +71,7 @@ func (t *tracker) entryFor(id lockID, now time.Time) *entry {
 		}
 	}
 	e := &entry{}
+	e.parts = e.partBuf[:0]
 	t.entries[id] = e
 	return e
 }
@@ -234,7 +236,7 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 	m.heldSeconds.Observe(end.Sub(e.heldSince).Seconds())
 	m.held.Dec()
 	e.heldSince = time.Time{}
-	e.parts = nil
+	e.parts = e.parts[:0]
 	t.dropIfIdle(id, e)
 }
 

@@ -41,7 +41,7 @@ func (h Hook) Do(client rueidis.Client, ctx context.Context, cmd rueidis.Complet
 		// it, so it is not an operation on the lock.
 		return client.Do(ctx, cmd)
 	}
-	c := h.obs.Begin(observe.StringArgs(cmd.Commands()))
+	c := h.obs.BeginStrings(cmd.Commands())
 	resp := client.Do(ctx, cmd)
 	c.Done(reply(resp))
 	return resp
@@ -54,7 +54,7 @@ func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueid
 	}
 	var calls []*observe.Call
 	for i, cmd := range multi {
-		if c := h.obs.Begin(observe.StringArgs(cmd.Commands())); c != nil {
+		if c := h.obs.BeginStrings(cmd.Commands()); c != nil {
 			if calls == nil {
 				calls = make([]*observe.Call, len(multi))
 			}
