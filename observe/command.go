@@ -170,7 +170,12 @@ var callPool = sync.Pool{New: func() any { return new(Call) }}
 
 func newCall(o *Observer, op opKind, ns *namespace) *Call {
 	c := callPool.Get().(*Call)
-	c.o, c.op, c.ns, c.start = o, op, ns, o.now()
+	c.o, c.op, c.ns = o, op, ns
+	if op == opAcquire {
+		// Only an acquire's start is ever read (its wait and hold begin there); a renew or
+		// release is dated by its reply. The clock is read as rarely as that allows.
+		c.start = o.now()
+	}
 	return c
 }
 

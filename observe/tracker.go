@@ -70,7 +70,7 @@ func (t *tracker) entryFor(id lockID, now time.Time) *entry {
 			return nil
 		}
 	}
-	e := &entry{}
+	e := entryPool.Get().(*entry)
 	e.parts = e.partBuf[:0]
 	t.entries[id] = e
 	return e
@@ -227,24 +227,33 @@ func (t *tracker) removeParts(id lockID, e *entry, keys []string, end time.Time)
 	}
 	if len(e.parts) == 0 {
 		t.endHold(id, e, end)
+		t.dropIfIdle(id, e)
 	}
 }
 
-// endHold observes a hold that ended at end and drops the entry unless a wait continues.
+// endHold observes a hold that ended at end. The caller drops the entry (dropIfIdle) unless a
+// wait continues.
 func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 	m := id.ns.m
 	m.heldSeconds.Observe(end.Sub(e.heldSince).Seconds())
 	m.held.Dec()
 	e.heldSince = time.Time{}
 	e.parts = e.parts[:0]
-	t.dropIfIdle(id, e)
 }
 
+// dropIfIdle deletes and recycles an entry that is neither held nor waited for; e must not be
+// used after it was dropped, so every caller calls it last.
 func (t *tracker) dropIfIdle(id lockID, e *entry) {
 	if !e.waiting() && !e.held() {
 		delete(t.entries, id)
+		*e = entry{}
+		entryPool.Put(e)
 	}
 }
+
+// entryPool recycles entries: most locks live for one cycle, and an allocation per cycle is
+// a visible share of the hook's cost.
+var entryPool = sync.Pool{New: func() any { return new(entry) }}
 
 func (t *tracker) maybeSweep(now time.Time) {
 	if now.Before(t.nextSweep) {
