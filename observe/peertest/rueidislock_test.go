@@ -3,6 +3,7 @@ package peertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -151,6 +152,17 @@ func TestRueidislockStaleRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokenB := lockValue(t, e, "jobs:1")
+	// rueidislock writes the keys past the majority in the background: wait until B owns all
+	// three, so that every one of A's deletes is stale.
+	e.eventually(t, "B's force to reach every key", func() bool {
+		for i := range 3 {
+			v, err := e.srv.Do(context.Background(), "get", fmt.Sprintf("lw:%d:jobs:1", i))
+			if err != nil || v != tokenB {
+				return false
+			}
+		}
+		return true
+	})
 	cancelA()
 	if got := e.value(t, "lock_releases_total", "not_owned"); got < 2 {
 		t.Fatalf("stale releases not owned = %v, want one per key A held (2 or 3)", got)
