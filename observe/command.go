@@ -1,0 +1,207 @@
+package observe
+
+import (
+	"hash/maphash"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Args is one command's arguments as a client sends them, the command name first. Adapters for
+// other clients (see the rueidisobserve module) implement it over their own command type.
+type Args interface {
+	Len() int
+	Arg(i int) string
+}
+
+// StringArgs are arguments already held as strings (rueidis' Completed.Commands(), say).
+type StringArgs []string
+
+// Len implements Args.
+func (a StringArgs) Len() int { return len(a) }
+
+// Arg implements Args.
+func (a StringArgs) Arg(i int) string { return a[i] }
+
+// Call is a recognised lock command on its way to the server. Its lock value is kept only as a
+// seeded hash, which tells one holder's commands from another's and cannot be turned back into
+// the value.
+type Call struct {
+	o        *Observer
+	op       opKind
+	ns       *namespace
+	keys     []string
+	keyBuf   [1]string // the one key of a single-key lock, saving an allocation
+	token    uint64
+	start    time.Time
+	ttl      ttlKind
+	ttlValue int64
+}
+
+// Begin recognises a command before it is sent. It returns nil for anything that is not a lock
+// command on a declared namespace; such commands must pass through uncounted. The caller sends
+// the command and then calls Call.Done with its reply.
+func (o *Observer) Begin(args Args) *Call { return begin(o, args) }
+
+// BeginStrings is Begin for arguments held as strings (rueidis' Completed.Commands()),
+// without boxing them.
+func (o *Observer) BeginStrings(args []string) *Call { return begin(o, StringArgs(args)) }
+
+// begin is Begin for any argument type: generic so that the hooks pass their own slices
+// without boxing them in an interface, which would cost an allocation on every command,
+// lock command or not.
+func begin[A Args](o *Observer, args A) *Call {
+	if args.Len() < 3 {
+		return nil
+	}
+	name := args.Arg(0)
+	switch {
+	case strings.EqualFold(name, "set"):
+		return beginSet(o, args)
+	case strings.EqualFold(name, "evalsha"):
+		info, ok := o.scripts.bySHA(args.Arg(1))
+		if !ok {
+			return nil
+		}
+		return beginScript(o, args, info)
+	case strings.EqualFold(name, "eval"):
+		info := o.scripts.byBody(args.Arg(1))
+		if info.op == opNone {
+			return nil
+		}
+		return beginScript(o, args, info)
+	case strings.EqualFold(name, "script") && strings.EqualFold(args.Arg(1), "load"):
+		// Learning the SHA is all there is to do: the EVALSHA calls that follow are the
+		// operations.
+		o.scripts.byBody(args.Arg(2))
+	}
+	return nil
+}
+
+// beginSet recognises SET key value NX with PX, EX, PXAT or EXAT in any order, the acquire
+// attempt redsync (and many hand-made locks) send. SET without NX, with XX, GET or KEEPTTL, or
+// without an expiry is not a lease acquire.
+func beginSet[A Args](o *Observer, args A) *Call {
+	if args.Len() < 6 {
+		return nil
+	}
+	ns := o.namespaceOf(args.Arg(1))
+	if ns == nil {
+		return nil
+	}
+	nx, kind, value := false, ttlUnknown, int64(0)
+	for i := 3; i < args.Len(); i++ {
+		opt := args.Arg(i)
+		switch {
+		case strings.EqualFold(opt, "nx"):
+			nx = true
+		case strings.EqualFold(opt, "px"), strings.EqualFold(opt, "ex"),
+			strings.EqualFold(opt, "pxat"), strings.EqualFold(opt, "exat"):
+			if i+1 >= args.Len() {
+				return nil
+			}
+			kind = setTTLKind(strings.ToLower(opt))
+			v, err := strconv.ParseInt(args.Arg(i+1), 10, 64)
+			if err != nil {
+				return nil
+			}
+			value = v
+			i++
+		default:
+			return nil
+		}
+	}
+	if !nx || kind == ttlUnknown {
+		return nil
+	}
+	c := newCall(o, opAcquire, ns)
+	c.token, c.ttl, c.ttlValue = o.hashToken(args.Arg(2)), kind, value
+	c.keyBuf[0] = args.Arg(1)
+	c.keys = c.keyBuf[:]
+	return c
+}
+
+func setTTLKind(opt string) ttlKind {
+	switch opt {
+	case "px":
+		return ttlRelMillis
+	case "ex":
+		return ttlRelSeconds
+	case "pxat":
+		return ttlAbsMillis
+	default:
+		return ttlAbsSeconds
+	}
+}
+
+// beginScript reads EVAL/EVALSHA body-or-sha numkeys key... arg...: the lock keys are KEYS,
+// the value ARGV[1], the expiry the script's own ARGV.
+func beginScript[A Args](o *Observer, args A, info scriptInfo) *Call {
+	numKeys, err := strconv.Atoi(args.Arg(2))
+	if err != nil || numKeys < 1 || 3+numKeys >= args.Len() {
+		return nil
+	}
+	ns := o.namespaceOf(args.Arg(3))
+	if ns == nil {
+		return nil
+	}
+	c := newCall(o, info.op, ns)
+	if numKeys == 1 {
+		c.keys = c.keyBuf[:]
+	} else {
+		c.keys = make([]string, numKeys)
+	}
+	for i := range numKeys {
+		c.keys[i] = args.Arg(3 + i)
+	}
+	argv := 3 + numKeys // index of ARGV[1]
+	c.token = o.hashToken(args.Arg(argv))
+	if info.ttlArg > 0 && argv+info.ttlArg-1 < args.Len() {
+		if v, err := strconv.ParseInt(args.Arg(argv+info.ttlArg-1), 10, 64); err == nil {
+			c.ttl, c.ttlValue = info.ttl, v
+		}
+	}
+	return c
+}
+
+// callPool recycles Calls: one is taken per lock command and returned by Done.
+var callPool = sync.Pool{New: func() any { return new(Call) }}
+
+func newCall(o *Observer, op opKind, ns *namespace) *Call {
+	c := callPool.Get().(*Call)
+	c.o, c.op, c.ns = o, op, ns
+	if op == opAcquire {
+		// Only an acquire's start is ever read (its wait and hold begin there); a renew or
+		// release is dated by its reply. The clock is read as rarely as that allows.
+		c.start = o.now()
+	}
+	return c
+}
+
+// recycle returns a finished Call to the pool, dropping what it references.
+func (c *Call) recycle() {
+	*c = Call{}
+	callPool.Put(c)
+}
+
+func (o *Observer) hashToken(value string) uint64 { return maphash.String(o.seed, value) }
+
+// deadline is when the lock this call writes expires, by the client's clock at the reply.
+// Unknown expiries fall back to unknownTTL so that the state is still evicted.
+func (c *Call) deadline(end time.Time) time.Time {
+	switch c.ttl {
+	case ttlRelMillis:
+		return end.Add(time.Duration(c.ttlValue) * time.Millisecond)
+	case ttlRelSeconds:
+		return end.Add(time.Duration(c.ttlValue) * time.Second)
+	case ttlAbsMillis:
+		return time.UnixMilli(c.ttlValue)
+	case ttlAbsSeconds:
+		return time.Unix(c.ttlValue, 0)
+	}
+	return end.Add(unknownTTL)
+}
+
+// unknownTTL bounds the state of a lock whose script's expiry argument was not found.
+const unknownTTL = time.Minute

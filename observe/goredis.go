@@ -1,0 +1,115 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Hook returns the go-redis v9 hook that feeds the Observer: add it to the client that
+// bsm/redislock or redsync's goredis pool uses (rdb.AddHook(obs.Hook())). Commands that are not
+// lock commands on a declared namespace pass through untouched.
+func (o *Observer) Hook() redis.Hook { return goRedisHook{o} }
+
+type goRedisHook struct{ o *Observer }
+
+func (goRedisHook) DialHook(next redis.DialHook) redis.DialHook {
+	return next
+}
+
+func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Err() != nil {
+			// Handed over with its context already done: the client fails it without
+			// sending it, so it is not an operation on the lock.
+			return next(ctx, cmd)
+		}
+		c := begin(h.o, goRedisArgs(cmd.Args()))
+		if c == nil {
+			return next(ctx, cmd)
+		}
+		err := next(ctx, cmd)
+		c.Done(goRedisReply(cmd, err))
+		return err
+	}
+}
+
+func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Err() != nil {
+			return next(ctx, cmds)
+		}
+		var calls []*Call
+		for i, cmd := range cmds {
+			if c := begin(h.o, goRedisArgs(cmd.Args())); c != nil {
+				if calls == nil {
+					calls = make([]*Call, len(cmds))
+				}
+				calls[i] = c
+			}
+		}
+		err := next(ctx, cmds)
+		for i, c := range calls {
+			// In a pipeline, next's error may be another command's: each command's own
+			// error is the one that counts (go-redis sets it on every command of a failed
+			// connection).
+			c.Done(goRedisReply(cmds[i], nil))
+		}
+		return err
+	}
+}
+
+// goRedisArgs reads go-redis' []any arguments as strings.
+type goRedisArgs []any
+
+func (a goRedisArgs) Len() int { return len(a) }
+
+func (a goRedisArgs) Arg(i int) string {
+	switch v := a[i].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case fmt.Stringer:
+		return v.String()
+	}
+	return fmt.Sprint(a[i])
+}
+
+// goRedisReply reads a command's reply. SET NX through SetNX is a BoolCmd whose nil reply is
+// false without an error; scripts are Cmds whose nil reply is redis.Nil. A transport error
+// (timeout, closed connection) is what the hook chain returned: go-redis sets it on the
+// command only after the hooks have run.
+func goRedisReply(cmd redis.Cmder, processErr error) Reply {
+	err := cmd.Err()
+	if err == nil {
+		err = processErr
+	}
+	if errors.Is(err, redis.Nil) {
+		return Reply{Nil: true}
+	}
+	if err != nil {
+		return Reply{Err: err}
+	}
+	switch c := cmd.(type) {
+	case *redis.BoolCmd:
+		return Reply{Nil: !c.Val()}
+	case *redis.IntCmd:
+		return Reply{Int: c.Val(), IsInt: true}
+	case *redis.Cmd:
+		switch v := c.Val().(type) {
+		case nil:
+			return Reply{Nil: true}
+		case int64:
+			return Reply{Int: v, IsInt: true}
+		}
+	}
+	return Reply{}
+}

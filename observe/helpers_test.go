@@ -1,0 +1,96 @@
+package observe
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// fakeClock is a manual clock for the state machine's time-based rules.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// newTestObserver builds an Observer on a fresh registry with the namespaces "jobs" (jobs:*)
+// and "approvals" (approval:*) and a manual clock.
+func newTestObserver(t *testing.T, opts Options) (*Observer, *prometheus.Registry, *fakeClock) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	opts.Registerer = reg
+	if opts.Namespaces == nil {
+		opts.Namespaces = []Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "approvals", Pattern: "approval:*"}}
+	}
+	o, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	o.now = clock.now
+	return o, reg, clock
+}
+
+// histogram returns the sample count and sum of name{lock_namespace=ns[,outcome]}.
+func histogram(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) (uint64, float64) {
+	t.Helper()
+	for _, m := range series(t, g, name, ns, outcome) {
+		return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+	}
+	t.Fatalf("no series %s{%s,%s}", name, ns, outcome)
+	return 0, 0
+}
+
+// value returns a counter's or gauge's value of name{lock_namespace=ns[,outcome]}.
+func value(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) float64 {
+	t.Helper()
+	for _, m := range series(t, g, name, ns, outcome) {
+		if m.Counter != nil {
+			return m.GetCounter().GetValue()
+		}
+		return m.GetGauge().GetValue()
+	}
+	t.Fatalf("no series %s{%s,%s}", name, ns, outcome)
+	return 0
+}
+
+func series(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) []*dto.Metric {
+	t.Helper()
+	fams, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*dto.Metric
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["lock_namespace"] == ns && labels["outcome"] == outcome {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// do runs one command through Begin/Done with the given reply and returns whether it was
+// recognised; the clock advances by rtt between the two, as a round trip would.
+func do(o *Observer, clock *fakeClock, rtt time.Duration, r Reply, args ...string) bool {
+	c := o.Begin(StringArgs(args))
+	clock.advance(rtt)
+	c.Done(r)
+	return c != nil
+}
+
+var (
+	ok       = Reply{}
+	nilReply = Reply{Nil: true}
+	one      = Reply{Int: 1, IsInt: true}
+	zero     = Reply{Int: 0, IsInt: true}
+)

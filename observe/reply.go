@@ -1,0 +1,77 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Reply is what the server answered to a Call, as far as the metrics need it.
+type Reply struct {
+	// Err is a transport, timeout or server error; a nil reply is not an error (set Nil).
+	Err error
+	// Nil is a nil reply: SET NX found the key taken, or a script returned false/nil.
+	Nil bool
+	// Int holds an integer reply when IsInt is set.
+	Int   int64
+	IsInt bool
+}
+
+// result is a reply read as an outcome of the call's operation.
+type result uint8
+
+const (
+	resultIgnore   result = iota // NOSCRIPT (the client retries with EVAL, which is the operation), or called off
+	resultSuccess                // acquired, renewed, released
+	resultRejected               // busy, or not owned
+	resultError                  // failed / error
+)
+
+func (r Reply) result(op opKind) result {
+	switch {
+	case r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT"):
+		return resultIgnore
+	case op != opAcquire && errors.Is(r.Err, context.Canceled):
+		// The holder itself called off its renew or release (rueidislock cancels an
+		// in-flight extend when the lock is let go): its own decision, not a failure of the
+		// store. An acquire called off this way still ends its wait, as an error.
+		return resultIgnore
+	case r.Err != nil:
+		return resultError
+	case r.Nil:
+		return resultRejected
+	case r.IsInt && op == opAcquire:
+		// MSETNX-style acquires answer 1 or 0.
+		if r.Int == 0 {
+			return resultRejected
+		}
+		return resultSuccess
+	case r.IsInt && r.Int <= 0:
+		// 0: the value did not match; redsync answers -1 when the key is gone.
+		return resultRejected
+	}
+	return resultSuccess
+}
+
+// Done records the reply of a call Begin recognised, once; the Call must not be used after.
+// A nil Call is ignored, so adapters may call it unconditionally.
+func (c *Call) Done(r Reply) {
+	if c == nil {
+		return
+	}
+	defer c.recycle()
+	res := r.result(c.op)
+	if res == resultIgnore {
+		return
+	}
+	o := c.o
+	end := o.now()
+	switch c.op {
+	case opAcquire:
+		o.tracker.acquired(c, res, end)
+	case opRefresh:
+		o.tracker.refreshed(c, res, end)
+	case opRelease:
+		o.tracker.released(c, res, end)
+	}
+}

@@ -1,0 +1,112 @@
+// Package rueidisobserve feeds an observe.Observer from a rueidis client, the client
+// rueidislock locks through. It is its own module so that rueidis enters no one's dependency
+// graph through lockwatch unless they import this package.
+//
+// Hook has the method set of rueidishook.Hook, so a client already wrapped by rueidishook
+// takes it as is:
+//
+//	client = rueidishook.WithHook(client, rueidisobserve.NewHook(obs))
+//
+// WithObserver wraps a client the same way without rueidishook, and ClientBuilder plugs that
+// into rueidislock.LockerOption.ClientBuilder:
+//
+//	locker, err := rueidislock.NewLocker(rueidislock.LockerOption{
+//		ClientOption:  rueidis.ClientOption{InitAddress: []string{addr}},
+//		ClientBuilder: rueidisobserve.ClientBuilder(obs),
+//	})
+package rueidisobserve
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/lockwatch/lockwatch/observe"
+)
+
+// Hook observes the commands of a rueidis client. Do and DoMulti are where lock commands
+// pass (rueidis.Lua.Exec sends EVALSHA, then EVAL on NOSCRIPT, through Do); the cached,
+// streaming and pub/sub paths carry no lock commands and pass through untouched.
+type Hook struct{ obs *observe.Observer }
+
+// NewHook returns the hook for obs.
+func NewHook(obs *observe.Observer) Hook { return Hook{obs} }
+
+// Do implements rueidishook.Hook.
+func (h Hook) Do(client rueidis.Client, ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if ctx.Err() != nil {
+		// Handed over with its context already done (rueidislock sends its release under the
+		// lock's own deadline, passed once the key expired): rueidis fails it without sending
+		// it, so it is not an operation on the lock.
+		return client.Do(ctx, cmd)
+	}
+	c := h.obs.BeginStrings(cmd.Commands())
+	resp := client.Do(ctx, cmd)
+	c.Done(reply(resp))
+	return resp
+}
+
+// DoMulti implements rueidishook.Hook.
+func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	if ctx.Err() != nil {
+		return client.DoMulti(ctx, multi...)
+	}
+	var calls []*observe.Call
+	for i, cmd := range multi {
+		if c := h.obs.BeginStrings(cmd.Commands()); c != nil {
+			if calls == nil {
+				calls = make([]*observe.Call, len(multi))
+			}
+			calls[i] = c
+		}
+	}
+	resps := client.DoMulti(ctx, multi...)
+	for i, c := range calls {
+		if i < len(resps) {
+			c.Done(reply(resps[i]))
+		}
+	}
+	return resps
+}
+
+// DoCache implements rueidishook.Hook; cached reads are not lock operations.
+func (Hook) DoCache(client rueidis.Client, ctx context.Context, cmd rueidis.Cacheable, ttl time.Duration) rueidis.RedisResult {
+	return client.DoCache(ctx, cmd, ttl)
+}
+
+// DoMultiCache implements rueidishook.Hook; cached reads are not lock operations.
+func (Hook) DoMultiCache(client rueidis.Client, ctx context.Context, multi ...rueidis.CacheableTTL) []rueidis.RedisResult {
+	return client.DoMultiCache(ctx, multi...)
+}
+
+// Receive implements rueidishook.Hook; subscriptions are not lock operations.
+func (Hook) Receive(client rueidis.Client, ctx context.Context, subscribe rueidis.Completed, fn func(msg rueidis.PubSubMessage)) error {
+	return client.Receive(ctx, subscribe, fn)
+}
+
+// DoStream implements rueidishook.Hook; streamed replies are not lock operations.
+func (Hook) DoStream(client rueidis.Client, ctx context.Context, cmd rueidis.Completed) rueidis.RedisResultStream {
+	return client.DoStream(ctx, cmd)
+}
+
+// DoMultiStream implements rueidishook.Hook; streamed replies are not lock operations.
+func (Hook) DoMultiStream(client rueidis.Client, ctx context.Context, multi ...rueidis.Completed) rueidis.MultiRedisResultStream {
+	return client.DoMultiStream(ctx, multi...)
+}
+
+// reply reads a rueidis result; a nil reply (SET NX on a taken key, a script's false) is
+// rueidis' Nil error.
+func reply(resp rueidis.RedisResult) observe.Reply {
+	err := resp.Error()
+	if rueidis.IsRedisNil(err) {
+		return observe.Reply{Nil: true}
+	}
+	if err != nil {
+		return observe.Reply{Err: err}
+	}
+	if n, err := resp.AsInt64(); err == nil {
+		return observe.Reply{Int: n, IsInt: true}
+	}
+	return observe.Reply{}
+}

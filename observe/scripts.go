@@ -1,0 +1,171 @@
+package observe
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// opKind is what a recognised command does to a lock.
+type opKind uint8
+
+const (
+	opNone    opKind = iota
+	opAcquire        // set-if-absent with an expiry (or a forced set, by rueidislock's Force)
+	opRelease        // compare-and-delete
+	opRefresh        // compare-and-pexpire
+)
+
+// ttlKind says how a command's expiry argument reads.
+type ttlKind uint8
+
+const (
+	ttlUnknown ttlKind = iota
+	ttlRelMillis
+	ttlRelSeconds
+	ttlAbsMillis // unix milliseconds (PXAT, PEXPIREAT)
+	ttlAbsSeconds
+)
+
+// scriptInfo is what a lock script does and where its expiry is. Every recognised script
+// takes the lock keys as KEYS and the lock value as ARGV[1].
+type scriptInfo struct {
+	op     opKind
+	ttlArg int // 1-based ARGV index of the expiry; 0 when the script has none or it was not found
+	ttl    ttlKind
+}
+
+// knownScripts are the SHA1s of the lock scripts the supported libraries ship, at the releases
+// named, so that an EVALSHA is recognised even when this process never saw the script's body
+// (the server already had it cached). The hashes were computed from the libraries' sources; the
+// peer tests check them against what the libraries really send.
+var knownScripts = map[string]scriptInfo{
+	// bsm/redislock v0.9.4: obtain (SET NX PX ARGV[3]), refresh (PEXPIRE ARGV[2]), release.
+	"80a1b5f2cfccec3b7119ba7721d2127682b691a7": {opAcquire, 3, ttlRelMillis},
+	"a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf": {opRefresh, 2, ttlRelMillis},
+	"cf0e94b2e9ffc7e04395cf88f7583fc309985910": {opRelease, 0, ttlUnknown},
+	// go-redsync/redsync v4.18.1: touch, touch with SET NX fallback (both PEXPIRE ARGV[2]),
+	// delete. Its acquire is a plain SET NX PX.
+	"d75bb8b5bd13532ddedd17762e772346e39b321e": {opRefresh, 2, ttlRelMillis},
+	"b6b55c439e02c6f52ffb8be7ec8c0d0ac816ea79": {opRefresh, 2, ttlRelMillis},
+	"e950836ed1e694540c503ef9972b8de518044d3b": {opRelease, 0, ttlUnknown},
+	// rueidislock (github.com/redis/rueidis v1.0.79): acquire by PXAT or PX, forced acquire
+	// by PXAT or PX, extend (PEXPIREAT ARGV[2]), delete.
+	"3875d208d9e377969d2022550302cc83ad17b584": {opAcquire, 2, ttlAbsMillis},
+	"fa3d1aaa7e4145457755016a3d5daf72fa7a11bf": {opAcquire, 2, ttlRelMillis},
+	"c10e8119872659b926e8e28002d9b7fccbf15617": {opAcquire, 2, ttlAbsMillis},
+	"4384ed08baff4dd7071b6c78c516a2fded4ee3e7": {opAcquire, 2, ttlRelMillis},
+	"852ba6ec6104340ced36643283c856d4698569e4": {opRefresh, 2, ttlAbsMillis},
+	"9eb62214c9af87ae5f9a9f12bb4520281c0d2ae1": {opRelease, 0, ttlUnknown},
+}
+
+// maxLearned bounds the scripts learned from EVAL and SCRIPT LOAD bodies (and the bodies seen),
+// so an application that generates scripts cannot grow the table without bound.
+const maxLearned = 256
+
+// scriptTable resolves EVALSHA hashes and EVAL bodies to what they do.
+type scriptTable struct {
+	mu      sync.RWMutex
+	learned map[string]scriptInfo // sha1 hex -> info, lock scripts only
+	bodies  map[string]scriptInfo // body -> info, lock scripts and not (opNone)
+}
+
+func newScriptTable() *scriptTable {
+	return &scriptTable{learned: map[string]scriptInfo{}, bodies: map[string]scriptInfo{}}
+}
+
+// bySHA looks up an EVALSHA hash.
+func (t *scriptTable) bySHA(sha string) (scriptInfo, bool) {
+	if len(sha) != 40 {
+		return scriptInfo{}, false
+	}
+	if info, ok := knownScripts[sha]; ok {
+		return info, true
+	}
+	if info, ok := knownScripts[strings.ToLower(sha)]; ok {
+		return info, true
+	}
+	t.mu.RLock()
+	info, ok := t.learned[strings.ToLower(sha)]
+	t.mu.RUnlock()
+	return info, ok
+}
+
+// byBody classifies an EVAL or SCRIPT LOAD body, and learns its SHA1 when it is a lock script
+// so that the EVALSHA calls that follow are recognised.
+func (t *scriptTable) byBody(body string) scriptInfo {
+	t.mu.RLock()
+	info, ok := t.bodies[body]
+	t.mu.RUnlock()
+	if ok {
+		return info
+	}
+	info = classifyBody(body)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.bodies) < maxLearned {
+		t.bodies[body] = info
+	}
+	if info.op != opNone && len(t.learned) < maxLearned {
+		sum := sha1.Sum([]byte(body))
+		t.learned[hex.EncodeToString(sum[:])] = info
+	}
+	return info
+}
+
+// ttlArgPattern finds the ARGV an expiry option or command takes, in a normalised body.
+var ttlArgPattern = regexp.MustCompile(`"(px|pxat|ex|exat|pexpire|pexpireat|expire)",(?:keys\[\d+\],)?argv\[(\d+)\]`)
+
+// classifyBody recognises a lock script by its shape: a compare of the lock value ARGV[1]
+// with GET or MGET followed by DEL is a release, followed by PEXPIRE a refresh; a SET NX or
+// MSETNX is an acquire. Anything else is not a lock script.
+func classifyBody(body string) scriptInfo {
+	b := normaliseBody(body)
+	compares := (calls(b, "get") || calls(b, "mget")) && strings.Contains(b, "==argv[1]")
+	var info scriptInfo
+	switch {
+	case compares && (calls(b, "del") || calls(b, "unlink")):
+		return scriptInfo{op: opRelease}
+	case compares && (calls(b, "pexpire") || calls(b, "pexpireat") || calls(b, "expire")):
+		info.op = opRefresh
+	case calls(b, "msetnx") || (calls(b, "set") && strings.Contains(b, `"nx"`)):
+		info.op = opAcquire
+	default:
+		return scriptInfo{}
+	}
+	if m := ttlArgPattern.FindStringSubmatch(b); m != nil {
+		info.ttlArg, _ = strconv.Atoi(m[2])
+		info.ttl = map[string]ttlKind{
+			"px": ttlRelMillis, "pexpire": ttlRelMillis, "ex": ttlRelSeconds, "expire": ttlRelSeconds,
+			"pxat": ttlAbsMillis, "pexpireat": ttlAbsMillis, "exat": ttlAbsSeconds,
+		}[m[1]]
+	}
+	return info
+}
+
+// normaliseBody lowercases a script, drops its whitespace and makes every quote a double one.
+func normaliseBody(body string) string {
+	var sb strings.Builder
+	sb.Grow(len(body))
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == '\'':
+			sb.WriteByte('"')
+		case 'A' <= c && c <= 'Z':
+			sb.WriteByte(c + 'a' - 'A')
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+// calls reports whether a normalised body calls the Redis command name.
+func calls(b, name string) bool {
+	return strings.Contains(b, `call("`+name+`"`)
+}

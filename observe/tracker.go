@@ -1,0 +1,306 @@
+package observe
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// lockID names one lock attempt sequence or held lock: a namespace and the seeded hash of the
+// value its holder writes. redislock and redsync keep one value across the retries of one
+// Obtain/Lock call and across every key or server of one lock; rueidislock keeps one value
+// across the keys of one try. So the value is what ties a caller's commands together.
+type lockID struct {
+	ns    *namespace
+	token uint64
+}
+
+// entry is the state of one lock while it is waited for or held, and only then.
+type entry struct {
+	waitingSince time.Time // start of the first busy attempt; zero when not waiting
+	lastAttempt  time.Time // end of the latest busy attempt
+	heldSince    time.Time // start of the acquire that succeeded; zero when not held
+	parts        []part    // the keys (or servers) of a held lock, each with its expiry
+	partBuf      [1]part   // room for the one part of a single-key lock, saving an allocation
+}
+
+type part struct {
+	key      string
+	deadline time.Time
+}
+
+func (e *entry) waiting() bool { return !e.waitingSince.IsZero() }
+func (e *entry) held() bool    { return !e.heldSince.IsZero() }
+
+// tracker keeps the bounded per-lock state and turns calls into observations.
+type tracker struct {
+	mu         sync.Mutex
+	entries    map[lockID]*entry
+	giveUp     time.Duration
+	maxTracked int
+	dropped    prometheus.Counter
+	nextSweep  time.Time
+}
+
+// sweepEvery bounds how often the hook path scans the state for expired entries.
+const sweepEvery = 250 * time.Millisecond
+
+func newTracker(giveUp time.Duration, maxTracked int, dropped prometheus.Counter) *tracker {
+	return &tracker{entries: map[lockID]*entry{}, giveUp: giveUp, maxTracked: maxTracked, dropped: dropped}
+}
+
+func (t *tracker) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.entries)
+}
+
+// entryFor returns the lock's entry, creating it unless the cap is reached (nil then).
+func (t *tracker) entryFor(id lockID, now time.Time) *entry {
+	if e := t.entries[id]; e != nil {
+		return e
+	}
+	if len(t.entries) >= t.maxTracked {
+		// Throttled like every sweep: at the cap, a full scan per new lock would cost
+		// MaxTracked steps per command.
+		t.maybeSweep(now)
+		if len(t.entries) >= t.maxTracked {
+			t.dropped.Inc()
+			return nil
+		}
+	}
+	e := entryPool.Get().(*entry)
+	e.parts = e.partBuf[:0]
+	t.entries[id] = e
+	return e
+}
+
+// acquired records an acquire attempt: the wait it ends or extends, and the lock it takes.
+func (t *tracker) acquired(c *Call, res result, end time.Time) {
+	m := c.ns.m
+	id := lockID{c.ns, c.token}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.maybeSweep(end)
+	e := t.entries[id]
+	switch res {
+	case resultRejected:
+		if e != nil && e.held() {
+			// Another key or server of a lock this value already holds (a quorum's minority).
+			return
+		}
+		if e == nil {
+			if e = t.entryFor(id, end); e == nil {
+				m.waitBusy.Observe(end.Sub(c.start).Seconds())
+				return
+			}
+		}
+		if !e.waiting() {
+			e.waitingSince = c.start
+		}
+		e.lastAttempt = end
+	case resultError:
+		since := c.start
+		if e != nil && e.waiting() {
+			since = e.waitingSince
+			e.waitingSince = time.Time{}
+			t.dropIfIdle(id, e)
+		}
+		m.waitError.Observe(end.Sub(since).Seconds())
+	case resultSuccess:
+		t.success(c, id, e, end)
+	}
+}
+
+// success ends the caller's wait (or its single attempt) and adds the keys to the held lock.
+// A lock of several keys (rueidislock's KeyMajority, a redsync quorum) is held from its first
+// acquired key and observed once.
+func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
+	m := c.ns.m
+	if e != nil && e.held() {
+		t.addParts(e, c, end)
+		return
+	}
+	since := c.start
+	if e != nil && e.waiting() {
+		since = e.waitingSince
+		e.waitingSince = time.Time{}
+	}
+	m.waitAcquired.Observe(end.Sub(since).Seconds())
+	if e == nil {
+		if e = t.entryFor(id, end); e == nil {
+			return
+		}
+	}
+	e.heldSince = c.start
+	m.held.Inc()
+	t.addParts(e, c, end)
+}
+
+func (t *tracker) addParts(e *entry, c *Call, end time.Time) {
+	deadline := c.deadline(end)
+	for _, k := range c.keys {
+		e.parts = append(e.parts, part{key: k, deadline: deadline})
+	}
+}
+
+// refreshed counts a renew attempt and moves the refreshed key's expiry, or drops it from
+// the held lock when the server says it is no longer ours.
+func (t *tracker) refreshed(c *Call, res result, end time.Time) {
+	m := c.ns.m
+	switch res {
+	case resultSuccess:
+		m.renewOK.Inc()
+	case resultRejected:
+		m.renewNotOwned.Inc()
+	case resultError:
+		m.renewFailed.Inc()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.maybeSweep(end)
+	id := lockID{c.ns, c.token}
+	e := t.entries[id]
+	if e == nil || !e.held() {
+		return
+	}
+	switch res {
+	case resultSuccess:
+		deadline := c.deadline(end)
+		for _, k := range c.keys {
+			if i := e.earliest(k); i >= 0 {
+				e.parts[i].deadline = deadline
+			}
+		}
+	case resultRejected:
+		t.removeParts(id, e, c.keys, end)
+	}
+}
+
+// released counts a release and ends the hold when its last key is gone. A release that
+// failed in transit leaves the key to its TTL. A release by a value that is waiting and holds
+// nothing is not a release but a failed acquire's cleanup (redsync deletes on every pool after
+// a try that missed its quorum, busy ones included): it is not counted, or every contended try
+// would count as a stale release.
+func (t *tracker) released(c *Call, res result, end time.Time) {
+	m := c.ns.m
+	id := lockID{c.ns, c.token}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.maybeSweep(end)
+	e := t.entries[id]
+	if e != nil && e.waiting() && !e.held() {
+		return
+	}
+	switch res {
+	case resultSuccess:
+		m.relOK.Inc()
+	case resultRejected:
+		m.relNotOwned.Inc()
+	case resultError:
+		m.relError.Inc()
+		return
+	}
+	if e != nil && e.held() {
+		t.removeParts(id, e, c.keys, end)
+	}
+}
+
+// earliest is the index of key's part that expires first (a lock written to several servers
+// has a part per server under the same key), or -1.
+func (e *entry) earliest(key string) int {
+	best := -1
+	for i, p := range e.parts {
+		if p.key == key && (best < 0 || p.deadline.Before(e.parts[best].deadline)) {
+			best = i
+		}
+	}
+	return best
+}
+
+func (t *tracker) removeParts(id lockID, e *entry, keys []string, end time.Time) {
+	for _, k := range keys {
+		if i := e.earliest(k); i >= 0 {
+			e.parts = append(e.parts[:i], e.parts[i+1:]...)
+		}
+	}
+	if len(e.parts) == 0 {
+		t.endHold(id, e, end)
+		t.dropIfIdle(id, e)
+	}
+}
+
+// endHold observes a hold that ended at end. The caller drops the entry (dropIfIdle) unless a
+// wait continues.
+func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
+	m := id.ns.m
+	m.heldSeconds.Observe(end.Sub(e.heldSince).Seconds())
+	m.held.Dec()
+	e.heldSince = time.Time{}
+	e.parts = e.parts[:0]
+}
+
+// dropIfIdle deletes and recycles an entry that is neither held nor waited for; e must not be
+// used after it was dropped, so every caller calls it last.
+func (t *tracker) dropIfIdle(id lockID, e *entry) {
+	if !e.waiting() && !e.held() {
+		delete(t.entries, id)
+		*e = entry{}
+		entryPool.Put(e)
+	}
+}
+
+// entryPool recycles entries: most locks live for one cycle, and an allocation per cycle is
+// a visible share of the hook's cost.
+var entryPool = sync.Pool{New: func() any { return new(entry) }}
+
+func (t *tracker) maybeSweep(now time.Time) {
+	if now.Before(t.nextSweep) {
+		return
+	}
+	t.sweepLocked(now)
+}
+
+// sweep expires state by time: a wait with no attempt for GiveUpAfter is observed as busy,
+// and a key past its deadline leaves its lock (the server has expired it), ending the hold
+// at the deadline when it was the last.
+func (t *tracker) sweep(now time.Time, force bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if force {
+		t.sweepLocked(now)
+		return
+	}
+	t.maybeSweep(now)
+}
+
+func (t *tracker) sweepLocked(now time.Time) {
+	t.nextSweep = now.Add(min(sweepEvery, t.giveUp/2))
+	for id, e := range t.entries {
+		if e.waiting() && now.Sub(e.lastAttempt) > t.giveUp {
+			id.ns.m.waitBusy.Observe(e.lastAttempt.Sub(e.waitingSince).Seconds())
+			e.waitingSince = time.Time{}
+		}
+		if e.held() {
+			t.expireParts(id, e, now)
+		}
+		t.dropIfIdle(id, e)
+	}
+}
+
+func (t *tracker) expireParts(id lockID, e *entry, now time.Time) {
+	live := e.parts[:0]
+	last := e.heldSince
+	for _, p := range e.parts {
+		if p.deadline.After(now) {
+			live = append(live, p)
+		} else if p.deadline.After(last) {
+			last = p.deadline
+		}
+	}
+	e.parts = live
+	if len(live) == 0 {
+		t.endHold(id, e, last)
+	}
+}
