@@ -61,6 +61,39 @@ type Namespace struct {
 	// ExpectedRenewInterval is how often owners renew; zero means not declared, and
 	// lock_expected_renew_interval_seconds is then not exported.
 	ExpectedRenewInterval time.Duration
+	// Types are the Redis value types that count as locks of this namespace: TypeString
+	// (SET NX locks: lease, bsm/redislock, redsync) and/or TypeHash (Redisson keeps its locks in
+	// hashes). Empty means [TypeString]. Keys of other types under the pattern are ignored.
+	Types []string
+}
+
+// Value types a namespace may declare (the names TYPE and SCAN ... TYPE use).
+const (
+	TypeString = "string"
+	TypeHash   = "hash"
+)
+
+// wants reports whether keys of Redis type typ count as locks of the namespace.
+func (n Namespace) wants(typ string) bool {
+	if len(n.Types) == 0 {
+		return typ == TypeString
+	}
+	for _, t := range n.Types {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// stringsOnly reports whether the namespace counts string keys and nothing else.
+func (n Namespace) stringsOnly() bool {
+	for _, t := range n.Types {
+		if t != TypeString {
+			return false
+		}
+	}
+	return true
 }
 
 // Options configures a Scanner. Zero values take the documented defaults.
@@ -79,6 +112,10 @@ type Options struct {
 	// Timeout is the ceiling of one scan (default DefaultTimeout); a context deadline that comes
 	// earlier wins.
 	Timeout time.Duration
+	// FullKeys keeps whole key names in the top-K lists (for inspect, which prints a handful
+	// once). Otherwise a kept key is cut to MaxKeyLabelLen bytes, its label computed from the
+	// whole key first, so that a namespace of megabyte key names holds kilobytes, not megabytes.
+	FullKeys bool
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -146,6 +183,11 @@ func (n Namespace) Validate() error {
 	}
 	if err := validatePattern(n.Pattern); err != nil {
 		return fmt.Errorf("%w: namespace %q: pattern %q: %v", ErrInvalidOptions, n.Name, n.Pattern, err)
+	}
+	for _, t := range n.Types {
+		if t != TypeString && t != TypeHash {
+			return fmt.Errorf("%w: namespace %q: type %q is not %q or %q", ErrInvalidOptions, n.Name, t, TypeString, TypeHash)
+		}
 	}
 	if n.ExpectedTTL < 0 {
 		return fmt.Errorf("%w: namespace %q: expected TTL %s is negative", ErrInvalidOptions, n.Name, n.ExpectedTTL)

@@ -56,6 +56,7 @@ var ErrInvalid = errors.New("invalid configuration")
 //	    pattern: "cordum:scheduler:job:*"
 //	    expected_ttl: 60s
 //	    expected_renew_interval: 20s
+//	    types: [string]               # string (default) and/or hash (Redisson)
 type Config struct {
 	Redis      Redis       `yaml:"redis"`
 	Scan       Scan        `yaml:"scan"`
@@ -103,6 +104,9 @@ type Namespace struct {
 	Pattern               string   `yaml:"pattern"`
 	ExpectedTTL           Duration `yaml:"expected_ttl"`
 	ExpectedRenewInterval Duration `yaml:"expected_renew_interval"`
+	// Types are the Redis value types that count as locks: "string" (the default) and/or
+	// "hash" (Redisson keeps its locks in hashes).
+	Types []string `yaml:"types"`
 }
 
 // Defaults returns the configuration used where neither file nor flag says otherwise.
@@ -179,6 +183,7 @@ func (n Namespace) collector() collectors.Namespace {
 		Pattern:               n.Pattern,
 		ExpectedTTL:           time.Duration(n.ExpectedTTL),
 		ExpectedRenewInterval: time.Duration(n.ExpectedRenewInterval),
+		Types:                 n.Types,
 	}
 }
 

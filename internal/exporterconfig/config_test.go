@@ -209,7 +209,7 @@ func TestParseNamespace(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("ParseNamespace(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
 		}
 	}
