@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,30 @@ func TestPrintableKeyKeepsLength(t *testing.T) {
 	key := strings.Repeat("k", 500) + "\xff"
 	if got := PrintableKey(key); got != strings.Repeat("k", 500)+`\xff` {
 		t.Errorf("PrintableKey shortened or mangled a long key: %q", got)
+	}
+}
+
+// TestTopKBoundsKeyLength feeds megabyte key names: the kept keys hold at most MaxKeyLabelLen
+// bytes each (with the label of the whole key), unless full keys were asked for.
+func TestTopKBoundsKeyLength(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		top := newTopK(5, full)
+		for i := range 20 {
+			key := fmt.Sprintf("%02d:", i) + strings.Repeat("k", 1<<20)
+			top.offer(KeyInfo{Key: key, Idle: time.Duration(i) * time.Second})
+		}
+		for _, k := range top.sorted() {
+			switch {
+			case !full && (len(k.Key) > MaxKeyLabelLen || !k.Cut):
+				t.Errorf("kept %d bytes of a 1 MiB key (cut %v), want at most %d", len(k.Key), k.Cut, MaxKeyLabelLen)
+			case full && len(k.Key) < 1<<20:
+				t.Errorf("full keys: kept %d bytes", len(k.Key))
+			case len(k.Label) > MaxKeyLabelLen:
+				t.Errorf("label of %d bytes", len(k.Label))
+			}
+		}
+		if got := top.sorted(); len(got) != 5 || !strings.HasPrefix(got[0].Key, "19:") {
+			t.Errorf("kept %d keys, first %.5q; want the 5 stalest, 19 first", len(got), got[0].Key)
+		}
 	}
 }

@@ -160,7 +160,7 @@ func yamlError(err error) string {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	msg = unknownField.ReplaceAllString(msg, `unknown field "$1"`)
 	msg = wrongType.ReplaceAllString(msg, `invalid value "$1" (want $2)`)
-	return strings.Join(strings.Fields(msg), " ")
+	return RedactMessage(strings.Join(strings.Fields(msg), " "))
 }
 
 // ScannerOptions converts the configuration for collectors.NewScanner.
