@@ -31,9 +31,10 @@ const commandGrace = time.Second
 // pass cut at an earlier deadline (so a client with a short timeout cannot truncate Prometheus'
 // scrape). At most one flight per Scanner sends commands before its deadline.
 type flight struct {
-	opts  Options
-	cls   *classifier
-	start time.Time
+	opts    Options
+	cls     *classifier
+	replies *replyClock
+	start   time.Time
 	done  chan struct{}
 	final *Result // set before done is closed
 
@@ -47,8 +48,8 @@ type flight struct {
 	deadline     time.Time
 	expired      bool
 	ns           []*nsState
+	nodes        []*node
 	nodesStarted int
-	nodesReached int
 	nodesDone    int
 	nodeErr      error
 	noIdle       bool
@@ -75,11 +76,38 @@ type nsState struct {
 
 // node tracks one Redis node's part in this flight.
 type node struct {
+	addr    string
 	reached bool
 }
 
-func newFlight(base context.Context, opts Options, cls *classifier, start, deadline time.Time) *flight {
-	f := &flight{opts: opts, cls: cls, start: start, deadline: deadline, done: make(chan struct{})}
+// replyClock remembers when each node last answered a command of any pass. A node counts as
+// reached by a pass when it answered after the pass started, even if the answer was to the
+// previous pass's last pipeline: a Redis busy finishing the exporter's own commands is up, not
+// down. (Without this, a scrape right after a cut one could see its first SCAN queued behind the
+// cut pass's last pipelines past its deadline, and report a healthy Redis as down.)
+type replyClock struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+func newReplyClock() *replyClock { return &replyClock{last: map[string]time.Time{}} }
+
+func (c *replyClock) mark(addr string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at.After(c.last[addr]) {
+		c.last[addr] = at
+	}
+}
+
+func (c *replyClock) since(addr string, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.last[addr].Before(t)
+}
+
+func newFlight(base context.Context, opts Options, cls *classifier, replies *replyClock, start, deadline time.Time) *flight {
+	f := &flight{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
@@ -134,23 +162,43 @@ func (f *flight) cut(err error) bool {
 	return !time.Now().Before(f.deadline)
 }
 
-func (f *flight) startNode() *node {
+func (f *flight) startNode(addr string) *node {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodesStarted++
-	return &node{}
+	n := &node{addr: addr}
+	f.nodes = append(f.nodes, n)
+	return n
 }
 
-// reach records one SCAN reply of n (keys returned after the server's filters).
-func (f *flight) reach(n *node, keys int) {
+// answered records that n answered a command.
+func (f *flight) answered(n *node) {
+	f.replies.mark(n.addr, time.Now())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n.reached = true
+}
+
+// scanned records one SCAN reply of n (keys returned after the server's filters).
+func (f *flight) scanned(n *node, keys int) {
+	f.answered(n)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.scanCalls++
 	f.keysScanned += int64(keys)
-	if !n.reached {
-		n.reached = true
-		f.nodesReached++
+}
+
+// allReached reports whether every node answered since the flight started; f.mu is held.
+func (f *flight) allReached() bool {
+	if f.nodesStarted == 0 {
+		return false
 	}
+	for _, n := range f.nodes {
+		if !n.reached && !f.replies.since(n.addr, f.start) {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *flight) addKeyspace(keys int64) {
@@ -271,7 +319,7 @@ func (f *flight) finish(at time.Time) {
 func (f *flight) snapshot(at time.Time) *Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	reached := f.nodesStarted > 0 && f.nodesReached == f.nodesStarted
+	reached := f.allReached()
 	passDone := f.nodeErr == nil && f.nodesStarted > 0 && f.nodesDone == f.nodesStarted
 	res := &Result{
 		Err:               f.nodeErr,

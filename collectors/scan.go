@@ -70,8 +70,9 @@ func newBatch(size int) *batch {
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
 func (s *Scanner) scanNode(f *flight, c nodeClient) {
-	n := f.startNode()
+	n := f.startNode(nodeAddr(c))
 	if size, err := s.dbSize(f, c); err == nil {
+		f.answered(n)
 		f.addKeyspace(size)
 	}
 	typed := f.cls.stringsOnly && s.typeScan.usable(c)
@@ -85,7 +86,7 @@ func (s *Scanner) scanNode(f *flight, c nodeClient) {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
 				}
-				s.inspectBatch(f, in, b, !typed)
+				s.inspectBatch(f, n, in, b, !typed)
 			}
 		})
 	}
@@ -139,7 +140,7 @@ func (s *Scanner) walk(f *flight, c nodeClient, n *node, typed *bool, batches ch
 		if *typed {
 			s.typeScan.confirm(c)
 		}
-		f.reach(n, len(keys))
+		f.scanned(n, len(keys))
 		f.cls.sort(keys, &reply)
 		capsReached := false
 		for from := 0; from < len(reply.keys); {
@@ -167,10 +168,13 @@ func (s *Scanner) scanOnce(f *flight, c nodeClient, cursor uint64, typed bool) (
 
 // inspectBatch inspects one batch and folds it into the flight. An error on a key marks the
 // namespaces that key belongs to, and no other.
-func (s *Scanner) inspectBatch(f *flight, in *inspector, b *batch, withType bool) {
+func (s *Scanner) inspectBatch(f *flight, n *node, in *inspector, b *batch, withType bool) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	replies, idleKnown := in.inspect(ctx, b.keys, withType)
+	if len(replies) > 0 && !isConnectionError(replies[len(replies)-1].err) {
+		f.answered(n) // the last reply came back, so Redis answered the whole pipeline
+	}
 	if !idleKnown {
 		f.idleUnavailable()
 	}
@@ -198,6 +202,16 @@ func (f *flight) merge(b *batch, replies []keyReply, idleKnown bool) {
 			}
 		}
 	}
+}
+
+// isConnectionError reports whether err is no answer from the server (a network or timeout
+// error, or none at all) rather than nil or an error reply.
+func isConnectionError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var rerr redis.Error
+	return !errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
 }
 
 // typeSupport remembers, per node address, whether the server refused SCAN ... TYPE (Redis

@@ -21,6 +21,7 @@ type Scanner struct {
 	subs     []concern
 	cls      *classifier
 	typeScan *typeSupport
+	replies  *replyClock
 
 	// base parents every scan, so that a scan outlives the scrape that started it (later
 	// scrapes may be waiting on it) while Close can still stop it.
@@ -49,6 +50,7 @@ func NewScanner(client redis.UniversalClient, opts Options) (*Scanner, error) {
 		subs:     newConcerns(),
 		cls:      newClassifier(opts.Namespaces),
 		typeScan: newTypeSupport(),
+		replies:  newReplyClock(),
 		base:     base,
 		cancel:   cancel,
 	}, nil
@@ -79,7 +81,7 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 	// A flight past its deadline has stopped sending commands and is only waiting for the last
 	// replies: start afresh rather than hand its state to a new scrape.
 	if f == nil || !f.extend(deadline) {
-		f = newFlight(s.base, s.opts, s.cls, now, deadline)
+		f = newFlight(s.base, s.opts, s.cls, s.replies, now, deadline)
 		s.flight = f
 		s.running.Add(1)
 		go s.run(f)
