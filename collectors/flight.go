@@ -35,8 +35,8 @@ type flight struct {
 	cls     *classifier
 	replies *replyClock
 	start   time.Time
-	done  chan struct{}
-	final *Result // set before done is closed
+	done    chan struct{}
+	final   *Result // set before done is closed
 
 	// ctx is cancelled at the deadline (by timer) or when the Scanner closes; the scan stops
 	// sending commands once it is done.
