@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -210,4 +211,21 @@ func TestTopKBoundsKeyLength(t *testing.T) {
 			t.Errorf("kept %d keys, first %.5q; want the 5 stalest, 19 first", len(got), got[0].Key)
 		}
 	}
+}
+
+// FuzzPrefixPushdown checks that pushing MATCH literalPrefix(p)+"*" down to SCAN never hides a
+// key the namespace's own pattern matches.
+func FuzzPrefixPushdown(f *testing.F) {
+	for _, seed := range [][2]string{{"jobs:*", "jobs:1"}, {"jobs", "jobs"}, {`a\*b`, "a*b"}, {"a[bc]d", "acd"}, {"*", ""}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		c := newClassifier([]Namespace{{Name: "n", Pattern: pattern}})
+		if c.match == "" || !glob.ScanMatch(pattern, key) {
+			return
+		}
+		if !glob.ScanMatch(c.match, key) {
+			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q does not", pattern, key, c.match)
+		}
+	})
 }
