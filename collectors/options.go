@@ -11,7 +11,8 @@ import (
 
 // Defaults applied by NewScanner to zero-valued Options fields.
 const (
-	// DefaultBatchSize is the SCAN COUNT hint and the largest PTTL/OBJECT IDLETIME pipeline.
+	// DefaultBatchSize is the SCAN COUNT hint and the most keys in one PTTL/OBJECT IDLETIME
+	// pipeline.
 	DefaultBatchSize = 1000
 	// DefaultMaxKeys caps the keys examined per namespace and scan: 100k keys cost Redis about
 	// 200k cheap commands, a bounded share of a 15s scrape interval.
@@ -38,7 +39,7 @@ const (
 	// key asked for), so it blocks every lock acquirer for its whole duration: at about 0.5µs
 	// per key (docs/performance.md) ten thousand is a few milliseconds, a million half a second
 	// on every call. A batch is also 2 × BatchSize commands written and read at once, and a
-	// namespace holds about seven batches per node in memory. Batches above 1,000 measured no
+	// pass holds about seven batches per node in memory. Batches above 1,000 measured no
 	// faster, so the bound takes nothing useful away.
 	MaxBatchSize = 10_000
 )
@@ -53,7 +54,8 @@ var ErrInvalidOptions = errors.New("invalid collector options")
 type Namespace struct {
 	// Name is the lock_namespace label value: non-empty printable UTF-8, at most 128 bytes.
 	Name string
-	// Pattern is the Redis glob given to SCAN MATCH, e.g. "cordum:scheduler:job:*".
+	// Pattern is a Redis glob, e.g. "cordum:scheduler:job:*", matched with the semantics of
+	// SCAN MATCH (the scan classifies keys itself; see internal/glob).
 	Pattern string
 	// ExpectedTTL is the lease TTL the namespace's owners use; zero means not declared, and
 	// lock_expected_ttl_seconds is then not exported.
@@ -103,8 +105,10 @@ type Options struct {
 	// BatchSize is the SCAN COUNT hint and the pipeline size (default DefaultBatchSize, at most
 	// MaxBatchSize).
 	BatchSize int
-	// MaxKeys caps the keys examined per namespace in one scan (default DefaultMaxKeys). When
-	// it is reached the namespace is reported as truncated, with what was seen so far.
+	// MaxKeys caps the keys inspected per namespace in one scan (default DefaultMaxKeys). When
+	// it is reached the namespace is reported as truncated, with what was seen so far. It bounds
+	// the per-key commands, not the SCAN walk, which goes on for the other namespaces (and stops
+	// once every namespace has reached its cap).
 	MaxKeys int
 	// TopK is the number of stalest keys per namespace reported by key (default DefaultTopK, at
 	// most MaxTopK).
