@@ -104,12 +104,11 @@ func (s *Scanner) dbSize(f *flight, c nodeClient) (int64, error) {
 	return c.DBSize(ctx).Result()
 }
 
-// walk runs the node's SCAN loop and hands the admitted keys to the workers in batches of at most
-// BatchSize. It reports whether the pass reached the end of the keyspace (or every namespace's
-// cap) without a node failure.
+// walk hands the keys of the node's SCAN loop, once admitted, to the workers in batches of at
+// most BatchSize. It reports whether the pass reached the end of the keyspace (or every
+// namespace's cap) without a node failure.
 func (s *Scanner) walk(f *flight, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
 	size := f.opts.BatchSize
-	var cursor uint64
 	var reply classified
 	b := newBatch(size)
 	send := func() bool {
@@ -124,24 +123,20 @@ func (s *Scanner) walk(f *flight, c nodeClient, n *node, typed *bool, batches ch
 			return false
 		}
 	}
-	for {
-		if f.ctx.Err() != nil {
+	replies := make(chan scanReply, 1)
+	stop := make(chan struct{})
+	var fetcher sync.WaitGroup
+	fetcher.Go(func() { s.fetch(f, c, n, typed, replies, stop) })
+	defer func() {
+		close(stop)
+		fetcher.Wait() // a SCAN in flight ends by its command deadline
+	}()
+	for r := range replies {
+		if r.err != nil {
+			f.failNode(r.err)
 			return false
 		}
-		keys, next, err := s.scanOnce(f, c, cursor, *typed)
-		if err != nil {
-			if *typed && s.typeScan.refused(c, err) {
-				*typed = false // this node has no SCAN ... TYPE: filter by TYPE per key instead
-				continue
-			}
-			f.failNode(err)
-			return false
-		}
-		if *typed {
-			s.typeScan.confirm(c)
-		}
-		f.scanned(n, len(keys))
-		f.cls.sort(keys, &reply)
+		f.cls.sort(r.keys, &reply)
 		capsReached := false
 		for from := 0; from < len(reply.keys); {
 			from, capsReached = f.admit(&reply, from, b, size)
@@ -149,8 +144,49 @@ func (s *Scanner) walk(f *flight, c nodeClient, n *node, typed *bool, batches ch
 				return false
 			}
 		}
-		if capsReached || next == 0 {
+		if capsReached || r.last {
 			return send()
+		}
+	}
+	return false // the pass was cut: fetch stopped at the deadline
+}
+
+// scanReply is one SCAN reply of the node, or the error that ended the loop.
+type scanReply struct {
+	keys []string
+	last bool // the cursor came back to 0
+	err  error
+}
+
+// fetch runs the node's SCAN loop one reply ahead of walk, so that classifying a reply and
+// admitting its keys is off the critical path of the cursor chain: Redis can run the next SCAN
+// while the exporter sorts the last one. It closes out when the loop ends, at the deadline, or
+// when walk closes stop.
+func (s *Scanner) fetch(f *flight, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
+	defer close(out)
+	var cursor uint64
+	for f.ctx.Err() == nil {
+		keys, next, err := s.scanOnce(f, c, cursor, *typed)
+		if err != nil && *typed && s.typeScan.refused(c, err) {
+			*typed = false // this node has no SCAN ... TYPE: filter by TYPE per key instead
+			continue
+		}
+		r := scanReply{keys: keys, last: next == 0, err: err}
+		if err == nil {
+			if *typed {
+				s.typeScan.confirm(c)
+			}
+			f.scanned(n, len(keys))
+		}
+		select {
+		case out <- r:
+		case <-stop:
+			return
+		case <-f.ctx.Done():
+			return
+		}
+		if err != nil || r.last {
+			return
 		}
 		cursor = next
 	}
