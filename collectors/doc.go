@@ -1,28 +1,38 @@
 // Package collectors reads live lock keys from Redis and turns them into Prometheus metrics.
 //
-// A [Scanner] walks every configured lock namespace with SCAN MATCH/COUNT and, for the keys found,
-// pipelines PTTL and OBJECT IDLETIME in batches. It never runs KEYS, never runs a Lua loop on the
-// server, and never GETs a lock key: GET would reset the key's idle time and read the owner's token.
-// On Redis Cluster every master is scanned concurrently and the results are merged.
+// A [Scanner] makes one pass over each node's keyspace per scrape: a single SCAN cursor whose
+// keys are sorted into the configured namespaces on the exporter's side, with the semantics of
+// the server's own SCAN MATCH (internal/glob). Only keys some namespace wants are inspected, by
+// pipelined PTTL and OBJECT IDLETIME (and TYPE, unless the server filtered by type). So Redis
+// does the work of one SCAN walk of the keyspace, whatever the number of namespaces, plus two or
+// three cheap commands per lock key. What the server can filter, it does: with every namespace
+// counting strings only, SCAN ... TYPE string (Redis 6 and later; a server that refuses it is
+// remembered and gets TYPE per key); with every pattern sharing a literal prefix, MATCH prefix*.
+// It never runs KEYS, never runs a Lua loop on the server, and never GETs a lock key: GET would
+// reset the key's idle time and read the owner's token. On Redis Cluster every master is scanned
+// concurrently and the results are merged.
 //
-// Aggregation streams: a scan keeps counters, a minimum, a maximum and a bounded heap of the K
-// stalest keys per namespace, never the list of keys. What it holds is the keys in flight: on
-// each node, each namespace has up to about seven batches of BatchSize keys at once (the SCAN
-// reply being cut into batches, inspectWorkers batches queued and inspectWorkers being
-// inspected), and each inspect worker keeps its BatchSize-long command and result slices for
-// reuse. Memory is therefore O(namespaces × nodes × BatchSize + namespaces × K), whatever the
-// number of keys; MaxBatchSize and MaxTopK bound both terms.
+// Aggregation streams: a scan keeps counters, a minimum, a maximum and two bounded heaps (the K
+// stalest keys, and the K stalest keys without expiry) per namespace, never the list of keys;
+// a kept key holds at most MaxKeyLabelLen bytes of its name. What it holds besides is the keys in
+// flight: per node, the SCAN reply being classified and up to 2 × inspectWorkers + 1 batches of
+// BatchSize keys. Memory is therefore O(nodes × BatchSize + namespaces × K), whatever the number
+// of keys; MaxBatchSize and MaxTopK bound both terms.
 // SCAN may return a key more than once (when the server resizes its hash table mid-scan); the
 // scanner does not keep a set of every key seen to filter those repeats, because that set would
 // be O(keys). Counts can therefore overstate by the few keys that were returned twice during a
-// resize; minimum TTL and maximum idle time are unaffected, and the top-K list is de-duplicated
-// exactly.
+// resize; minimum TTL and maximum idle time are unaffected, and the top-K lists are de-duplicated.
 //
-// Keys ending in ":fence" or ":writefence" are the lease library's counters (lease.FenceKey,
-// lease.WriteFenceKey), not locks, and are skipped even when a namespace pattern matches them.
+// Keys shaped exactly as the lease library's counters (lease.FenceKey, lease.WriteFenceKey) are
+// not locks: they are counted apart (lock_fence_keys) and not inspected.
+//
+// Deadlines: a pass stops sending commands at its deadline by itself; the socket gets a second
+// more, so that a reply in flight is not turned into an i/o timeout that would look like a
+// failing Redis. A pass cut by its deadline reports what it saw (a lower bound) with
+// lock_exporter_scrape_complete 0 and lock_exporter_up 1. Concurrent scrapes share the pass in
+// flight, which runs until the latest of their deadlines.
 //
 // The metrics are built fresh on every scrape (node_exporter style): [Scanner.Collector] returns a
 // prometheus.Collector bound to one scrape's context, made of one small collector per concern
-// (key counts and TTL, idle time, scrape meta-metrics, declared expectations). Concurrent scrapes
-// share the scan in flight instead of each starting its own.
+// (key counts and TTL, idle time, scrape meta-metrics, declared expectations).
 package collectors

@@ -3,20 +3,22 @@ package collectors
 import "github.com/prometheus/client_golang/prometheus"
 
 // keyStats reports how many lock keys live in each namespace and how close to expiry they are.
-// Nothing is reported when Redis could not be read: a missing series says "unknown", where a 0
-// would say "no locks".
+// Nothing is reported when Redis could not be read, or for a namespace whose commands failed: a
+// missing series says "unknown", where a 0 would say "no locks".
 type keyStats struct {
-	keys, withoutTTL, ttlMin *prometheus.Desc
+	keys, withoutTTL, ttlMin, fence *prometheus.Desc
 }
 
 func newKeyStats() *keyStats {
 	return &keyStats{
 		keys: prometheus.NewDesc("lock_keys",
-			"Live keys matching the namespace's pattern (fence counters excluded).", []string{nsLabel}, nil),
+			"Live keys of the namespace's declared types (string by default) matching its pattern; fence counters excluded. A lower bound when lock_exporter_scrape_complete is 0.", []string{nsLabel}, nil),
 		withoutTTL: prometheus.NewDesc("lock_keys_without_ttl",
 			"Live keys of the namespace with no expiry: locks that never free themselves.", []string{nsLabel}, nil),
 		ttlMin: prometheus.NewDesc("lock_key_ttl_min_seconds",
 			"Smallest remaining TTL among the namespace's keys that have one; absent when none has.", []string{nsLabel}, nil),
+		fence: prometheus.NewDesc("lock_fence_keys",
+			"Keys under the namespace's pattern shaped as the lease library's fence counters (lease.FenceKey, lease.WriteFenceKey); not locks, not in lock_keys.", []string{nsLabel}, nil),
 	}
 }
 
@@ -24,6 +26,7 @@ func (k *keyStats) describe(ch chan<- *prometheus.Desc) {
 	ch <- k.keys
 	ch <- k.withoutTTL
 	ch <- k.ttlMin
+	ch <- k.fence
 }
 
 func (k *keyStats) update(res *Result, ch chan<- prometheus.Metric) {
@@ -31,8 +34,12 @@ func (k *keyStats) update(res *Result, ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, ns := range res.Namespaces {
+		if ns.Err != nil {
+			continue // unknown: lock_exporter_scrape_success says why
+		}
 		name := ns.Namespace.Name
 		ch <- gauge(k.keys, float64(ns.Keys), name)
+		ch <- gauge(k.fence, float64(ns.FenceKeys), name)
 		ch <- gauge(k.withoutTTL, float64(ns.KeysWithoutTTL), name)
 		if ns.HasTTL {
 			ch <- gauge(k.ttlMin, ns.MinTTL.Seconds(), name)

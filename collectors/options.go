@@ -11,7 +11,8 @@ import (
 
 // Defaults applied by NewScanner to zero-valued Options fields.
 const (
-	// DefaultBatchSize is the SCAN COUNT hint and the largest PTTL/OBJECT IDLETIME pipeline.
+	// DefaultBatchSize is the SCAN COUNT hint and the most keys in one PTTL/OBJECT IDLETIME
+	// pipeline.
 	DefaultBatchSize = 1000
 	// DefaultMaxKeys caps the keys examined per namespace and scan: 100k keys cost Redis about
 	// 200k cheap commands, a bounded share of a 15s scrape interval.
@@ -38,7 +39,7 @@ const (
 	// key asked for), so it blocks every lock acquirer for its whole duration: at about 0.5µs
 	// per key (docs/performance.md) ten thousand is a few milliseconds, a million half a second
 	// on every call. A batch is also 2 × BatchSize commands written and read at once, and a
-	// namespace holds about seven batches per node in memory. Batches above 1,000 measured no
+	// pass holds about seven batches per node in memory. Batches above 1,000 measured no
 	// faster, so the bound takes nothing useful away.
 	MaxBatchSize = 10_000
 )
@@ -53,7 +54,8 @@ var ErrInvalidOptions = errors.New("invalid collector options")
 type Namespace struct {
 	// Name is the lock_namespace label value: non-empty printable UTF-8, at most 128 bytes.
 	Name string
-	// Pattern is the Redis glob given to SCAN MATCH, e.g. "cordum:scheduler:job:*".
+	// Pattern is a Redis glob, e.g. "cordum:scheduler:job:*", matched with the semantics of
+	// SCAN MATCH (the scan classifies keys itself; see internal/glob).
 	Pattern string
 	// ExpectedTTL is the lease TTL the namespace's owners use; zero means not declared, and
 	// lock_expected_ttl_seconds is then not exported.
@@ -61,6 +63,39 @@ type Namespace struct {
 	// ExpectedRenewInterval is how often owners renew; zero means not declared, and
 	// lock_expected_renew_interval_seconds is then not exported.
 	ExpectedRenewInterval time.Duration
+	// Types are the Redis value types that count as locks of this namespace: TypeString
+	// (SET NX locks: lease, bsm/redislock, redsync) and/or TypeHash (Redisson keeps its locks in
+	// hashes). Empty means [TypeString]. Keys of other types under the pattern are ignored.
+	Types []string
+}
+
+// Value types a namespace may declare (the names TYPE and SCAN ... TYPE use).
+const (
+	TypeString = "string"
+	TypeHash   = "hash"
+)
+
+// wants reports whether keys of Redis type typ count as locks of the namespace.
+func (n Namespace) wants(typ string) bool {
+	if len(n.Types) == 0 {
+		return typ == TypeString
+	}
+	for _, t := range n.Types {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// stringsOnly reports whether the namespace counts string keys and nothing else.
+func (n Namespace) stringsOnly() bool {
+	for _, t := range n.Types {
+		if t != TypeString {
+			return false
+		}
+	}
+	return true
 }
 
 // Options configures a Scanner. Zero values take the documented defaults.
@@ -70,8 +105,10 @@ type Options struct {
 	// BatchSize is the SCAN COUNT hint and the pipeline size (default DefaultBatchSize, at most
 	// MaxBatchSize).
 	BatchSize int
-	// MaxKeys caps the keys examined per namespace in one scan (default DefaultMaxKeys). When
-	// it is reached the namespace is reported as truncated, with what was seen so far.
+	// MaxKeys caps the keys inspected per namespace in one scan (default DefaultMaxKeys). When
+	// it is reached the namespace is reported as truncated, with what was seen so far. It bounds
+	// the per-key commands, not the SCAN walk, which goes on for the other namespaces (and stops
+	// once every namespace has reached its cap).
 	MaxKeys int
 	// TopK is the number of stalest keys per namespace reported by key (default DefaultTopK, at
 	// most MaxTopK).
@@ -79,6 +116,10 @@ type Options struct {
 	// Timeout is the ceiling of one scan (default DefaultTimeout); a context deadline that comes
 	// earlier wins.
 	Timeout time.Duration
+	// FullKeys keeps whole key names in the top-K lists (for inspect, which prints a handful
+	// once). Otherwise a kept key is cut to MaxKeyLabelLen bytes, its label computed from the
+	// whole key first, so that a namespace of megabyte key names holds kilobytes, not megabytes.
+	FullKeys bool
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -146,6 +187,11 @@ func (n Namespace) Validate() error {
 	}
 	if err := validatePattern(n.Pattern); err != nil {
 		return fmt.Errorf("%w: namespace %q: pattern %q: %v", ErrInvalidOptions, n.Name, n.Pattern, err)
+	}
+	for _, t := range n.Types {
+		if t != TypeString && t != TypeHash {
+			return fmt.Errorf("%w: namespace %q: type %q is not %q or %q", ErrInvalidOptions, n.Name, t, TypeString, TypeHash)
+		}
 	}
 	if n.ExpectedTTL < 0 {
 		return fmt.Errorf("%w: namespace %q: expected TTL %s is negative", ErrInvalidOptions, n.Name, n.ExpectedTTL)

@@ -14,6 +14,13 @@ type Result struct {
 	IdleTimeAvailable bool
 	// Namespaces holds one entry per configured namespace, in configuration order.
 	Namespaces []NamespaceResult
+	// ScanCalls is the number of SCAN commands the pass sent (all nodes).
+	ScanCalls int64
+	// KeysScanned is the number of keys SCAN returned (after the server-side MATCH and TYPE
+	// filters), all nodes, duplicates included.
+	KeysScanned int64
+	// Keyspace is DBSIZE summed over the scanned nodes when the pass started.
+	Keyspace int64
 }
 
 // NamespaceResult aggregates one namespace's keys.
@@ -23,6 +30,9 @@ type NamespaceResult struct {
 	Keys int64
 	// KeysWithoutTTL counts keys with no expiry.
 	KeysWithoutTTL int64
+	// FenceKeys counts the lease library's companion keys (fence counters) under the pattern;
+	// they are not locks and are not in Keys.
+	FenceKeys int64
 	// MinTTL is the smallest remaining TTL; valid only when HasTTL.
 	MinTTL time.Duration
 	// HasTTL is true when at least one key with an expiry was seen.
@@ -33,11 +43,18 @@ type NamespaceResult struct {
 	HasIdle bool
 	// Stalest lists at most TopK keys, stalest first.
 	Stalest []KeyInfo
+	// StalestNoTTL lists at most TopK keys without expiry, stalest first.
+	StalestNoTTL []KeyInfo
 	// Truncated is true when the MaxKeys cap stopped the scan.
 	Truncated bool
-	// Complete is true when every node's SCAN of the namespace ran to its end (or to the cap)
-	// without error before the deadline.
+	// Complete is true when the pass ran to its end on every node (or the namespace reached its
+	// cap) without an error of the namespace before the deadline. When false, the counts are a
+	// lower bound.
 	Complete bool
-	// Duration is how long the namespace's scan took, or ran until it was cut.
+	// Err is the first error confined to this namespace (a command on one of its keys failed);
+	// nil when its commands succeeded. A deadline is not an error.
+	Err error
+	// Duration is how long the keyspace pass that served the namespace took, or ran until it was
+	// cut: one pass serves every namespace, so namespaces share it.
 	Duration time.Duration
 }

@@ -13,11 +13,15 @@ import (
 var ErrScannerClosed = errors.New("collectors: scanner closed")
 
 // Scanner scans the configured lock namespaces in Redis. It is safe for concurrent use:
-// concurrent Scan calls share the scan in flight, so N simultaneous scrapes cost Redis one scan.
+// concurrent Scan calls share the pass in flight (extending its deadline to the latest of
+// theirs), so N simultaneous scrapes cost Redis one pass, whatever their deadlines.
 type Scanner struct {
-	client redis.UniversalClient
-	opts   Options
-	subs   []concern
+	client   redis.UniversalClient
+	opts     Options
+	subs     []concern
+	cls      *classifier
+	typeScan *typeSupport
+	replies  *replyClock
 
 	// base parents every scan, so that a scan outlives the scrape that started it (later
 	// scrapes may be waiting on it) while Close can still stop it.
@@ -41,20 +45,26 @@ func NewScanner(client redis.UniversalClient, opts Options) (*Scanner, error) {
 	}
 	base, cancel := context.WithCancel(context.Background())
 	return &Scanner{
-		client: client,
-		opts:   opts,
-		subs:   newConcerns(),
-		base:   base,
-		cancel: cancel,
+		client:   client,
+		opts:     opts,
+		subs:     newConcerns(),
+		cls:      newClassifier(opts.Namespaces),
+		typeScan: newTypeSupport(),
+		replies:  newReplyClock(),
+		base:     base,
+		cancel:   cancel,
 	}, nil
 }
 
 // Options returns the options in effect, defaults applied.
 func (s *Scanner) Options() Options { return s.opts }
 
-// Scan returns what the scan in flight (or a new one) saw by the time it ended or ctx ended,
-// whichever comes first. The scan itself runs until it finishes or until its own deadline: the
-// earlier of ctx's deadline and Options.Timeout, taken from the call that started it.
+// Scan returns what the pass in flight (or a new one) saw by the time it ended or ctx ended,
+// whichever comes first. The pass runs until it finishes or until its deadline: the latest of
+// the deadlines of the calls sharing it, each the earlier of the call's ctx deadline and
+// Options.Timeout. A call never shares a pass that would stop before its own deadline: it
+// extends the pass in flight instead, so a client with a short timeout cannot cut another's
+// scrape short, and a flood of such clients costs Redis one pass at a time.
 func (s *Scanner) Scan(ctx context.Context) *Result {
 	now := time.Now()
 	deadline := now.Add(s.opts.Timeout)
@@ -68,21 +78,17 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 		return closedResult(s.opts)
 	}
 	f := s.flight
-	// A flight past its deadline is stuck on a client that ignores context deadlines; leave it
-	// to its socket timeouts rather than hand its stale state to a new scrape.
-	if f == nil || !now.Before(f.deadline) {
-		f = newFlight(s.opts, now, deadline)
+	// A flight past its deadline has stopped sending commands and is only waiting for the last
+	// replies: start afresh rather than hand its state to a new scrape.
+	if f == nil || !f.extend(deadline) {
+		f = newFlight(s.base, s.opts, s.cls, s.replies, now, deadline)
 		s.flight = f
 		s.running.Add(1)
 		go s.run(f)
 	}
 	s.mu.Unlock()
 
-	until := deadline
-	if f.deadline.Before(until) {
-		until = f.deadline
-	}
-	wait := time.NewTimer(time.Until(until))
+	wait := time.NewTimer(time.Until(deadline))
 	defer wait.Stop()
 	select {
 	case <-f.done:
@@ -105,20 +111,21 @@ func (s *Scanner) Close() {
 
 func (s *Scanner) run(f *flight) {
 	defer s.running.Done()
-	ctx, cancel := context.WithDeadline(s.base, f.deadline)
-	defer cancel()
-
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		ctx, cancel := f.commandContext(f.ctx)
 		// fn records its own failures, so the only error left is loading the cluster's slot map.
-		if err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			f.scanNode(ctx, node)
+		err := cc.ForEachMaster(ctx, func(_ context.Context, node *redis.Client) error {
+			s.scanNode(f, node)
 			return nil
-		}); err != nil {
-			f.fail(ctx, -1, err)
+		})
+		cancel()
+		if err != nil {
+			f.failNode(err)
 		}
 	} else {
-		f.scanNode(ctx, s.client)
+		s.scanNode(f, s.client)
 	}
+	f.passEnded(time.Now())
 
 	s.mu.Lock()
 	if s.flight == f {
@@ -126,14 +133,21 @@ func (s *Scanner) run(f *flight) {
 	}
 	s.mu.Unlock()
 	f.finish(time.Now())
-	if res := f.final; !res.Up {
+	s.logResult(f.final)
+}
+
+func (s *Scanner) logResult(res *Result) {
+	if !res.Up {
 		s.opts.Logger.Warn("lock key scan failed", "err", res.Err)
-	} else {
-		for _, ns := range res.Namespaces {
-			if !ns.Complete {
-				s.opts.Logger.Debug("lock key scan cut by its deadline", "lock_namespace", ns.Namespace.Name,
-					"keys_seen", ns.Keys, "after", ns.Duration)
-			}
+		return
+	}
+	for _, ns := range res.Namespaces {
+		switch {
+		case ns.Err != nil:
+			s.opts.Logger.Warn("lock key scan failed for one namespace", "lock_namespace", ns.Namespace.Name, "err", ns.Err)
+		case !ns.Complete:
+			s.opts.Logger.Debug("lock key scan cut by its deadline", "lock_namespace", ns.Namespace.Name,
+				"keys_seen", ns.Keys, "after", ns.Duration)
 		}
 	}
 }

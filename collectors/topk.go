@@ -18,6 +18,10 @@ type KeyInfo struct {
 	TTL time.Duration
 	// Idle is OBJECT IDLETIME (one-second resolution); zero when idle time is unavailable.
 	Idle time.Duration
+	// Label is KeyLabel of the whole key (set for the keys a Result lists).
+	Label string
+	// Cut is true when Key holds only the first MaxKeyLabelLen bytes of a longer key name.
+	Cut bool
 }
 
 // staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
@@ -30,38 +34,51 @@ func staler(a, b KeyInfo) bool {
 }
 
 // topK keeps the k stalest keys seen in a stream. It is a heap whose root is the least stale
-// kept key, so a candidate is compared with the root only; the index map de-duplicates keys
-// that SCAN returned twice. Memory is O(k).
+// kept key, so a candidate is compared with the root only; the index map (by label, which is
+// derived from the whole key) de-duplicates keys that SCAN returned twice. Memory is O(k): a kept
+// key is cut to MaxKeyLabelLen bytes unless full keys were asked for.
 type topK struct {
 	k     int
+	full  bool
 	items []KeyInfo
 	index map[string]int
 }
 
-func newTopK(k int) *topK {
-	return &topK{k: k, index: make(map[string]int, k)}
+func newTopK(k int, full bool) *topK {
+	return &topK{k: k, full: full, index: make(map[string]int, k)}
+}
+
+// keep prepares a key for storage: its label from the whole name, and a copy of the name (cut
+// unless full) that does not pin the reply buffer it was sliced from.
+func (t *topK) keep(ki KeyInfo) KeyInfo {
+	ki.Label = KeyLabel(ki.Key)
+	if !t.full && len(ki.Key) > MaxKeyLabelLen {
+		ki.Key, ki.Cut = ki.Key[:MaxKeyLabelLen], true
+	}
+	ki.Key = strings.Clone(ki.Key)
+	return ki
 }
 
 // offer considers one key; a key already kept is updated in place.
 func (t *topK) offer(ki KeyInfo) {
-	if i, ok := t.index[ki.Key]; ok {
+	// The common case, and the cheap one: not staler than the least stale kept key. (A kept key
+	// that SCAN returns again no staler than that keeps its first reading.)
+	if len(t.items) == t.k && !staler(ki, t.items[0]) {
+		return
+	}
+	ki = t.keep(ki)
+	if i, ok := t.index[ki.Label]; ok {
 		t.items[i] = ki
 		heap.Fix(t, i)
 		return
 	}
 	if len(t.items) < t.k {
-		// Clone so the kept key does not pin a larger buffer it may have been sliced from.
-		ki.Key = strings.Clone(ki.Key)
 		heap.Push(t, ki)
 		return
 	}
-	if !staler(ki, t.items[0]) {
-		return
-	}
-	delete(t.index, t.items[0].Key)
-	ki.Key = strings.Clone(ki.Key)
+	delete(t.index, t.items[0].Label)
 	t.items[0] = ki
-	t.index[ki.Key] = 0
+	t.index[ki.Label] = 0
 	heap.Fix(t, 0)
 }
 
@@ -85,17 +102,17 @@ func (t *topK) Len() int           { return len(t.items) }
 func (t *topK) Less(i, j int) bool { return staler(t.items[j], t.items[i]) }
 func (t *topK) Swap(i, j int) {
 	t.items[i], t.items[j] = t.items[j], t.items[i]
-	t.index[t.items[i].Key] = i
-	t.index[t.items[j].Key] = j
+	t.index[t.items[i].Label] = i
+	t.index[t.items[j].Label] = j
 }
 func (t *topK) Push(x any) {
 	ki := x.(KeyInfo)
-	t.index[ki.Key] = len(t.items)
+	t.index[ki.Label] = len(t.items)
 	t.items = append(t.items, ki)
 }
 func (t *topK) Pop() any {
 	last := t.items[len(t.items)-1]
 	t.items = t.items[:len(t.items)-1]
-	delete(t.index, last.Key)
+	delete(t.index, last.Label)
 	return last
 }

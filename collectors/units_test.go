@@ -2,11 +2,13 @@ package collectors
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -26,7 +28,7 @@ func TestTopK(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			top := newTopK(tt.k)
+			top := newTopK(tt.k, false)
 			for _, k := range tt.in {
 				top.offer(k)
 			}
@@ -115,21 +117,68 @@ func TestOptionsValidation(t *testing.T) {
 	}
 }
 
-// TestCompanionKeysFollowLease ties the skipped suffixes to the lease library's key convention.
-func TestCompanionKeysFollowLease(t *testing.T) {
-	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc"} {
+// TestCompanionShapeMatchesLease ties isCompanionKey to the lease library's own functions: every
+// key they produce is a companion, and every key called a companion is one they produce from the
+// base the shape implies.
+func TestCompanionShapeMatchesLease(t *testing.T) {
+	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc", "", "}", "a}b", "{", "{}", "x{y}z", "w:deploy"} {
 		for _, companion := range []string{lease.FenceKey(lock), lease.WriteFenceKey(lock)} {
 			if !isCompanionKey(companion) {
-				t.Errorf("%q (companion of %q) is not skipped", companion, lock)
+				t.Errorf("%q (companion of %q) is not recognised", companion, lock)
 			}
 		}
-		if isCompanionKey(lock) {
-			t.Errorf("lock key %q is skipped", lock)
+	}
+	tests := []struct {
+		key  string
+		want bool
+	}{
+		{"w:deploy:fence", false}, // a lock named so: lease would have written {w:deploy}:fence
+		{"jobs:1:writefence", false},
+		{"{w:deploy}:fence", true},
+		{"{jobs}:1:fence", true},
+		{"{jobs}:1:writefence", true},
+		{"{}:fence", true}, // lease.FenceKey("")
+		{"{}x:fence", false},
+		{"fence", false},
+		{":fence", false},
+		{"jobs:1", false},
+	}
+	for _, tt := range tests {
+		if got := isCompanionKey(tt.key); got != tt.want {
+			t.Errorf("isCompanionKey(%q) = %v, want %v", tt.key, got, tt.want)
 		}
 	}
-	if got := dropCompanionKeys([]string{"a", lease.FenceKey("a"), "b"}); strings.Join(got, " ") != "a b" {
-		t.Errorf("dropCompanionKeys kept %q", got)
+}
+
+// FuzzCompanionShape checks the converse on arbitrary keys: a key isCompanionKey accepts is
+// exactly what lease.FenceKey or lease.WriteFenceKey makes of the lock key it implies.
+func FuzzCompanionShape(f *testing.F) {
+	for _, seed := range []string{"{a}:fence", "a:fence", "{a}b:writefence", "{}}:fence", "{a}}:fence"} {
+		f.Add(seed)
 	}
+	f.Fuzz(func(t *testing.T, key string) {
+		produced := false
+		for _, suffix := range []string{fenceSuffix, writeFenceSuffix} {
+			base, ok := strings.CutSuffix(key, suffix)
+			if !ok {
+				continue
+			}
+			candidates := []string{base}
+			if inner, ok := strings.CutPrefix(base, "{"); ok {
+				if inner, ok := strings.CutSuffix(inner, "}"); ok {
+					candidates = append(candidates, inner)
+				}
+			}
+			for _, lock := range candidates {
+				if lease.FenceKey(lock) == key || lease.WriteFenceKey(lock) == key {
+					produced = true
+				}
+			}
+		}
+		if got := isCompanionKey(key); got != produced {
+			t.Errorf("isCompanionKey(%q) = %v, lease produces it: %v", key, got, produced)
+		}
+	})
 }
 
 func TestPrintableKeyKeepsLength(t *testing.T) {
@@ -137,4 +186,46 @@ func TestPrintableKeyKeepsLength(t *testing.T) {
 	if got := PrintableKey(key); got != strings.Repeat("k", 500)+`\xff` {
 		t.Errorf("PrintableKey shortened or mangled a long key: %q", got)
 	}
+}
+
+// TestTopKBoundsKeyLength feeds megabyte key names: the kept keys hold at most MaxKeyLabelLen
+// bytes each (with the label of the whole key), unless full keys were asked for.
+func TestTopKBoundsKeyLength(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		top := newTopK(5, full)
+		for i := range 20 {
+			key := fmt.Sprintf("%02d:", i) + strings.Repeat("k", 1<<20)
+			top.offer(KeyInfo{Key: key, Idle: time.Duration(i) * time.Second})
+		}
+		for _, k := range top.sorted() {
+			switch {
+			case !full && (len(k.Key) > MaxKeyLabelLen || !k.Cut):
+				t.Errorf("kept %d bytes of a 1 MiB key (cut %v), want at most %d", len(k.Key), k.Cut, MaxKeyLabelLen)
+			case full && len(k.Key) < 1<<20:
+				t.Errorf("full keys: kept %d bytes", len(k.Key))
+			case len(k.Label) > MaxKeyLabelLen:
+				t.Errorf("label of %d bytes", len(k.Label))
+			}
+		}
+		if got := top.sorted(); len(got) != 5 || !strings.HasPrefix(got[0].Key, "19:") {
+			t.Errorf("kept %d keys, first %.5q; want the 5 stalest, 19 first", len(got), got[0].Key)
+		}
+	}
+}
+
+// FuzzPrefixPushdown checks that pushing MATCH literalPrefix(p)+"*" down to SCAN never hides a
+// key the namespace's own pattern matches.
+func FuzzPrefixPushdown(f *testing.F) {
+	for _, seed := range [][2]string{{"jobs:*", "jobs:1"}, {"jobs", "jobs"}, {`a\*b`, "a*b"}, {"a[bc]d", "acd"}, {"*", ""}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		c := newClassifier([]Namespace{{Name: "n", Pattern: pattern}})
+		if c.match == "" || !glob.ScanMatch(pattern, key) {
+			return
+		}
+		if !glob.ScanMatch(c.match, key) {
+			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q does not", pattern, key, c.match)
+		}
+	})
 }

@@ -49,6 +49,7 @@ func TestOverviewReadsTopDown(t *testing.T) {
 		{"Store (lock exporter)", "timeseries", metricKeyTTLMin},
 		{"Store (lock exporter)", "timeseries", metricKeyIdleMax},
 		{"Store (lock exporter)", "table", metricKeyIdle + "{"},
+		{"Store (lock exporter)", "table", metricKeyWithoutTTLIdle + "{"},
 		{"Store (lock exporter)", "timeseries", metricScrapeDuration},
 	}
 	for _, c := range checks {

@@ -16,6 +16,7 @@ const (
 	metricKeyTTLMin          = "lock_key_ttl_min_seconds"
 	metricKeyIdleMax         = "lock_key_idle_max_seconds"
 	metricKeyIdle            = "lock_key_idle_seconds"
+	metricKeyWithoutTTLIdle  = "lock_key_without_ttl_idle_seconds"
 	metricExporterUp         = "lock_exporter_up"
 	metricScrapeDuration     = "lock_exporter_scrape_duration_seconds"
 	metricKeysTruncated      = "lock_exporter_keys_truncated"

@@ -230,6 +230,14 @@ func storeRow(d *dashboard.DashboardBuilder, s settings) {
 		"Idle",
 		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyIdle, sel.store()))).
 		Span(graphWidth))
+	d.WithPanel(labelTable("Keys without TTL",
+		fmt.Sprintf("The %d stalest lock keys that have no expiry, by name, across the selected namespaces (the exporter lists the K stalest per namespace). Such a lock never frees itself if its owner dies: confirm the key with lock-exporter inspect, then give it a TTL or delete it (runbook: LockKeyWithoutTTL).", s.stalestKeys),
+		unitSeconds,
+		nil,
+		map[string]string{"lock_namespace": "Namespace", "key": "Key", "Value": "Idle"},
+		"Idle",
+		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyWithoutTTLIdle, sel.store()))).
+		Span(graphWidth))
 	d.WithPanel(graph("Exporter scan duration",
 		"Time the exporter took to scan each namespace's keys on its last scrape. Rising toward the scrape timeout means scans will be cut short.",
 		unitSeconds,

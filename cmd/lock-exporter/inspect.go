@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,22 +19,52 @@ import (
 )
 
 const inspectSynopsis = "lock-exporter inspect [flags] [NAMESPACE]\n\n" +
-	"Lists a namespace's live locks, stalest first, with remaining TTL, idle time and fence value.\n" +
-	"Name the namespace as an argument or with --namespace NAME (a configured one), or define it\n" +
-	"with --namespace NAME=PATTERN; it may be left out when only one is configured. Lock values\n" +
-	"(owner tokens) are never read: the scan uses SCAN, PTTL and OBJECT IDLETIME, and GET only\n" +
-	"on fence keys."
+	"Lists a namespace's live locks, keys without TTL first, then the stalest, with remaining TTL,\n" +
+	"idle time and fence value. Name the namespace as an argument or with --namespace NAME (a\n" +
+	"configured one), or define it with --namespace NAME=PATTERN; it may be left out when only one\n" +
+	"is configured. Lock values (owner tokens) are never read: the scan uses SCAN, PTTL, OBJECT\n" +
+	"IDLETIME (and TYPE), and GET only on fence keys. Exit status 3: the scan was cut short or\n" +
+	"stopped at --scan.max-keys, so the counts are a lower bound."
 
 const defaultInspectLimit = 20
+
+// exitPartial is inspect's status when it printed a partial answer: the deadline cut the scan,
+// the key cap stopped it, or a command on the namespace's keys failed. 1 stays "Redis unreachable".
+const exitPartial = 3
 
 // fenceTimeout bounds the fence look-up that follows the scan.
 const fenceTimeout = 2 * time.Second
 
+// inspectFlags are inspect's own flags.
+type inspectFlags struct {
+	limit      int
+	sort       string
+	output     string
+	noTTLFirst bool
+}
+
+func (f *inspectFlags) validate() error {
+	switch {
+	case f.limit < 1:
+		return fmt.Errorf("--limit must be at least 1, got %d", f.limit)
+	case f.limit > collectors.MaxTopK:
+		return fmt.Errorf("--limit must be at most %d, got %d", collectors.MaxTopK, f.limit)
+	case f.sort != "idle" && f.sort != "ttl":
+		return fmt.Errorf("--sort %q: want idle or ttl", f.sort)
+	case f.output != "table" && f.output != "json":
+		return fmt.Errorf("--output %q: want table or json", f.output)
+	}
+	return nil
+}
+
 func runInspect(ctx context.Context, e *env, args []string) int {
-	limit := defaultInspectLimit
+	fl := inspectFlags{limit: defaultInspectLimit, sort: "idle", output: "table", noTTLFirst: true}
 	st, fs, err := parseSettings(e, "lock-exporter inspect", args, func(fs *pflag.FlagSet, st *settings) {
 		defineConfigFlags(fs, st)
-		fs.IntVar(&limit, "limit", limit, fmt.Sprintf("list at most this many of the stalest keys (1 to %d)", collectors.MaxTopK))
+		fs.IntVar(&fl.limit, "limit", fl.limit, fmt.Sprintf("list at most this many keys (1 to %d)", collectors.MaxTopK))
+		fs.StringVar(&fl.sort, "sort", fl.sort, "order of the listed keys: idle (stalest first) or ttl (shortest remaining TTL first)")
+		fs.StringVar(&fl.output, "output", fl.output, "table, or json (full key names, for scripts)")
+		fs.BoolVar(&fl.noTTLFirst, "without-ttl-first", fl.noTTLFirst, "list keys without expiry before the others")
 	}, true)
 	if err != nil {
 		return handleParseError(e, "inspect", inspectSynopsis, fs, err)
@@ -41,13 +73,10 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
-	// The list is the scanner's top-K, so --limit shares the exporter's bound on it: the heap is
-	// sized by it and every listed key costs a fence GET in one pipeline.
-	switch {
-	case limit < 1:
-		return usageError(e, "inspect", fmt.Errorf("--limit must be at least 1, got %d", limit))
-	case limit > collectors.MaxTopK:
-		return usageError(e, "inspect", fmt.Errorf("--limit must be at most %d, got %d", collectors.MaxTopK, limit))
+	// The list comes from the scanner's top-K, so --limit shares the exporter's bound on it: the
+	// heaps are sized by it and every listed key costs a fence GET in one pipeline.
+	if err := fl.validate(); err != nil {
+		return usageError(e, "inspect", err)
 	}
 	client, err := st.cfg.NewClient()
 	if err != nil {
@@ -56,7 +85,8 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	defer client.Close()
 	opts := st.cfg.ScannerOptions()
 	opts.Namespaces = []collectors.Namespace{ns}
-	opts.TopK = limit
+	opts.TopK = fl.limit
+	opts.FullKeys = true // a handful of keys, printed once
 	scanner, err := collectors.NewScanner(client, opts)
 	if err != nil {
 		return usageError(e, "inspect", err)
@@ -71,34 +101,19 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		return exitFailure
 	}
 	nr := res.Namespaces[0]
-	fences, fenceErr := readFences(ctx, client, nr.Stalest)
-
-	fmt.Fprintf(e.stdout, "namespace %q (pattern %q): %d live keys, %d without TTL", ns.Name, ns.Pattern, nr.Keys, nr.KeysWithoutTTL)
-	if nr.HasTTL {
-		fmt.Fprintf(e.stdout, ", shortest TTL %s", formatTTL(nr.MinTTL))
-	}
-	fmt.Fprintf(e.stdout, "; scanned in %s\n", nr.Duration.Round(time.Millisecond))
-	if len(nr.Stalest) > 0 {
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tTTL\tIDLE\tFENCE")
-		for i, k := range nr.Stalest {
-			idle := "n/a"
-			if res.IdleTimeAvailable {
-				idle = k.Idle.String()
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", collectors.PrintableKey(k.Key), formatTTL(k.TTL), idle, fences[i])
+	rows := listedKeys(nr, fl)
+	fences, fenceErr := readFences(ctx, client, rows)
+	rep := newInspectReport(nr, res.IdleTimeAvailable, rows, fences, opts.MaxKeys)
+	if fl.output == "json" {
+		if err := rep.writeJSON(e.stdout); err != nil {
+			fmt.Fprintf(e.stderr, "lock-exporter inspect: %s\n", oneLine(err))
+			return exitFailure
 		}
-		tw.Flush()
+	} else {
+		rep.writeTable(e.stdout)
 	}
-
-	if int64(len(nr.Stalest)) < nr.Keys {
-		fmt.Fprintf(e.stderr, "note: showing the %d stalest of %d keys (--limit)\n", len(nr.Stalest), nr.Keys)
-	}
-	if !nr.Complete {
-		fmt.Fprintf(e.stderr, "note: the scan was cut short after %s (--scan.timeout); the list covers the keys seen\n", nr.Duration.Round(time.Millisecond))
-	}
-	if nr.Truncated {
-		fmt.Fprintf(e.stderr, "note: stopped at --scan.max-keys %d; more keys match\n", opts.MaxKeys)
+	if int64(len(rows)) < nr.Keys {
+		fmt.Fprintf(e.stderr, "note: showing %d of %d keys (--limit)\n", len(rows), nr.Keys)
 	}
 	if !res.IdleTimeAvailable {
 		fmt.Fprintln(e.stderr, "note: OBJECT IDLETIME is refused under an LFU maxmemory-policy; keys are listed by name")
@@ -106,7 +121,50 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if fenceErr != nil {
 		fmt.Fprintf(e.stderr, "note: fence values unavailable: %s\n", oneLine(fenceErr))
 	}
+	if rep.Partial {
+		return exitPartial
+	}
 	return exitOK
+}
+
+// listedKeys picks at most limit keys: those without expiry first (unless turned off), then the
+// stalest others, each once; then orders them as --sort says, keeping the keys without TTL ahead.
+func listedKeys(nr collectors.NamespaceResult, fl inspectFlags) []collectors.KeyInfo {
+	var rows []collectors.KeyInfo
+	seen := map[string]bool{}
+	add := func(keys []collectors.KeyInfo) {
+		for _, k := range keys {
+			if len(rows) < fl.limit && !seen[k.Key] {
+				seen[k.Key] = true
+				rows = append(rows, k)
+			}
+		}
+	}
+	if fl.noTTLFirst {
+		add(nr.StalestNoTTL)
+	}
+	add(nr.Stalest)
+	slices.SortStableFunc(rows, func(a, b collectors.KeyInfo) int {
+		if fl.noTTLFirst && (a.TTL == collectors.NoTTL) != (b.TTL == collectors.NoTTL) {
+			if a.TTL == collectors.NoTTL {
+				return -1
+			}
+			return 1
+		}
+		if fl.sort == "ttl" {
+			return cmp.Compare(ttlOrder(a.TTL), ttlOrder(b.TTL))
+		}
+		return cmp.Compare(b.Idle, a.Idle)
+	})
+	return rows
+}
+
+// ttlOrder sorts keys without expiry after every key with one.
+func ttlOrder(ttl time.Duration) time.Duration {
+	if ttl == collectors.NoTTL {
+		return time.Duration(math.MaxInt64)
+	}
+	return ttl
 }
 
 // pickNamespace chooses the namespace to inspect: the one named (by argument or by --namespace

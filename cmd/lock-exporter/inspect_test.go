@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
@@ -42,8 +45,8 @@ func TestInspect(t *testing.T) {
 			args:       []string{"--config.file", config, "jobs"},
 			wantHeader: `^namespace "jobs" \(pattern "jobs:\*"\): 4 live keys, 1 without TTL, shortest TTL (4\.\d+|5)s; scanned in \S+$`,
 			wantRows: []string{
+				`^jobs:stuck none 10m[01]s -$`, // without TTL: listed first
 				`^jobs:old 59\.\d+s 2h0m[01]s 1184$`,
-				`^jobs:stuck none 10m[01]s -$`,
 				`^jobs:bin\\xff 59\.\d+s 1m[01]s -$`,
 				`^jobs:fresh (4\.\d+|5)s [34]s 1185$`,
 			},
@@ -52,14 +55,32 @@ func TestInspect(t *testing.T) {
 			name:       "by --namespace NAME, limited",
 			args:       []string{"--config.file", config, "--namespace", "jobs", "--limit", "2"},
 			wantHeader: `namespace "jobs" .*: 4 live keys`,
+			wantRows:   []string{`^jobs:stuck `, `^jobs:old `},
+			wantNote:   "note: showing 2 of 4 keys (--limit)",
+		},
+		{
+			name:       "limit 1 still shows the key without TTL",
+			args:       []string{"--config.file", config, "jobs", "--limit", "1"},
+			wantHeader: `namespace "jobs" .*: 4 live keys, 1 without TTL`,
+			wantRows:   []string{`^jobs:stuck none `},
+		},
+		{
+			name:       "by TTL",
+			args:       []string{"--config.file", config, "jobs", "--sort", "ttl"},
+			wantHeader: `namespace "jobs" .*: 4 live keys`,
+			wantRows:   []string{`^jobs:stuck none `, `^jobs:fresh `, `^jobs:(old|bin\\xff) `, `^jobs:(old|bin\\xff) `},
+		},
+		{
+			name:       "by idle time only",
+			args:       []string{"--config.file", config, "jobs", "--without-ttl-first=false", "--limit", "2"},
+			wantHeader: `namespace "jobs" .*: 4 live keys`,
 			wantRows:   []string{`^jobs:old `, `^jobs:stuck `},
-			wantNote:   "note: showing the 2 stalest of 4 keys (--limit)",
 		},
 		{
 			name:       "limit at its bound",
 			args:       []string{"--config.file", config, "jobs", "--limit", "100"},
 			wantHeader: `namespace "jobs" .*: 4 live keys`,
-			wantRows:   []string{`^jobs:old `, `^jobs:stuck `, `^jobs:bin\\xff `, `^jobs:fresh `},
+			wantRows:   []string{`^jobs:stuck `, `^jobs:old `, `^jobs:bin\\xff `, `^jobs:fresh `},
 		},
 		{
 			name:       "ad hoc namespace",
@@ -110,6 +131,83 @@ func TestInspectRedisUnreachable(t *testing.T) {
 		!strings.Contains(stderr, "lock-exporter inspect: cannot read Redis ("+addr+")") {
 		t.Errorf("status %d, stdout %q, stderr %q; want 1 and one line naming the address", code, stdout, stderr)
 	}
+}
+
+// TestInspectJSONAndLongKeys checks --output json (whole key names, nulls for no TTL) and that a
+// megabyte key name is cut in the table as the key label is, instead of padding every row.
+func TestInspectJSONAndLongKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	long := "jobs:" + strings.Repeat("k", 1<<20)
+	seedLocks(t, c, map[string]seed{long: {ttl: time.Minute, idle: 100}, "jobs:short": {idle: 50}})
+	vars := map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}
+
+	code, stdout, stderr := runCmd(t, vars, "inspect", "--namespace", "jobs=jobs:*")
+	if code != exitOK || len(stdout) > 2000 {
+		t.Fatalf("table: status %d, %d bytes of stdout, stderr %q; want 0 and rows cut to the label length", code, len(stdout), stderr)
+	}
+	if !strings.Contains(stdout, collectors.KeyLabel(long)) {
+		t.Errorf("table does not show the long key as its label:\n%s", stdout)
+	}
+
+	code, stdout, stderr = runCmd(t, vars, "inspect", "--namespace", "jobs=jobs:*", "--output", "json")
+	if code != exitOK {
+		t.Fatalf("json: status %d, stderr %q", code, stderr)
+	}
+	var rep struct {
+		Keys           int64 `json:"keys"`
+		KeysWithoutTTL int64 `json:"keys_without_ttl"`
+		Partial        bool  `json:"partial"`
+		Listed         []struct {
+			Key        string   `json:"key"`
+			TTLSeconds *float64 `json:"ttl_seconds"`
+		} `json:"keys_listed"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("json output does not parse: %v", err)
+	}
+	if rep.Keys != 2 || rep.KeysWithoutTTL != 1 || rep.Partial || len(rep.Listed) != 2 ||
+		rep.Listed[0].Key != "jobs:short" || rep.Listed[0].TTLSeconds != nil || rep.Listed[1].Key != long || rep.Listed[1].TTLSeconds == nil {
+		t.Errorf("json report: keys=%d withoutTTL=%d partial=%v listed=%d, want the key without TTL first and the long key whole", rep.Keys, rep.KeysWithoutTTL, rep.Partial, len(rep.Listed))
+	}
+}
+
+// TestInspectPartialExitStatus checks that a truncated or cut scan says so on stdout and exits
+// with exitPartial, not 0 (and not 1, which means Redis could not be read).
+func TestInspectPartialExitStatus(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for from := 0; from < 100_000; from += 10_000 {
+		pipe := c.Pipeline()
+		for i := from; i < from+10_000; i++ {
+			pipe.Set(ctx, "jobs:"+strconv.Itoa(i), "t", time.Hour)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}
+	tests := []struct {
+		name, flag, want string
+	}{
+		{"key cap", "--scan.max-keys=10", "TRUNCATED at --scan.max-keys 10"},
+		// 100k keys take far longer than 50ms to scan, and the first SCAN answers well within it.
+		{"deadline", "--scan.timeout=50ms", "PARTIAL: the scan was cut short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, vars, "inspect", "--namespace", "jobs=jobs:*", tt.flag)
+			if code != exitPartial || !strings.Contains(strings.SplitN(stdout, "\n", 2)[0], tt.want) {
+				t.Errorf("status %d, stdout %q..., stderr %q; want %d and %q on the summary line", code, firstLine(stdout), stderr, exitPartial, tt.want)
+			}
+		})
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func regexpMatch(pattern, s string) bool {

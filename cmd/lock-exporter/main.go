@@ -40,6 +40,8 @@ type env struct {
 	// extra, when set, is served on the metrics path next to the exporter's own metrics (the
 	// demo's lease library metrics).
 	extra prometheus.Gatherer
+	// httpLimits, when set, replaces defaultHTTPLimits (tests shorten the idle timeout).
+	httpLimits *httpLimits
 }
 
 // command is one subcommand. Adding one (say, demo) is one entry in commands and a run function.
@@ -104,7 +106,8 @@ var (
 
 // usageMessage is err on one line, phrased as "setting value: problem".
 func usageMessage(err error) string {
-	msg := strings.Join(strings.Fields(err.Error()), " ")
+	// Redacted last-ditch: a message may quote a flag or file value that holds a URL password.
+	msg := exporterconfig.RedactMessage(strings.Join(strings.Fields(err.Error()), " "))
 	msg = strings.TrimPrefix(msg, exporterconfig.ErrInvalid.Error()+": ")
 	if m := pflagInvalid.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("%s %s: %s", m[2], m[1], m[3])

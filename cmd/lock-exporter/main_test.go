@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -48,7 +49,16 @@ type server struct {
 // startServer runs `lock-exporter args...` on a free loopback port until the test ends.
 func startServer(t *testing.T, vars map[string]string, args ...string) *server {
 	t.Helper()
+	return startServerWith(t, nil, vars, args...)
+}
+
+// startServerWith is startServer with a change to the command's env (nil: none).
+func startServerWith(t *testing.T, tweak func(*env), vars map[string]string, args ...string) *server {
+	t.Helper()
 	e, _, stderr := newEnv(vars)
+	if tweak != nil {
+		tweak(e)
+	}
 	addrs := make(chan []string, 1)
 	e.listening = func(a []string) { addrs <- a }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,6 +89,18 @@ func startServer(t *testing.T, vars map[string]string, args ...string) *server {
 	}
 	t.Cleanup(func() { s.stop() })
 	return s
+}
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
 
 // get fetches path, with Prometheus' scrape timeout header when timeout > 0.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
 const serveSynopsis = "lock-exporter [flags]"
@@ -26,6 +28,48 @@ const healthPath = "/-/healthy"
 
 // shutdownGrace bounds how long in-flight scrapes may finish after SIGTERM.
 const shutdownGrace = 5 * time.Second
+
+// httpLimits are the HTTP server's timeouts and header bound. Without them a client could hold
+// connections open for ever: 187 idle keep-alive connections once exhausted a 200-descriptor
+// limit, and /metrics stopped answering.
+type httpLimits struct {
+	// readHeader bounds reading a request's headers, readBody the whole request.
+	readHeader, readBody time.Duration
+	// writeMargin is added to the scan timeout for the response: a scrape may scan for the
+	// whole scan timeout before it writes.
+	writeMargin time.Duration
+	// idle closes a keep-alive connection that sends no request for this long.
+	idle time.Duration
+	// maxHeaderBytes bounds request headers (Go's default is 1 MiB).
+	maxHeaderBytes int
+}
+
+var defaultHTTPLimits = httpLimits{
+	readHeader:     5 * time.Second,
+	readBody:       10 * time.Second,
+	writeMargin:    10 * time.Second,
+	idle:           60 * time.Second,
+	maxHeaderBytes: 32 << 10,
+}
+
+func newHTTPServer(h http.Handler, scanTimeout time.Duration, limits *httpLimits, logger *slog.Logger) *http.Server {
+	l := defaultHTTPLimits
+	if limits != nil {
+		l = *limits
+	}
+	if scanTimeout <= 0 {
+		scanTimeout = collectors.DefaultTimeout
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.readHeader,
+		ReadTimeout:       l.readBody,
+		WriteTimeout:      scanTimeout + l.writeMargin,
+		IdleTimeout:       l.idle,
+		MaxHeaderBytes:    l.maxHeaderBytes,
+		ErrorLog:          slogErrorLog(logger),
+	}
+}
 
 // serveFlags are the flags only the server has.
 type serveFlags struct {
@@ -141,7 +185,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		listeners = append(listeners, l)
 		addrs = append(addrs, l.Addr().String())
 	}
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slogErrorLog(logger)}
+	server := newHTTPServer(mux, time.Duration(st.cfg.Scan.Timeout), e.httpLimits, logger)
 	served := make(chan error, 1)
 	webConfig := sf.webConfig
 	go func() {
@@ -201,11 +245,18 @@ func checkListenAddresses(addrs []string) error {
 // describeRedis names the Redis endpoints for the start-up log line, never credentials.
 func describeRedis(st *settings) string {
 	r := st.cfg.Redis
+	redacted := func(addrs []string) []string {
+		out := make([]string, len(addrs))
+		for i, a := range addrs {
+			out[i] = exporterconfig.RedactAddr(a)
+		}
+		return out
+	}
 	switch {
 	case len(r.ClusterAddrs) > 0:
-		return fmt.Sprintf("cluster %v", r.ClusterAddrs)
+		return fmt.Sprintf("cluster %v", redacted(r.ClusterAddrs))
 	case len(r.SentinelAddrs) > 0:
-		return fmt.Sprintf("sentinel %v master %s", r.SentinelAddrs, r.SentinelMaster)
+		return fmt.Sprintf("sentinel %v master %s", redacted(r.SentinelAddrs), r.SentinelMaster)
 	}
-	return r.Addr
+	return exporterconfig.RedactAddr(r.Addr)
 }

@@ -38,10 +38,9 @@ func (c Config) NewClient() (redis.UniversalClient, error) {
 }
 
 // clientOptions adds the pool settings to the Redis section's options. go-redis' defaults do not
-// fit a scan: the pool holds 10 connections per CPU while a scan holds up to four per namespace
-// on each node at once (collectors.ConnectionsPerNode), and a wait for a connection fails after
-// PoolTimeout (ReadTimeout + 1s) as "connection pool timeout", which the scan reports as Redis
-// down although Redis is fine. So the pool is as large as the scan can use, and PoolTimeout is
+// fit a scan: a wait for a connection fails after PoolTimeout (ReadTimeout + 1s) as "connection
+// pool timeout", which the scan would report as Redis down although Redis is fine. So the pool is
+// as large as scans can use (collectors.ConnectionsPerNode), and PoolTimeout is
 // longer than any scan may run: a wait is then ended by the scan's context deadline (go-redis
 // pool waits watch the context), which the scanner treats as the deadline cutting the scan
 // short, never by the pool's own timer. The pool dials on demand, so connections beyond what a
@@ -51,8 +50,7 @@ func (c Config) clientOptions() (*redis.UniversalOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	// With no namespace (refused by Validate) PoolSize 0 leaves go-redis' default.
-	opts.PoolSize = collectors.ConnectionsPerNode(len(c.Namespaces))
+	opts.PoolSize = collectors.ConnectionsPerNode()
 	timeout := time.Duration(c.Scan.Timeout)
 	if timeout <= 0 {
 		timeout = collectors.DefaultTimeout // what the scanner uses for a zero Timeout

@@ -56,6 +56,7 @@ var ErrInvalid = errors.New("invalid configuration")
 //	    pattern: "cordum:scheduler:job:*"
 //	    expected_ttl: 60s
 //	    expected_renew_interval: 20s
+//	    types: [string]               # string (default) and/or hash (Redisson)
 type Config struct {
 	Redis      Redis       `yaml:"redis"`
 	Scan       Scan        `yaml:"scan"`
@@ -103,6 +104,9 @@ type Namespace struct {
 	Pattern               string   `yaml:"pattern"`
 	ExpectedTTL           Duration `yaml:"expected_ttl"`
 	ExpectedRenewInterval Duration `yaml:"expected_renew_interval"`
+	// Types are the Redis value types that count as locks: "string" (the default) and/or
+	// "hash" (Redisson keeps its locks in hashes).
+	Types []string `yaml:"types"`
 }
 
 // Defaults returns the configuration used where neither file nor flag says otherwise.
@@ -156,7 +160,7 @@ func yamlError(err error) string {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	msg = unknownField.ReplaceAllString(msg, `unknown field "$1"`)
 	msg = wrongType.ReplaceAllString(msg, `invalid value "$1" (want $2)`)
-	return strings.Join(strings.Fields(msg), " ")
+	return RedactMessage(strings.Join(strings.Fields(msg), " "))
 }
 
 // ScannerOptions converts the configuration for collectors.NewScanner.
@@ -179,6 +183,7 @@ func (n Namespace) collector() collectors.Namespace {
 		Pattern:               n.Pattern,
 		ExpectedTTL:           time.Duration(n.ExpectedTTL),
 		ExpectedRenewInterval: time.Duration(n.ExpectedRenewInterval),
+		Types:                 n.Types,
 	}
 }
 

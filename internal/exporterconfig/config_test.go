@@ -33,6 +33,7 @@ namespaces:
     expected_renew_interval: 20s
   - name: reconciler
     pattern: "cordum:reconciler:*"
+    types: [string, hash]
 `)
 	cfg, err := Load(path)
 	if err != nil {
@@ -45,7 +46,7 @@ namespaces:
 		Namespaces: []Namespace{
 			{Name: "scheduler", Pattern: "cordum:scheduler:job:*",
 				ExpectedTTL: Duration(time.Minute), ExpectedRenewInterval: Duration(20 * time.Second)},
-			{Name: "reconciler", Pattern: "cordum:reconciler:*"},
+			{Name: "reconciler", Pattern: "cordum:reconciler:*", Types: []string{"string", "hash"}},
 		},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -99,6 +100,7 @@ func TestInvalid(t *testing.T) {
 		{"empty pattern", "namespaces:\n  - {name: a, pattern: ''}\n", nil, `namespace "a": pattern "": empty pattern`},
 		{"invalid pattern", "namespaces:\n  - {name: a, pattern: 'a:[x'}\n", nil, "unterminated ["},
 		{"empty name", "namespaces:\n  - {pattern: 'a:*'}\n", nil, "empty name"},
+		{"unknown type", "namespaces:\n  - {name: a, pattern: 'a:*', types: [list]}\n", nil, `namespace "a": type "list" is not "string" or "hash"`},
 		{"renew not below TTL", "namespaces:\n  - {name: a, pattern: 'a:*', expected_ttl: 10s, expected_renew_interval: 10s}\n", nil, "shorter than expected TTL"},
 		{"no namespace", "scan: {top_k: 2}\n", func(c *Config) { c.Namespaces = nil }, "no namespace configured"},
 		{"zero batch", "scan: {batch_size: 0}\n", nil, "scan.batch-size must be at least 1, got 0"},
@@ -209,7 +211,7 @@ func TestParseNamespace(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("ParseNamespace(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
 		}
 	}

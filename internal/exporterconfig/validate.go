@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -128,7 +129,7 @@ func (r Redis) resolve() (resolved, error) {
 		setting, list = "redis.addr", []string{r.Addr}
 	}
 	if res.mode != standalone && r.Addr != "" && r.Addr != DefaultRedisAddr {
-		return res, fmt.Errorf("%w: redis.addr %q and %s are exclusive", ErrInvalid, r.Addr, setting)
+		return res, fmt.Errorf("%w: redis.addr %q and %s are exclusive", ErrInvalid, RedactAddr(r.Addr), setting)
 	}
 	if res.mode != sentinel && r.SentinelMaster != "" {
 		return res, fmt.Errorf("%w: redis.sentinel-master %q needs redis.sentinel-addr", ErrInvalid, r.SentinelMaster)
@@ -136,13 +137,13 @@ func (r Redis) resolve() (resolved, error) {
 	for i, s := range list {
 		ep, err := parseAddr(s)
 		if err != nil {
-			return res, fmt.Errorf("%w: %s %q: %v", ErrInvalid, setting, s, err)
+			return res, fmt.Errorf("%w: %s %q: %v", ErrInvalid, setting, RedactAddr(s), err)
 		}
 		if i > 0 && ep.tls != res.tls {
 			return res, fmt.Errorf("%w: %s: mix of redis:// and rediss:// addresses", ErrInvalid, setting)
 		}
 		if ep.db != 0 && res.mode == cluster {
-			return res, fmt.Errorf("%w: %s %q: Redis Cluster has only database 0", ErrInvalid, setting, s)
+			return res, fmt.Errorf("%w: %s %q: Redis Cluster has only database 0", ErrInvalid, setting, RedactAddr(s))
 		}
 		if ep.username != "" {
 			if res.username != "" && res.username != ep.username {
@@ -160,9 +161,37 @@ func (r Redis) resolve() (resolved, error) {
 		res.username = r.Username
 	}
 	if !res.tls && r.TLS != (TLS{}) {
-		return res, fmt.Errorf("%w: redis TLS settings need rediss:// addresses (got %s %q)", ErrInvalid, setting, list[0])
+		return res, fmt.Errorf("%w: redis TLS settings need rediss:// addresses (got %s %q)", ErrInvalid, setting, RedactAddr(list[0]))
 	}
 	return res, nil
+}
+
+// RedactAddr returns an address fit for a message: the password of a URL's user information
+// (redis://user:secret@host) becomes "xxxxx". It works on the raw text, so an address that does
+// not even parse as a URL is redacted as well; when unsure, it redacts more rather than less.
+func RedactAddr(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return s
+	}
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return s
+	}
+	return scheme + "://" + user + ":xxxxx@" + rest[at+1:]
+}
+
+// urlPassword finds a URL's user:password@ anywhere in a message.
+var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"'` + "`" + `]*):[^@\s]*@`)
+
+// RedactMessage redacts every URL password in a message (RedactAddr for free text): a safety
+// net for messages that quote what a user wrote, such as YAML errors.
+func RedactMessage(msg string) string {
+	return urlPassword.ReplaceAllString(msg, "${1}:xxxxx@")
 }
 
 func parseAddr(s string) (endpoint, error) {

@@ -7,7 +7,9 @@
 //     matches only if what is left is all `*`: so `*` does not match the empty key.
 //   - `?` matches one byte (not one rune: keys are binary).
 //   - `[...]` matches one byte from a set; `[^...]` negates it; `a-z` is a range, and a reversed
-//     range `z-a` means the same as `a-z`; `\x` inside a set is the literal x. A set that is
+//     range `z-a` means the same as `a-z`; range bounds compare as signed bytes, as the
+//     server's C chars do on x86-64, so `[\x9c-0]` does not contain '1'; `\x` inside a set is
+//     the literal x. A set that is
 //     never closed takes the rest of the pattern as its members.
 //   - `\x` outside a set is the literal x; a trailing lone `\` is a literal backslash.
 //   - Like the server, matching gives up (no match) past 1000 nested `*`, which bounds the work a
@@ -16,6 +18,13 @@ package glob
 
 // maxNesting is the depth of `*` recursion after which the server answers "no match".
 const maxNesting = 1000
+
+// ScanMatch reports whether `SCAN ... MATCH pattern` returns key. It is Match except for the
+// pattern "*", which SCAN treats as no pattern at all, so that it returns the empty key too
+// (found by TestMatchAgainstRedis; KEYS * does not return it).
+func ScanMatch(pattern, key string) bool {
+	return pattern == "*" || Match(pattern, key)
+}
 
 // Match reports whether key matches the Redis glob pattern.
 func Match(pattern, key string) bool {
@@ -101,12 +110,14 @@ func matchSet(p string, c byte) (string, bool) {
 		case p[i] == ']':
 			return p[i+1:], in != negate
 		case rest >= 3 && p[i+1] == '-':
-			lo, hi := p[i], p[i+2]
+			// The server compares C chars, which are signed on x86-64 (its usual platform): a
+			// byte of 0x80 or more sorts below '0' in a range (found by FuzzMatchAgainstRedis).
+			lo, hi, sc := int8(p[i]), int8(p[i+2]), int8(c)
 			if lo > hi {
 				lo, hi = hi, lo
 			}
 			i += 2
-			in = in || (c >= lo && c <= hi)
+			in = in || (sc >= lo && sc <= hi)
 		default:
 			in = in || p[i] == c
 		}

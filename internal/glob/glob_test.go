@@ -39,6 +39,8 @@ func TestMatch(t *testing.T) {
 		{"w:deploy:*", "w:deploy:fence", true},
 		{"x[a-]", "x-", false}, // "a-]" is the range ]..a, and the set is never closed
 		{"x[a-]", "x^", true},
+		{"[\x9c-0]", "1", false}, // signed bytes: 0x9c sorts below 0
+		{"[\x9c-0]", "\xa0", true},
 	}
 	for _, tt := range tests {
 		if got := Match(tt.pattern, tt.key); got != tt.want {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +30,9 @@ type config struct {
 	only         string
 	cpuProfile   string
 	reproduceCmd string
+	exporterCmp  bool
+	cmpRounds    int
+	cmpSizes     string
 }
 
 func main() {
@@ -44,6 +48,9 @@ func main() {
 	flag.StringVar(&cfg.only, "only", "", "comma-separated variant names to run (default: all); for profiling")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the lock runs here")
 	flag.StringVar(&cfg.reproduceCmd, "reproduce", "make bench", "the reproduce command printed in the results")
+	flag.BoolVar(&cfg.exporterCmp, "exporter-comparison", false, "compare lock-exporter with redis_exporter --count-keys on a mixed keyspace instead, and exit")
+	flag.IntVar(&cfg.cmpRounds, "comparison-rounds", 5, "interleaved rounds per keyspace size of the exporter comparison")
+	flag.StringVar(&cfg.cmpSizes, "comparison-sizes", "100000,1000000", "lock key counts of the exporter comparison (as many other keys are added)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "lockbench: unexpected argument %q\n", flag.Arg(0))
@@ -53,10 +60,41 @@ func main() {
 		fmt.Fprintln(os.Stderr, "lockbench: -rounds, -goroutines, -duration and -ceiling-requests must be positive")
 		os.Exit(2)
 	}
+	if cfg.exporterCmp {
+		if err := runComparison(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := runAll(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+func runComparison(cfg config) error {
+	var sizes []int
+	for _, f := range strings.Split(cfg.cmpSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 3 {
+			return fmt.Errorf("-comparison-sizes %q: want lock key counts of at least 3", cfg.cmpSizes)
+		}
+		sizes = append(sizes, n)
+	}
+	if cfg.cmpRounds < 1 {
+		return fmt.Errorf("-comparison-rounds must be positive")
+	}
+	results, ver, err := runExporterComparison(context.Background(), sizes, cfg.cmpRounds, os.Stderr)
+	if err != nil {
+		return err
+	}
+	md := comparisonMarkdown(results, cfg.cmpRounds, ver)
+	if cfg.out == "" {
+		_, err = os.Stdout.WriteString(md)
+		return err
+	}
+	return os.WriteFile(cfg.out, []byte(md), 0o644)
 }
 
 func runAll(cfg config) error {

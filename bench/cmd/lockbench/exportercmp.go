@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oliver006/redis_exporter/exporter"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/sirupsen/logrus"
+
+	"github.com/lockwatch/lockwatch/collectors"
+)
+
+// The exporter comparison: lock-exporter's scan engine against redis_exporter's --count-keys for
+// the same patterns, both in this process, on one redis-server, on a mixed keyspace: lock keys in
+// three namespaces (string locks, TTLs from 10s to 10min, one in fifty without TTL) and as many
+// unrelated keys of four types. Rounds alternate which exporter goes first; the results are
+// medians per scrape of wall time and of the Redis server's CPU time (INFO cpu).
+
+// cmpNamespaces are the lock namespaces; the last five match nothing and serve the 8-namespace
+// SCAN count only.
+var cmpNamespaces = []string{"sched", "wf", "approval", "none1", "none2", "none3", "none4", "none5"}
+
+func cmpPattern(ns string) string { return "app:" + ns + ":lock:*" }
+
+// cmpResult is one keyspace size.
+type cmpResult struct {
+	locks               int
+	oursWall, oursCPU   []time.Duration
+	theirWall, theirCPU []time.Duration
+	scans3, scans8      int64
+	peakHeapMiB         float64
+}
+
+func medianDuration(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func (r cmpResult) wallRatio() float64 {
+	return medianDuration(r.oursWall).Seconds() / medianDuration(r.theirWall).Seconds()
+}
+
+func (r cmpResult) cpuRatio() float64 {
+	return medianDuration(r.oursCPU).Seconds() / medianDuration(r.theirCPU).Seconds()
+}
+
+// runExporterComparison measures each size in turn on one server, adding keys between sizes.
+func runExporterComparison(ctx context.Context, sizes []int, rounds int, progress io.Writer) ([]cmpResult, string, error) {
+	srv, err := startServer()
+	if err != nil {
+		return nil, "", err
+	}
+	defer srv.stop()
+	admin := redis.NewClient(&redis.Options{Addr: srv.addr})
+	defer admin.Close()
+	logrus.SetLevel(logrus.ErrorLevel)
+
+	var out []cmpResult
+	seeded := 0
+	for _, locks := range sizes {
+		fmt.Fprintf(progress, "exporter comparison: seeding %d lock keys and %d other keys…\n", locks, locks)
+		if seeded, err = seedMixed(ctx, admin, seeded, locks); err != nil {
+			return nil, "", err
+		}
+		res, err := compareAt(ctx, srv.addr, admin, locks, rounds, progress)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, res)
+	}
+	return out, redisVersion(ctx, srv.addr), nil
+}
+
+func compareAt(ctx context.Context, addr string, admin *redis.Client, locks, rounds int, progress io.Writer) (cmpResult, error) {
+	res := cmpResult{locks: locks}
+	ours, closeOurs, err := newLockScanner(addr, 3, locks)
+	if err != nil {
+		return res, err
+	}
+	defer closeOurs()
+	var patterns []string
+	for _, ns := range cmpNamespaces[:3] {
+		patterns = append(patterns, "db0="+cmpPattern(ns))
+	}
+	theirReg := prometheus.NewRegistry()
+	if _, err := exporter.NewRedisExporter("redis://"+addr, exporter.Options{
+		Namespace:          "redis",
+		CountKeys:          strings.Join(patterns, ","),
+		CheckKeysBatchSize: collectors.DefaultBatchSize,
+		ConnectionTimeouts: 5 * time.Minute,
+		Registry:           theirReg,
+	}); err != nil {
+		return res, fmt.Errorf("redis_exporter: %w", err)
+	}
+	scrapeOurs := func() error {
+		r := ours.Scan(ctx)
+		var keys int64
+		for _, ns := range r.Namespaces {
+			if !ns.Complete {
+				return fmt.Errorf("lock-exporter: %s incomplete (%v)", ns.Namespace.Name, r.Err)
+			}
+			keys += ns.Keys
+		}
+		if !r.Up || keys != int64(locks) {
+			return fmt.Errorf("lock-exporter: up %v, %d keys (%v), want %d", r.Up, keys, r.Err, locks)
+		}
+		res.scans3 = r.ScanCalls
+		return nil
+	}
+	scrapeTheirs := func() error {
+		mfs, err := theirReg.Gather()
+		if err != nil {
+			return fmt.Errorf("redis_exporter: %w", err)
+		}
+		var counted float64
+		for _, mf := range mfs {
+			if mf.GetName() == "redis_keys_count" {
+				for _, m := range mf.GetMetric() {
+					counted += m.GetGauge().GetValue()
+				}
+			}
+		}
+		if int(counted) != locks {
+			return fmt.Errorf("redis_exporter counted %v keys, want %d", counted, locks)
+		}
+		return nil
+	}
+	// Warm-up: connections, first allocations.
+	if err := scrapeOurs(); err != nil {
+		return res, err
+	}
+	if err := scrapeTheirs(); err != nil {
+		return res, err
+	}
+	for r := range rounds {
+		order := []bool{true, false}
+		if r%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, isOurs := range order {
+			scrape, wall, cpu := scrapeTheirs, &res.theirWall, &res.theirCPU
+			if isOurs {
+				scrape, wall, cpu = scrapeOurs, &res.oursWall, &res.oursCPU
+			}
+			w, c, err := measure(ctx, admin, scrape)
+			if err != nil {
+				return res, err
+			}
+			*wall, *cpu = append(*wall, w), append(*cpu, c)
+		}
+		fmt.Fprintf(progress, "  %d locks, round %d/%d: lock-exporter %v (Redis CPU %v), redis_exporter %v (Redis CPU %v)\n",
+			locks, r+1, rounds, res.oursWall[r].Round(time.Millisecond), res.oursCPU[r].Round(time.Millisecond),
+			res.theirWall[r].Round(time.Millisecond), res.theirCPU[r].Round(time.Millisecond))
+	}
+	res.peakHeapMiB = float64(peakHeap(func() { _ = scrapeOurs() })) / (1 << 20)
+
+	eight, closeEight, err := newLockScanner(addr, 8, locks)
+	if err != nil {
+		return res, err
+	}
+	defer closeEight()
+	res.scans8 = eight.Scan(ctx).ScanCalls
+	if err := scrapeOurs(); err != nil { // res.scans3 from a scrape next to the 8-namespace one
+		return res, err
+	}
+	return res, nil
+}
+
+func newLockScanner(addr string, namespaces, locks int) (*collectors.Scanner, func(), error) {
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
+		DisableIdentity: true, PoolSize: collectors.ConnectionsPerNode()})
+	opts := collectors.Options{MaxKeys: locks, Timeout: 5 * time.Minute, Logger: slog.New(slog.DiscardHandler)}
+	for _, ns := range cmpNamespaces[:namespaces] {
+		opts.Namespaces = append(opts.Namespaces, collectors.Namespace{Name: ns, Pattern: cmpPattern(ns)})
+	}
+	s, err := collectors.NewScanner(c, opts)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return s, func() { s.Close(); c.Close() }, nil
+}
+
+// measure runs one scrape and returns its wall time and the Redis server's CPU time over it.
+func measure(ctx context.Context, admin *redis.Client, scrape func() error) (wall, cpu time.Duration, err error) {
+	cpu0, err := serverCPU(ctx, admin)
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	if err := scrape(); err != nil {
+		return 0, 0, err
+	}
+	wall = time.Since(start)
+	cpu1, err := serverCPU(ctx, admin)
+	return wall, cpu1 - cpu0, err
+}
+
+func serverCPU(ctx context.Context, c *redis.Client) (time.Duration, error) {
+	info, err := c.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
+			secs, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, fmt.Errorf("INFO cpu %q: %w", line, err)
+			}
+			total += secs
+		}
+	}
+	return time.Duration(total * float64(time.Second)), nil
+}
+
+// peakHeap runs f while sampling the live Go heap every 2ms and returns the largest HeapAlloc.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var ms runtime.MemStats
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	f()
+	close(done)
+	wg.Wait()
+	return peak
+}
+
+// seedMixed adds lock keys from..to-1 over the three lock namespaces and as many unrelated keys,
+// pipelined 10k at a time. TTLs carry an hour on top so no key expires during the run.
+func seedMixed(ctx context.Context, c *redis.Client, from, to int) (int, error) {
+	ttls := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 10 * time.Minute}
+	for start := from; start < to; start += 10_000 {
+		pipe := c.Pipeline()
+		for i := start; i < min(start+10_000, to); i++ {
+			ttl := ttls[i%len(ttls)] + time.Hour
+			if i%50 == 0 {
+				ttl = 0
+			}
+			pipe.Set(ctx, "app:"+cmpNamespaces[i%3]+":lock:"+strconv.Itoa(i), "token-0123456789abcdef", ttl)
+			other := "app:data:" + strconv.Itoa(i)
+			switch i % 4 {
+			case 0:
+				pipe.Set(ctx, other, "value", 0)
+			case 1:
+				pipe.HSet(ctx, other, "field", "value")
+			case 2:
+				pipe.RPush(ctx, other, "item")
+			default:
+				pipe.SAdd(ctx, other, "member")
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return from, fmt.Errorf("seed: %w", err)
+		}
+	}
+	return to, nil
+}
+
+// comparisonMarkdown renders the results as a section of docs/performance.md.
+func comparisonMarkdown(results []cmpResult, rounds int, redisVer string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Medians of %d interleaved rounds per size, one redis-server %s, both exporters in one process "+
+		"(`go run ./cmd/lockbench -exporter-comparison`, in `bench/`).\n\n", rounds, redisVer)
+	b.WriteString("| lock keys + other keys | lock-exporter wall | redis_exporter `--count-keys` wall | wall ratio | lock-exporter Redis CPU | redis_exporter Redis CPU | Redis CPU ratio | SCAN calls, 3 / 8 namespaces | lock-exporter peak heap |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %s + %s | %.2f s | %.2f s | %.2f× | %.2f s | %.2f s | %.2f× | %d / %d | %.1f MiB |\n",
+			humanCount(r.locks), humanCount(r.locks),
+			medianDuration(r.oursWall).Seconds(), medianDuration(r.theirWall).Seconds(), r.wallRatio(),
+			medianDuration(r.oursCPU).Seconds(), medianDuration(r.theirCPU).Seconds(), r.cpuRatio(),
+			r.scans3, r.scans8, r.peakHeapMiB)
+	}
+	return b.String()
+}
+
+func humanCount(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lockwatch/lockwatch/collectors"
+)
+
+// inspectReport is what inspect prints, as a table or as JSON.
+type inspectReport struct {
+	Namespace      string      `json:"namespace"`
+	Pattern        string      `json:"pattern"`
+	Keys           int64       `json:"keys"`
+	KeysWithoutTTL int64       `json:"keys_without_ttl"`
+	FenceKeys      int64       `json:"fence_keys"`
+	MinTTLSeconds  *float64    `json:"min_ttl_seconds"`
+	ScanSeconds    float64     `json:"scan_seconds"`
+	Complete       bool        `json:"complete"`
+	Truncated      bool        `json:"truncated"`
+	Error          string      `json:"error,omitempty"`
+	Partial        bool        `json:"partial"`
+	Listed         []inspected `json:"keys_listed"`
+
+	maxKeys       int
+	idleAvailable bool
+	duration      time.Duration
+}
+
+// inspected is one listed key. Key is the whole name, escaped as redis-cli reads it inside double
+// quotes; TTLSeconds is null for a key without expiry, IdleSeconds null when idle time is
+// unavailable.
+type inspected struct {
+	Key         string   `json:"key"`
+	TTLSeconds  *float64 `json:"ttl_seconds"`
+	IdleSeconds *float64 `json:"idle_seconds"`
+	Fence       string   `json:"fence"`
+
+	label string
+	ttl   time.Duration
+	idle  time.Duration
+}
+
+func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []collectors.KeyInfo, fences []string, maxKeys int) *inspectReport {
+	r := &inspectReport{
+		Namespace:      nr.Namespace.Name,
+		Pattern:        nr.Namespace.Pattern,
+		Keys:           nr.Keys,
+		KeysWithoutTTL: nr.KeysWithoutTTL,
+		FenceKeys:      nr.FenceKeys,
+		ScanSeconds:    nr.Duration.Seconds(),
+		Complete:       nr.Complete,
+		Truncated:      nr.Truncated,
+		Partial:        !nr.Complete || nr.Truncated || nr.Err != nil,
+		Listed:         []inspected{},
+		maxKeys:        maxKeys,
+		idleAvailable:  idleAvailable,
+		duration:       nr.Duration,
+	}
+	if nr.Err != nil {
+		r.Error = oneLine(nr.Err)
+	}
+	if nr.HasTTL {
+		v := nr.MinTTL.Seconds()
+		r.MinTTLSeconds = &v
+	}
+	for i, k := range rows {
+		row := inspected{Key: collectors.PrintableKey(k.Key), Fence: fences[i], label: collectors.KeyLabel(k.Key), ttl: k.TTL, idle: k.Idle}
+		if k.TTL != collectors.NoTTL {
+			v := k.TTL.Seconds()
+			row.TTLSeconds = &v
+		}
+		if idleAvailable {
+			v := k.Idle.Seconds()
+			row.IdleSeconds = &v
+		}
+		r.Listed = append(r.Listed, row)
+	}
+	return r
+}
+
+func (r *inspectReport) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// writeTable prints the summary line and the rows. Keys are cut as the key label is
+// (collectors.KeyLabel), so one huge key name cannot pad every row; --output json has them whole.
+func (r *inspectReport) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "namespace %q (pattern %q): %d live keys, %d without TTL", r.Namespace, r.Pattern, r.Keys, r.KeysWithoutTTL)
+	if r.MinTTLSeconds != nil {
+		fmt.Fprintf(w, ", shortest TTL %s", formatTTL(time.Duration(*r.MinTTLSeconds*float64(time.Second))))
+	}
+	fmt.Fprintf(w, "; scanned in %s%s\n", r.duration.Round(time.Millisecond), r.caveat())
+	if len(r.Listed) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tTTL\tIDLE\tFENCE")
+	for _, k := range r.Listed {
+		idle := "n/a"
+		if r.idleAvailable {
+			idle = k.idle.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.label, formatTTL(k.ttl), idle, k.Fence)
+	}
+	tw.Flush()
+}
+
+// caveat says on the summary line why the counts are a lower bound, if they are.
+func (r *inspectReport) caveat() string {
+	var why []string
+	if r.Error != "" {
+		why = append(why, "FAILED: "+r.Error)
+	} else if !r.Complete {
+		why = append(why, "PARTIAL: the scan was cut short (--scan.timeout), counts are a lower bound")
+	}
+	if r.Truncated {
+		why = append(why, fmt.Sprintf("TRUNCATED at --scan.max-keys %d, more keys match", r.maxKeys))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(why, "; ")
+}

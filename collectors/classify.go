@@ -1,0 +1,67 @@
+package collectors
+
+import (
+	"strings"
+
+	"github.com/lockwatch/lockwatch/internal/glob"
+)
+
+// classifier sorts the keys of the one SCAN pass into namespaces on the exporter's side, with the
+// server's own glob semantics (internal/glob), and works out what the server can filter before
+// the keys reach the exporter.
+type classifier struct {
+	namespaces []Namespace
+	// match is the MATCH argument of the pass: "prefix*" when every pattern starts with the same
+	// literal prefix, "" (no MATCH) otherwise.
+	match string
+	// stringsOnly is true when every namespace counts string keys only, so SCAN ... TYPE string
+	// can drop every other key on the server.
+	stringsOnly bool
+}
+
+func newClassifier(namespaces []Namespace) *classifier {
+	c := &classifier{namespaces: namespaces, stringsOnly: true}
+	prefix := ""
+	for i, ns := range namespaces {
+		lit := literalPrefix(ns.Pattern)
+		if i == 0 {
+			prefix = lit
+		} else {
+			prefix = commonPrefix(prefix, lit)
+		}
+		c.stringsOnly = c.stringsOnly && ns.stringsOnly()
+	}
+	if prefix != "" {
+		c.match = prefix + "*"
+	}
+	return c
+}
+
+// classify appends to dst the index of every namespace whose pattern matches key.
+func (c *classifier) classify(key string, dst []int32) []int32 {
+	for i, ns := range c.namespaces {
+		if glob.ScanMatch(ns.Pattern, key) {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}
+
+// literalPrefix is the part of a glob before its first special byte. It stops at a backslash
+// too, so that the prefix never needs escaping when it is handed back to MATCH.
+func literalPrefix(pattern string) string {
+	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
+}
+
+func commonPrefix(a, b string) string {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return a[:i]
+		}
+	}
+	return a[:n]
+}
