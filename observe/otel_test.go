@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -422,5 +423,54 @@ func TestObserveLinksOnlyTheOTelAPI(t *testing.T) {
 	}
 	if api == 0 {
 		t.Error("observe does not link go.opentelemetry.io/otel/metric: the MeterProvider option is gone?")
+	}
+}
+
+// Collections run while callers lock: the sweep inside the collection and the hook paths share
+// the tracker and the SDK's aggregators without a race or a deadlock, and every cycle counts.
+func TestOTelCollectsWhileLocking(t *testing.T) {
+	o := newOTelObserver(t, Options{Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
+	const workers, cycles = 4, 300
+	done := make(chan struct{})
+	collected := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				collected <- n
+				return
+			default:
+				var rm metricdata.ResourceMetrics
+				if err := o.reader.Collect(context.Background(), &rm); err != nil {
+					t.Error(err)
+				}
+				n++
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range cycles {
+				key, value := fmt.Sprintf("jobs:%d:%d", w, i), fmt.Sprintf("value-%d-%d", w, i)
+				o.Begin(StringArgs{"set", key, value, "nx", "px", "60000"}).Done(ok)
+				o.Begin(StringArgs{"eval", testRelease, "1", key, value}).Done(one)
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	if n := <-collected; n == 0 {
+		t.Log("no collection overlapped the cycles")
+	}
+	got := o.series(t)
+	if got["lock_releases_total{jobs,ok}"] != workers*cycles || got["lock_acquire_wait_seconds{jobs,acquired} count"] != workers*cycles ||
+		got["lock_held_seconds{jobs,} count"] != workers*cycles || got["lock_held{jobs,}"] != 0 {
+		t.Errorf("after %d cycles: releases ok %v, acquires %v, holds %v, held %v", workers*cycles,
+			got["lock_releases_total{jobs,ok}"], got["lock_acquire_wait_seconds{jobs,acquired} count"],
+			got["lock_held_seconds{jobs,} count"], got["lock_held{jobs,}"])
 	}
 }
