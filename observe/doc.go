@@ -9,6 +9,9 @@
 //	})
 //	rdb.AddHook(obs.Hook()) // the go-redis v9 client redislock or redsync's goredis pool uses
 //
+// An application instrumented with OpenTelemetry passes Options.MeterProvider instead of a
+// Registerer; the series are the same after Prometheus' OTLP translation.
+//
 // For rueidis clients (rueidislock), the adapter lives in the separate module
 // github.com/lockwatch/lockwatch/observe/rueidisobserve, so that rueidis never enters this
 // module's dependency graph.

@@ -1,6 +1,9 @@
 package observe
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lockwatch/lockwatch/internal/glob"
@@ -9,16 +12,55 @@ import (
 
 var globMatch = glob.Match
 
-// nsMetrics are one namespace's series that the wire can derive.
+// untrackedHelp documents lock_observe_untracked_total on both paths.
+const untrackedHelp = "Locks the observe hook counted but did not track (held gauge, hold and wait times) because MaxTracked was reached."
+
+// nsMetrics are one namespace's series that the wire can derive, on either metrics path.
 type nsMetrics struct {
-	waitAcquired, waitBusy, waitError   prometheus.Observer
-	renewOK, renewFailed, renewNotOwned prometheus.Counter
-	relOK, relNotOwned, relError        prometheus.Counter
-	heldSeconds                         prometheus.Observer
-	held                                prometheus.Gauge
+	waitAcquired, waitBusy, waitError   lockmetrics.Observer
+	renewOK, renewFailed, renewNotOwned lockmetrics.Counter
+	relOK, relNotOwned, relError        lockmetrics.Counter
+	heldSeconds                         lockmetrics.Observer
+	held                                lockmetrics.Gauge
 }
 
-func curry(f *lockmetrics.Families, ns string) *nsMetrics {
+// metricsPath is where an Observer's metrics go: a Prometheus registry (promPath) or an OTel
+// MeterProvider (otelPath). Both create the same series under the same names after
+// Prometheus' OTLP translation.
+type metricsPath interface {
+	// namespace binds ns's series. The ones the wire cannot derive (lock_abandoned_total,
+	// lock_fenced_writes_total, lock_releases_total{outcome="skipped"}) are not created.
+	namespace(ns string) *nsMetrics
+	// untracked is lock_observe_untracked_total.
+	untracked() lockmetrics.Counter
+	// sweepOnCollect makes every scrape or collection run sweep first.
+	sweepOnCollect(sweep func()) error
+	// close stops what the path keeps registered outside the Observer.
+	close() error
+}
+
+// promPath registers the contract's families and lock_observe_untracked_total on a
+// prometheus.Registerer.
+type promPath struct {
+	reg     prometheus.Registerer
+	fams    *lockmetrics.Families
+	dropped prometheus.Counter
+}
+
+func newPromPath(reg prometheus.Registerer) (*promPath, error) {
+	fams, err := lockmetrics.Register(reg)
+	if err != nil {
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	dropped, err := registerDropped(reg)
+	if err != nil {
+		return nil, err
+	}
+	return &promPath{reg: reg, fams: fams, dropped: dropped}, nil
+}
+
+func (p *promPath) namespace(ns string) *nsMetrics {
+	f := p.fams
 	return &nsMetrics{
 		waitAcquired:  f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeAcquired),
 		waitBusy:      f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeBusy),
@@ -33,3 +75,44 @@ func curry(f *lockmetrics.Families, ns string) *nsMetrics {
 		held:          f.Held.WithLabelValues(ns),
 	}
 }
+
+func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }
+
+func (p *promPath) sweepOnCollect(sweep func()) error {
+	if err := p.reg.Register(sweeper{sweep}); err != nil {
+		return fmt.Errorf("observe: register state sweeper: %w", err)
+	}
+	return nil
+}
+
+// close leaves the families registered: other producers on the registry may share them.
+func (p *promPath) close() error { return nil }
+
+// registerDropped registers the one family that is observe's own: locks not tracked because
+// MaxTracked was reached. Shared like the contract's families when several Observers share a
+// registry.
+func registerDropped(reg prometheus.Registerer) (prometheus.Counter, error) {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "lock_observe_untracked_total",
+		Help: untrackedHelp,
+	})
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(prometheus.Counter); ok {
+				return existing, nil
+			}
+		}
+		return nil, fmt.Errorf("observe: register lock_observe_untracked_total: %w", err)
+	}
+	return c, nil
+}
+
+// sweeper brings the tracker up to date (expired leases, given-up waits) when the registry is
+// scraped, so a process that stops sending lock commands still sees lock_held fall back by the
+// next scrape. It describes nothing, so it is an unchecked collector that emits no metric.
+type sweeper struct{ sweep func() }
+
+func (sweeper) Describe(chan<- *prometheus.Desc) {}
+
+func (s sweeper) Collect(chan<- prometheus.Metric) { s.sweep() }

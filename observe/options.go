@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Namespace maps lock keys to a lock_namespace label. Pattern uses Redis glob rules, exactly
@@ -21,9 +21,19 @@ type Namespace struct {
 
 // Options configure an Observer.
 type Options struct {
-	// Registerer receives the contract's families. Required. A lease client may share it: the
-	// families are then shared, and each producer writes its own lock_namespace series.
+	// Registerer receives the contract's families. It or MeterProvider is required. A lease
+	// client may share it: the families are then shared, and each producer writes its own
+	// lock_namespace series.
 	Registerer prometheus.Registerer
+	// MeterProvider is the alternative to Registerer for an application instrumented with
+	// OpenTelemetry, with the same semantics as lease.Options.MeterProvider: the same series
+	// become OTel instruments on the meter "github.com/lockwatch/lockwatch" (the ones lease
+	// creates, plus lock_observe_untracked), named so that Prometheus' OTLP translation gives
+	// the same names and labels (see docs/metrics.md). The Observer starts no exporter. Nil
+	// means no OTel metrics; pass otel.GetMeterProvider() for the global one. Setting both
+	// Registerer and MeterProvider is an error: one process, one path. Close the Observer
+	// when dropping it.
+	MeterProvider metric.MeterProvider
 	// Namespaces in order of precedence: a key is counted under the first that matches it.
 	// Keys that match none pass through uncounted. At least one is required.
 	Namespaces []Namespace
@@ -46,9 +56,10 @@ const (
 
 // Sentinel errors of New.
 var (
-	ErrNoRegisterer = errors.New("observe: Options.Registerer is required")
-	ErrNoNamespace  = errors.New("observe: at least one namespace is required")
-	ErrBadNamespace = errors.New("observe: bad namespace")
+	ErrNoRegisterer     = errors.New("observe: Options.Registerer or Options.MeterProvider is required")
+	ErrBothMetricsPaths = errors.New("observe: set Options.Registerer or Options.MeterProvider, not both")
+	ErrNoNamespace      = errors.New("observe: at least one namespace is required")
+	ErrBadNamespace     = errors.New("observe: bad namespace")
 )
 
 // Observer derives lock metrics from the commands passing through its hooks. One Observer may
@@ -60,7 +71,9 @@ type Observer struct {
 	tracker    *tracker
 	seed       maphash.Seed
 	now        func() time.Time
-	dropped    prometheus.Counter
+	metrics    metricsPath
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // namespace is one declared namespace with its metric children curried once.
@@ -69,25 +82,16 @@ type namespace struct {
 	m             *nsMetrics
 }
 
-// New builds an Observer and registers its metrics. Every series the wire can derive is
-// created at zero for each namespace; the ones it cannot (lock_abandoned_total,
+// New builds an Observer and registers its metrics on the Registerer or MeterProvider. Every
+// counter and lock_held the wire can derive is created at zero for each namespace (and, with a
+// Registerer, the histograms too); the ones it cannot (lock_abandoned_total,
 // lock_fenced_writes_total, lock_releases_total{outcome="skipped"}) are left absent rather
 // than shown as an invented zero.
 func New(opts Options) (*Observer, error) {
-	if opts.Registerer == nil {
-		return nil, ErrNoRegisterer
-	}
-	if len(opts.Namespaces) == 0 {
-		return nil, ErrNoNamespace
-	}
-	if err := validateNamespaces(opts.Namespaces); err != nil {
+	if err := validateOptions(opts); err != nil {
 		return nil, err
 	}
-	fams, err := lockmetrics.Register(opts.Registerer)
-	if err != nil {
-		return nil, fmt.Errorf("observe: %w", err)
-	}
-	dropped, err := registerDropped(opts.Registerer)
+	metrics, err := newMetricsPath(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -95,16 +99,47 @@ func New(opts Options) (*Observer, error) {
 		scripts: newScriptTable(),
 		seed:    maphash.MakeSeed(),
 		now:     time.Now,
-		dropped: dropped,
+		metrics: metrics,
 	}
 	for _, ns := range opts.Namespaces {
-		o.namespaces = append(o.namespaces, &namespace{name: ns.Name, pattern: ns.Pattern, m: curry(fams, ns.Name)})
+		o.namespaces = append(o.namespaces, &namespace{name: ns.Name, pattern: ns.Pattern, m: metrics.namespace(ns.Name)})
 	}
-	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), dropped)
-	if err := opts.Registerer.Register(sweeper{o}); err != nil {
-		return nil, fmt.Errorf("observe: register state sweeper: %w", err)
+	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), metrics.untracked())
+	// Last: a scrape may sweep as soon as this returns, and needs the tracker.
+	if err := metrics.sweepOnCollect(func() { o.tracker.sweep(o.now(), true) }); err != nil {
+		return nil, errors.Join(err, metrics.close())
 	}
 	return o, nil
+}
+
+func validateOptions(opts Options) error {
+	switch {
+	case opts.Registerer != nil && opts.MeterProvider != nil:
+		return ErrBothMetricsPaths
+	case opts.Registerer == nil && opts.MeterProvider == nil:
+		return ErrNoRegisterer
+	case len(opts.Namespaces) == 0:
+		return ErrNoNamespace
+	}
+	return validateNamespaces(opts.Namespaces)
+}
+
+// newMetricsPath builds the path opts ask for; validateOptions has checked there is one.
+func newMetricsPath(opts Options) (metricsPath, error) {
+	if opts.MeterProvider != nil {
+		return newOTelPath(opts.MeterProvider)
+	}
+	return newPromPath(opts.Registerer)
+}
+
+// Close stops reporting the Observer's metrics where they are registered outside it: with a
+// MeterProvider, its counters, lock_held and lock_observe_untracked stop being reported (their
+// callbacks are unregistered; the histograms are the provider's). With a Registerer it does
+// nothing: the families stay, as other producers may share them. The hook keeps passing
+// commands through. Calling Close again returns the first call's error.
+func (o *Observer) Close() error {
+	o.closeOnce.Do(func() { o.closeErr = o.metrics.close() })
+	return o.closeErr
 }
 
 func validateNamespaces(nss []Namespace) error {
@@ -131,26 +166,6 @@ func orDefault[T comparable](v, def T) T {
 	return v
 }
 
-// registerDropped registers the one family that is observe's own: locks not tracked because
-// MaxTracked was reached. Shared like the contract's families when several Observers share a
-// registry.
-func registerDropped(reg prometheus.Registerer) (prometheus.Counter, error) {
-	c := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "lock_observe_untracked_total",
-		Help: "Locks the observe hook counted but did not track (held gauge, hold and wait times) because MaxTracked was reached.",
-	})
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(prometheus.Counter); ok {
-				return existing, nil
-			}
-		}
-		return nil, fmt.Errorf("observe: register lock_observe_untracked_total: %w", err)
-	}
-	return c, nil
-}
-
 // namespaceOf returns the first namespace whose pattern matches key, or nil.
 func (o *Observer) namespaceOf(key string) *namespace {
 	for _, ns := range o.namespaces {
@@ -164,12 +179,3 @@ func (o *Observer) namespaceOf(key string) *namespace {
 // Tracked reports how many locks are held or waited for in the Observer's state now: the
 // number the MaxTracked cap bounds.
 func (o *Observer) Tracked() int { return o.tracker.size() }
-
-// sweeper brings the tracker up to date (expired leases, given-up waits) when the registry is
-// scraped, so a process that stops sending lock commands still sees lock_held fall back by the
-// next scrape. It describes nothing, so it is an unchecked collector that emits no metric.
-type sweeper struct{ o *Observer }
-
-func (sweeper) Describe(chan<- *prometheus.Desc) {}
-
-func (s sweeper) Collect(chan<- prometheus.Metric) { s.o.tracker.sweep(s.o.now(), true) }

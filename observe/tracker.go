@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
 // lockID names one lock attempt sequence or held lock: a namespace and the seeded hash of the
@@ -39,14 +39,14 @@ type tracker struct {
 	entries    map[lockID]*entry
 	giveUp     time.Duration
 	maxTracked int
-	dropped    prometheus.Counter
+	dropped    lockmetrics.Counter
 	nextSweep  time.Time
 }
 
 // sweepEvery bounds how often the hook path scans the state for expired entries.
 const sweepEvery = 250 * time.Millisecond
 
-func newTracker(giveUp time.Duration, maxTracked int, dropped prometheus.Counter) *tracker {
+func newTracker(giveUp time.Duration, maxTracked int, dropped lockmetrics.Counter) *tracker {
 	return &tracker{entries: map[lockID]*entry{}, giveUp: giveUp, maxTracked: maxTracked, dropped: dropped}
 }
 

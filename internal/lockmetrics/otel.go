@@ -53,8 +53,9 @@ type Instruments struct {
 
 	registration metric.Registration
 
-	mu     sync.Mutex
-	counts []*observedCount // every series of the observable instruments, reported by observe
+	mu        sync.Mutex
+	counts    []*observedCount // every series of the observable instruments, reported by observe
+	onCollect func()           // run before the series are read; see OnCollect
 }
 
 // NewInstruments creates the instruments on mp's meter for ScopeName and registers the callback
@@ -107,11 +108,29 @@ func (i *Instruments) Close() error {
 // declaring the same namespace count together, as they do on a shared Prometheus registry.
 func (i *Instruments) observe(_ context.Context, o metric.Observer) error {
 	i.mu.Lock()
+	before := i.onCollect
+	i.mu.Unlock()
+	if before != nil {
+		before()
+	}
+	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, c := range i.counts {
 		o.ObserveInt64(c.instrument, c.n.Load(), c.opts...)
 	}
 	return nil
+}
+
+// OnCollect makes f run at the start of every collection, before i's observable series are
+// read. A producer whose state changes with time alone (observe's expiry sweep, which ends
+// holds and waits) brings it up to date there, so that the collection that follows an expiry
+// already shows it, the way a Prometheus collector that sweeps on scrape would. f may record
+// on the histograms and change series; it must not create series (Counter, UpDown). A second
+// call replaces f.
+func (i *Instruments) OnCollect(f func()) {
+	i.mu.Lock()
+	i.onCollect = f
+	i.mu.Unlock()
 }
 
 // Counter is one attribute set of an observable counter of i (Renewals, Releases, Abandoned or

@@ -364,3 +364,41 @@ func TestOTelProducersShareAProviderAndClose(t *testing.T) {
 		t.Fatalf("after both closed: still reported (%d)", got)
 	}
 }
+
+// OnCollect's function runs before the observable series are read, so what it changes (and
+// what it records on a histogram) is in the same collection, not the next one.
+func TestOTelOnCollectRunsBeforeTheSeriesAreRead(t *testing.T) {
+	var held Gauge
+	var calls int
+	rm := collectOTel(t, func(i *Instruments) {
+		held = i.UpDown(i.Held, Attributes("ns", ""))
+		held.Inc()
+		wait := HistogramSeries(i.AcquireWait, Attributes("ns", OutcomeBusy))
+		i.OnCollect(func() {
+			calls++
+			held.Dec()
+			wait.Observe(2)
+		})
+	})
+	if calls != 1 {
+		t.Fatalf("OnCollect ran %d times in one collection, want 1", calls)
+	}
+	var heldValue, waits int64 = -1, -1
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if m.Name == HeldInstrument && len(d.DataPoints) == 1 {
+					heldValue = d.DataPoints[0].Value
+				}
+			case metricdata.Histogram[float64]:
+				if m.Name == AcquireWaitInstrument && len(d.DataPoints) == 1 {
+					waits = int64(d.DataPoints[0].Count)
+				}
+			}
+		}
+	}
+	if heldValue != 0 || waits != 1 {
+		t.Errorf("lock_held %d and busy waits %d in the collection, want 0 and 1: OnCollect's changes came too late", heldValue, waits)
+	}
+}

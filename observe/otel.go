@@ -1,0 +1,85 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+)
+
+// untrackedInstrument is the OTel name of lock_observe_untracked_total: a monotonic counter
+// whose Prometheus translation adds _total, and whose unit in braces adds nothing.
+const untrackedInstrument = "lock_observe_untracked"
+
+// otelPath records the contract's series as lockmetrics' OTel instruments (the ones lease uses,
+// so names, units, attributes and buckets are the same) and lock_observe_untracked_total as an
+// observable counter of observe's own, all on the meter lockmetrics.ScopeName.
+type otelPath struct {
+	inst         *lockmetrics.Instruments
+	dropped      untrackedCount
+	registration metric.Registration // the callback reporting dropped
+}
+
+func newOTelPath(mp metric.MeterProvider) (*otelPath, error) {
+	inst, err := lockmetrics.NewInstruments(mp)
+	if err != nil {
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	p := &otelPath{inst: inst}
+	m := mp.Meter(lockmetrics.ScopeName)
+	untracked, err := m.Int64ObservableCounter(untrackedInstrument, metric.WithUnit("{lock}"), metric.WithDescription(untrackedHelp))
+	if err == nil {
+		p.registration, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+			o.ObserveInt64(untracked, p.dropped.n.Load())
+			return nil
+		}, untracked)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("observe: OTel instrument %s: %w", untrackedInstrument, err), inst.Close())
+	}
+	return p, nil
+}
+
+func (p *otelPath) namespace(ns string) *nsMetrics {
+	i := p.inst
+	attrs := func(outcome string) attribute.Set { return lockmetrics.Attributes(ns, outcome) }
+	return &nsMetrics{
+		waitAcquired:  lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeAcquired)),
+		waitBusy:      lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeBusy)),
+		waitError:     lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeError)),
+		renewOK:       i.Counter(i.Renewals, attrs(lockmetrics.OutcomeOK)),
+		renewFailed:   i.Counter(i.Renewals, attrs(lockmetrics.OutcomeFailed)),
+		renewNotOwned: i.Counter(i.Renewals, attrs(lockmetrics.OutcomeNotOwned)),
+		relOK:         i.Counter(i.Releases, attrs(lockmetrics.OutcomeOK)),
+		relNotOwned:   i.Counter(i.Releases, attrs(lockmetrics.OutcomeNotOwned)),
+		relError:      i.Counter(i.Releases, attrs(lockmetrics.OutcomeError)),
+		heldSeconds:   lockmetrics.HistogramSeries(i.HeldSeconds, attrs("")),
+		held:          i.UpDown(i.Held, attrs("")),
+	}
+}
+
+func (p *otelPath) untracked() lockmetrics.Counter { return &p.dropped }
+
+// sweepOnCollect runs sweep inside the instruments' callback, before lock_held is read, so a
+// collection after an expiry already shows lock_held fallen back and the hold observed.
+func (p *otelPath) sweepOnCollect(sweep func()) error {
+	p.inst.OnCollect(sweep)
+	return nil
+}
+
+// close unregisters both callbacks: the Observer's counters, lock_held and
+// lock_observe_untracked_total are no longer reported.
+func (p *otelPath) close() error {
+	return errors.Join(p.registration.Unregister(), p.inst.Close())
+}
+
+// untrackedCount is what the callback reports as lock_observe_untracked: the tracker
+// increments it on the cold path where the cap is reached.
+type untrackedCount struct{ n atomic.Int64 }
+
+func (c *untrackedCount) Inc() { c.n.Add(1) }
