@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,6 +121,9 @@ type faultHook struct {
 	match func(args []any) bool
 	plan  func(n int) (time.Duration, error)
 	calls atomic.Int64
+
+	mu        sync.Mutex
+	deadlines []time.Time // the context deadline each matching command was sent under
 }
 
 func (h *faultHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -135,7 +140,7 @@ func (h *faultHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 				pass = append(pass, cmd)
 				continue
 			}
-			d, err := h.next()
+			d, err := h.next(ctx)
 			delay = max(delay, d)
 			if err != nil {
 				cmd.SetErr(err)
@@ -165,7 +170,7 @@ func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if !h.match(cmd.Args()) {
 			return next(ctx, cmd)
 		}
-		delay, err := h.next()
+		delay, err := h.next(ctx)
 		if delay > 0 {
 			select {
 			case <-time.After(delay):
@@ -182,8 +187,12 @@ func (h *faultHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// next counts one matching command and returns its plan.
-func (h *faultHook) next() (time.Duration, error) {
+// next counts one matching command, records its deadline and returns its plan.
+func (h *faultHook) next(ctx context.Context) (time.Duration, error) {
+	d, _ := ctx.Deadline()
+	h.mu.Lock()
+	h.deadlines = append(h.deadlines, d)
+	h.mu.Unlock()
 	n := int(h.calls.Add(1) - 1)
 	if h.plan == nil {
 		return 0, nil
@@ -205,3 +214,71 @@ func isSetNX(args []any) bool {
 }
 
 var errInjected = errors.New("injected network error")
+
+// seenDeadlines returns the context deadline of every matching command so far (zero: none).
+func (h *faultHook) seenDeadlines() []time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.deadlines)
+}
+
+// replyDelayHook holds back the replies of the commands match selects: each reaches Redis at
+// once, and its caller sees the reply delay later, as over a slow return path. It records when
+// each matching command was handed on towards Redis.
+type replyDelayHook struct {
+	match func(args []any) bool
+	delay time.Duration
+
+	mu   sync.Mutex
+	sent []time.Time
+}
+
+func (h *replyDelayHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *replyDelayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !h.match(cmd.Args()) {
+			return next(ctx, cmd)
+		}
+		h.record()
+		err := next(ctx, cmd)
+		h.hold(ctx)
+		return err
+	}
+}
+
+func (h *replyDelayHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if !slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return h.match(c.Args()) }) {
+			return next(ctx, cmds)
+		}
+		h.record()
+		err := next(ctx, cmds)
+		h.hold(ctx)
+		return err
+	}
+}
+
+func (h *replyDelayHook) record() {
+	h.mu.Lock()
+	h.sent = append(h.sent, time.Now())
+	h.mu.Unlock()
+}
+
+func (h *replyDelayHook) hold(ctx context.Context) {
+	select {
+	case <-time.After(h.delay):
+	case <-ctx.Done():
+	}
+}
+
+// lastSent is when the last matching command was handed on towards Redis.
+func (h *replyDelayHook) lastSent(t testing.TB) time.Time {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.sent) == 0 {
+		t.Fatal("no matching command was sent")
+	}
+	return h.sent[len(h.sent)-1]
+}

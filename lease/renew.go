@@ -49,10 +49,15 @@ func (l *Lease) Renew(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("lease: renew %q in namespace %s: %w", l.key, n.name, err)
 	case !owned:
+		l.mu.Lock()
+		l.validUntil = time.Time{}
+		l.mu.Unlock()
 		return fmt.Errorf("%w: renew %q in namespace %s", ErrNotOwned, l.key, n.name)
 	}
 	l.mu.Lock()
-	if v := start.Add(n.policy.TTL); v.After(l.validUntil) {
+	// Sent at start at the earliest, so the key lives at least until start+TTL. A renew that
+	// lost the race with a not-owned answer (validUntil zero) does not revive the lease.
+	if v := start.Add(n.policy.TTL); !l.validUntil.IsZero() && v.After(l.validUntil) {
 		l.validUntil = v
 	}
 	l.mu.Unlock()
@@ -83,14 +88,6 @@ func (n *Namespace) countRenew(owned bool, err error) {
 // errValidityEnded is the reason logged when the Fence policy abandons a lease because the
 // key may expire before a renew can succeed.
 var errValidityEnded = errors.New("lease: validity ends before a renew could succeed")
-
-// lapseLocked is when the Fence policy gives the lease up at the latest while renews fail: a
-// margin before the earliest moment the key can expire, for the drift between this process's
-// clock and Redis's (1% of the TTL, as Redlock allows, plus 2ms).
-func (l *Lease) lapseLocked() time.Time {
-	ttl := l.ns.policy.TTL
-	return l.validUntil.Add(-(ttl/100 + 2*time.Millisecond))
-}
 
 // renewTick is one run of the background renewer; it re-arms the timer while the lease is kept.
 //
@@ -165,7 +162,9 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 			slog.Int("consecutive_failures", l.failures), slog.Int("max_renew_failures", p.MaxRenewFailures),
 			slog.Any("error", err)}}
 	case !owned:
-		// Ownership is definitively gone: nothing left to renew under either policy.
+		// Ownership is definitively gone: nothing left to renew under either policy, and the
+		// lease is no longer valid by any clock.
+		l.validUntil = time.Time{}
 		if fence {
 			return l.abandonLocked(ErrNotOwned)
 		}
@@ -173,7 +172,9 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 			slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("policy", p.OnRenewFailure.String())}}
 	default:
 		l.failures = 0
-		l.validUntil = start.Add(p.TTL)
+		if v := start.Add(p.TTL); !l.validUntil.IsZero() && v.After(l.validUntil) {
+			l.validUntil = v
+		}
 	}
 	next := start.Add(p.RenewInterval)
 	if lapse := l.lapseLocked(); fence && l.failures > 0 && lapse.Before(next) {
