@@ -17,9 +17,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-// deadlineSlack is how late past its own deadline a caller may return on a loaded machine.
-const deadlineSlack = 300 * time.Millisecond
-
 // With batching, every caller waits only as long as its own context allows, whatever else is
 // in its batch: against a paused Redis, acquires, renews and releases with different deadlines
 // (and one caller without a deadline, whose batch the client's read timeout bounds) each return
@@ -29,6 +26,7 @@ func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 	e := newEnvMode(t, srv.Addr, true)
+	stalls := stallMeter(t)
 	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
 	var held []*Lease
@@ -93,8 +91,8 @@ func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 				t.Errorf("%s = %v, want it to match the context's error", c.name, err)
 			}
-			if took > c.bound+deadlineSlack {
-				t.Errorf("%s took %s, its own deadline was %s", c.name, took, c.bound)
+			if slack := stalls.Slack(idleSlack); took > c.bound+slack {
+				t.Errorf("%s took %s, its own deadline was %s (slack %s for the stalls seen)", c.name, took, c.bound, slack)
 			}
 		})
 	}
@@ -334,7 +332,12 @@ func TestBatchingOnCluster(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	e := &env{reg: reg, c: c}
-	n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 50 * time.Millisecond, Fencing: true})
+	// What is checked is that every command reaches the right node, not how fast: the bounds
+	// are generous, because 24 callers' first pipelines also pay for the slot map's first load
+	// and MOVED redirects, and a 50ms RenewTimeout (which also bounds FencedSet) ran out on a
+	// starved machine. The background renewer stays out of the way (RenewInterval 10s).
+	n := e.namespace(t, "scheduler", Policy{TTL: 30 * time.Second, RenewInterval: 10 * time.Second,
+		RenewTimeout: 10 * time.Second, AcquireTimeout: 10 * time.Second, ReleaseTimeout: 10 * time.Second, Fencing: true})
 	ctx := context.Background()
 	const workers = 24
 	masters := map[string]bool{}

@@ -97,6 +97,19 @@ func (e *env) wantMetrics(t testing.TB, ns string, want map[string]float64) {
 	}
 }
 
+// idleSlack is how far past its nominal time a bounded call may return on an idle machine:
+// a timer firing and a goroutine waking, with room to spare.
+const idleSlack = 150 * time.Millisecond
+
+// stallMeter measures the process's scheduling stalls for the rest of the test. Wall-clock
+// upper bounds take their slack from it, m.Slack(idleSlack), so that a starved machine widens
+// them by what the test saw instead of failing them.
+func stallMeter(t testing.TB) *testkit.StallMeter {
+	m := testkit.StartStallMeter()
+	t.Cleanup(m.Stop)
+	return m
+}
+
 var keySeq atomic.Int64
 
 // waitCancelled fails the test unless the lease's context ends within 5s.
@@ -124,6 +137,7 @@ type faultHook struct {
 
 	mu        sync.Mutex
 	deadlines []time.Time // the context deadline each matching command was sent under
+	sent      []time.Time // when each matching command reached the hook
 }
 
 func (h *faultHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -192,6 +206,7 @@ func (h *faultHook) next(ctx context.Context) (time.Duration, error) {
 	d, _ := ctx.Deadline()
 	h.mu.Lock()
 	h.deadlines = append(h.deadlines, d)
+	h.sent = append(h.sent, time.Now())
 	h.mu.Unlock()
 	n := int(h.calls.Add(1) - 1)
 	if h.plan == nil {
@@ -214,6 +229,13 @@ func isSetNX(args []any) bool {
 }
 
 var errInjected = errors.New("injected network error")
+
+// sendTimes returns when each matching command so far reached the hook.
+func (h *faultHook) sendTimes() []time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.sent)
+}
 
 // seenDeadlines returns the context deadline of every matching command so far (zero: none).
 func (h *faultHook) seenDeadlines() []time.Time {
