@@ -185,8 +185,8 @@ func TestPausedWorker(t *testing.T) {
 			if logs := wa.logs.String(); !strings.Contains(logs, wantLog) {
 				t.Errorf("A's log lacks %q:\n%s", wantLog, logs)
 			}
-			if logs := wa.logs.String(); tc.policy == lease.Fence && !strings.Contains(logs, "consecutive_failures=3") {
-				t.Errorf("A's abandonment does not record 3 consecutive failed renews:\n%s", logs)
+			if tc.policy == lease.Fence {
+				wantAbandonedAfter(t, wa.logs, "jobs", 3)
 			}
 		})
 	}
