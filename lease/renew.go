@@ -91,9 +91,11 @@ var errValidityEnded = errors.New("lease: validity ends before a renew could suc
 
 // renewTick is one run of the background renewer; it re-arms the timer while the lease is kept.
 //
-// Under the Fence policy the holder's context must end before another replica can take the
+// Under the Fence policy the holder's context should end before another replica can take the
 // lock, not only after MaxRenewFailures failures: while renews fail, the renewer also abandons
-// the lease at its lapse (see lapseLocked), and no renew runs past it.
+// the lease at its lapse (see lapseLocked), and no renew runs past it. The timer firing on time
+// is what makes that hold; a starved or paused process is abandoned late, which is why writes
+// carry fence tokens.
 //
 // Log lines are decided under l.mu and written once it is released, so that a slow log handler
 // never holds the lease's lock (an abandoned holder's context is cancelled before its line is
