@@ -58,7 +58,7 @@ func TestStaleOwnerCannotReleaseNewOwnersLock(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				testkit.Eventually(t, 2*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), key).Val() == 0 })
+				testkit.Eventually(t, 20*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), key).Val() == 0 })
 				b, err := n.Acquire(context.Background(), key)
 				if err != nil {
 					t.Fatalf("B acquire: %v", err)

@@ -134,7 +134,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			testkit.Eventually(t, 2*time.Second, "key expiry", func() bool { return e.rdb.Exists(context.Background(), l.key).Val() == 0 })
+			testkit.Eventually(t, 20*time.Second, "key expiry", func() bool { return e.rdb.Exists(context.Background(), l.key).Val() == 0 })
 			if err := l.Renew(context.Background()); !errors.Is(err, ErrNotOwned) {
 				t.Fatalf("Renew after expiry = %v, want ErrNotOwned", err)
 			}
@@ -198,7 +198,7 @@ func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 			return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
 		}
 		err := n.Do(context.Background(), uniqueKey(t), func(ctx context.Context, fence int64) error {
-			testkit.Eventually(t, 5*time.Second, "five failed renews", func() bool { return failed() >= 5 })
+			testkit.Eventually(t, 30*time.Second, "five failed renews", func() bool { return failed() >= 5 })
 			if ctx.Err() != nil {
 				t.Errorf("work context cancelled under Continue: %v", context.Cause(ctx))
 			}
