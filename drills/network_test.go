@@ -74,13 +74,13 @@ func TestNetworkFaults(t *testing.T) {
 					// The bound counts consecutive failures, so the abandonment's own record is
 					// the proof (a renew that timed out on a starved machine before the fault
 					// would be counted too, but followed by a success). Renewing has stopped:
-					// several more intervals add no attempt.
+					// two more intervals (the renewer re-arms one interval ahead) add no attempt.
 					failedAtAbandon := value(t, w.reg, "jobs", "lock_renewals_total/failed")
 					wantAbandonedAfter(t, w.logs, "jobs", maxFailures)
 					if got := failedAtAbandon - failedBefore; got < maxFailures {
 						t.Errorf("failed renews during the fault = %v, want at least %d", got, maxFailures)
 					}
-					time.Sleep(4 * interval)
+					time.Sleep(2 * interval)
 					if got := value(t, w.reg, "jobs", "lock_renewals_total/failed"); got != failedAtAbandon {
 						t.Errorf("%v failed renews after the abandonment, want none", got-failedAtAbandon)
 					}
