@@ -74,7 +74,7 @@ func TestAcquireWaitDeadlineBackoffAndCancel(t *testing.T) {
 				if tc.wantCause != nil && !errors.Is(err, tc.wantCause) {
 					t.Errorf("error %v does not carry the caller's cause %v", err, tc.wantCause)
 				}
-				if maxElapsed := tc.minElapsed + stalls.Slack(idleSlack); elapsed < tc.minElapsed || elapsed > maxElapsed {
+				if maxElapsed := tc.minElapsed + stalls.Slack(callSlack); elapsed < tc.minElapsed || elapsed > maxElapsed {
 					t.Errorf("gave up after %s, want within [%s, %s] (slack for a worst stall of %s)", elapsed, tc.minElapsed, maxElapsed, stalls.Worst())
 				}
 				// Each pause is backoff plus up to half of it in jitter: attempts are never
@@ -219,7 +219,7 @@ func TestAcquireErrorWhenRedisIsDown(t *testing.T) {
 		if err == nil || errors.Is(err, ErrBusy) {
 			t.Fatalf("Acquire with Redis paused = %v, want a Redis error", err)
 		}
-		if took, slack := time.Since(start), stalls.Slack(idleSlack); took > 200*time.Millisecond+slack {
+		if took, slack := time.Since(start), stalls.Slack(callSlack); took > 200*time.Millisecond+slack {
 			t.Errorf("Acquire took %s despite a 200ms deadline (slack %s for the stalls seen)", took, slack)
 		}
 		e.wantMetrics(t, "approval", map[string]float64{"lock_acquire_wait_seconds/error": 1, "lock_held": 0})

@@ -51,7 +51,7 @@ func TestPolicyTimeoutsBoundCallsWithoutDeadline(t *testing.T) {
 			if err == nil || errors.Is(err, ErrBusy) || errors.Is(err, ErrNotOwned) || errors.Is(err, ErrStaleFence) {
 				t.Errorf("%s with Redis frozen = %v, want a Redis error, not an ownership answer", tc.name, err)
 			}
-			if slack := stalls.Slack(idleSlack); took > bound+slack {
+			if slack := stalls.Slack(callSlack); took > bound+slack {
 				t.Errorf("%s with Redis frozen took %s, want at most its %s policy timeout (+ %s slack for the stalls seen)", tc.name, took, bound, slack)
 			}
 		}
