@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build test lint generate tools fuzz soak demo e2e bench release
+.PHONY: build test test-loaded lint generate tools fuzz soak demo e2e bench release
 
 ## build: compile every package, and the exporter into bin/ with its version stamped
 build:
@@ -22,6 +22,32 @@ test: lint tools
 	cd observe/rueidisobserve && $(GO) test -race -count=1 ./...
 	cd observe/peertest && $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
+
+## test-loaded: `make test` LOADED_RUNS times (3) while LOAD_HOGS CPU-bound processes (2) run
+## beside it the whole time: stress-ng if installed, else `yes`. The hogs are stopped when the
+## target ends, passes or fails. Each run's wall time is printed. To check a timing change in a
+## few packages: make test-loaded LOADED_CMD='go test -race -count=1 ./lease/ ./drills/'
+LOAD_HOGS   ?= 2
+LOADED_RUNS ?= 3
+LOADED_CMD  ?= $(MAKE) --no-print-directory test
+test-loaded:
+	@set -eu; hogs=""; \
+	trap 'kill $$hogs 2>/dev/null || true; wait 2>/dev/null || true' EXIT INT TERM; \
+	if command -v stress-ng >/dev/null 2>&1; then \
+		stress-ng --cpu $(LOAD_HOGS) --timeout 4h >/dev/null 2>&1 & hogs=$$!; \
+		what="stress-ng --cpu $(LOAD_HOGS)"; \
+	else \
+		for i in $$(seq $(LOAD_HOGS)); do yes >/dev/null & hogs="$$hogs $$!"; done; \
+		what="$(LOAD_HOGS) x yes >/dev/null"; \
+	fi; \
+	echo "test-loaded: $$what beside every run"; \
+	for run in $$(seq $(LOADED_RUNS)); do \
+		start=$$(date +%s); \
+		if ! $(LOADED_CMD); then \
+			echo "test-loaded: run $$run of $(LOADED_RUNS) FAILED after $$(( $$(date +%s) - start ))s"; exit 1; \
+		fi; \
+		echo "test-loaded: run $$run of $(LOADED_RUNS) passed in $$(( $$(date +%s) - start ))s (load $$(cut -d' ' -f1 /proc/loadavg))"; \
+	done
 
 # Fuzz targets: package, name and how many inputs `make fuzz` explores (about 5 s each on a
 # 2-core machine). `go test` already replays their committed seed corpora. The budgets are

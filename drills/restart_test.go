@@ -56,7 +56,10 @@ func TestRedisRestart(t *testing.T) {
 	fenceBefore := lf.Fence()
 
 	// A contender keeps trying the strict lock across the restart; every call must end within
-	// its bound.
+	// its bound, plus slack for the scheduling stalls the drill measured (a call that ignored
+	// its bound would wait for the restart, or go-redis's retries, instead).
+	stalls := testkit.StartStallMeter()
+	defer stalls.Stop()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var calls, failed int
@@ -76,8 +79,8 @@ func TestRedisRestart(t *testing.T) {
 				err = l.Release(cctx)
 			}
 			cancel()
-			if took := time.Since(start); took > 1300*time.Millisecond {
-				t.Errorf("contender call took %s during the restart", took)
+			if took, limit := time.Since(start), 300*time.Millisecond+stalls.Slack(time.Second); took > limit {
+				t.Errorf("contender call took %s during the restart, want at most %s", took, limit)
 			}
 			calls++
 			if err != nil {
@@ -95,10 +98,10 @@ func TestRedisRestart(t *testing.T) {
 
 	select {
 	case <-lf.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the Fence holder did not notice the lost lock within 5s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the Fence holder did not notice the lost lock within 30s")
 	}
-	testkit.Eventually(t, 5*time.Second, "the Continue holder to find its lock not owned", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the Continue holder to find its lock not owned", func() bool {
 		return value(t, w.reg, "lenient", "lock_renewals_total/not_owned") >= 1
 	})
 	close(stop)

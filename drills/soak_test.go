@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -39,6 +40,11 @@ type store struct {
 type row struct {
 	mu  sync.Mutex
 	log []appliedWrite
+	// unsure holds the writes whose FencedSet timed out (the store-operation timeout is 80ms,
+	// and a starved machine can exceed it): Redis may have applied them, even after later
+	// writes. They stay out of the log; the final check accepts one of them in Redis when its
+	// fence is not older than the log's last.
+	unsure []appliedWrite
 }
 
 func newStore(keys []string) *store {
@@ -53,11 +59,42 @@ func (s *store) write(ctx context.Context, ns *lease.Namespace, fence int64, key
 	r := s.rows[key]
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := ns.FencedSet(ctx, fence, key, fmt.Sprintf("fence=%d worker=%d seq=%d", fence, w.worker, w.seq), 0)
-	if err == nil {
+	err := ns.FencedSet(ctx, fence, key, w.value(), 0)
+	switch {
+	case err == nil:
 		r.log = append(r.log, w)
+	case timedOut(err):
+		r.unsure = append(r.unsure, w)
 	}
 	return err
+}
+
+// value is what the write stores.
+func (w appliedWrite) value() string {
+	return fmt.Sprintf("fence=%d worker=%d seq=%d", w.fence, w.worker, w.seq)
+}
+
+// timedOut reports whether err is a command's own timeout (its outcome unknown), as opposed to
+// an answer or a failure of Redis.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// lastWrite returns the write Redis must hold for the row: the log's last, or a timed-out write
+// whose fence is not older (Redis may have applied it last). ok is false when neither matches
+// got.
+func (r *row) lastWrite(got string) (w appliedWrite, ok bool) {
+	last := r.log[len(r.log)-1]
+	if got == last.value() {
+		return last, true
+	}
+	for _, u := range r.unsure {
+		if u.fence >= last.fence && got == u.value() {
+			return u, true
+		}
+	}
+	return last, false
 }
 
 // violations counts applied writes whose fence is older than one applied before them.
@@ -82,6 +119,9 @@ type tally struct {
 	released, expired, abandoned, releaseErrors int
 	applied, rejected, writeErrors, afterPause  int
 	pauses                                      int
+	// timeouts counts acquire and write errors that were the call's own timeout on a starved
+	// machine, not a failure of Redis.
+	timeouts int
 }
 
 func (t *tally) add(o tally) {
@@ -97,6 +137,7 @@ func (t *tally) add(o tally) {
 	t.writeErrors += o.writeErrors
 	t.afterPause += o.afterPause
 	t.pauses += o.pauses
+	t.timeouts += o.timeouts
 }
 
 // TestSoak runs many workers against few keys for a bounded time. Half the workers fence
@@ -174,6 +215,9 @@ func TestSoak(t *testing.T) {
 					continue
 				case err != nil:
 					tl.acquireErrors++
+					if timedOut(err) {
+						tl.timeouts++
+					}
 					a.err("acquire error", err)
 					continue
 				}
@@ -207,6 +251,9 @@ func TestSoak(t *testing.T) {
 						tl.rejected++
 					default:
 						tl.writeErrors++
+						if timedOut(err) {
+							tl.timeouts++
+						}
 						a.err("write error", err)
 					}
 					time.Sleep(time.Duration(rng.Int64N(int64(2 * time.Millisecond))))
@@ -275,14 +322,14 @@ func TestSoak(t *testing.T) {
 	direct := srv.Client(t)
 	defer direct.Close()
 	for _, k := range dataKeys {
-		entries := st.rows[k].log
-		if len(entries) == 0 {
+		r := st.rows[k]
+		if len(r.log) == 0 {
 			continue
 		}
-		last := entries[len(entries)-1]
-		want := fmt.Sprintf("fence=%d worker=%d seq=%d", last.fence, last.worker, last.seq)
-		if got := direct.Get(ctx, k).Val(); got != want {
-			t.Errorf("%s = %q, want the log's last write %q", k, got, want)
+		got := direct.Get(ctx, k).Val()
+		last, ok := r.lastWrite(got)
+		if !ok {
+			t.Errorf("%s = %q, want the log's last write %q (or a timed-out write with a fence not older)", k, got, last.value())
 		}
 		if got := direct.Get(ctx, lease.WriteFenceKey(k)).Val(); got != strconv.FormatInt(last.fence, 10) {
 			t.Errorf("write fence of %s = %s, want %d", k, got, last.fence)
@@ -292,8 +339,12 @@ func TestSoak(t *testing.T) {
 	if total.pauses == 0 || total.rejected == 0 || total.abandoned == 0 || total.expired == 0 {
 		t.Errorf("soak too gentle: %d pauses, %d rejected writes, %d abandoned, %d expired", total.pauses, total.rejected, total.abandoned, total.expired)
 	}
-	if total.writeErrors != 0 || total.acquireErrors != 0 {
-		t.Errorf("%d write errors and %d acquire errors: Redis itself never failed in this drill", total.writeErrors, total.acquireErrors)
+	if failures := total.writeErrors + total.acquireErrors - total.timeouts; failures != 0 {
+		t.Errorf("%d write errors and %d acquire errors, %d of them timeouts: Redis itself never failed in this drill",
+			total.writeErrors, total.acquireErrors, total.timeouts)
+	}
+	if total.timeouts != 0 {
+		t.Logf("%d calls timed out on a starved machine (outcome unknown, reconciled above)", total.timeouts)
 	}
 	t.Logf("soak %s, %d workers, %d keys: %d operations (%d acquire attempts, %d writes, %d releases), %d pauses > TTL, %d stale writes rejected, violations: %d",
 		duration, workers, len(keys), total.acquired+total.busy+total.acquireErrors+total.applied+total.rejected+total.writeErrors+total.acquired,

@@ -21,6 +21,13 @@
 // extend a newer owner's lock. Tokens are capabilities: they never appear in errors, logs or
 // metrics.
 //
+// What the library can promise about time is bounded by this process being scheduled: a
+// holder whose renews fail is cancelled at its lease's ValidUntil by a timer, and a process
+// that is paused (GC, CPU starvation, SIGSTOP) past that moment is cancelled only when it runs
+// again, possibly after another replica took the lock. Check (*Lease).ValidUntil right before
+// a side effect, and let the store reject stale writes by their fence token (FencedSet);
+// neither the check nor the timer replaces the fence.
+//
 // Options.Batching (off by default) coalesces the commands of concurrent callers into go-redis
 // pipelines for throughput, while each caller keeps its own context deadline; a batching
 // Client must be stopped with Close.

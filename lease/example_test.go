@@ -246,6 +246,43 @@ func ExampleNamespace_FencedSet_snapshotWriter() {
 	// writer 2 release: <nil>
 }
 
+// Payment capture: check the lease by the library's own clock right before a side effect
+// that must not happen twice. ValidUntil counts from when the acquire or last successful renew
+// was sent, less a drift margin; past it, another replica may hold the lock. The check cannot
+// cover a pause between it and the write, so the write still carries the fence token.
+func ExampleLease_ValidUntil() {
+	ctx := context.Background()
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	payments, err := locks.Namespace("payment", lease.Policy{TTL: 30 * time.Second, Fencing: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	l, err := payments.Acquire(ctx, "payment:capture:order-17")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Release(ctx)
+
+	// ... slow work: fetch the order, call the fraud check ...
+
+	if !time.Now().Before(l.ValidUntil()) {
+		fmt.Println("lease lapsed: skip the capture, the next owner retries it")
+		return
+	}
+	err = payments.FencedSet(ctx, l.Fence(), "payment:capture:order-17:state", "captured", 0)
+	fmt.Println("captured:", err)
+	// Output:
+	// captured: <nil>
+}
+
 func ExampleFenceKey() {
 	fmt.Println(lease.FenceKey("scheduler:job:42"))
 	fmt.Println(lease.FenceKey("{tenant-a}:job:42"))

@@ -34,7 +34,7 @@ func TestFencedWriteRejectsOlderOwner(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				testkit.Eventually(t, 2*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), lockKey).Val() == 0 })
+				testkit.Eventually(t, 20*time.Second, "A's lease to expire", func() bool { return e.rdb.Exists(context.Background(), lockKey).Val() == 0 })
 				b, err := n.Acquire(context.Background(), lockKey)
 				if err != nil {
 					t.Fatal(err)
@@ -95,7 +95,7 @@ func TestFencedSetInputAndExpiry(t *testing.T) {
 		if err := n.FencedSet(ctx, 7, key, "v", 500*time.Microsecond); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, time.Second, "a sub-millisecond ttl to expire the key", func() bool { return e.rdb.Exists(ctx, key).Val() == 0 })
+		testkit.Eventually(t, 20*time.Second, "a sub-millisecond ttl to expire the key", func() bool { return e.rdb.Exists(ctx, key).Val() == 0 })
 		if got := e.rdb.Get(ctx, WriteFenceKey(key)).Val(); got != "7" {
 			t.Errorf("write fence record = %q, want it kept past the data's expiry", got)
 		}

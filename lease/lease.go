@@ -41,7 +41,8 @@ type Lease struct {
 	timer    *time.Timer // the renewer; nil when renewal is disabled
 	failures int         // consecutive failed renews
 	// validUntil is the earliest moment the key can expire: TTL after the start of the last
-	// successful acquire or renew (Redis ran the command after it started).
+	// successful acquire or renew (Redis ran the command after it started). Zero once a renew
+	// was answered "not owned". See validity.go.
 	validUntil time.Time
 	renewing   sync.WaitGroup
 }

@@ -55,11 +55,13 @@ func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
 					return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "ok") +
 						e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
 				}
-				testkit.Eventually(t, 2*time.Second, "two counted renews", func() bool { return renewed() >= 2 })
+				testkit.Eventually(t, 20*time.Second, "two counted renews", func() bool { return renewed() >= 2 })
 				tc.end(t, l, cancel)
 				stopped := hook.calls.Load()
 				time.Sleep(5 * n.policy.RenewInterval)
-				if got := hook.calls.Load(); got != stopped {
+				// Renews are serial: one tick may have passed its check just before the end and
+				// reach the hook after it (its outcome is not counted); no second one may.
+				if got := hook.calls.Load(); got > stopped+1 {
 					t.Errorf("renewer kept going: %d renews after it should have stopped at %d", got, stopped)
 				}
 				if renewed := renewed(); renewed < 2 || renewed > float64(stopped) {

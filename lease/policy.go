@@ -10,11 +10,16 @@ type RenewFailurePolicy int
 
 const (
 	// Fence (the default) gives the lease up after MaxRenewFailures consecutive failed renews,
-	// at once when a renew is answered "not owned", and, while renews fail, no later than a
-	// margin (1% of the TTL + 2ms) before the key can expire: renewing stops, the holder's
-	// context is cancelled with cause ErrAbandoned, the abandonment is counted and release is
-	// skipped, so that a newer owner's lock is never dropped. For work where overlap corrupts
-	// state.
+	// at once when a renew is answered "not owned", and, while renews fail, at the lease's
+	// ValidUntil (a margin of 1% of the TTL + 2ms before the earliest moment the key can
+	// expire): renewing stops, the holder's context is cancelled with cause ErrAbandoned, the
+	// abandonment is counted and release is skipped, so that a newer owner's lock is never
+	// dropped. For work where overlap corrupts state.
+	//
+	// That deadline is kept by a timer in this process, so it holds while the process is
+	// scheduled: a holder paused by the OS or the GC past ValidUntil is cancelled only when it
+	// runs again, possibly after the key expired and another replica took the lock. Writes that
+	// must never overlap need the fence token checked by the store (Policy.Fencing, FencedSet).
 	Fence RenewFailurePolicy = iota
 	// Continue logs and counts each failed renew and keeps the work running; renewing stops
 	// only when a renew is answered "not owned". For idempotent work where continuity matters

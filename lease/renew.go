@@ -53,10 +53,15 @@ func (l *Lease) Renew(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("lease: renew %q in namespace %s: %w", l.key, n.name, err)
 	case !owned:
+		l.mu.Lock()
+		l.validUntil = time.Time{}
+		l.mu.Unlock()
 		return fmt.Errorf("%w: renew %q in namespace %s", ErrNotOwned, l.key, n.name)
 	}
 	l.mu.Lock()
-	if v := start.Add(n.policy.TTL); v.After(l.validUntil) {
+	// Sent at start at the earliest, so the key lives at least until start+TTL. A renew that
+	// lost the race with a not-owned answer (validUntil zero) does not revive the lease.
+	if v := start.Add(n.policy.TTL); !l.validUntil.IsZero() && v.After(l.validUntil) {
 		l.validUntil = v
 	}
 	l.mu.Unlock()
@@ -88,19 +93,13 @@ func (n *Namespace) countRenew(owned bool, err error) {
 // key may expire before a renew can succeed.
 var errValidityEnded = errors.New("lease: validity ends before a renew could succeed")
 
-// lapseLocked is when the Fence policy gives the lease up at the latest while renews fail: a
-// margin before the earliest moment the key can expire, for the drift between this process's
-// clock and Redis's (1% of the TTL, as Redlock allows, plus 2ms).
-func (l *Lease) lapseLocked() time.Time {
-	ttl := l.ns.policy.TTL
-	return l.validUntil.Add(-(ttl/100 + 2*time.Millisecond))
-}
-
 // renewTick is one run of the background renewer; it re-arms the timer while the lease is kept.
 //
-// Under the Fence policy the holder's context must end before another replica can take the
+// Under the Fence policy the holder's context should end before another replica can take the
 // lock, not only after MaxRenewFailures failures: while renews fail, the renewer also abandons
-// the lease at its lapse (see lapseLocked), and no renew runs past it.
+// the lease at its lapse (see lapseLocked), and no renew runs past it. The timer firing on time
+// is what makes that hold; a starved or paused process is abandoned late, which is why writes
+// carry fence tokens.
 //
 // Log lines are decided under l.mu and written once it is released, so that a slow log handler
 // never holds the lease's lock (an abandoned holder's context is cancelled before its line is
@@ -169,7 +168,9 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 			slog.Int("consecutive_failures", l.failures), slog.Int("max_renew_failures", p.MaxRenewFailures),
 			slog.Any("error", err)}}
 	case !owned:
-		// Ownership is definitively gone: nothing left to renew under either policy.
+		// Ownership is definitively gone: nothing left to renew under either policy, and the
+		// lease is no longer valid by any clock.
+		l.validUntil = time.Time{}
 		if fence {
 			return l.abandonLocked(ErrNotOwned)
 		}
@@ -177,7 +178,9 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 			slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("policy", p.OnRenewFailure.String())}}
 	default:
 		l.failures = 0
-		l.validUntil = start.Add(p.TTL)
+		if v := start.Add(p.TTL); !l.validUntil.IsZero() && v.After(l.validUntil) {
+			l.validUntil = v
+		}
 	}
 	next := start.Add(p.RenewInterval)
 	if lapse := l.lapseLocked(); fence && l.failures > 0 && lapse.Before(next) {

@@ -99,7 +99,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 					return e.metric(t, "lock_renewals_total", namespaceLabel, "scheduler", "outcome", outcome)
 				}
 				rounds := float64(4 * len(tc.pattern))
-				testkit.Eventually(t, 5*time.Second, "renew rounds", func() bool {
+				testkit.Eventually(t, 30*time.Second, "renew rounds", func() bool {
 					return renewals("ok")+renewals("failed") >= rounds || l.Context().Err() != nil
 				})
 				if err := l.Context().Err(); err != nil {
@@ -134,7 +134,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			testkit.Eventually(t, 2*time.Second, "key expiry", func() bool { return e.rdb.Exists(context.Background(), l.key).Val() == 0 })
+			testkit.Eventually(t, 20*time.Second, "key expiry", func() bool { return e.rdb.Exists(context.Background(), l.key).Val() == 0 })
 			if err := l.Renew(context.Background()); !errors.Is(err, ErrNotOwned) {
 				t.Fatalf("Renew after expiry = %v, want ErrNotOwned", err)
 			}
@@ -163,12 +163,15 @@ func TestRenewAfterExpiry(t *testing.T) {
 				if err := e.rdb.PExpire(context.Background(), key, time.Millisecond).Err(); err != nil {
 					t.Fatal(err)
 				}
-				testkit.Eventually(t, 3*time.Second, "a not-owned renew", func() bool {
+				testkit.Eventually(t, 30*time.Second, "a not-owned renew", func() bool {
 					return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "not_owned") == 1
 				})
 				time.Sleep(3 * n.policy.RenewInterval)
-				if got := hook.calls.Load(); got != 1 {
-					t.Errorf("renew attempts = %d, want 1 (renewing stops once not owned)", got)
+				// Usually the first renew finds the key gone; on a starved machine a renew may
+				// have succeeded before the PEXPIRE landed. Either way the not-owned one is last.
+				ok := e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "ok")
+				if got := hook.calls.Load(); float64(got) != ok+1 {
+					t.Errorf("renew attempts = %d after %v ok, want exactly one more (renewing stops once not owned)", got, ok)
 				}
 				abandoned := errors.Is(context.Cause(l.Context()), ErrAbandoned)
 				if abandoned != (tc.policy == Fence) {
@@ -195,7 +198,7 @@ func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 			return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
 		}
 		err := n.Do(context.Background(), uniqueKey(t), func(ctx context.Context, fence int64) error {
-			testkit.Eventually(t, 5*time.Second, "five failed renews", func() bool { return failed() >= 5 })
+			testkit.Eventually(t, 30*time.Second, "five failed renews", func() bool { return failed() >= 5 })
 			if ctx.Err() != nil {
 				t.Errorf("work context cancelled under Continue: %v", context.Cause(ctx))
 			}
@@ -225,13 +228,23 @@ func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 	})
 }
 
-// Under Fence the holder's context ends before the key can expire, whatever MaxRenewFailures
-// allows: with the default shape (RenewInterval = TTL/3, three failures) the third attempt would
-// start only as the key expires, so the lease is abandoned at its lapse after two failed renews,
-// while the key still holds the lease's token. Renews that fail at once and renews that hang
-// are both bounded so.
+// Under Fence, while renews fail, the holder's context ends at the lease's lapse — its
+// ValidUntil, the drift margin before the key can expire by the library's own clock — whatever
+// MaxRenewFailures allows: with the default shape (RenewInterval = TTL/3, three failures) the
+// third attempt would start only as the key expires, so the lease is abandoned after fewer
+// failed renews than the bound, and no renew runs past ValidUntil. Renews that fail at once and
+// renews that hang are both bounded so.
+//
+// The test asserts the library's bookkeeping and the order of events, not a race with Redis's
+// expiry: a process descheduled at the lapse (CPU starvation, GC) is abandoned only when it
+// runs again, which no in-process timer can prevent; that is what fence tokens are for. So: the
+// context is never cancelled before ValidUntil (no failure count reached the bound), every
+// renew was sent with a deadline no later than ValidUntil, fewer than MaxRenewFailures renews
+// failed, and ValidUntil itself is no later than the key's real expiry (checked against PTTL
+// right after acquiring). The TTL leaves two renew intervals of a second each, so that a tick
+// late by less than a second still fails before the lapse.
 func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
-	const ttl = 900 * time.Millisecond
+	const ttl = 3 * time.Second
 	for _, tc := range []struct {
 		name string
 		plan func(int) (time.Duration, error)
@@ -240,41 +253,45 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 		{"hanging", func(int) (time.Duration, error) { return 10 * time.Second, nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			eachMode(t, func(t *testing.T, batching bool) {
+				t.Parallel()
 				hook := &faultHook{match: isScript(renewScript), plan: tc.plan}
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 3})
-				key := uniqueKey(t)
-				acquired := time.Now()
-				l, err := n.Acquire(context.Background(), key)
+				l, err := n.Acquire(context.Background(), uniqueKey(t))
 				if err != nil {
 					t.Fatal(err)
 				}
+				validUntil := validityWithinExpiry(t, e, l, "acquire")
 				waitCancelled(t, l)
-				// The key was set no earlier than acquired, so it lives at least until
-				// acquired+TTL: it must still be there, and still this lease's.
-				pttl, err := e.rdb.PTTL(context.Background(), key).Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if pttl <= 0 {
-					t.Fatalf("holder context cancelled %s after acquiring, when the key had already expired (PTTL %v)",
-						time.Since(acquired), pttl)
-				}
-				if got, _ := e.rdb.Get(context.Background(), key).Result(); got != l.token {
-					t.Fatal("the key no longer holds the lease's token at abandonment")
-				}
+				cancelledBy := time.Now()
 				if cause := context.Cause(l.Context()); !errors.Is(cause, ErrAbandoned) {
 					t.Fatalf("cause = %v, want ErrAbandoned", cause)
 				}
-				if took := time.Since(acquired); took < 2*ttl/3 {
-					t.Errorf("abandoned %s after acquiring, before two renew intervals", took)
+				if cancelledBy.Before(validUntil) {
+					t.Errorf("abandoned %s before ValidUntil, with fewer failures than the bound", validUntil.Sub(cancelledBy))
+				}
+				for i, d := range hook.seenDeadlines() {
+					if d.IsZero() || d.After(validUntil) {
+						t.Errorf("renew %d sent with deadline %v, want one no later than ValidUntil (%s after it)", i, d, d.Sub(validUntil))
+					}
+				}
+				failed := e.metric(t, "lock_renewals_total", namespaceLabel, "scheduler", "outcome", "failed")
+				if failed < 1 || failed >= float64(n.policy.MaxRenewFailures) {
+					t.Errorf("%v failed renews before the abandonment, want at least 1 and fewer than MaxRenewFailures (%d)", failed, n.policy.MaxRenewFailures)
+				}
+				if attempts := hook.calls.Load(); float64(attempts) != failed {
+					t.Errorf("%d renews sent, %v counted failed: a renew ran after the abandonment", attempts, failed)
 				}
 				e.wantMetrics(t, "scheduler", map[string]float64{
-					"lock_renewals_total/failed": 2,
-					"lock_abandoned_total":       1,
-					"lock_held":                  0,
+					"lock_renewals_total/ok": 0,
+					"lock_abandoned_total":   1,
+					"lock_held":              0,
 				})
+				if got := l.ValidUntil(); !got.IsZero() {
+					t.Errorf("ValidUntil after abandonment = %s from now, want the zero time", time.Until(got))
+				}
 				if err := l.Release(context.Background()); !errors.Is(err, ErrAbandoned) {
 					t.Errorf("Release after abandonment = %v, want ErrAbandoned", err)
 				}
@@ -315,7 +332,7 @@ func TestRenewerLogsOutsideTheLeaseLock(t *testing.T) {
 			go func() { done <- l.Renew(context.Background()) }()
 			select {
 			case <-done:
-			case <-time.After(2 * time.Second):
+			case <-time.After(10 * time.Second):
 				t.Error("Renew blocked while the renewer's log line was in the handler")
 			}
 			close(handler.release)

@@ -123,17 +123,29 @@ func TestRunStopsAndCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithTimeout(ctx, 12*time.Second)
+	// Run until the first turbulence cycle has produced an abandonment (about 9s in on an idle
+	// machine), not for a fixed time: a starved machine gets there later, an idle one stops
+	// sooner.
+	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := w.Run(runCtx); err != nil {
-		t.Fatal(err)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(runCtx) }()
+	var tot Totals
+	for giveUp := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if tot, err = w.Totals(); err != nil {
+			t.Fatal(err)
+		}
+		if tot.Acquired > 0 && tot.Abandoned > 0 {
+			break
+		}
+		if time.Now().After(giveUp) {
+			t.Errorf("totals after 60s: %+v; want acquisitions and an abandonment", tot)
+			break
+		}
 	}
-	tot, err := w.Totals()
-	if err != nil {
+	cancel()
+	if err := <-ran; err != nil {
 		t.Fatal(err)
-	}
-	if tot.Acquired == 0 || tot.Abandoned == 0 {
-		t.Errorf("totals after 12s: %+v; want acquisitions and an abandonment", tot)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
 	defer rdb.Close()

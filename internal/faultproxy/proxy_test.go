@@ -15,16 +15,23 @@ func TestProxyModes(t *testing.T) {
 	// The server's reaper goroutine lives until test cleanup; everything started below must not.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	p := Start(t, srv.Addr)
-	c := redis.NewClient(&redis.Options{Addr: p.Addr, ReadTimeout: 300 * time.Millisecond,
-		WriteTimeout: 300 * time.Millisecond, DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
+	// Each PING is bounded by its case's context: a short one where the fault must make it
+	// fail, a long one where it must get through, so that a starved machine cannot turn an
+	// answer that is merely late into a failure.
+	c := redis.NewClient(&redis.Options{Addr: p.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
-	ctx := context.Background()
 
-	ping := func() (time.Duration, error) {
+	ping := func(timeout time.Duration) (time.Duration, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
 		start := time.Now()
 		err := c.Ping(ctx).Err()
 		return time.Since(start), err
 	}
+	const (
+		failFast = 300 * time.Millisecond // the bound of a PING the fault must fail
+		patient  = 10 * time.Second       // the bound of a PING that must get through
+	)
 	cases := []struct {
 		name    string
 		apply   func()
@@ -33,14 +40,18 @@ func TestProxyModes(t *testing.T) {
 	}{
 		{"pass", p.Heal, false, 0},
 		{"latency below timeout", func() { p.SetLatency(100 * time.Millisecond) }, false, 100 * time.Millisecond},
-		{"latency above timeout", func() { p.SetLatency(time.Second) }, true, 300 * time.Millisecond},
-		{"blackhole", p.Blackhole, true, 300 * time.Millisecond},
+		{"latency above timeout", func() { p.SetLatency(time.Second) }, true, failFast},
+		{"blackhole", p.Blackhole, true, failFast},
 		{"reset", p.Reset, true, 0},
 		{"healed", p.Heal, false, 0},
 	}
 	for _, tc := range cases {
 		tc.apply()
-		took, err := ping()
+		timeout := patient
+		if tc.wantErr {
+			timeout = failFast
+		}
+		took, err := ping(timeout)
 		if (err != nil) != tc.wantErr {
 			t.Fatalf("%s: PING err=%v, want error=%v", tc.name, err, tc.wantErr)
 		}
