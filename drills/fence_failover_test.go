@@ -85,6 +85,14 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 		t.Fatal("the promoted replica has no fence key: the drill wants the previous fence kept")
 	}
 
+	// The client learns the new topology on its own schedule; acquire once it routes the slot to
+	// the promoted replica, so that a refused dial to the dead master is not mistaken for the
+	// drill's answer.
+	testkit.Eventually(t, 30*time.Second, "the client to route the slot to the promoted replica", func() bool {
+		cc.ReloadState(ctx)
+		node, err := cc.MasterForKey(ctx, key)
+		return err == nil && node.Options().Addr == replica.Addr
+	})
 	next, err := ns.Acquire(ctx, key) // the lost owner's lock went with the old master
 	if err != nil {
 		t.Fatalf("acquire on the promoted replica: %v", err)
