@@ -238,7 +238,7 @@ func (f *flight) failNamespace(i int, err error) {
 }
 
 // admit takes keys of one classified SCAN reply, from index from on, into the pass until b holds
-// limit keys: companion keys are counted, other keys claim a place under each matching
+// limit keys: fence counters are counted, holder keys skipped, other keys claim a place under each matching
 // namespace's cap and are added to b for inspection. It returns where it stopped and whether
 // every namespace has reached its cap, so the pass can stop.
 func (f *flight) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
@@ -248,11 +248,14 @@ func (f *flight) admit(reply *classified, from int, b *batch, limit int) (next i
 	for ; k < len(reply.keys) && len(b.keys) < limit; k++ {
 		key := reply.keys[k]
 		matches := reply.ns[reply.off[k]:reply.off[k+1]]
-		if reply.companion[k] {
+		switch reply.companion[k] {
+		case fenceCompanion:
 			for _, i := range matches {
 				f.ns[i].fence++
 			}
 			continue
+		case holderCompanion:
+			continue // lives and dies with its lock, which is counted
 		}
 		start := len(b.ns)
 		for _, i := range matches {
