@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// errNoAnswer explains Up false when no command failed but some node never answered before the
-// deadline (a paused or unreachable server whose connection attempts hang).
-var errNoAnswer = errors.New("redis did not answer before the scrape deadline")
+// ErrNoAnswer explains Up false when no command failed but some node never answered before the
+// deadline: a paused or unreachable server whose connection attempts hang, or a deadline too
+// short for the first reply of a healthy one. Only a later command can tell those apart.
+var ErrNoAnswer = errors.New("redis did not answer before the scrape deadline")
 
 // errAllNamespacesFailed explains Up false when Redis answered but every namespace's commands
 // failed (an ACL that allows SCAN but no key the exporter needs, for example).
@@ -363,7 +364,7 @@ func (f *flight) snapshot(at time.Time) *Result {
 	case res.Up:
 	case res.Err != nil:
 	case !reached:
-		res.Err = errNoAnswer
+		res.Err = ErrNoAnswer
 	default:
 		res.Err = fmt.Errorf("%w: %w", errAllNamespacesFailed, f.ns[0].err)
 	}
