@@ -58,6 +58,7 @@ type flight struct {
 	keysScanned  int64
 	keyspace     int64
 	endedAt      time.Time
+	holders      map[string]string // by whole key name; set by readHolders after the pass
 }
 
 // nsState is one namespace's running aggregate across every node.
@@ -351,8 +352,8 @@ func (f *flight) snapshot(at time.Time) *Result {
 			HasTTL:         st.hasTTL,
 			MaxIdle:        st.maxIdle,
 			HasIdle:        st.hasIdle,
-			Stalest:        st.top.sorted(),
-			StalestNoTTL:   st.noTTLTop.sorted(),
+			Stalest:        f.withHolders(st.top.sorted()),
+			StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
 			Truncated:      st.truncated,
 			Complete:       st.err == nil && (passDone || capped),
 			Err:            st.err,
