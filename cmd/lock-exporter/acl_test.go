@@ -82,10 +82,16 @@ func TestLeastPrivilegeACL(t *testing.T) {
 				t.Errorf("ACL without %v: inspect status %d, want %d", drop, code, exitFailure)
 			}
 		}
-		testkit.SetACL(t, srv, without(rules, "(+get", "%R~*:fence)"))
-		if _, _, stderr := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*"); !strings.Contains(stderr, "fence values unavailable: NOPERM") {
-			t.Errorf("ACL without the GET selector: stderr %q, want the fence note", stderr)
+		testkit.SetACL(t, srv, without(rules, "(+get", "%R~*:fence", "%R~*:holder)"))
+		_, _, stderr = runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
+		if !strings.Contains(stderr, "fence values unavailable: NOPERM") || !strings.Contains(stderr, "holders unavailable: NOPERM") {
+			t.Errorf("ACL without the GET selector: stderr %q, want the fence and holder notes", stderr)
 		}
+		// The exporter reads holder keys too; a user without that grant loses the holder series only.
+		_, body = startServer(t, aclVars, "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*").get(t, "/metrics", 5*time.Second)
+		wantMetric(t, body, "lock_exporter_up", 1)
+		wantMetric(t, body, `lock_keys{lock_namespace="jobs"}`, 2)
+		wantMetric(t, body, `lock_exporter_scrape_success{lock_namespace="jobs"}`, 1)
 	})
 
 	t.Run("cluster", func(t *testing.T) {
