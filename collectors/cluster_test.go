@@ -8,11 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/lease"
 )
 
 // TestCluster scans a real three-master Redis Cluster: every master's keys are counted once, the
 // top-K is merged across masters, the key cap holds across masters, and a dead master turns the
-// exporter down by the deadline.
+// exporter down by the deadline. Holder keys, each in its lock's slot, are read from whichever
+// master holds them.
 func TestCluster(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 0)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{
@@ -41,6 +43,15 @@ func TestCluster(t *testing.T) {
 	if len(masters) < 3 {
 		t.Fatalf("seeded keys landed on %d masters, want all 3", len(masters))
 	}
+	holders := map[string]string{"job:59": "worker-59 pid 1", "job:57": "worker-57 pid 2"}
+	for key, holder := range holders {
+		if err := cc.Set(t.Context(), lease.HolderKey(key), holder, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cluster.MasterFor(t, "job:59").Addr == cluster.MasterFor(t, "job:57").Addr {
+		t.Logf("job:59 and job:57 share a master; holders are still read through the slot map")
+	}
 
 	s := newTestScanner(t, cc, Options{Namespaces: []Namespace{{Name: "job", Pattern: "job:*"}}, TopK: 3, BatchSize: 7})
 	res := scanWithin(t, s, 5*time.Second)
@@ -51,6 +62,11 @@ func TestCluster(t *testing.T) {
 	}
 	if got := keysOf(ns.Stalest); got != "job:59 job:58 job:57" {
 		t.Errorf("stalest = %q, want job:59 job:58 job:57", got)
+	}
+	for _, k := range ns.Stalest {
+		if k.Holder != holders[k.Key] {
+			t.Errorf("holder of %s = %q, want %q", k.Key, k.Holder, holders[k.Key])
+		}
 	}
 	if ns.MaxIdle < 689*time.Second || ns.MaxIdle > 695*time.Second {
 		t.Errorf("max idle = %v, want ~690s", ns.MaxIdle)

@@ -25,10 +25,10 @@ func (e *expectations) describe(ch chan<- *prometheus.Desc) {
 func (e *expectations) update(res *Result, ch chan<- prometheus.Metric) {
 	for _, ns := range res.Namespaces {
 		if ttl := ns.Namespace.ExpectedTTL; ttl > 0 {
-			ch <- gauge(e.ttl, ttl.Seconds(), ns.Namespace.Name)
+			ch <- gauge(e.ttl, Seconds(ttl), ns.Namespace.Name)
 		}
 		if every := ns.Namespace.ExpectedRenewInterval; every > 0 {
-			ch <- gauge(e.renew, every.Seconds(), ns.Namespace.Name)
+			ch <- gauge(e.renew, Seconds(every), ns.Namespace.Name)
 		}
 	}
 }

@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// errNoAnswer explains Up false when no command failed but some node never answered before the
-// deadline (a paused or unreachable server whose connection attempts hang).
-var errNoAnswer = errors.New("redis did not answer before the scrape deadline")
+// ErrNoAnswer explains Up false when no command failed but some node never answered before the
+// deadline: a paused or unreachable server whose connection attempts hang, or a deadline too
+// short for the first reply of a healthy one. Only a later command can tell those apart.
+var ErrNoAnswer = errors.New("redis did not answer before the scrape deadline")
 
 // errAllNamespacesFailed explains Up false when Redis answered but every namespace's commands
 // failed (an ACL that allows SCAN but no key the exporter needs, for example).
@@ -57,6 +58,7 @@ type flight struct {
 	keysScanned  int64
 	keyspace     int64
 	endedAt      time.Time
+	holders      map[string]string // by whole key name; set by readHolders after the pass
 }
 
 // nsState is one namespace's running aggregate across every node.
@@ -238,7 +240,7 @@ func (f *flight) failNamespace(i int, err error) {
 }
 
 // admit takes keys of one classified SCAN reply, from index from on, into the pass until b holds
-// limit keys: companion keys are counted, other keys claim a place under each matching
+// limit keys: fence counters are counted, holder keys skipped, other keys claim a place under each matching
 // namespace's cap and are added to b for inspection. It returns where it stopped and whether
 // every namespace has reached its cap, so the pass can stop.
 func (f *flight) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
@@ -248,11 +250,14 @@ func (f *flight) admit(reply *classified, from int, b *batch, limit int) (next i
 	for ; k < len(reply.keys) && len(b.keys) < limit; k++ {
 		key := reply.keys[k]
 		matches := reply.ns[reply.off[k]:reply.off[k+1]]
-		if reply.companion[k] {
+		switch reply.companion[k] {
+		case fenceCompanion:
 			for _, i := range matches {
 				f.ns[i].fence++
 			}
 			continue
+		case holderCompanion:
+			continue // lives and dies with its lock, which is counted
 		}
 		start := len(b.ns)
 		for _, i := range matches {
@@ -347,8 +352,8 @@ func (f *flight) snapshot(at time.Time) *Result {
 			HasTTL:         st.hasTTL,
 			MaxIdle:        st.maxIdle,
 			HasIdle:        st.hasIdle,
-			Stalest:        st.top.sorted(),
-			StalestNoTTL:   st.noTTLTop.sorted(),
+			Stalest:        f.withHolders(st.top.sorted()),
+			StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
 			Truncated:      st.truncated,
 			Complete:       st.err == nil && (passDone || capped),
 			Err:            st.err,
@@ -360,7 +365,7 @@ func (f *flight) snapshot(at time.Time) *Result {
 	case res.Up:
 	case res.Err != nil:
 	case !reached:
-		res.Err = errNoAnswer
+		res.Err = ErrNoAnswer
 	default:
 		res.Err = fmt.Errorf("%w: %w", errAllNamespacesFailed, f.ns[0].err)
 	}

@@ -35,7 +35,7 @@ func (d *idleStats) update(res *Result, ch chan<- prometheus.Metric) {
 		}
 		name := ns.Namespace.Name
 		if ns.HasIdle {
-			ch <- gauge(d.idleMax, ns.MaxIdle.Seconds(), name)
+			ch <- gauge(d.idleMax, Seconds(ns.MaxIdle), name)
 		}
 		perKey(d.idle, name, ns.Stalest, ch)
 		perKey(d.noTTLIdle, name, ns.StalestNoTTL, ch)
@@ -51,6 +51,6 @@ func perKey(desc *prometheus.Desc, namespace string, keys []KeyInfo, ch chan<- p
 			continue
 		}
 		seen[k.Label] = true
-		ch <- gauge(desc, k.Idle.Seconds(), namespace, k.Label)
+		ch <- gauge(desc, Seconds(k.Idle), namespace, k.Label)
 	}
 }

@@ -42,7 +42,7 @@ func (k *keyStats) update(res *Result, ch chan<- prometheus.Metric) {
 		ch <- gauge(k.fence, float64(ns.FenceKeys), name)
 		ch <- gauge(k.withoutTTL, float64(ns.KeysWithoutTTL), name)
 		if ns.HasTTL {
-			ch <- gauge(k.ttlMin, ns.MinTTL.Seconds(), name)
+			ch <- gauge(k.ttlMin, Seconds(ns.MinTTL), name)
 		}
 	}
 }

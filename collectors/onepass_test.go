@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/lease"
 )
 
 // scanArgs records the arguments of every SCAN and counts TYPE commands.
@@ -272,13 +273,14 @@ func TestScanTypeFallback(t *testing.T) {
 	}
 }
 
-// TestFenceKeysByShape checks that only the lease library's companion shapes are skipped, and
-// that they are counted as lock_fence_keys; a lock named "w:deploy:fence" is a lock.
+// TestFenceKeysByShape checks that only the lease library's companion shapes are skipped, that
+// fence counters are counted as lock_fence_keys and holder keys not at all; a lock named
+// "w:deploy:fence" or "w:deploy:holder" is a lock.
 func TestFenceKeysByShape(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv.Addr)
 	ctx := context.Background()
-	for _, k := range []string{"w:deploy:fence", "w:deploy:build"} {
+	for _, k := range []string{"w:deploy:fence", "w:deploy:build", "w:deploy:holder"} {
 		if err := c.Set(ctx, k, "token", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -288,6 +290,14 @@ func TestFenceKeysByShape(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A hash-tagged lock and its holder key, as lease writes them: {w:deploy}:42:holder matches
+	// the tagged pattern but is not a lock.
+	if err := c.Set(ctx, "{w:deploy}:42", "token", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, lease.HolderKey("{w:deploy}:42"), "worker-1 pid 7", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
 	s := newTestScanner(t, c, Options{Namespaces: []Namespace{
 		{Name: "w", Pattern: "w:deploy:*"}, {Name: "tagged", Pattern: "{w:deploy*"},
 	}})
@@ -296,8 +306,8 @@ func TestFenceKeysByShape(t *testing.T) {
 		metric, ns string
 		want       float64
 	}{
-		{"lock_keys", "w", 2}, {"lock_fence_keys", "w", 0}, {"lock_keys_without_ttl", "w", 0},
-		{"lock_keys", "tagged", 0}, {"lock_fence_keys", "tagged", 2},
+		{"lock_keys", "w", 3}, {"lock_fence_keys", "w", 0}, {"lock_keys_without_ttl", "w", 0},
+		{"lock_keys", "tagged", 1}, {"lock_fence_keys", "tagged", 2},
 	} {
 		if v := only(t, got, tt.metric, tt.ns); v != tt.want {
 			t.Errorf("%s{%s} = %v, want %v", tt.metric, tt.ns, v, tt.want)

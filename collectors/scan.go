@@ -34,7 +34,7 @@ const inspectWorkers = 3
 // and the namespaces of keys[k] are ns[off[k]:off[k+1]].
 type classified struct {
 	keys      []string
-	companion []bool
+	companion []companionKind
 	off       []int32
 	ns        []int32
 }
@@ -49,7 +49,7 @@ func (c *classifier) sort(keys []string, r *classified) {
 			continue
 		}
 		r.keys = append(r.keys, key)
-		r.companion = append(r.companion, isCompanionKey(key))
+		r.companion = append(r.companion, companionOf(key))
 		r.off = append(r.off, int32(len(r.ns)))
 	}
 }

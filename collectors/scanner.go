@@ -126,6 +126,7 @@ func (s *Scanner) run(f *flight) {
 		s.scanNode(f, s.client)
 	}
 	f.passEnded(time.Now())
+	s.readHolders(f)
 
 	s.mu.Lock()
 	if s.flight == f {

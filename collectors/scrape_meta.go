@@ -49,7 +49,7 @@ func (m *scrapeMeta) update(res *Result, ch chan<- prometheus.Metric) {
 	ch <- gauge(m.up, boolGauge(res.Up))
 	for _, ns := range res.Namespaces {
 		name := ns.Namespace.Name
-		ch <- gauge(m.duration, ns.Duration.Seconds(), name)
+		ch <- gauge(m.duration, Seconds(ns.Duration), name)
 		ch <- gauge(m.truncated, boolGauge(ns.Truncated), name)
 		ch <- gauge(m.complete, boolGauge(ns.Complete), name)
 		ch <- gauge(m.success, boolGauge(res.Up && ns.Err == nil), name)

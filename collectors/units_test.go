@@ -123,9 +123,12 @@ func TestOptionsValidation(t *testing.T) {
 func TestCompanionShapeMatchesLease(t *testing.T) {
 	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc", "", "}", "a}b", "{", "{}", "x{y}z", "w:deploy"} {
 		for _, companion := range []string{lease.FenceKey(lock), lease.WriteFenceKey(lock)} {
-			if !isCompanionKey(companion) {
-				t.Errorf("%q (companion of %q) is not recognised", companion, lock)
+			if got := companionOf(companion); got != fenceCompanion {
+				t.Errorf("%q (fence companion of %q) is %v, want a fence companion", companion, lock, got)
 			}
+		}
+		if got := companionOf(lease.HolderKey(lock)); got != holderCompanion {
+			t.Errorf("%q (holder key of %q) is %v, want a holder companion", lease.HolderKey(lock), lock, got)
 		}
 	}
 	tests := []struct {
@@ -135,6 +138,9 @@ func TestCompanionShapeMatchesLease(t *testing.T) {
 		{"w:deploy:fence", false}, // a lock named so: lease would have written {w:deploy}:fence
 		{"jobs:1:writefence", false},
 		{"{w:deploy}:fence", true},
+		{"w:deploy:holder", false}, // a lock named so: lease would have written {w:deploy}:holder
+		{"{jobs}:42:holder", true},
+		{"{jobs:42}:holder", true},
 		{"{jobs}:1:fence", true},
 		{"{jobs}:1:writefence", true},
 		{"{}:fence", true}, // lease.FenceKey("")
@@ -158,7 +164,7 @@ func FuzzCompanionShape(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key string) {
 		produced := false
-		for _, suffix := range []string{fenceSuffix, writeFenceSuffix} {
+		for _, suffix := range []string{fenceSuffix, writeFenceSuffix, holderSuffix} {
 			base, ok := strings.CutSuffix(key, suffix)
 			if !ok {
 				continue
@@ -170,7 +176,7 @@ func FuzzCompanionShape(f *testing.F) {
 				}
 			}
 			for _, lock := range candidates {
-				if lease.FenceKey(lock) == key || lease.WriteFenceKey(lock) == key {
+				if lease.FenceKey(lock) == key || lease.WriteFenceKey(lock) == key || lease.HolderKey(lock) == key {
 					produced = true
 				}
 			}
@@ -179,6 +185,23 @@ func FuzzCompanionShape(f *testing.F) {
 			t.Errorf("isCompanionKey(%q) = %v, lease produces it: %v", key, got, produced)
 		}
 	})
+}
+
+// TestHolderKeyOfMatchesLease checks the exporter's copy of lease.HolderKey, and that it declines
+// exactly the keys whose holder key would not share the lock's cluster slot (lease refuses to
+// record a holder for those).
+func TestHolderKeyOfMatchesLease(t *testing.T) {
+	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc", "", "{", "}{x}", "x{y}z", "w:deploy:holder"} {
+		got, ok := holderKeyOf(lock)
+		if !ok || got != lease.HolderKey(lock) {
+			t.Errorf("holderKeyOf(%q) = %q, %v; want %q, true", lock, got, ok, lease.HolderKey(lock))
+		}
+	}
+	for _, lock := range []string{"}", "a}b", "{}"} {
+		if got, ok := holderKeyOf(lock); ok {
+			t.Errorf("holderKeyOf(%q) = %q, true; want false (no valid tag, and a '}')", lock, got)
+		}
+	}
 }
 
 func TestPrintableKeyKeepsLength(t *testing.T) {

@@ -50,6 +50,7 @@ func TestOverviewReadsTopDown(t *testing.T) {
 		{"Store (lock exporter)", "timeseries", metricKeyIdleMax},
 		{"Store (lock exporter)", "table", metricKeyIdle + "{"},
 		{"Store (lock exporter)", "table", metricKeyWithoutTTLIdle + "{"},
+		{"Store (lock exporter)", "table", metricKeyHolderInfo + "{"},
 		{"Store (lock exporter)", "timeseries", metricScrapeDuration},
 	}
 	for _, c := range checks {
@@ -63,6 +64,28 @@ func TestOverviewReadsTopDown(t *testing.T) {
 		if p.Type != "stat" && p.Type != "table" {
 			t.Errorf("health summary panel %q is a %s; the summary is stats and the firing-alerts table", *p.Title, p.Type)
 		}
+	}
+}
+
+// TestStoreTablesSayWhatTheExporterDoes checks the stalest-keys table joins the holder info
+// without dropping keys that have none, and that the scan-duration panel describes one pass over
+// the keyspace rather than a scan per namespace.
+func TestStoreTablesSayWhatTheExporterDoes(t *testing.T) {
+	d := decode(t, OverviewUID, committed(t)[OverviewUID+".json"])
+	stalest, ok := findPanel(d, "table", "Stalest keys")
+	if !ok {
+		t.Fatal("no Stalest keys table")
+	}
+	exprs := exprsOf(stalest)
+	if len(exprs) != 1 || !strings.Contains(exprs[0], "group_left (holder)") || !strings.Contains(exprs[0], "or on (lock_namespace, key)") {
+		t.Errorf("Stalest keys query %q: want the holder joined by group_left and the keys without one kept by or", exprs)
+	}
+	duration, ok := findPanel(d, "timeseries", "Exporter scan duration")
+	if !ok {
+		t.Fatal("no Exporter scan duration panel")
+	}
+	if desc := *duration.Description; !strings.Contains(desc, "One pass") || strings.Contains(desc, "scan each namespace") {
+		t.Errorf("scan duration description %q: want the one-pass engine described", desc)
 	}
 }
 

@@ -17,6 +17,7 @@ const (
 	metricKeyIdleMax         = "lock_key_idle_max_seconds"
 	metricKeyIdle            = "lock_key_idle_seconds"
 	metricKeyWithoutTTLIdle  = "lock_key_without_ttl_idle_seconds"
+	metricKeyHolderInfo      = "lock_key_holder_info"
 	metricExporterUp         = "lock_exporter_up"
 	metricScrapeDuration     = "lock_exporter_scrape_duration_seconds"
 	metricKeysTruncated      = "lock_exporter_keys_truncated"

@@ -223,12 +223,12 @@ func storeRow(d *dashboard.DashboardBuilder, s settings) {
 		Span(thirdWidth))
 	d.WithPanel(idlePanel(s))
 	d.WithPanel(labelTable("Stalest keys",
-		fmt.Sprintf("The %d lock keys left untouched longest across the selected namespaces. A key idle for much longer than its renew interval belongs to a holder that stopped renewing, or was written without a TTL.", s.stalestKeys),
+		fmt.Sprintf("The %d lock keys left untouched longest across the selected namespaces. A key idle for much longer than its renew interval belongs to a holder that stopped renewing, or was written without a TTL. Holder names the process that holds the lock where its namespace records holders (lease RecordHolder); it is empty for locks taken without it or by other libraries.", s.stalestKeys),
 		unitSeconds,
 		nil,
-		map[string]string{"lock_namespace": "Namespace", "key": "Key", "Value": "Idle"},
+		map[string]string{"lock_namespace": "Namespace", "key": "Key", "holder": "Holder", "Value": "Idle"},
 		"Idle",
-		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyIdle, sel.store()))).
+		instantTable(stalestWithHolder(s.stalestKeys, sel.store()))).
 		Span(graphWidth))
 	d.WithPanel(labelTable("Keys without TTL",
 		fmt.Sprintf("The %d stalest lock keys that have no expiry, by name, across the selected namespaces (the exporter lists the K stalest per namespace). Such a lock never frees itself if its owner dies: confirm the key with lock-exporter inspect, then give it a TTL or delete it (runbook: LockKeyWithoutTTL).", s.stalestKeys),
@@ -239,7 +239,7 @@ func storeRow(d *dashboard.DashboardBuilder, s settings) {
 		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyWithoutTTLIdle, sel.store()))).
 		Span(graphWidth))
 	d.WithPanel(graph("Exporter scan duration",
-		"Time the exporter took to scan each namespace's keys on its last scrape. Rising toward the scrape timeout means scans will be cut short.",
+		"Time of the exporter's last pass over the keyspace. One pass (one SCAN cursor per Redis node) serves every namespace, so the namespaces show the same time. It grows with the whole keyspace, not with the number of namespaces; rising toward the scrape timeout means scans will be cut short.",
 		unitSeconds,
 		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricScrapeDuration, sel.store()), "{{lock_namespace}}")))
 	d.WithPanel(graph("Exporter scan coverage problems",
@@ -248,6 +248,15 @@ func storeRow(d *dashboard.DashboardBuilder, s settings) {
 		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricKeysTruncated, sel.store()), "{{lock_namespace}} truncated"),
 		series(fmt.Sprintf("1 - min by (lock_namespace) (%s%s)", metricScrapeComplete, sel.store()), "{{lock_namespace}} cut short"),
 		series(fmt.Sprintf("1 - min(%s%s)", metricIdleAvailable, sel.exporterProcess()), "idle time unavailable")))
+}
+
+// stalestWithHolder is the stalest keys with the holder label of lock_key_holder_info joined on
+// where one exists; keys without a holder series stay in the table (the "or" half). topk by key
+// picks one holder should two exporters report different ones, which group_left would refuse.
+func stalestWithHolder(k int, store string) string {
+	stalest := fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", k, metricKeyIdle, store)
+	return fmt.Sprintf("%s * on (lock_namespace, key) group_left (holder) topk by (lock_namespace, key) (1, %s%s) or on (lock_namespace, key) %s",
+		stalest, metricKeyHolderInfo, store, stalest)
 }
 
 // idlePanel compares the stalest key's idle time with the line where

@@ -7,24 +7,22 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/lease"
 )
 
 const inspectSynopsis = "lock-exporter inspect [flags] [NAMESPACE]\n\n" +
 	"Lists a namespace's live locks, keys without TTL first, then the stalest, with remaining TTL,\n" +
-	"idle time and fence value. Name the namespace as an argument or with --namespace NAME (a\n" +
-	"configured one), or define it with --namespace NAME=PATTERN; it may be left out when only one\n" +
-	"is configured. Lock values (owner tokens) are never read: the scan uses SCAN, PTTL, OBJECT\n" +
-	"IDLETIME (and TYPE), and GET only on fence keys. Exit status 3: the scan was cut short or\n" +
-	"stopped at --scan.max-keys, so the counts are a lower bound."
+	"idle time, fence value and holder (written by lease namespaces with RecordHolder). Name the\n" +
+	"namespace as an argument or with --namespace NAME (a configured one), or define it with\n" +
+	"--namespace NAME=PATTERN; it may be left out when only one is configured. Lock values (owner\n" +
+	"tokens) are never read: the scan uses SCAN, PTTL, OBJECT IDLETIME (and TYPE), and GET only on\n" +
+	"fence and holder keys. Exit status 3: the scan was cut short or stopped at --scan.max-keys, so\n" +
+	"the counts are a lower bound."
 
 const defaultInspectLimit = 20
 
@@ -32,8 +30,9 @@ const defaultInspectLimit = 20
 // the key cap stopped it, or a command on the namespace's keys failed. 1 stays "Redis unreachable".
 const exitPartial = 3
 
-// fenceTimeout bounds the fence look-up that follows the scan.
-const fenceTimeout = 2 * time.Second
+// companionTimeout bounds the fence and holder look-up that follows the scan, and the PING that
+// tells a deadline too short for Redis' first reply from an unreachable Redis.
+const companionTimeout = 2 * time.Second
 
 // inspectFlags are inspect's own flags.
 type inspectFlags struct {
@@ -96,14 +95,16 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	scanCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	res := scanner.Scan(scanCtx)
 	cancel()
-	if !res.Up {
+	if !res.Up && !(errors.Is(res.Err, collectors.ErrNoAnswer) && answersPing(ctx, client)) {
 		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", describeRedis(st), oneLine(res.Err))
 		return exitFailure
 	}
+	// Up, or reachable but cut before its first reply: the namespace result is then incomplete
+	// (a lower bound, possibly 0 keys) and the report says PARTIAL.
 	nr := res.Namespaces[0]
 	rows := listedKeys(nr, fl)
-	fences, fenceErr := readFences(ctx, client, rows)
-	rep := newInspectReport(nr, res.IdleTimeAvailable, rows, fences, opts.MaxKeys)
+	comp := readCompanions(ctx, client, rows)
+	rep := newInspectReport(nr, res.IdleTimeAvailable, rows, comp, opts.MaxKeys)
 	if fl.output == "json" {
 		if err := rep.writeJSON(e.stdout); err != nil {
 			fmt.Fprintf(e.stderr, "lock-exporter inspect: %s\n", oneLine(err))
@@ -118,8 +119,11 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if !res.IdleTimeAvailable {
 		fmt.Fprintln(e.stderr, "note: OBJECT IDLETIME is refused under an LFU maxmemory-policy; keys are listed by name")
 	}
-	if fenceErr != nil {
-		fmt.Fprintf(e.stderr, "note: fence values unavailable: %s\n", oneLine(fenceErr))
+	if comp.fenceErr != nil {
+		fmt.Fprintf(e.stderr, "note: fence values unavailable: %s\n", oneLine(comp.fenceErr))
+	}
+	if comp.holderErr != nil {
+		fmt.Fprintf(e.stderr, "note: holders unavailable: %s\n", oneLine(comp.holderErr))
 	}
 	if rep.Partial {
 		return exitPartial
@@ -198,46 +202,6 @@ func pickNamespace(st *settings, named []string) (collectors.Namespace, error) {
 		return all[0], nil
 	}
 	return collectors.Namespace{}, fmt.Errorf("name the namespace to inspect (configured: %s)", strings.Join(names, ", "))
-}
-
-// readFences GETs the fence counter of each key (lease.FenceKey), never the lock key itself:
-// lock values are owner tokens. A key without a fence counter shows "-".
-func readFences(ctx context.Context, client redis.UniversalClient, keys []collectors.KeyInfo) ([]string, error) {
-	out := make([]string, len(keys))
-	for i := range out {
-		out[i] = "?"
-	}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, fenceTimeout)
-	defer cancel()
-	pipe := client.Pipeline()
-	cmds := make([]*redis.StringCmd, len(keys))
-	for i, k := range keys {
-		cmds[i] = pipe.Get(ctx, lease.FenceKey(k.Key))
-	}
-	_, _ = pipe.Exec(ctx)
-	var firstErr error
-	for i, cmd := range cmds {
-		v, err := cmd.Result()
-		switch {
-		case errors.Is(err, redis.Nil):
-			out[i] = "-"
-		case err != nil:
-			if firstErr == nil {
-				firstErr = err
-			}
-		default:
-			// A fence counter is an integer; anything else is not ours to print.
-			if _, perr := strconv.ParseInt(v, 10, 64); perr != nil {
-				out[i] = "(not a counter)"
-			} else {
-				out[i] = v
-			}
-		}
-	}
-	return out, firstErr
 }
 
 func formatTTL(ttl time.Duration) string {

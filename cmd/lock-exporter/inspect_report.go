@@ -33,26 +33,29 @@ type inspectReport struct {
 
 // inspected is one listed key. Key is the whole name, escaped as redis-cli reads it inside double
 // quotes; TTLSeconds is null for a key without expiry, IdleSeconds null when idle time is
-// unavailable.
+// unavailable; Holder is null when the lock has no holder key (taken without RecordHolder, or by
+// another library), escaped like Key otherwise.
 type inspected struct {
 	Key         string   `json:"key"`
 	TTLSeconds  *float64 `json:"ttl_seconds"`
 	IdleSeconds *float64 `json:"idle_seconds"`
 	Fence       string   `json:"fence"`
+	Holder      *string  `json:"holder"`
 
-	label string
-	ttl   time.Duration
-	idle  time.Duration
+	label       string
+	holderLabel string
+	ttl         time.Duration
+	idle        time.Duration
 }
 
-func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []collectors.KeyInfo, fences []string, maxKeys int) *inspectReport {
+func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []collectors.KeyInfo, comp companions, maxKeys int) *inspectReport {
 	r := &inspectReport{
 		Namespace:      nr.Namespace.Name,
 		Pattern:        nr.Namespace.Pattern,
 		Keys:           nr.Keys,
 		KeysWithoutTTL: nr.KeysWithoutTTL,
 		FenceKeys:      nr.FenceKeys,
-		ScanSeconds:    nr.Duration.Seconds(),
+		ScanSeconds:    collectors.Seconds(nr.Duration),
 		Complete:       nr.Complete,
 		Truncated:      nr.Truncated,
 		Partial:        !nr.Complete || nr.Truncated || nr.Err != nil,
@@ -65,17 +68,21 @@ func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []
 		r.Error = oneLine(nr.Err)
 	}
 	if nr.HasTTL {
-		v := nr.MinTTL.Seconds()
+		v := collectors.Seconds(nr.MinTTL)
 		r.MinTTLSeconds = &v
 	}
 	for i, k := range rows {
-		row := inspected{Key: collectors.PrintableKey(k.Key), Fence: fences[i], label: collectors.KeyLabel(k.Key), ttl: k.TTL, idle: k.Idle}
+		row := inspected{Key: collectors.PrintableKey(k.Key), Fence: comp.fences[i], label: collectors.KeyLabel(k.Key), holderLabel: "-", ttl: k.TTL, idle: k.Idle}
+		if h := comp.holders[i]; h != nil {
+			printable := collectors.PrintableKey(*h)
+			row.Holder, row.holderLabel = &printable, collectors.KeyLabel(*h)
+		}
 		if k.TTL != collectors.NoTTL {
-			v := k.TTL.Seconds()
+			v := collectors.Seconds(k.TTL)
 			row.TTLSeconds = &v
 		}
 		if idleAvailable {
-			v := k.Idle.Seconds()
+			v := collectors.Seconds(k.Idle)
 			row.IdleSeconds = &v
 		}
 		r.Listed = append(r.Listed, row)
@@ -92,7 +99,7 @@ func (r *inspectReport) writeJSON(w io.Writer) error {
 // writeTable prints the summary line and the rows. Keys are cut as the key label is
 // (collectors.KeyLabel), so one huge key name cannot pad every row; --output json has them whole.
 func (r *inspectReport) writeTable(w io.Writer) {
-	fmt.Fprintf(w, "namespace %q (pattern %q): %d live keys, %d without TTL", r.Namespace, r.Pattern, r.Keys, r.KeysWithoutTTL)
+	fmt.Fprintf(w, "namespace %q (pattern %q): %d live %s, %d without TTL", r.Namespace, r.Pattern, r.Keys, plural(r.Keys, "key", "keys"), r.KeysWithoutTTL)
 	if r.MinTTLSeconds != nil {
 		fmt.Fprintf(w, ", shortest TTL %s", formatTTL(time.Duration(*r.MinTTLSeconds*float64(time.Second))))
 	}
@@ -101,13 +108,13 @@ func (r *inspectReport) writeTable(w io.Writer) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tTTL\tIDLE\tFENCE")
+	fmt.Fprintln(tw, "KEY\tTTL\tIDLE\tFENCE\tHOLDER")
 	for _, k := range r.Listed {
 		idle := "n/a"
 		if r.idleAvailable {
 			idle = k.idle.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.label, formatTTL(k.ttl), idle, k.Fence)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.label, formatTTL(k.ttl), idle, k.Fence, k.holderLabel)
 	}
 	tw.Flush()
 }
@@ -127,4 +134,11 @@ func (r *inspectReport) caveat() string {
 		return ""
 	}
 	return "; " + strings.Join(why, "; ")
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -45,10 +45,10 @@ func TestInspect(t *testing.T) {
 			args:       []string{"--config.file", config, "jobs"},
 			wantHeader: `^namespace "jobs" \(pattern "jobs:\*"\): 4 live keys, 1 without TTL, shortest TTL (4\.\d+|5)s; scanned in \S+$`,
 			wantRows: []string{
-				`^jobs:stuck none 10m[01]s -$`, // without TTL: listed first
-				`^jobs:old 59\.\d+s 2h0m[01]s 1184$`,
-				`^jobs:bin\\xff 59\.\d+s 1m[01]s -$`,
-				`^jobs:fresh (4\.\d+|5)s [34]s 1185$`,
+				`^jobs:stuck none 10m[01]s - -$`, // without TTL: listed first; no holder key: "-"
+				`^jobs:old 59\.\d+s 2h0m[01]s 1184 -$`,
+				`^jobs:bin\\xff 59\.\d+s 1m[01]s - -$`,
+				`^jobs:fresh (4\.\d+|5)s [34]s 1185 -$`,
 			},
 		},
 		{
@@ -85,8 +85,8 @@ func TestInspect(t *testing.T) {
 		{
 			name:       "ad hoc namespace",
 			args:       []string{"--namespace", "adhoc=jobs:f*"},
-			wantHeader: `namespace "adhoc" \(pattern "jobs:f\*"\): 1 live keys, 0 without TTL`,
-			wantRows:   []string{`^jobs:fresh (4\.\d+|5)s [34]s 1185$`},
+			wantHeader: `namespace "adhoc" \(pattern "jobs:f\*"\): 1 live key, 0 without TTL`,
+			wantRows:   []string{`^jobs:fresh (4\.\d+|5)s [34]s 1185 -$`},
 		},
 	}
 	for _, tt := range tests {
@@ -99,7 +99,7 @@ func TestInspect(t *testing.T) {
 			if !regexp.MustCompile(tt.wantHeader).MatchString(lines[0]) {
 				t.Errorf("header %q, want %q", lines[0], tt.wantHeader)
 			}
-			if len(lines) != 2+len(tt.wantRows) || strings.Join(strings.Fields(lines[1]), " ") != "KEY TTL IDLE FENCE" {
+			if len(lines) != 2+len(tt.wantRows) || strings.Join(strings.Fields(lines[1]), " ") != "KEY TTL IDLE FENCE HOLDER" {
 				t.Fatalf("output:\n%s\nwant the header, the column line and %d rows", stdout, len(tt.wantRows))
 			}
 			for i, want := range tt.wantRows {
@@ -202,6 +202,51 @@ func TestInspectPartialExitStatus(t *testing.T) {
 				t.Errorf("status %d, stdout %q..., stderr %q; want %d and %q on the summary line", code, firstLine(stdout), stderr, exitPartial, tt.want)
 			}
 		})
+	}
+}
+
+// TestInspectCutBeforeFirstReply checks that a deadline that passes before Redis' first reply,
+// on a Redis that is up, is a partial answer (exitPartial, PARTIAL on stdout), not "cannot read
+// Redis" (exit 1). CLIENT PAUSE holds every command for a second, far past the 50ms deadline,
+// and ends well within inspect's 2s PING; a run that started after the pause ended is retried.
+func TestInspectCutBeforeFirstReply(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	seedLocks(t, admin, map[string]seed{"jobs:1": {ttl: time.Minute}})
+	ctx := context.Background()
+	for attempt := 0; attempt < 3; attempt++ {
+		if err := admin.Do(ctx, "CLIENT", "PAUSE", 1000, "ALL").Err(); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCmd(t, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}, "inspect", "--namespace", "jobs=jobs:*", "--scan.timeout", "50ms")
+		if code == exitOK && strings.Contains(stdout, "1 live key,") {
+			continue // the whole run came after the pause: nothing was tested
+		}
+		if code != exitPartial || !strings.Contains(firstLine(stdout), "0 live keys") || !strings.Contains(firstLine(stdout), "PARTIAL: the scan was cut short") {
+			t.Errorf("status %d, stdout %q, stderr %q; want %d and a PARTIAL summary", code, stdout, stderr, exitPartial)
+		}
+		return
+	}
+	t.Fatal("every run started after its CLIENT PAUSE had ended")
+}
+
+// TestInspectReportSecondsAreExact checks the JSON numbers: 1868ms is 1.868, not the
+// 1.8679999999999999 of time.Duration.Seconds.
+func TestInspectReportSecondsAreExact(t *testing.T) {
+	nr := collectors.NamespaceResult{
+		Namespace: collectors.Namespace{Name: "jobs", Pattern: "jobs:*"},
+		Keys:      1, HasTTL: true, MinTTL: 1868 * time.Millisecond, Complete: true, Duration: 1118 * time.Millisecond,
+	}
+	rows := []collectors.KeyInfo{{Key: "jobs:1", TTL: 1868 * time.Millisecond, Idle: 3 * time.Second}}
+	rep := newInspectReport(nr, true, rows, companions{fences: []string{"-"}, holders: []*string{nil}}, 100)
+	var out strings.Builder
+	if err := rep.writeJSON(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"min_ttl_seconds": 1.868,`, `"scan_seconds": 1.118,`, `"ttl_seconds": 1.868,`, `"holder": null`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("JSON report lacks %s:\n%s", want, out.String())
+		}
 	}
 }
 

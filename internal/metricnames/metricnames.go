@@ -19,9 +19,9 @@ import (
 	"github.com/lockwatch/lockwatch/lease"
 )
 
-// Seeded lock keys: one with an expiry and one without, so that every exporter family that
-// depends on what it finds (smallest TTL, keys without TTL, idle times, the stalest keys) is
-// present.
+// Seeded lock keys: one with an expiry (and a holder key, as lease writes with RecordHolder) and
+// one without, so that every exporter family that depends on what it finds (smallest TTL, keys
+// without TTL, idle times, the stalest keys and their holders) is present.
 const (
 	namespace     = "scheduler"
 	pattern       = "scheduler:job:*"
@@ -59,6 +59,9 @@ func Gathered(tb testing.TB) map[string]bool {
 		tb.Fatalf("metricnames: seed: %v", err)
 	}
 	if err := rdb.Set(ctx, keyWithoutTTL, "seeded", 0).Err(); err != nil {
+		tb.Fatalf("metricnames: seed: %v", err)
+	}
+	if err := rdb.Set(ctx, lease.HolderKey(keyWithTTL), "metricnames pid 1", time.Minute).Err(); err != nil {
 		tb.Fatalf("metricnames: seed: %v", err)
 	}
 	scanner, err := collectors.NewScanner(rdb, collectors.Options{

@@ -26,7 +26,7 @@ func TestGatheredCoversTheContract(t *testing.T) {
 		// exporter
 		"lock_keys", "lock_keys_without_ttl", "lock_key_ttl_min_seconds", "lock_key_idle_max_seconds",
 		"lock_key_idle_seconds", "lock_exporter_up", "lock_exporter_scrape_duration_seconds",
-		"lock_exporter_keys_truncated", "lock_exporter_build_info",
+		"lock_exporter_keys_truncated", "lock_exporter_build_info", "lock_key_holder_info",
 		// agreed additions
 		"lock_expected_ttl_seconds", "lock_expected_renew_interval_seconds", "lock_exporter_scrape_complete",
 	}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/lease"
+)
+
+// maxHolderBytes bounds how much of a holder key's value inspect keeps. lease writes at most 256
+// bytes; a key of that shape written by something else could hold anything.
+const maxHolderBytes = 1024
+
+// companions are the fence value and the holder of each listed key, read from the lease
+// library's companion keys, never from the lock key itself: lock values are owner tokens.
+type companions struct {
+	fences    []string  // the fence counter, "-" without one, "?" when unreadable
+	holders   []*string // the holder, nil without one (another library's lock) or when unreadable
+	fenceErr  error     // the first failed fence GET
+	holderErr error     // the first failed holder GET
+}
+
+// readCompanions GETs lease.FenceKey and lease.HolderKey of each key in one pipeline. The
+// documented ACL grants GET on exactly those key shapes.
+func readCompanions(ctx context.Context, client redis.UniversalClient, keys []collectors.KeyInfo) companions {
+	c := companions{fences: make([]string, len(keys)), holders: make([]*string, len(keys))}
+	if len(keys) == 0 {
+		return c
+	}
+	ctx, cancel := context.WithTimeout(ctx, companionTimeout)
+	defer cancel()
+	pipe := client.Pipeline()
+	fences := make([]*redis.StringCmd, len(keys))
+	holders := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		fences[i] = pipe.Get(ctx, lease.FenceKey(k.Key))
+		holders[i] = pipe.Get(ctx, lease.HolderKey(k.Key))
+	}
+	_, _ = pipe.Exec(ctx) // each reply is judged on its own below
+	for i := range keys {
+		c.fences[i] = fenceValue(fences[i], &c.fenceErr)
+		c.holders[i] = holderValue(holders[i], &c.holderErr)
+	}
+	return c
+}
+
+func fenceValue(cmd *redis.StringCmd, firstErr *error) string {
+	v, err := cmd.Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "-"
+	case err != nil:
+		if *firstErr == nil {
+			*firstErr = err
+		}
+		return "?"
+	}
+	// A fence counter is an integer; anything else is not ours to print.
+	if _, perr := strconv.ParseInt(v, 10, 64); perr != nil {
+		return "(not a counter)"
+	}
+	return v
+}
+
+func holderValue(cmd *redis.StringCmd, firstErr *error) *string {
+	v, err := cmd.Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil
+	case err != nil:
+		if *firstErr == nil {
+			*firstErr = err
+		}
+		return nil
+	}
+	if len(v) > maxHolderBytes {
+		v = v[:maxHolderBytes]
+	}
+	return &v
+}
+
+// answersPing reports whether Redis answers at all. A scan whose deadline passed before the first
+// reply cannot tell a slow start from an unreachable server; a PING afterwards can.
+func answersPing(ctx context.Context, client redis.UniversalClient) bool {
+	ctx, cancel := context.WithTimeout(ctx, companionTimeout)
+	defer cancel()
+	return client.Ping(ctx).Err() == nil
+}

@@ -1,0 +1,41 @@
+package collectors
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// holderInfo names who holds the stalest keys: one info series per key of lock_key_idle_seconds
+// whose lock records a holder (lease namespaces with Policy.RecordHolder). It is a separate
+// metric so that the contract metrics keep their labels, and it is bounded by the same top-K.
+type holderInfo struct {
+	info *prometheus.Desc
+}
+
+func newHolderInfo() *holderInfo {
+	return &holderInfo{info: prometheus.NewDesc("lock_key_holder_info",
+		"Constant 1 for each key of lock_key_idle_seconds whose holder key (lease.HolderKey, written with Policy.RecordHolder) names its holder; key and holder are escaped and length-capped. Locks of other libraries have no holder and no series.",
+		[]string{nsLabel, "key", "holder"}, nil)}
+}
+
+func (h *holderInfo) describe(ch chan<- *prometheus.Desc) { ch <- h.info }
+
+// update follows idleStats: the same keys, in the same order, with the same de-duplication by
+// label, so every series here has its lock_key_idle_seconds twin.
+func (h *holderInfo) update(res *Result, ch chan<- prometheus.Metric) {
+	if !res.Up || !res.IdleTimeAvailable {
+		return
+	}
+	for _, ns := range res.Namespaces {
+		if ns.Err != nil {
+			continue
+		}
+		seen := make(map[string]bool, len(ns.Stalest))
+		for _, k := range ns.Stalest {
+			if seen[k.Label] {
+				continue
+			}
+			seen[k.Label] = true
+			if k.Holder != "" {
+				ch <- gauge(h.info, 1, ns.Namespace.Name, k.Label, HolderLabel(k.Holder))
+			}
+		}
+	}
+}

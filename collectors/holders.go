@@ -1,0 +1,98 @@
+package collectors
+
+import (
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MaxHolderBytes bounds how much of a holder key's value the exporter keeps. lease writes at most
+// 256 bytes; a key of the same shape written by something else could hold anything.
+const MaxHolderBytes = 1024
+
+// HolderLabel renders a holder description for the holder label: escaped and length-capped by
+// the same rules as the key label (KeyLabel), so a hostile value cannot break the exposition
+// format or grow a series without bound.
+func HolderLabel(holder string) string {
+	return KeyLabel(holder)
+}
+
+// readHolders GETs the holder key (lease.HolderKey) of every key in the flight's top-K lists,
+// once the pass has ended and before its final Result is built, in one pipeline routed by slot.
+// It never reads a lock key (the value is the owner's token), only the companion the lease
+// library writes beside it with Policy.RecordHolder; keys of other libraries have none. A pass
+// cut by its deadline skips it: its waiters already have their answer. A holder that cannot be
+// read (an ACL without GET on *:holder, a key of another type) is left out, not an error: the
+// lock is still counted and listed.
+func (s *Scanner) readHolders(f *flight) {
+	if f.ctx.Err() != nil {
+		return
+	}
+	keys := f.holderCandidates()
+	if len(keys) == 0 {
+		return
+	}
+	ctx, cancel := f.commandContext(f.ctx)
+	defer cancel()
+	pipe := s.client.Pipeline()
+	cmds := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		holderKey, _ := holderKeyOf(k) // candidates all have one
+		cmds[i] = pipe.Get(ctx, holderKey)
+	}
+	_, _ = pipe.Exec(ctx) // each reply is judged on its own
+	found := make(map[string]string, len(keys))
+	var firstErr error
+	for i, cmd := range cmds {
+		v, err := cmd.Result()
+		switch {
+		case err == nil && v != "":
+			if len(v) > MaxHolderBytes {
+				v = v[:MaxHolderBytes]
+			}
+			found[keys[i]] = v
+		case err != nil && !errors.Is(err, redis.Nil) && firstErr == nil:
+			firstErr = err
+		}
+	}
+	f.setHolders(found)
+	if firstErr != nil {
+		s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
+	}
+}
+
+// holderCandidates lists, once each, the whole key names in every namespace's top-K lists that
+// can have a holder key.
+func (f *flight) holderCandidates() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	var keys []string
+	for _, st := range f.ns {
+		for _, list := range [][]KeyInfo{st.top.items, st.noTTLTop.items} {
+			for _, k := range list {
+				if _, ok := holderKeyOf(k.Key); ok && !k.Cut && !seen[k.Key] {
+					seen[k.Key] = true
+					keys = append(keys, k.Key)
+				}
+			}
+		}
+	}
+	return keys
+}
+
+func (f *flight) setHolders(holders map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holders = holders
+}
+
+// withHolders sets the Holder of each listed key that has one; f.mu is held.
+func (f *flight) withHolders(keys []KeyInfo) []KeyInfo {
+	for i, k := range keys {
+		if !k.Cut {
+			keys[i].Holder = f.holders[k.Key]
+		}
+	}
+	return keys
+}
