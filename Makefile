@@ -8,7 +8,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build test test-loaded lint generate tools fuzz soak demo e2e bench release
+.PHONY: build test test-loaded lint generate tools fuzz soak demo e2e bench bench-exporter release
 
 ## build: compile every package, and the exporter into bin/ with its version stamped
 build:
@@ -91,9 +91,16 @@ e2e: tools
 	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 15m ./e2e
 
 ## bench: lease vs bsm/redislock, redsync and rueidislock, the redis-benchmark ceilings and the
-## exporter's scrape cost, on a redis-server it starts; writes docs/performance-results.md (~6 min)
+## exporter's scrape cost, on a redis-server it starts; writes docs/performance-results.md (~6 min),
+## then the exporter against redis_exporter (bench-exporter)
 bench:
 	cd bench && $(GO) run ./cmd/lockbench -root .. -out ../docs/performance-results.md
+	$(MAKE) --no-print-directory bench-exporter
+
+## bench-exporter: lock-exporter vs redis_exporter --count-keys on a mixed keyspace (100k and 1M
+## lock keys plus as many other keys, interleaved rounds); writes docs/performance-exporter.md
+bench-exporter:
+	cd bench && $(GO) run ./cmd/lockbench -exporter-comparison -out ../docs/performance-exporter.md
 
 ## generate: rewrite alerts/*.yml, dashboards/*.json and the generated deploy/kubernetes manifests
 ## from internal/packconfig defaults, or
