@@ -61,6 +61,8 @@ type Config struct {
 	Redis      Redis       `yaml:"redis"`
 	Scan       Scan        `yaml:"scan"`
 	Namespaces []Namespace `yaml:"namespaces"`
+	// Targets are the Redis deployments served on /scrape?target=NAME (see targets.go).
+	Targets []Target `yaml:"targets"`
 }
 
 // Redis says how to reach the lock store.
@@ -96,6 +98,9 @@ type Scan struct {
 	TopK          int      `yaml:"top_k"`
 	Timeout       Duration `yaml:"timeout"`
 	TimeoutOffset Duration `yaml:"timeout_offset"`
+	// MaxConcurrentTargets bounds the target scans running at once on /scrape; zero means
+	// DefaultMaxConcurrentTargets.
+	MaxConcurrentTargets int `yaml:"max_concurrent_targets"`
 }
 
 // Namespace is one lock namespace of the file.
