@@ -135,6 +135,21 @@ func TestMultiTarget(t *testing.T) {
 		t.Errorf("the landing page does not link the targets")
 	}
 
+	t.Run("a paused target answers by its scrape deadline", func(t *testing.T) {
+		paused, _ := startPasswordRedis(t, livePassword)
+		config := multiTargetConfig(t, "", [3]string{"paused", paused.Addr, livePassword})
+		ps := startServer(t, nil, "--config.file", config)
+		paused.Pause()
+		defer paused.Resume()
+		start := time.Now()
+		code, body := ps.get(t, scrapeURL("paused"), 1500*time.Millisecond)
+		elapsed := time.Since(start)
+		if code != http.StatusOK || elapsed > 1500*time.Millisecond {
+			t.Errorf("scrape of a paused target: status %d after %v, want 200 within the 1.5s timeout", code, elapsed)
+		}
+		wantMetric(t, body, "lock_exporter_up", 0)
+	})
+
 	t.Run("concurrent scrapes of both targets", func(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make(chan error, 20)

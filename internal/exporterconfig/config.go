@@ -51,12 +51,17 @@ var ErrInvalid = errors.New("invalid configuration")
 //	  top_k: 5                        # 1 to 100
 //	  timeout: 10s
 //	  timeout_offset: 500ms
+//	  max_concurrent_targets: 4       # /scrape targets scanned at once
 //	namespaces:
 //	  - name: scheduler
 //	    pattern: "cordum:scheduler:job:*"
 //	    expected_ttl: 60s
 //	    expected_renew_interval: 20s
 //	    types: [string]               # string (default) and/or hash (Redisson)
+//	targets:                          # served on /scrape?target=NAME; see Target
+//	  - name: payments
+//	    addr: redis-payments.internal:6379
+//	    password_file: /etc/lock-exporter/payments.password
 type Config struct {
 	Redis      Redis       `yaml:"redis"`
 	Scan       Scan        `yaml:"scan"`
