@@ -2,6 +2,8 @@ package exporterconfig
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,4 +128,34 @@ func TestInvalidTargets(t *testing.T) {
 			t.Errorf("Validate = %v, want a scan.max-concurrent-targets error", err)
 		}
 	})
+}
+
+// TestDocumentedTargetsLoad loads the configuration-file example of docs/exporter.md, whose
+// targets show the inline redis fields (tls included), with the strict loader.
+func TestDocumentedTargetsLoad(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "docs", "exporter.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example string
+	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
+		code, _, _ := strings.Cut(part, "```")
+		if strings.Contains(code, "\ntargets:") && strings.Contains(code, "\nnamespaces:") {
+			example = code
+		}
+	}
+	if example == "" {
+		t.Fatal("docs/exporter.md: no configuration-file example with targets")
+	}
+	cfg, err := Load(testkit.WriteFile(t, "documented.yml", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := cfg.TargetNamed("orders")
+	if err != nil || len(cfg.Targets) != 2 || orders.TLS.CAFile == "" || len(orders.ClusterAddrs) != 2 {
+		t.Errorf("documented targets = %+v, %v", cfg.Targets, err)
+	}
+	if cfg.Scan.MaxConcurrentTargets != DefaultMaxConcurrentTargets {
+		t.Errorf("documented max_concurrent_targets %d, default %d", cfg.Scan.MaxConcurrentTargets, DefaultMaxConcurrentTargets)
+	}
 }
