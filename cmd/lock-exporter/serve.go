@@ -164,6 +164,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		mux.Handle(scrapePath, &targetHandler{
 			targets: targets,
 			limiter: newScanLimiter(st.cfg.MaxConcurrentTargetScans()),
+			metrics: newTargetMetrics(static, targets),
 			ceiling: time.Duration(st.cfg.Scan.Timeout),
 			offset:  time.Duration(st.cfg.Scan.TimeoutOffset),
 			logger:  logger,

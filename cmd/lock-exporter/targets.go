@@ -135,6 +135,7 @@ func (l *scanLimiter) leave(t *target) {
 type targetHandler struct {
 	targets *targetSet
 	limiter *scanLimiter
+	metrics *targetMetrics
 	ceiling time.Duration
 	offset  time.Duration
 	logger  *slog.Logger
@@ -144,17 +145,20 @@ func (h *targetHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t, err := h.resolve(r)
 	if err != nil {
 		// One line, never quoting the request: a mistaken target may be a URL with a password.
+		h.metrics.refused.Inc()
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), scrapeTimeout(r.Header.Get(scrapeTimeoutHeader), h.ceiling, h.offset))
 	defer cancel()
 	if err := h.limiter.enter(ctx, t); err != nil {
+		h.metrics.scrapes.WithLabelValues(t.name, outcomeBusy).Inc()
 		h.logger.Warn("target scrape refused", "target", t.name, "err", err)
 		http.Error(w, fmt.Sprintf("target %q: %v until the scrape deadline; raise scan.max_concurrent_targets", t.name, err), http.StatusServiceUnavailable)
 		return
 	}
 	defer h.limiter.leave(t)
+	h.metrics.scrapes.WithLabelValues(t.name, outcomeServed).Inc()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(t.scanner.Collector(ctx))
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{

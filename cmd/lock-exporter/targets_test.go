@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
@@ -134,6 +135,10 @@ func TestMultiTarget(t *testing.T) {
 	if _, ok := metricValue(body, "lock_exporter_up"); ok {
 		t.Errorf("/metrics scans a Redis although only targets are configured")
 	}
+	wantMetric(t, body, `lock_exporter_target_scrapes_total{outcome="served",target="live"}`, 1)
+	wantMetric(t, body, `lock_exporter_target_scrapes_total{outcome="served",target="down"}`, 1)
+	wantMetric(t, body, `lock_exporter_target_scrapes_total{outcome="busy",target="down"}`, 0)
+	promtoolCheck(t, body)
 	_, landing := s.get(t, "/", 0)
 	if !strings.Contains(landing, `href="/scrape?target=live"`) {
 		t.Errorf("the landing page does not link the targets")
@@ -251,6 +256,9 @@ func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
 			t.Errorf("GET %s: body %q, want one line quoting nothing of the request", path, body)
 		}
 	}
+	_, metrics := s.get(t, "/metrics", 0)
+	wantMetric(t, metrics, "lock_exporter_target_requests_refused_total", 9)
+	wantMetric(t, metrics, `lock_exporter_target_scrapes_total{outcome="served",target="live"}`, 0)
 	bait.Close()
 	<-accepted
 	if n := dialed.Load(); n != 0 {
@@ -278,7 +286,8 @@ func TestScrapeWaitsForAScanSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ts.Close()
-	h := &targetHandler{targets: ts, limiter: newScanLimiter(1), ceiling: 10 * time.Second,
+	reg := prometheus.NewRegistry()
+	h := &targetHandler{targets: ts, limiter: newScanLimiter(1), metrics: newTargetMetrics(reg, ts), ceiling: 10 * time.Second,
 		offset: 100 * time.Millisecond, logger: slog.New(slog.DiscardHandler)}
 	scrape := func() *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, scrapeURL("live"), nil)
@@ -297,6 +306,11 @@ func TestScrapeWaitsForAScanSlot(t *testing.T) {
 	rec = scrape()
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "\nlock_exporter_up 1\n") {
 		t.Errorf("scrape with a free slot: %d\n%s", rec.Code, rec.Body.String())
+	}
+	for outcome, want := range map[string]float64{outcomeBusy: 1, outcomeServed: 1} {
+		if got := testkit.MetricValue(t, reg, "lock_exporter_target_scrapes_total", "target", "live", "outcome", outcome); got != want {
+			t.Errorf("lock_exporter_target_scrapes_total{outcome=%q} = %v, want %v", outcome, got, want)
+		}
 	}
 	if len(h.limiter.slots) != 0 || ts.byName["live"].gate.users != 0 {
 		t.Errorf("after the scrape: %d slots held, %d users; want none", len(h.limiter.slots), ts.byName["live"].gate.users)
