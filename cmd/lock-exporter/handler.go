@@ -20,7 +20,7 @@ const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
 // metricsHandler serves one scrape: the scan is bounded by the scrape's own deadline, so it is
 // built into a registry made for the request.
 type metricsHandler struct {
-	scanner *collectors.Scanner
+	scanner *collectors.Scanner // nil: only the static metrics
 	static  prometheus.Gatherer // build info, Go and process metrics
 	ceiling time.Duration
 	offset  time.Duration
@@ -31,7 +31,9 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), scrapeTimeout(r.Header.Get(scrapeTimeoutHeader), h.ceiling, h.offset))
 	defer cancel()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(h.scanner.Collector(ctx))
+	if h.scanner != nil { // nil: a multi-target exporter with no Redis of its own
+		reg.MustRegister(h.scanner.Collector(ctx))
+	}
 	promhttp.HandlerFor(prometheus.Gatherers{h.static, reg}, promhttp.HandlerOpts{
 		// A failed scan is reported as lock_exporter_up 0, not as an HTTP error: the other
 		// metrics are still worth having.

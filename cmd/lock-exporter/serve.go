@@ -88,6 +88,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		c := &st.cfg
 		fs.IntVar(&c.Scan.TopK, "scan.top-k", c.Scan.TopK, fmt.Sprintf("stalest keys per namespace exported as lock_key_idle_seconds{key} (1 to %d)", collectors.MaxTopK))
 		fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
+		fs.IntVar(&c.Scan.MaxConcurrentTargets, "scan.max-concurrent-targets", c.Scan.MaxConcurrentTargets,
+			fmt.Sprintf("targets scanned at once on %s (0: %d); scrapes beyond it wait until their deadline", scrapePath, exporterconfig.DefaultMaxConcurrentTargets))
 		fs.StringSliceVar(&sf.listen, "web.listen-address", []string{defaultListenAddress}, "address to serve on, [host]:port; repeatable")
 		fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")
 		fs.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth); see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md")
@@ -105,8 +107,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(e, "", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	if sf.telemetryPath == "" || sf.telemetryPath[0] != '/' || sf.telemetryPath == healthPath {
-		return usageError(e, "", fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s", sf.telemetryPath, healthPath))
+	if sf.telemetryPath == "" || sf.telemetryPath[0] != '/' || sf.telemetryPath == healthPath || sf.telemetryPath == scrapePath {
+		return usageError(e, "", fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s and %s", sf.telemetryPath, healthPath, scrapePath))
 	}
 	if err := checkListenAddresses(sf.listen); err != nil {
 		return usageError(e, "", err)
@@ -119,18 +121,26 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "", err)
 	}
 
-	client, err := st.cfg.NewClient()
+	// With targets and no Redis of its own, /metrics serves the exporter's own metrics only.
+	var scanner *collectors.Scanner
+	if scansDefaultRedis(st, fs) {
+		client, err := st.cfg.NewClient()
+		if err != nil {
+			return usageError(e, "", err)
+		}
+		defer client.Close()
+		opts := st.cfg.ScannerOptions()
+		opts.Logger = logger
+		if scanner, err = collectors.NewScanner(client, opts); err != nil {
+			return usageError(e, "", err)
+		}
+		defer scanner.Close()
+	}
+	targets, err := newTargetSet(st.cfg, logger)
 	if err != nil {
 		return usageError(e, "", err)
 	}
-	defer client.Close()
-	opts := st.cfg.ScannerOptions()
-	opts.Logger = logger
-	scanner, err := collectors.NewScanner(client, opts)
-	if err != nil {
-		return usageError(e, "", err)
-	}
-	defer scanner.Close()
+	defer targets.Close()
 
 	static := prometheus.NewRegistry()
 	static.MustRegister(
@@ -150,6 +160,16 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		offset:  time.Duration(st.cfg.Scan.TimeoutOffset),
 		logger:  logger,
 	})
+	if len(targets.order) > 0 {
+		mux.Handle(scrapePath, &targetHandler{
+			targets: targets,
+			limiter: newScanLimiter(st.cfg.MaxConcurrentTargetScans()),
+			metrics: newTargetMetrics(static, targets),
+			ceiling: time.Duration(st.cfg.Scan.Timeout),
+			offset:  time.Duration(st.cfg.Scan.TimeoutOffset),
+			logger:  logger,
+		})
+	}
 	mux.HandleFunc(healthPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "OK")
@@ -160,10 +180,10 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
 			Version:     buildVersion(),
 			Profiling:   "false",
-			Links: []web.LandingLinks{
+			Links: append([]web.LandingLinks{
 				{Address: sf.telemetryPath, Text: "Metrics"},
 				{Address: healthPath, Text: "Health"},
-			},
+			}, targetLinks(targets)...),
 		})
 		if err != nil {
 			return usageError(e, "", err)
@@ -194,8 +214,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			WebConfigFile:      &webConfig,
 		}, logger)
 	}()
-	logger.Info("lock-exporter started", "version", buildVersion(), "namespaces", len(opts.Namespaces),
-		"redis", describeRedis(st), "telemetry_path", sf.telemetryPath)
+	redisDesc := "none (targets only)"
+	if scanner != nil {
+		redisDesc = describeRedis(st)
+	}
+	logger.Info("lock-exporter started", "version", buildVersion(), "namespaces", len(st.cfg.Namespaces),
+		"redis", redisDesc, "targets", len(targets.order), "telemetry_path", sf.telemetryPath)
 	if e.listening != nil {
 		e.listening(addrs)
 	}

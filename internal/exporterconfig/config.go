@@ -51,16 +51,23 @@ var ErrInvalid = errors.New("invalid configuration")
 //	  top_k: 5                        # 1 to 100
 //	  timeout: 10s
 //	  timeout_offset: 500ms
+//	  max_concurrent_targets: 4       # /scrape targets scanned at once
 //	namespaces:
 //	  - name: scheduler
 //	    pattern: "cordum:scheduler:job:*"
 //	    expected_ttl: 60s
 //	    expected_renew_interval: 20s
 //	    types: [string]               # string (default) and/or hash (Redisson)
+//	targets:                          # served on /scrape?target=NAME; see Target
+//	  - name: payments
+//	    addr: redis-payments.internal:6379
+//	    password_file: /etc/lock-exporter/payments.password
 type Config struct {
 	Redis      Redis       `yaml:"redis"`
 	Scan       Scan        `yaml:"scan"`
 	Namespaces []Namespace `yaml:"namespaces"`
+	// Targets are the Redis deployments served on /scrape?target=NAME (see targets.go).
+	Targets []Target `yaml:"targets"`
 }
 
 // Redis says how to reach the lock store.
@@ -96,6 +103,9 @@ type Scan struct {
 	TopK          int      `yaml:"top_k"`
 	Timeout       Duration `yaml:"timeout"`
 	TimeoutOffset Duration `yaml:"timeout_offset"`
+	// MaxConcurrentTargets bounds the target scans running at once on /scrape; zero means
+	// DefaultMaxConcurrentTargets.
+	MaxConcurrentTargets int `yaml:"max_concurrent_targets"`
 }
 
 // Namespace is one lock namespace of the file.

@@ -54,7 +54,7 @@ func (c Config) Validate() error {
 	if c.Redis.SentinelPasswordFile != "" && c.Redis.SentinelPassword != "" {
 		return fmt.Errorf("%w: both redis.sentinel-password-file and LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD are set; keep one", ErrInvalid)
 	}
-	return nil
+	return c.validateTargets()
 }
 
 func (s Scan) validate() error {

@@ -1,0 +1,425 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
+)
+
+// Passwords of the two targets: no response and no log line may ever contain them.
+const (
+	livePassword = "live-pw-3d9e71"
+	downPassword = "down-pw-8c02aa"
+)
+
+// multiTargetConfig writes a config file with the given targets (name → address, each with its
+// own password file) and one namespace, jobs:*.
+func multiTargetConfig(t *testing.T, extra string, targets ...[3]string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("namespaces:\n  - {name: jobs, pattern: \"jobs:*\"}\n" + extra + "targets:\n")
+	for _, tg := range targets {
+		pw := testkit.WriteFile(t, tg[0]+".pw", tg[2]+"\n")
+		fmt.Fprintf(&b, "  - name: %s\n    addr: %s\n    password_file: %s\n", tg[0], tg[1], pw)
+	}
+	return testkit.WriteFile(t, "exporter.yml", b.String())
+}
+
+// startPasswordRedis starts a redis-server requiring password and returns it with a client.
+func startPasswordRedis(t *testing.T, password string) (*redistest.Server, *redis.Client) {
+	t.Helper()
+	srv := redistest.Start(t, redistest.WithArgs("--requirepass", password))
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password, MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	return srv, c
+}
+
+// scrapeURL is the path of target's scrape.
+func scrapeURL(target string) string {
+	return scrapePath + "?" + url.Values{targetParam: {target}}.Encode()
+}
+
+// fetch is server.get for use from any goroutine: errors are returned, not fatal.
+func (s *server) fetch(path string, timeout time.Duration) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set(scrapeTimeoutHeader, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+	client := &http.Client{Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// TestMultiTarget serves two real Redis deployments from one exporter: "live" answers, "down" was
+// stopped. Each /scrape answers for its own target alone, the down one promptly with up 0, and
+// /metrics keeps the exporter's own metrics without a Redis of its own.
+func TestMultiTarget(t *testing.T) {
+	live, liveClient := startPasswordRedis(t, livePassword)
+	down, _ := startPasswordRedis(t, downPassword)
+	seedLocks(t, liveClient, map[string]seed{
+		"jobs:1":    {ttl: time.Minute, idle: 40},
+		"jobs:2":    {ttl: time.Minute, idle: 20},
+		"jobs:perm": {idle: 90},
+	})
+	down.Kill()
+	config := multiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword}, [3]string{"down", down.Addr, downPassword})
+	s := startServer(t, nil, "--config.file", config, "--log.level", "debug")
+	var responses strings.Builder // everything the exporter answered, searched for passwords at the end
+
+	code, body := s.get(t, scrapeURL("live"), 5*time.Second)
+	responses.WriteString(body)
+	if code != http.StatusOK {
+		t.Fatalf("scrape live: %d %s", code, body)
+	}
+	wantMetric(t, body, "lock_exporter_up", 1)
+	wantMetric(t, body, `lock_keys{lock_namespace="jobs"}`, 3)
+	wantMetric(t, body, `lock_keys_without_ttl{lock_namespace="jobs"}`, 1)
+	// Idle time goes on counting in Redis while the test runs: 90s seeded, a few seconds of slack.
+	if v, ok := metricValue(body, `lock_key_idle_seconds{key="jobs:perm",lock_namespace="jobs"}`); !ok || v < 90 || v > 95 {
+		t.Errorf("lock_key_idle_seconds{jobs:perm} = %v (present %v), want 90 to 95", v, ok)
+	}
+	for _, own := range []string{"go_goroutines", "process_start_time_seconds", "lock_exporter_build_info"} {
+		if strings.Contains(body, own) {
+			t.Errorf("a target's scrape carries the exporter's own %s", own)
+		}
+	}
+	promtoolCheck(t, body)
+
+	start := time.Now()
+	code, body = s.get(t, scrapeURL("down"), 10*time.Second)
+	elapsed := time.Since(start)
+	responses.WriteString(body)
+	if code != http.StatusOK {
+		t.Fatalf("scrape down: %d %s", code, body)
+	}
+	wantMetric(t, body, "lock_exporter_up", 0)
+	if _, ok := metricValue(body, `lock_keys{lock_namespace="jobs"}`); ok {
+		t.Errorf("lock_keys exported for a stopped Redis")
+	}
+	// A refused connection is known at once; the scrape deadline (9.5s) is not waited for.
+	if elapsed > 3*time.Second {
+		t.Errorf("scrape of a stopped Redis took %v, want a prompt answer", elapsed)
+	}
+
+	code, body = s.get(t, "/metrics", 5*time.Second)
+	responses.WriteString(body)
+	if code != http.StatusOK || !strings.Contains(body, "\ngo_goroutines ") || !strings.Contains(body, "lock_exporter_build_info{") {
+		t.Errorf("/metrics: %d, want the exporter's own metrics", code)
+	}
+	if _, ok := metricValue(body, "lock_exporter_up"); ok {
+		t.Errorf("/metrics scans a Redis although only targets are configured")
+	}
+	wantMetric(t, body, `lock_exporter_target_scrapes_total{outcome="served",target="live"}`, 1)
+	wantMetric(t, body, `lock_exporter_target_scrapes_total{outcome="served",target="down"}`, 1)
+	wantMetric(t, body, `lock_exporter_target_scrapes_total{outcome="busy",target="down"}`, 0)
+	promtoolCheck(t, body)
+	_, landing := s.get(t, "/", 0)
+	if !strings.Contains(landing, `href="/scrape?target=live"`) {
+		t.Errorf("the landing page does not link the targets")
+	}
+
+	t.Run("a paused target answers by its scrape deadline", func(t *testing.T) {
+		paused, _ := startPasswordRedis(t, livePassword)
+		config := multiTargetConfig(t, "", [3]string{"paused", paused.Addr, livePassword})
+		ps := startServer(t, nil, "--config.file", config)
+		paused.Pause()
+		defer paused.Resume()
+		start := time.Now()
+		code, body := ps.get(t, scrapeURL("paused"), 1500*time.Millisecond)
+		elapsed := time.Since(start)
+		if code != http.StatusOK || elapsed > 1500*time.Millisecond {
+			t.Errorf("scrape of a paused target: status %d after %v, want 200 within the 1.5s timeout", code, elapsed)
+		}
+		wantMetric(t, body, "lock_exporter_up", 0)
+	})
+
+	t.Run("concurrent scrapes of both targets", func(t *testing.T) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 20)
+		var mu sync.Mutex
+		for i := range 20 {
+			name, wantUp := "live", "1"
+			if i%2 == 1 {
+				name, wantUp = "down", "0"
+			}
+			wg.Go(func() {
+				code, body, err := s.fetch(scrapeURL(name), 5*time.Second)
+				mu.Lock()
+				responses.WriteString(body)
+				mu.Unlock()
+				switch {
+				case err != nil:
+					errs <- err
+				case code != http.StatusOK:
+					errs <- fmt.Errorf("%s: status %d", name, code)
+				case !strings.Contains(body, "\nlock_exporter_up "+wantUp+"\n"):
+					errs <- fmt.Errorf("%s: want lock_exporter_up %s in\n%s", name, wantUp, body)
+				case name == "live" && !strings.Contains(body, `lock_keys{lock_namespace="jobs"} 3`):
+					errs <- fmt.Errorf("live: lock_keys missing")
+				case name == "down" && strings.Contains(body, "lock_keys{"):
+					errs <- fmt.Errorf("down: carries lock_keys (another target's result?)")
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+
+	if code := s.stop(); code != exitOK {
+		t.Errorf("exit status %d", code)
+	}
+	waitRedialsEnded(t)
+	out := responses.String() + s.stderr.String()
+	for _, pw := range []string{livePassword, downPassword} {
+		if strings.Contains(out, pw) {
+			t.Errorf("a response or log line contains a target's password")
+		}
+	}
+	if !strings.Contains(s.stderr.String(), `target=down`) {
+		t.Errorf("the down target's failed scan is not logged with its target name:\n%s", s.stderr.String())
+	}
+}
+
+// TestScrapeRefusesWhatIsNotAConfiguredTarget: the target parameter only names configured
+// targets. Anything else is a 400 with one line that quotes nothing of the request, and no
+// connection is attempted — not even to an address the request names (no SSRF).
+func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
+	live, _ := startPasswordRedis(t, livePassword)
+	// A listener standing for an arbitrary host a request might name: it must see no connection.
+	bait, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dialed atomic.Int32
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			conn, err := bait.Accept()
+			if err != nil {
+				return
+			}
+			dialed.Add(1)
+			conn.Close()
+		}
+	}()
+	config := multiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword})
+	s := startServer(t, nil, "--config.file", config)
+
+	const secret = "pw-in-the-url-77f1"
+	for _, path := range []string{
+		scrapeURL("nope"),
+		scrapeURL(bait.Addr().String()),
+		scrapeURL("redis://u:" + secret + "@" + bait.Addr().String()),
+		scrapeURL(live.Addr), // a configured target's address is not its name
+		scrapePath,
+		scrapePath + "?target=",
+		scrapePath + "?target=live&target=live",
+		scrapeURL("live") + "&password=" + secret,
+		scrapeURL("live") + "&addr=" + bait.Addr().String(),
+	} {
+		code, body := s.get(t, path, 2*time.Second)
+		if code != http.StatusBadRequest {
+			t.Errorf("GET %s: %d, want 400", path, code)
+		}
+		if strings.Count(body, "\n") != 1 || strings.Contains(body, secret) || strings.Contains(body, bait.Addr().String()) ||
+			strings.Contains(body, "nope") {
+			t.Errorf("GET %s: body %q, want one line quoting nothing of the request", path, body)
+		}
+	}
+	_, metrics := s.get(t, "/metrics", 0)
+	wantMetric(t, metrics, "lock_exporter_target_requests_refused_total", 9)
+	wantMetric(t, metrics, `lock_exporter_target_scrapes_total{outcome="served",target="live"}`, 0)
+	bait.Close()
+	<-accepted
+	if n := dialed.Load(); n != 0 {
+		t.Errorf("the exporter connected %d times to an address a request named", n)
+	}
+	if code, _ := s.get(t, scrapeURL("live"), 2*time.Second); code != http.StatusOK {
+		t.Errorf("the configured target after the refusals: %d", code)
+	}
+	if strings.Contains(s.stderr.String(), secret) {
+		t.Errorf("the log quotes a refused request's password")
+	}
+}
+
+// TestScrapeWaitsForAScanSlot fills the global cap, then scrapes: the scrape waits until its
+// deadline and gets a 503 naming the setting, and succeeds once a slot is free.
+func TestScrapeWaitsForAScanSlot(t *testing.T) {
+	live, liveClient := startPasswordRedis(t, livePassword)
+	seedLocks(t, liveClient, map[string]seed{"jobs:1": {ttl: time.Minute}})
+	cfg, err := exporterconfig.Load(multiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := newTargetSet(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	reg := prometheus.NewRegistry()
+	h := &targetHandler{targets: ts, limiter: newScanLimiter(1), metrics: newTargetMetrics(reg, ts), ceiling: 10 * time.Second,
+		offset: 100 * time.Millisecond, logger: slog.New(slog.DiscardHandler)}
+	scrape := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, scrapeURL("live"), nil)
+		req.Header.Set(scrapeTimeoutHeader, "0.5")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+
+	h.limiter.slots <- struct{}{} // another target's scan holds the only slot
+	rec := scrape()
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "scan.max_concurrent_targets") {
+		t.Errorf("scrape with the cap full: %d %q, want 503 naming scan.max_concurrent_targets", rec.Code, rec.Body.String())
+	}
+	<-h.limiter.slots
+	rec = scrape()
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "\nlock_exporter_up 1\n") {
+		t.Errorf("scrape with a free slot: %d\n%s", rec.Code, rec.Body.String())
+	}
+	for outcome, want := range map[string]float64{outcomeBusy: 1, outcomeServed: 1} {
+		if got := testkit.MetricValue(t, reg, "lock_exporter_target_scrapes_total", "target", "live", "outcome", outcome); got != want {
+			t.Errorf("lock_exporter_target_scrapes_total{outcome=%q} = %v, want %v", outcome, got, want)
+		}
+	}
+	if len(h.limiter.slots) != 0 || ts.byName["live"].gate.users != 0 {
+		t.Errorf("after the scrape: %d slots held, %d users; want none", len(h.limiter.slots), ts.byName["live"].gate.users)
+	}
+}
+
+// TestScanLimiter: one slot per target however many scrapes of it run, handed back with the
+// last; a second target waits for it; a wait ends with the context.
+func TestScanLimiter(t *testing.T) {
+	l := newScanLimiter(1)
+	a := &target{name: "a", gate: newTargetGate()}
+	b := &target{name: "b", gate: newTargetGate()}
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	ctx := context.Background()
+	if err := l.enter(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.enter(short(), a); err != nil { // joins a's slot even with the cap full
+		t.Fatalf("second scrape of a: %v", err)
+	}
+	if err := l.enter(short(), b); err != errBusy {
+		t.Fatalf("b with a holding the only slot: %v, want errBusy", err)
+	}
+	l.leave(a)
+	if err := l.enter(short(), b); err != errBusy {
+		t.Fatalf("b with one scrape of a left: %v, want errBusy", err)
+	}
+	l.leave(a)
+	if err := l.enter(short(), b); err != nil {
+		t.Fatalf("b after a's last scrape: %v", err)
+	}
+	l.leave(b)
+
+	// Many scrapes of three targets through two slots: all get through, nothing stays held.
+	l = newScanLimiter(2)
+	targets := []*target{a, b, {name: "c", gate: newTargetGate()}}
+	var held, most atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 60 {
+		tg := targets[i%3]
+		wg.Go(func() {
+			if err := l.enter(ctx, tg); err != nil {
+				t.Error(err)
+				return
+			}
+			n := held.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			if s := len(l.slots); s > 2 {
+				t.Errorf("%d slots in use, cap 2", s)
+			}
+			time.Sleep(time.Millisecond)
+			held.Add(-1)
+			l.leave(tg)
+		})
+	}
+	wg.Wait()
+	if len(l.slots) != 0 || a.gate.users+b.gate.users+targets[2].gate.users != 0 {
+		t.Errorf("after all scrapes: %d slots, users %d %d %d", len(l.slots), a.gate.users, b.gate.users, targets[2].gate.users)
+	}
+}
+
+// TestMetricsKeepsItsRedisBesideTargets: a Redis given by flag is still scanned on /metrics when
+// targets are configured too.
+func TestMetricsKeepsItsRedisBesideTargets(t *testing.T) {
+	own := redistest.Start(t)
+	seedLocks(t, own.Client(t), map[string]seed{"jobs:own": {ttl: time.Minute}})
+	config := multiTargetConfig(t, "", [3]string{"other", closedAddr(t), downPassword})
+	s := startServer(t, nil, "--config.file", config, "--redis.addr", own.Addr)
+	_, body := s.get(t, "/metrics", 5*time.Second)
+	wantMetric(t, body, "lock_exporter_up", 1)
+	wantMetric(t, body, `lock_keys{lock_namespace="jobs"}`, 1)
+	_, body = s.get(t, scrapeURL("other"), 5*time.Second)
+	wantMetric(t, body, "lock_exporter_up", 0)
+	s.stop()
+	waitRedialsEnded(t)
+}
+
+// TestTargetFlagsAndConfigErrors: bad target settings are one-line usage errors.
+func TestTargetFlagsAndConfigErrors(t *testing.T) {
+	config := multiTargetConfig(t, "", [3]string{"a", "127.0.0.1:1", downPassword})
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config.file", config, "--web.telemetry-path", "/scrape"}, `--web.telemetry-path "/scrape"`},
+		{[]string{"--config.file", config, "--scan.max-concurrent-targets", "-2"}, "scan.max-concurrent-targets must be at least 1, got -2"},
+		{[]string{"--config.file", testkit.WriteFile(t, "dup.yml",
+			"namespaces: [{name: j, pattern: 'j:*'}]\ntargets: [{name: a, addr: 'a:1'}, {name: a, addr: 'b:1'}]\n")}, `duplicate target name "a"`},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCmd(t, nil, append([]string{"--web.listen-address", "127.0.0.1:0"}, tt.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: status %d, stderr %q; want 2 and one line containing %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+// waitRedialsEnded waits for go-redis' background redial of a pool whose dial failed: it sleeps a
+// second between attempts and notices a closed pool only then, so it can outlive the exporter by
+// a second and trip goleak when this test runs last.
+func waitRedialsEnded(t *testing.T) {
+	t.Helper()
+	testkit.Eventually(t, 10*time.Second, "go-redis redial goroutines to end", func() bool {
+		buf := make([]byte, 1<<20)
+		return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "pool.(*ConnPool).tryDial")
+	})
+}
