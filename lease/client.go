@@ -39,6 +39,16 @@ type Options struct {
 	// ProcessPipelineHook rather than ProcessHook, callers' context values do not reach the
 	// hooks, and the Client must be closed with Close to stop its goroutines.
 	Batching bool
+	// NoCoalescing sends every command on its own, through go-redis's ProcessHook, one round
+	// trip each, as lease did before it coalesced concurrent commands. By default (Batching
+	// off, NoCoalescing off) a command that finds no other command of the Client in flight is
+	// sent at once on its own, and commands that arrive while one is in flight are sent
+	// together as one go-redis pipeline by one of their callers, with no goroutine of the
+	// library and nothing to Close; each caller still returns when its own context ends. Set it
+	// when a go-redis hook of rdb must see every lease command in ProcessHook (coalesced ones
+	// go through ProcessPipelineHook, without the callers' context values). Ignored with
+	// Batching.
+	NoCoalescing bool
 	// Holder describes this process in the HolderKey of locks taken by namespaces with
 	// Policy.RecordHolder, for operators asking who holds a lock. Empty means
 	// "<host name> pid <pid>". At most 256 bytes of UTF-8 without control characters; it is
@@ -52,8 +62,9 @@ type Client struct {
 	logger  *slog.Logger
 	metrics *metrics
 	scripts scripts
-	batch   *batcher // nil unless Options.Batching
-	holder  string   // Options.Holder or its default
+	batch   *batcher   // nil unless Options.Batching
+	co      *coalescer // the default way to Redis; nil with Batching or NoCoalescing
+	holder  string     // Options.Holder or its default
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -134,8 +145,11 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.metrics = m
-	if opts.Batching {
+	switch {
+	case opts.Batching:
 		c.batch = newBatcher(rdb)
+	case !opts.NoCoalescing:
+		c.co = newCoalescer(rdb)
 	}
 	return c, nil
 }
@@ -170,19 +184,31 @@ func (c *Client) Close() error {
 	return err
 }
 
-// setNX runs SET key token NX PX ttl, on its own or in a batch.
+// setNX runs SET key token NX PX ttl, on its own, coalesced or in a batch.
 func (c *Client) setNX(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	if c.batch == nil {
+	if c.batch == nil && c.co == nil {
 		if c.closed.Load() {
 			return false, ErrClosed
 		}
 		return c.rdb.SetNX(ctx, key, token, ttl).Result()
 	}
 	cmd := redis.NewBoolCmd(ctx, "set", key, token, "px", ttl.Milliseconds(), "nx")
-	if err := c.batch.do(ctx, cmd, ""); err != nil {
+	if err := c.send(ctx, cmd, ""); err != nil {
 		return false, err
 	}
 	return cmd.Val(), nil
+}
+
+// send runs cmd through the batcher or the coalescer; src is the script's source when cmd is
+// an EVALSHA.
+func (c *Client) send(ctx context.Context, cmd redis.Cmder, src string) error {
+	if c.batch != nil {
+		return c.batch.do(ctx, cmd, src)
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return c.co.do(ctx, cmd, src)
 }
 
 // runScript runs s on keys and args, on its own or in a batch; every lease script returns an
@@ -190,8 +216,8 @@ func (c *Client) setNX(ctx context.Context, key, token string, ttl time.Duration
 // few more allocations per call, and falls back to EVAL as Script.Run does.
 func (c *Client) runScript(ctx context.Context, s script, keys []string, args ...any) (int64, error) {
 	cmd := s.evalSha(ctx, keys, args)
-	if c.batch != nil {
-		if err := c.batch.do(ctx, cmd, s.src); err != nil {
+	if c.batch != nil || c.co != nil {
+		if err := c.send(ctx, cmd, s.src); err != nil {
 			return 0, err
 		}
 		return cmd.Int64()
