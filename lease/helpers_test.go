@@ -56,8 +56,8 @@ func newEnvMode(t testing.TB, addr string, batching bool, hooks ...redis.Hook) *
 }
 
 // eachMode runs body once with the default client (commands coalesced by their callers) and
-// once with Options.Batching: the library's
-// guarantees must not depend on how its commands reach Redis.
+// once with Options.Batching: the library's guarantees must not depend on how its commands
+// reach Redis.
 func eachMode(t *testing.T, body func(t *testing.T, batching bool)) {
 	for _, batching := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "batching"}[batching], func(t *testing.T) {

@@ -85,9 +85,9 @@ func goRedisClient(addr string, conns int, mode clientMode) (redis.UniversalClie
 type leaseWay int
 
 const (
-	leaseDefault leaseWay = iota // the default Client: commands coalesced by their callers
-	leaseSingle                  // Options.NoCoalescing: one command per round trip
-	leaseBatching                // Options.Batching: background flushers
+	leaseDefault  leaseWay = iota // the default Client: commands coalesced by their callers
+	leaseSingle                   // Options.NoCoalescing: one command per round trip
+	leaseBatching                 // Options.Batching: background flushers
 )
 
 // leaseVariant builds lease on a go-redis client in mode, its commands sent the way way says.
