@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,14 +86,12 @@ type script struct {
 
 func newScript(src string) script { return script{src: src, sha: redis.NewScript(src).Hash()} }
 
-// evalSha is the EVALSHA command of s on keys and args.
-func (s script) evalSha(ctx context.Context, keys []string, args []any) *redis.Cmd {
-	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, "evalsha", s.sha, len(keys))
-	for _, k := range keys {
-		cmdArgs = append(cmdArgs, k)
-	}
-	cmdArgs = append(cmdArgs, args...)
+// evalSha is the EVALSHA command of s on its first numKeys keysAndArgs as keys and the rest as
+// arguments.
+func (s script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
+	cmdArgs := make([]any, 0, 3+len(keysAndArgs))
+	cmdArgs = append(cmdArgs, "evalsha", s.sha, numKeys)
+	cmdArgs = append(cmdArgs, keysAndArgs...)
 	return redis.NewCmd(ctx, cmdArgs...)
 }
 
@@ -184,51 +181,39 @@ func (c *Client) Close() error {
 	return err
 }
 
-// setNX runs SET key token NX PX ttl, on its own, coalesced or in a batch.
-func (c *Client) setNX(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	if c.batch == nil && c.co == nil {
-		if c.closed.Load() {
-			return false, ErrClosed
-		}
-		return c.rdb.SetNX(ctx, key, token, ttl).Result()
-	}
-	cmd := redis.NewBoolCmd(ctx, "set", key, token, "px", ttl.Milliseconds(), "nx")
+// setNX runs SET key token PX ttlMs NX, on its own, coalesced or in a batch. Its arguments come
+// boxed, as the namespace and the lease keep them, so that the command boxes none of them.
+func (c *Client) setNX(ctx context.Context, key, token, ttlMs any) (bool, error) {
+	cmd := redis.NewBoolCmd(ctx, "set", key, token, "px", ttlMs, "nx")
 	if err := c.send(ctx, cmd, ""); err != nil {
 		return false, err
 	}
 	return cmd.Val(), nil
 }
 
-// send runs cmd through the batcher or the coalescer; src is the script's source when cmd is
-// an EVALSHA.
+// send runs cmd on its own, through the coalescer or through the batcher; src is the script's
+// source when cmd is an EVALSHA, for the NOSCRIPT fallback.
 func (c *Client) send(ctx context.Context, cmd redis.Cmder, src string) error {
-	if c.batch != nil {
+	switch {
+	case c.batch != nil:
 		return c.batch.do(ctx, cmd, src)
-	}
-	if c.closed.Load() {
+	case c.closed.Load():
 		return ErrClosed
+	case c.co != nil:
+		return c.co.do(ctx, cmd, src)
 	}
-	return c.co.do(ctx, cmd, src)
+	processWithFallback(ctx, c.rdb, cmd, src)
+	return cmd.Err()
 }
 
-// runScript runs s on keys and args, on its own or in a batch; every lease script returns an
-// integer. It builds the EVALSHA itself rather than calling go-redis's Script.Run, which costs a
-// few more allocations per call, and falls back to EVAL as Script.Run does.
-func (c *Client) runScript(ctx context.Context, s script, keys []string, args ...any) (int64, error) {
-	cmd := s.evalSha(ctx, keys, args)
-	if c.batch != nil || c.co != nil {
-		if err := c.send(ctx, cmd, s.src); err != nil {
-			return 0, err
-		}
-		return cmd.Int64()
-	}
-	if c.closed.Load() {
-		return 0, ErrClosed
-	}
-	_ = c.rdb.Process(ctx, cmd)
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = evalBySource(ctx, s.src, cmd)
-		_ = c.rdb.Process(ctx, cmd)
+// runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments, on its
+// own, coalesced or in a batch; every lease script returns an integer. It builds the EVALSHA
+// itself rather than calling go-redis's Script.Run, which costs a few more allocations per call,
+// and falls back to EVAL as Script.Run does.
+func (c *Client) runScript(ctx context.Context, s script, numKeys int, keysAndArgs ...any) (int64, error) {
+	cmd := s.evalSha(ctx, numKeys, keysAndArgs)
+	if err := c.send(ctx, cmd, s.src); err != nil {
+		return 0, err
 	}
 	return cmd.Int64()
 }
@@ -253,6 +238,7 @@ func (c *Client) Namespace(name string, p Policy) (*Namespace, error) {
 		name:   name,
 		policy: p,
 		m:      c.metrics.forNamespace(name),
+		ttlMs:  p.TTL.Milliseconds(),
 	}
 	if p.LocalMutex {
 		n.local = newLocalLocks()

@@ -240,7 +240,7 @@ func (co *coalescer) send(leader *waiter, batch []*waiter) {
 
 	var retry []*waiter
 	for _, q := range live {
-		if q.src != "" && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+		if q.src != "" && q.cmd.Err() != nil && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
 			retry = append(retry, q)
 		}
 	}
@@ -270,7 +270,8 @@ func (co *coalescer) recycle(w *waiter) {
 // (src non-empty), runs it again by source, as go-redis's Script.Run does.
 func processWithFallback(ctx context.Context, rdb redis.UniversalClient, cmd redis.Cmder, src string) {
 	_ = rdb.Process(ctx, cmd)
-	if src == "" || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	// The nil check first: HasErrorPrefix allocates on every call.
+	if src == "" || cmd.Err() == nil || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 		return
 	}
 	eval := evalBySource(ctx, src, cmd)
