@@ -40,13 +40,15 @@ type Options struct {
 	Batching bool
 	// NoCoalescing sends every command on its own, through go-redis's ProcessHook, one round
 	// trip each, as lease did before it coalesced concurrent commands. By default (Batching
-	// off, NoCoalescing off) a command that finds no other command of the Client in flight is
-	// sent at once on its own, and commands that arrive while one is in flight are sent
-	// together as one go-redis pipeline by one of their callers, with no goroutine of the
-	// library and nothing to Close; each caller still returns when its own context ends. Set it
-	// when a go-redis hook of rdb must see every lease command in ProcessHook (coalesced ones
-	// go through ProcessPipelineHook, without the callers' context values). Ignored with
-	// Batching.
+	// and NoCoalescing off) a command that finds a free send slot (max(2, GOMAXPROCS) commands
+	// or pipelines of the Client on the wire) is sent at once on its own, and commands that
+	// arrive while every slot is busy are sent together as one go-redis pipeline by one of
+	// their callers: no goroutine of the library, nothing to Close, and each caller still
+	// returns when its own context ends. Set it when a go-redis hook of rdb must see every
+	// lease command in ProcessHook (coalesced ones go through ProcessPipelineHook, without the
+	// callers' context values). Ignored with Batching. On a Cluster or Ring client the default
+	// is single commands too: one stalled node would hold the shared send slots there and
+	// delay commands bound for healthy nodes.
 	NoCoalescing bool
 	// Holder describes this process in the HolderKey of locks taken by namespaces with
 	// Policy.RecordHolder, for operators asking who holds a lock. Empty means
@@ -145,10 +147,19 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 	switch {
 	case opts.Batching:
 		c.batch = newBatcher(rdb)
-	case !opts.NoCoalescing:
+	case !opts.NoCoalescing && coalescable(rdb):
 		c.co = newCoalescer(rdb)
 	}
 	return c, nil
+}
+
+// coalescable reports whether the default Client coalesces commands on rdb: on a client of one
+// Redis deployment (single node or Sentinel), not on a Cluster or Ring client. Send slots are
+// shared by every node there, so one stalled node would hold them and delay commands bound for
+// healthy nodes; single commands keep a stalled node's delay to the commands sent to it.
+func coalescable(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.Client)
+	return ok
 }
 
 // metricsFor builds the metrics opts ask for: client_golang, OTel, or none (nil).
