@@ -52,6 +52,7 @@ type Namespace struct {
 	policy Policy
 	m      *nsMetrics
 	local  *localLocks
+	ttlMs  any // policy.TTL in milliseconds, boxed once as a command argument
 }
 
 // Name returns the namespace name, the lock_namespace label of its metrics.
@@ -141,10 +142,12 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 		}
 	}
 	token := newToken()
+	// Boxed once: the acquire's commands and later the renews and the release send them.
+	keyArg, tokenArg := any(key), any(token)
 	sawBusy := false
 	for {
 		tried := time.Now()
-		fence, ok, err := n.try(actx, key, token)
+		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
 		switch {
 		case err != nil && sawBusy && deadlinePassed(actx):
 			// The wait ran out during a retry: the lock stayed busy until the deadline.
@@ -155,7 +158,7 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 		case err != nil:
 			err = fmt.Errorf("lease: acquire %q in namespace %s: %w", key, n.name, err)
 		case ok:
-			return n.newLease(ctx, key, token, fence, tried), nil
+			return n.newLease(ctx, leaseID{key, token, keyArg, tokenArg}, fence, tried), nil
 		case !wait:
 			err = ErrBusy
 		default:
@@ -172,21 +175,21 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	}
 }
 
-// try makes one acquisition attempt.
-func (n *Namespace) try(ctx context.Context, key, token string) (fence int64, ok bool, err error) {
+// try makes one acquisition attempt; keyArg and tokenArg are key and the token, boxed.
+func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (fence int64, ok bool, err error) {
 	c := n.client
-	ttl := n.policy.TTL.Milliseconds()
+	ttl := n.ttlMs
 	switch {
 	case n.policy.Fencing && n.policy.RecordHolder:
-		fence, err = c.runScript(ctx, c.scripts.acquireFenced, []string{key, FenceKey(key), HolderKey(key)},
-			token, ttl, n.fenceKeyExpiry(), c.holder)
+		fence, err = c.runScript(ctx, c.scripts.acquireFenced, 3, keyArg, FenceKey(key), HolderKey(key),
+			tokenArg, ttl, n.fenceKeyExpiry(), c.holder)
 	case n.policy.Fencing:
-		fence, err = c.runScript(ctx, c.scripts.acquireFenced, []string{key, FenceKey(key)}, token, ttl, n.fenceKeyExpiry())
+		fence, err = c.runScript(ctx, c.scripts.acquireFenced, 2, keyArg, FenceKey(key), tokenArg, ttl, n.fenceKeyExpiry())
 	case n.policy.RecordHolder:
-		acquired, err := c.runScript(ctx, c.scripts.acquireHolder, []string{key, HolderKey(key)}, token, ttl, c.holder)
+		acquired, err := c.runScript(ctx, c.scripts.acquireHolder, 2, keyArg, HolderKey(key), tokenArg, ttl, c.holder)
 		return 0, acquired == 1, err
 	default:
-		ok, err = c.setNX(ctx, key, token, n.policy.TTL)
+		ok, err = c.setNX(ctx, keyArg, tokenArg, ttl)
 		return 0, ok, err
 	}
 	return fence, fence > 0, err

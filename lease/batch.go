@@ -188,7 +188,7 @@ func (b *batcher) exec(ctx context.Context, live []*request) {
 
 	var retry []*request
 	for _, r := range live {
-		if r.src != "" && redis.HasErrorPrefix(r.cmd.Err(), "NOSCRIPT") {
+		if r.src != "" && r.cmd.Err() != nil && redis.HasErrorPrefix(r.cmd.Err(), "NOSCRIPT") {
 			retry = append(retry, r)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,6 +38,18 @@ type Options struct {
 	// ProcessPipelineHook rather than ProcessHook, callers' context values do not reach the
 	// hooks, and the Client must be closed with Close to stop its goroutines.
 	Batching bool
+	// NoCoalescing sends every command on its own, through go-redis's ProcessHook, one round
+	// trip each, as lease did before it coalesced concurrent commands. By default (Batching
+	// and NoCoalescing off) a command that finds a free send slot (max(2, GOMAXPROCS) commands
+	// or pipelines of the Client on the wire) is sent at once on its own, and commands that
+	// arrive while every slot is busy are sent together as one go-redis pipeline by one of
+	// their callers: no goroutine of the library, nothing to Close, and each caller still
+	// returns when its own context ends. Set it when a go-redis hook of rdb must see every
+	// lease command in ProcessHook (coalesced ones go through ProcessPipelineHook, without the
+	// callers' context values). Ignored with Batching. On a Cluster or Ring client the default
+	// is single commands too: one stalled node would hold the shared send slots there and
+	// delay commands bound for healthy nodes.
+	NoCoalescing bool
 	// Holder describes this process in the HolderKey of locks taken by namespaces with
 	// Policy.RecordHolder, for operators asking who holds a lock. Empty means
 	// "<host name> pid <pid>". At most 256 bytes of UTF-8 without control characters; it is
@@ -52,8 +63,9 @@ type Client struct {
 	logger  *slog.Logger
 	metrics *metrics
 	scripts scripts
-	batch   *batcher // nil unless Options.Batching
-	holder  string   // Options.Holder or its default
+	batch   *batcher   // nil unless Options.Batching
+	co      *coalescer // the default way to Redis; nil with Batching or NoCoalescing
+	holder  string     // Options.Holder or its default
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -76,14 +88,12 @@ type script struct {
 
 func newScript(src string) script { return script{src: src, sha: redis.NewScript(src).Hash()} }
 
-// evalSha is the EVALSHA command of s on keys and args.
-func (s script) evalSha(ctx context.Context, keys []string, args []any) *redis.Cmd {
-	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, "evalsha", s.sha, len(keys))
-	for _, k := range keys {
-		cmdArgs = append(cmdArgs, k)
-	}
-	cmdArgs = append(cmdArgs, args...)
+// evalSha is the EVALSHA command of s on its first numKeys keysAndArgs as keys and the rest as
+// arguments.
+func (s script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
+	cmdArgs := make([]any, 0, 3+len(keysAndArgs))
+	cmdArgs = append(cmdArgs, "evalsha", s.sha, numKeys)
+	cmdArgs = append(cmdArgs, keysAndArgs...)
 	return redis.NewCmd(ctx, cmdArgs...)
 }
 
@@ -134,10 +144,22 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.metrics = m
-	if opts.Batching {
+	switch {
+	case opts.Batching:
 		c.batch = newBatcher(rdb)
+	case !opts.NoCoalescing && coalescable(rdb):
+		c.co = newCoalescer(rdb)
 	}
 	return c, nil
+}
+
+// coalescable reports whether the default Client coalesces commands on rdb: on a client of one
+// Redis deployment (single node or Sentinel), not on a Cluster or Ring client. Send slots are
+// shared by every node there, so one stalled node would hold them and delay commands bound for
+// healthy nodes; single commands keep a stalled node's delay to the commands sent to it.
+func coalescable(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.Client)
+	return ok
 }
 
 // metricsFor builds the metrics opts ask for: client_golang, OTel, or none (nil).
@@ -170,39 +192,39 @@ func (c *Client) Close() error {
 	return err
 }
 
-// setNX runs SET key token NX PX ttl, on its own or in a batch.
-func (c *Client) setNX(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	if c.batch == nil {
-		if c.closed.Load() {
-			return false, ErrClosed
-		}
-		return c.rdb.SetNX(ctx, key, token, ttl).Result()
-	}
-	cmd := redis.NewBoolCmd(ctx, "set", key, token, "px", ttl.Milliseconds(), "nx")
-	if err := c.batch.do(ctx, cmd, ""); err != nil {
+// setNX runs SET key token PX ttlMs NX, on its own, coalesced or in a batch. Its arguments come
+// boxed, as the namespace and the lease keep them, so that the command boxes none of them.
+func (c *Client) setNX(ctx context.Context, key, token, ttlMs any) (bool, error) {
+	cmd := redis.NewBoolCmd(ctx, "set", key, token, "px", ttlMs, "nx")
+	if err := c.send(ctx, cmd, ""); err != nil {
 		return false, err
 	}
 	return cmd.Val(), nil
 }
 
-// runScript runs s on keys and args, on its own or in a batch; every lease script returns an
-// integer. It builds the EVALSHA itself rather than calling go-redis's Script.Run, which costs a
-// few more allocations per call, and falls back to EVAL as Script.Run does.
-func (c *Client) runScript(ctx context.Context, s script, keys []string, args ...any) (int64, error) {
-	cmd := s.evalSha(ctx, keys, args)
-	if c.batch != nil {
-		if err := c.batch.do(ctx, cmd, s.src); err != nil {
-			return 0, err
-		}
-		return cmd.Int64()
+// send runs cmd on its own, through the coalescer or through the batcher; src is the script's
+// source when cmd is an EVALSHA, for the NOSCRIPT fallback.
+func (c *Client) send(ctx context.Context, cmd redis.Cmder, src string) error {
+	switch {
+	case c.batch != nil:
+		return c.batch.do(ctx, cmd, src)
+	case c.closed.Load():
+		return ErrClosed
+	case c.co != nil:
+		return c.co.do(ctx, cmd, src)
 	}
-	if c.closed.Load() {
-		return 0, ErrClosed
-	}
-	_ = c.rdb.Process(ctx, cmd)
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		cmd = evalBySource(ctx, s.src, cmd)
-		_ = c.rdb.Process(ctx, cmd)
+	processWithFallback(ctx, c.rdb, cmd, src)
+	return cmd.Err()
+}
+
+// runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments, on its
+// own, coalesced or in a batch; every lease script returns an integer. It builds the EVALSHA
+// itself rather than calling go-redis's Script.Run, which costs a few more allocations per call,
+// and falls back to EVAL as Script.Run does.
+func (c *Client) runScript(ctx context.Context, s script, numKeys int, keysAndArgs ...any) (int64, error) {
+	cmd := s.evalSha(ctx, numKeys, keysAndArgs)
+	if err := c.send(ctx, cmd, s.src); err != nil {
+		return 0, err
 	}
 	return cmd.Int64()
 }
@@ -227,6 +249,7 @@ func (c *Client) Namespace(name string, p Policy) (*Namespace, error) {
 		name:   name,
 		policy: p,
 		m:      c.metrics.forNamespace(name),
+		ttlMs:  p.TTL.Milliseconds(),
 	}
 	if p.LocalMutex {
 		n.local = newLocalLocks()

@@ -28,7 +28,10 @@
 // a side effect, and let the store reject stale writes by their fence token (FencedSet);
 // neither the check nor the timer replaces the fence.
 //
-// Options.Batching (off by default) coalesces the commands of concurrent callers into go-redis
-// pipelines for throughput, while each caller keeps its own context deadline; a batching
-// Client must be stopped with Close.
+// By default a Client sends a lone caller's command at once, on its own, and the commands of
+// callers that arrive while its send slots are busy together as one go-redis pipeline, sent by
+// one of those callers; each caller keeps its own context deadline, and no goroutine of the
+// library is involved (Options.NoCoalescing sends every command on its own). Options.Batching
+// (off by default) coalesces through background goroutines instead; a batching Client must be
+// stopped with Close.
 package lease

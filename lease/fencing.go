@@ -73,7 +73,7 @@ func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, valu
 	if retention > 0 {
 		recordMs = (retention + writeFenceSlack).Milliseconds()
 	}
-	applied, err := c.runScript(ctx, c.scripts.fencedSet, []string{key, WriteFenceKey(key)}, fence, value, ms,
+	applied, err := c.runScript(ctx, c.scripts.fencedSet, 2, key, WriteFenceKey(key), fence, value, ms,
 		retention.Microseconds(), recordMs)
 	if err != nil {
 		return fmt.Errorf("lease: fenced write %q in namespace %s: %w", key, n.name, err)

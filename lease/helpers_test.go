@@ -55,11 +55,12 @@ func newEnvMode(t testing.TB, addr string, batching bool, hooks ...redis.Hook) *
 	return e
 }
 
-// eachMode runs body once with command batching off and once with it on: the library's
-// guarantees must not depend on how its commands reach Redis.
+// eachMode runs body once with the default client (commands coalesced by their callers) and
+// once with Options.Batching: the library's guarantees must not depend on how its commands
+// reach Redis.
 func eachMode(t *testing.T, body func(t *testing.T, batching bool)) {
 	for _, batching := range []bool{false, true} {
-		t.Run(map[bool]string{false: "single", true: "batching"}[batching], func(t *testing.T) {
+		t.Run(map[bool]string{false: "default", true: "batching"}[batching], func(t *testing.T) {
 			body(t, batching)
 		})
 	}

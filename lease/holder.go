@@ -56,12 +56,3 @@ end
 redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
 return 1
 `
-
-// lockKeys are the keys renew and release act on: the lock key and, when the namespace
-// records holders, its holder key.
-func (n *Namespace) lockKeys(key string) []string {
-	if n.policy.RecordHolder {
-		return []string{key, HolderKey(key)}
-	}
-	return []string{key}
-}

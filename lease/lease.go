@@ -26,11 +26,17 @@ const (
 	stateAbandoned
 )
 
+// leaseID names a lease's lock: its key and owner token, and both boxed once as command
+// arguments, so that renews and the release box neither again.
+type leaseID struct {
+	key, token       string
+	keyArg, tokenArg any
+}
+
 // Lease is one held lock. Its methods are safe for concurrent use.
 type Lease struct {
-	ns       *Namespace
-	key      string
-	token    string
+	ns *Namespace
+	leaseID
 	fence    int64
 	acquired time.Time
 	ctx      context.Context
@@ -48,8 +54,8 @@ type Lease struct {
 }
 
 // newLease returns the lease taken by an attempt that started at tried.
-func (n *Namespace) newLease(parent context.Context, key, token string, fence int64, tried time.Time) *Lease {
-	l := &Lease{ns: n, key: key, token: token, fence: fence, validUntil: tried.Add(n.policy.TTL)}
+func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tried time.Time) *Lease {
+	l := &Lease{ns: n, leaseID: id, fence: fence, validUntil: tried.Add(n.policy.TTL)}
 	l.ctx, l.cancel = context.WithCancelCause(parent)
 	if n.m != nil {
 		l.acquired = time.Now()
@@ -121,7 +127,7 @@ func (l *Lease) Release(ctx context.Context) error {
 			n.m.relSkip.Inc()
 		}
 	} else {
-		err = n.release(ctx, l.key, l.token)
+		err = n.release(ctx, l.leaseID)
 	}
 	if n.m != nil {
 		n.m.held.Dec()
@@ -138,8 +144,9 @@ func (l *Lease) unlockLocal() {
 }
 
 // release runs the compare-and-delete and counts its outcome.
-func (n *Namespace) release(ctx context.Context, key, token string) error {
-	if token == "" {
+func (n *Namespace) release(ctx context.Context, id leaseID) error {
+	key := id.key
+	if id.token == "" {
 		return ErrEmptyToken
 	}
 	if ctx.Done() != nil {
@@ -147,7 +154,14 @@ func (n *Namespace) release(ctx context.Context, key, token string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.policy.ReleaseTimeout)
 	defer cancel()
-	deleted, err := n.client.runScript(ctx, n.client.scripts.release, n.lockKeys(key), token)
+	c := n.client
+	var deleted int64
+	var err error
+	if n.policy.RecordHolder {
+		deleted, err = c.runScript(ctx, c.scripts.release, 2, id.keyArg, HolderKey(key), id.tokenArg)
+	} else {
+		deleted, err = c.runScript(ctx, c.scripts.release, 1, id.keyArg, id.tokenArg)
+	}
 	switch {
 	case err != nil:
 		if n.m != nil {

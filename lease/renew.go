@@ -47,7 +47,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	start := time.Now()
 	ctx, cancel := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer cancel()
-	owned, err := n.renew(ctx, l.key, l.token)
+	owned, err := n.renew(ctx, l.leaseID)
 	n.countRenew(owned, err)
 	switch {
 	case err != nil:
@@ -69,9 +69,14 @@ func (l *Lease) Renew(ctx context.Context) error {
 }
 
 // renew runs the compare-and-pexpire.
-func (n *Namespace) renew(ctx context.Context, key, token string) (owned bool, err error) {
+func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err error) {
 	c := n.client
-	extended, err := c.runScript(ctx, c.scripts.renew, n.lockKeys(key), token, n.policy.TTL.Milliseconds())
+	var extended int64
+	if n.policy.RecordHolder {
+		extended, err = c.runScript(ctx, c.scripts.renew, 2, id.keyArg, HolderKey(id.key), id.tokenArg, n.ttlMs)
+	} else {
+		extended, err = c.runScript(ctx, c.scripts.renew, 1, id.keyArg, id.tokenArg, n.ttlMs)
+	}
 	return extended == 1, err
 }
 
@@ -132,7 +137,7 @@ func (l *Lease) renewTick() {
 		deadline = lapse
 	}
 	ctx, cancel := context.WithDeadline(l.ctx, deadline)
-	owned, err := n.renew(ctx, l.key, l.token)
+	owned, err := n.renew(ctx, l.leaseID)
 	cancel()
 
 	l.mu.Lock()

@@ -81,16 +81,28 @@ func goRedisClient(addr string, conns int, mode clientMode) (redis.UniversalClie
 	return rdb, closeFn, "", nil
 }
 
-// leaseVariant builds lease on a go-redis client in mode; batching turns on lease's own
-// Options.Batching (on the plain client).
-func leaseVariant(addr string, conns int, metrics, batching bool, mode clientMode) (variant, error) {
+// leaseWay is how a lease variant's commands reach Redis.
+type leaseWay int
+
+const (
+	leaseDefault  leaseWay = iota // the default Client: commands coalesced by their callers
+	leaseSingle                   // Options.NoCoalescing: one command per round trip
+	leaseBatching                 // Options.Batching: background flushers
+)
+
+// leaseVariant builds lease on a go-redis client in mode, its commands sent the way way says.
+func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clientMode) (variant, error) {
 	rdb, closeFn, suffix, err := goRedisClient(addr, conns, mode)
 	if err != nil {
 		return variant{}, err
 	}
-	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batching: batching}
-	if batching {
+	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Batching: way == leaseBatching, NoCoalescing: way == leaseSingle}
+	switch way {
+	case leaseBatching:
 		suffix += batchSuffix
+	case leaseSingle:
+		suffix += singleSuffix
 	}
 	name, note := "lease (metrics off)"+suffix, "Registerer nil"
 	if metrics {
@@ -108,8 +120,13 @@ func leaseVariant(addr string, conns int, metrics, batching bool, mode clientMod
 		closeFn()
 		return variant{}, err
 	}
-	if batching {
-		note += "; Options.Batching: concurrent callers' commands coalesced into go-redis pipelines by lease, each caller on its own deadline"
+	switch way {
+	case leaseBatching:
+		note += "; Options.Batching: concurrent callers' commands coalesced into go-redis pipelines by background goroutines of lease, each caller on its own deadline"
+	case leaseSingle:
+		note += "; Options.NoCoalescing: one command per round trip (the default client before coalescing)"
+	default:
+		note += "; default client: a command finding a free send slot goes at once, later ones are sent together as one pipeline by one of their callers"
 	}
 	return variant{
 		name: name,

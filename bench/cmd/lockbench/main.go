@@ -220,9 +220,14 @@ func buildVariants(addr string, conns int, only string) ([]variant, error) {
 		}
 	}
 	for _, mode := range []clientMode{plainClient, autoPipeline} {
+		// On the AutoPipeline face lease sends single commands: go-redis does the batching.
+		way := leaseDefault
+		if mode == autoPipeline {
+			way = leaseSingle
+		}
 		if err := errors.Join(
-			add(leaseVariant(addr, conns, true, false, mode)),
-			add(leaseVariant(addr, conns, false, false, mode)),
+			add(leaseVariant(addr, conns, true, way, mode)),
+			add(leaseVariant(addr, conns, false, way, mode)),
 			add(redislockVariant(addr, conns, mode)),
 			add(redsyncVariant(addr, conns, mode)),
 		); err != nil {
@@ -231,8 +236,9 @@ func buildVariants(addr string, conns int, only string) ([]variant, error) {
 		}
 	}
 	if err := errors.Join(
-		add(leaseVariant(addr, conns, true, true, plainClient)),
-		add(leaseVariant(addr, conns, false, true, plainClient)),
+		add(leaseVariant(addr, conns, true, leaseSingle, plainClient)),
+		add(leaseVariant(addr, conns, true, leaseBatching, plainClient)),
+		add(leaseVariant(addr, conns, false, leaseBatching, plainClient)),
 		add(rueidislockVariant(addr)),
 	); err != nil {
 		closeAll()

@@ -37,8 +37,8 @@ func (answerLocally) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 func clientOnlyVariants(addr string) ([]variant, error) {
 	var out []variant
 	for _, build := range []func() (variant, error){
-		func() (variant, error) { return leaseVariant(addr, 1, true, false, noNetwork) },
-		func() (variant, error) { return leaseVariant(addr, 1, false, false, noNetwork) },
+		func() (variant, error) { return leaseVariant(addr, 1, true, leaseDefault, noNetwork) },
+		func() (variant, error) { return leaseVariant(addr, 1, false, leaseDefault, noNetwork) },
 		func() (variant, error) { return redislockVariant(addr, 1, noNetwork) },
 		func() (variant, error) { return redsyncVariant(addr, 1, noNetwork) },
 	} {

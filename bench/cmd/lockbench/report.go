@@ -150,6 +150,8 @@ const (
 	autoSuffix = " + AutoPipeline"
 	// batchSuffix marks lease with Options.Batching on (plain go-redis client).
 	batchSuffix = " + batching"
+	// singleSuffix marks lease with Options.NoCoalescing: one command per round trip.
+	singleSuffix = " + single commands"
 )
 
 // fastestPeer and leanestPeer pick by median.
@@ -345,6 +347,10 @@ func (r *report) targets(b *strings.Builder) {
 				}
 			}
 			w("| %s: %s cycles/s vs each peer | %s | |\n", s.name, on, strings.Join(each, ", "))
+			if sc := on + singleSuffix; has(sc) {
+				w("| %s: %s (default, coalescing) cycles/s vs %s (Options.NoCoalescing, same run) | %.2f× | |\n",
+					s.name, on, sc, r.paired(si, on, sc, sample.cyclesPerSec))
+			}
 			if b := on + batchSuffix; has(b) {
 				ratio := r.paired(si, b, fastest, sample.cyclesPerSec)
 				w("| %s: %s (opt-in Options.Batching) cycles/s ≥ fastest peer (%s) | %.2f× | %s |\n",

@@ -1,0 +1,297 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// sendCounter counts how the lock commands (SET, EVALSHA, EVAL) of a go-redis client are sent:
+// on their own (ProcessHook) or as pipelines, with the commands each pipeline carried; the
+// client's own connection set-up is not counted. While holding is set, a lock command sent on
+// its own waits at the gate until open is closed.
+type sendCounter struct {
+	singles   atomic.Int64
+	pipelines atomic.Int64
+	piped     atomic.Int64
+
+	holding atomic.Bool
+	open    chan struct{}
+}
+
+func (h *sendCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *sendCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !isLockCommand(cmd) {
+			return next(ctx, cmd)
+		}
+		h.singles.Add(1)
+		if h.holding.Load() {
+			<-h.open
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *sendCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if slices.ContainsFunc(cmds, isLockCommand) {
+			h.pipelines.Add(1)
+			h.piped.Add(int64(len(cmds)))
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func isLockCommand(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "set", "evalsha", "eval":
+		return true
+	}
+	return false
+}
+
+// queued is how many commands wait in c's coalescer.
+func queued(c *Client) int {
+	c.co.mu.Lock()
+	defer c.co.mu.Unlock()
+	return len(c.co.queue)
+}
+
+// The default Client sends a lone caller's command at once, on its own, and the commands of
+// callers that arrive while every send slot is busy together, as one pipeline sent by one of
+// them. Causally: the commands holding the slots are held at a gate until the others are
+// queued, so the batch they form does not depend on timing.
+func TestCoalescingSendsWaitingCommandsTogether(t *testing.T) {
+	counter := &sendCounter{open: make(chan struct{})}
+	e := newEnv(t, sharedAddr, counter)
+	n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, DisableRenewal: true})
+	ctx := context.Background()
+	// Warm up: the first release may meet NOSCRIPT and be sent again as EVAL.
+	if err := n.Do(ctx, uniqueKey(t), func(context.Context, int64) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	counter.singles.Store(0)
+
+	for range 3 {
+		l, err := n.TryAcquire(ctx, uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, p := counter.singles.Load(), counter.pipelines.Load(); s != 6 || p != 0 {
+		t.Fatalf("a lone caller's 3 cycles sent %d commands on their own and %d pipelines, want 6 and 0", s, p)
+	}
+
+	slots := e.c.co.slots
+	const waiting = 8
+	counter.singles.Store(0)
+	counter.holding.Store(true)
+	var wg sync.WaitGroup
+	acquire := func() {
+		wg.Go(func() {
+			if _, err := n.TryAcquire(ctx, uniqueKey(t)); err != nil {
+				t.Errorf("TryAcquire: %v", err)
+			}
+		})
+	}
+	for range slots {
+		acquire()
+	}
+	waitFor(t, "the send slots to be taken", func() bool { return counter.singles.Load() == int64(slots) })
+	for range waiting {
+		acquire()
+	}
+	waitFor(t, "the other callers to queue", func() bool { return queued(e.c) == waiting })
+	counter.holding.Store(false)
+	close(counter.open)
+	wg.Wait()
+
+	if s := counter.singles.Load(); s != int64(slots) {
+		t.Errorf("%d commands sent on their own, want %d (one per send slot)", s, slots)
+	}
+	if p, c := counter.pipelines.Load(), counter.piped.Load(); p != 1 || c != waiting {
+		t.Errorf("%d pipelines carrying %d commands, want the %d waiting commands in one", p, c, waiting)
+	}
+	e.wantMetrics(t, "scheduler", map[string]float64{
+		"lock_acquire_wait_seconds/acquired": 4 + float64(slots) + waiting,
+		"lock_held":                          float64(slots) + waiting,
+	})
+}
+
+// waitFor polls cond until it holds; the test fails after 10s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Against a frozen Redis, every coalesced caller returns at its own deadline: not before it
+// (no other caller's shorter deadline cuts its command) and not long after it (no leader waits
+// for a later caller's command). Callers with short and long deadlines arrive together, more of
+// them than there are send slots, so most are queued and sent in pipelines.
+func TestCoalescingHonoursEachCallersDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	counter := &sendCounter{open: make(chan struct{})}
+	e := newEnv(t, srv.Addr, counter)
+	stalls := stallMeter(t)
+	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	var held []*Lease
+	for range 4 {
+		l, err := n.Acquire(ctx, uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, l)
+	}
+
+	srv.Pause()
+	defer srv.Resume()
+	type call struct {
+		name  string
+		bound time.Duration
+		run   func(ctx context.Context) error
+	}
+	var calls []call
+	for i := range 8 {
+		bound := []time.Duration{100 * time.Millisecond, 400 * time.Millisecond}[i%2]
+		calls = append(calls, call{fmt.Sprintf("acquire/%d", i), bound, func(ctx context.Context) error {
+			_, err := n.TryAcquire(ctx, uniqueKey(t))
+			return err
+		}})
+	}
+	for i, l := range held[:2] {
+		calls = append(calls, call{fmt.Sprintf("renew/%d", i), 200 * time.Millisecond, l.Renew})
+	}
+	for i, l := range held[2:] {
+		// Release brings its own deadline, ReleaseTimeout, and ignores the caller's.
+		calls = append(calls, call{fmt.Sprintf("release/%d", i), n.policy.ReleaseTimeout, func(context.Context) error {
+			return l.Release(ctx)
+		}})
+	}
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, c.bound)
+			defer cancel()
+			start := time.Now()
+			err := c.run(cctx)
+			took := time.Since(start)
+			if took < c.bound {
+				t.Errorf("%s returned after %s, before its own deadline %s: another caller's deadline cut its command", c.name, took, c.bound)
+			}
+			if slack := stalls.Slack(callSlack); took > c.bound+slack {
+				t.Errorf("%s returned after %s, want at most its deadline %s (+ %s slack for the stalls seen)", c.name, took, c.bound, slack)
+			}
+			if err == nil || errors.Is(err, ErrBusy) || errors.Is(err, ErrNotOwned) {
+				t.Errorf("%s with Redis frozen = %v, want a timeout, not an answer", c.name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if counter.pipelines.Load() == 0 {
+		t.Error("no pipeline was sent: the callers were not coalesced, the test proves nothing")
+	}
+	e.wantMetrics(t, "approval", map[string]float64{
+		"lock_acquire_wait_seconds/error": 8,
+		"lock_renewals_total/failed":      2,
+		"lock_releases_total/error":       2,
+	})
+}
+
+// With Options.NoCoalescing every command goes through ProcessHook on its own, however many
+// callers send at once.
+func TestNoCoalescingSendsEveryCommandAlone(t *testing.T) {
+	counter := &sendCounter{}
+	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	rdb.AddHook(counter)
+	c, err := New(rdb, Options{NoCoalescing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.Namespace("scheduler", Policy{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Do(context.Background(), uniqueKey(t), func(context.Context, int64) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	counter.singles.Store(0) // the warm-up's release may have met NOSCRIPT and been sent again as EVAL
+	const workers, cycles = 8, 20
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			key := uniqueKey(t)
+			for range cycles {
+				l, err := n.Acquire(context.Background(), key)
+				if err != nil {
+					t.Errorf("Acquire: %v", err)
+					return
+				}
+				if err := l.Release(context.Background()); err != nil {
+					t.Errorf("Release: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if s, p := counter.singles.Load(), counter.pipelines.Load(); s != 2*workers*cycles || p != 0 {
+		t.Errorf("%d commands on their own and %d pipelines, want %d and 0", s, p, 2*workers*cycles)
+	}
+}
+
+// The default Client coalesces on a client of one deployment only: on a Cluster or Ring client
+// the send slots would be shared by every node, and one stalled node would hold them.
+func TestCoalescingOnlyOnOneDeployment(t *testing.T) {
+	single := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}, ContextTimeoutEnabled: true})
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": sharedAddr}})
+	t.Cleanup(func() { _, _, _ = single.Close(), cluster.Close(), ring.Close() })
+	for _, tc := range []struct {
+		name      string
+		rdb       redis.UniversalClient
+		opts      Options
+		coalesces bool
+	}{
+		{"single node", single, Options{}, true},
+		{"single node, NoCoalescing", single, Options{NoCoalescing: true}, false},
+		{"single node, Batching", single, Options{Batching: true}, false},
+		{"cluster", cluster, Options{}, false},
+		{"ring", ring, Options{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			c, err := New(tc.rdb, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if got := c.co != nil; got != tc.coalesces {
+				t.Errorf("coalesces = %v, want %v", got, tc.coalesces)
+			}
+		})
+	}
+}
