@@ -208,7 +208,13 @@ func TestRueidislockServerPaused(t *testing.T) {
 	e.eventually(t, "the failed extends to be counted", func() bool {
 		return e.value(t, "lock_renewals_total", "failed") >= 2
 	})
-	// The deletes go out under the lock's passed deadline and are never sent: nothing counted.
-	e.check(t, want{"lock_releases_total", "ok", 0}, want{"lock_releases_total", "error", 0})
+	// rueidislock usually builds its deletes under the lock's passed deadline and never sends
+	// them (nothing counted); on a starved machine a delete can leave before that deadline and
+	// meet the paused server, which is an honest "error" (one per key at most). Never "ok" or
+	// "not_owned": the server was never reached.
+	e.check(t, want{"lock_releases_total", "ok", 0}, want{"lock_releases_total", "not_owned", 0})
+	if got := e.value(t, "lock_releases_total", "error"); got > 3 {
+		t.Errorf("release errors = %v, want at most one per key (3)", got)
+	}
 	e.assertNoToken(t, []string{token})
 }
