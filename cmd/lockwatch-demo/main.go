@@ -97,6 +97,7 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	cfg, err := demo.ExporterConfig(redisAddr, w.Namespaces())
 	if err != nil {
+		w.Close()
 		return usageError(e, err)
 	}
 	cfg.Redis.Password = password
@@ -113,6 +114,7 @@ func run(ctx context.Context, e *env, args []string) int {
 	defer srv.stop()
 	addrs, err := srv.waitListening()
 	if err != nil {
+		w.Close()
 		return exporterError(e, err)
 	}
 	if e.listening != nil {

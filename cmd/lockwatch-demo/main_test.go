@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -212,5 +213,25 @@ func TestDemoBadInvocations(t *testing.T) {
 				t.Errorf("stderr %q: want one line mentioning %q", stderr, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestDemoListenAddressTaken checks the runtime failure path: a port already taken is exit 1
+// with one line naming it, and the demo returns instead of waiting for a server that never
+// started.
+func TestDemoListenAddressTaken(t *testing.T) {
+	srv := redistest.Start(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	code, _, stderr := runCmd(t, nil, "--redis.addr", srv.Addr, "--web.listen-address", taken.Addr().String())
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d (%s)", code, exitFailure, stderr)
+	}
+	want := `lockwatch-demo: --web.listen-address "` + taken.Addr().String() + `"`
+	if !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q: want one line starting %q", stderr, want)
 	}
 }
