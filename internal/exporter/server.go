@@ -109,7 +109,7 @@ func newMux(opts Options, scanner *collectors.Scanner) (*http.ServeMux, error) {
 		offset:  time.Duration(opts.Config.Scan.TimeoutOffset),
 		logger:  opts.Logger,
 	})
-	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc(healthPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "OK")
 	})
@@ -123,7 +123,7 @@ func newMux(opts Options, scanner *collectors.Scanner) (*http.ServeMux, error) {
 		Profiling:   "false",
 		Links: []web.LandingLinks{
 			{Address: path, Text: "Metrics"},
-			{Address: HealthPath, Text: "Health"},
+			{Address: healthPath, Text: "Health"},
 		},
 	})
 	if err != nil {

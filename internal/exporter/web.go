@@ -11,8 +11,8 @@ import (
 // DefaultListenAddress is the exporter's port.
 const DefaultListenAddress = ":9866"
 
-// HealthPath answers 200 while the process serves; whether Redis answers is lock_exporter_up.
-const HealthPath = "/-/healthy"
+// healthPath answers 200 while the process serves; whether Redis answers is lock_exporter_up.
+const healthPath = "/-/healthy"
 
 // Web says where and how the exporter serves HTTP.
 type Web struct {
@@ -26,8 +26,8 @@ type Web struct {
 
 // Validate checks what can be checked before anything listens; each error names the flag.
 func (w Web) Validate() error {
-	if w.TelemetryPath == "" || w.TelemetryPath[0] != '/' || w.TelemetryPath == HealthPath {
-		return fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s", w.TelemetryPath, HealthPath)
+	if w.TelemetryPath == "" || w.TelemetryPath[0] != '/' || w.TelemetryPath == healthPath {
+		return fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s", w.TelemetryPath, healthPath)
 	}
 	if err := CheckListenAddresses(w.ListenAddresses); err != nil {
 		return err
