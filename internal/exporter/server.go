@@ -77,20 +77,11 @@ func Serve(ctx context.Context, opts Options) error {
 	if opts.TargetsOnly && len(opts.Config.Targets) == 0 {
 		return usageError{errNoTargets}
 	}
-	var scanner *collectors.Scanner // nil: the metrics path serves the exporter's own metrics only
-	if !opts.TargetsOnly {
-		client, err := opts.Config.NewClient()
-		if err != nil {
-			return usageError{err}
-		}
-		defer client.Close()
-		scanOpts := opts.Config.ScannerOptions()
-		scanOpts.Logger = opts.Logger
-		if scanner, err = collectors.NewScanner(client, scanOpts); err != nil {
-			return usageError{err}
-		}
-		defer scanner.Close()
+	scanner, closeScanner, err := newDefaultScanner(opts)
+	if err != nil {
+		return usageError{err}
 	}
+	defer closeScanner()
 	targets, err := newTargetSet(opts.Config, opts.Logger)
 	if err != nil {
 		return usageError{err}
@@ -105,6 +96,30 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 	return serveUntilDone(ctx, opts, mux, listeners, len(targets.order))
+}
+
+// newDefaultScanner scans the Config's redis section for the metrics path; with
+// Options.TargetsOnly there is none (nil) and the metrics path serves the exporter's own metrics
+// only. The returned func closes what was opened.
+func newDefaultScanner(opts Options) (*collectors.Scanner, func(), error) {
+	if opts.TargetsOnly {
+		return nil, func() {}, nil
+	}
+	client, err := opts.Config.NewClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	scanOpts := opts.Config.ScannerOptions()
+	scanOpts.Logger = opts.Logger
+	scanner, err := collectors.NewScanner(client, scanOpts)
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return scanner, func() {
+		scanner.Close()
+		client.Close()
+	}, nil
 }
 
 // newMux routes the metrics path, the targets' scrape path when there are targets, the health
