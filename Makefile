@@ -81,9 +81,9 @@ lint:
 	cd observe/rueidisobserve && $(GO) vet ./...
 	cd observe/peertest && $(GO) vet ./...
 
-## demo: run the embedded demo (starts its own redis-server; DEMO_FLAGS="--duration 2m" etc.)
+## demo: run the demo command, lockwatch-demo (starts its own redis-server; DEMO_FLAGS="--duration 2m" etc.)
 demo:
-	$(GO) run ./cmd/lock-exporter demo $(DEMO_FLAGS)
+	$(GO) run ./cmd/lockwatch-demo $(DEMO_FLAGS)
 
 ## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
 e2e: tools

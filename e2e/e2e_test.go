@@ -103,7 +103,7 @@ func TestIncident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exporterCfgFile := writeFile(t, work, "exporter.yml", exporterCfg)
+	exporterCfgFile := writeFile(t, work, "exporter.yml", marshal(t, exporterCfg))
 	exporterAddr := freeAddr(t)
 	exporter := startProcess(t, "lock-exporter", exporterBin, "--config.file", exporterCfgFile, "--web.listen-address", exporterAddr, "--log.level", "error")
 	exporter.waitReady(t, "http://"+exporterAddr+"/-/healthy")

@@ -1,24 +1,20 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/cli"
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
-// envPrefix starts every environment fallback: --redis.addr falls back to LOCK_EXPORTER_REDIS_ADDR.
-const envPrefix = "LOCK_EXPORTER_"
-
 // Passwords have no flag (a flag would show in process listings), only these variables.
 const (
-	envRedisPassword    = envPrefix + "REDIS_PASSWORD"
-	envSentinelPassword = envPrefix + "REDIS_SENTINEL_PASSWORD"
+	envRedisPassword    = cli.EnvPrefix + "REDIS_PASSWORD"
+	envSentinelPassword = cli.EnvPrefix + "REDIS_SENTINEL_PASSWORD"
 )
 
 // settings collects what flags, environment and the config file say, in that precedence.
@@ -36,18 +32,13 @@ type settings struct {
 // defineFunc adds a subcommand's flags to fs, bound to st.
 type defineFunc func(fs *pflag.FlagSet, st *settings)
 
-// envName maps a flag name to its environment fallback.
-func envName(flag string) string {
-	return envPrefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(flag))
-}
-
 // defineConfigFlags adds the flags every subcommand shares: the config file, namespaces, Redis
 // connection and scan limits. Defaults shown are st's current values.
 func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
 	c := &st.cfg
 	fs.StringVar(&st.configFile, "config.file", "", "YAML configuration file (redis, scan, namespaces); flags and environment override it")
 	fs.StringArrayVar(&st.namespaces, "namespace", nil, "lock namespace as NAME=PATTERN (SCAN MATCH glob); repeatable, added to the file's namespaces. "+
-		envName("namespace")+" is split at every comma: give a pattern containing one by flag or in the file")
+		cli.EnvName("namespace")+" is split at every comma: give a pattern containing one by flag or in the file")
 
 	fs.StringVar(&c.Redis.Addr, "redis.addr", c.Redis.Addr, "Redis address: host:port, redis://[user@]host:port[/db] or rediss://… for TLS")
 	fs.StringSliceVar(&c.Redis.ClusterAddrs, "redis.cluster-addr", c.Redis.ClusterAddrs, "Redis Cluster seed node (host:port or URL); repeatable or comma-separated; selects Cluster mode")
@@ -73,7 +64,7 @@ func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
 func parseSettings(e *env, name string, args []string, define defineFunc, selectable bool) (*settings, *pflag.FlagSet, error) {
 	st := &settings{cfg: exporterconfig.Defaults()}
 	fs := newFlagSet(name, st, define)
-	if err := parseWithEnv(e, fs, args); err != nil {
+	if err := cli.ParseWithEnv(fs, args, e.getenv); err != nil {
 		return nil, fs, err
 	}
 	if st.configFile != "" {
@@ -83,7 +74,7 @@ func parseSettings(e *env, name string, args []string, define defineFunc, select
 		}
 		st = &settings{cfg: cfg}
 		fs = newFlagSet(name, st, define)
-		if err := parseWithEnv(e, fs, args); err != nil {
+		if err := cli.ParseWithEnv(fs, args, e.getenv); err != nil {
 			return nil, fs, err
 		}
 	}
@@ -108,56 +99,16 @@ func parseSettings(e *env, name string, args []string, define defineFunc, select
 }
 
 func newFlagSet(name string, st *settings, define defineFunc) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	// Errors are printed by the caller as one line; usage only on --help.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	fs := cli.NewFlagSet(name)
 	define(fs, st)
 	return fs
-}
-
-// parseWithEnv parses args, then sets every flag not given from its environment variable.
-func parseWithEnv(e *env, fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed || f.Name == "help" || f.Name == "version" {
-			return
-		}
-		name := envName(f.Name)
-		v := e.getenv(name)
-		if v == "" {
-			return
-		}
-		// A repeatable string flag takes a comma-separated list from the environment.
-		parts := []string{v}
-		if f.Value.Type() == "stringArray" {
-			parts = strings.Split(v, ",")
-		}
-		for _, p := range parts {
-			if setErr := fs.Set(f.Name, p); setErr != nil {
-				err = fmt.Errorf("%s=%q: %v", name, v, setErr)
-				return
-			}
-		}
-	})
-	return err
-}
-
-// printUsage writes a subcommand's help to w.
-func printUsage(w io.Writer, synopsis string, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s\n\nFlags (each falls back to %s<FLAG>, e.g. --redis.addr to LOCK_EXPORTER_REDIS_ADDR):\n%s",
-		synopsis, envPrefix, fs.FlagUsagesWrapped(100))
 }
 
 // handleParseError turns a parse result into an exit status: help goes to stdout with status 0,
 // anything else is one line on stderr with status 2.
 func handleParseError(e *env, cmd, synopsis string, fs *pflag.FlagSet, err error) int {
-	if errors.Is(err, pflag.ErrHelp) {
-		printUsage(e.stdout, synopsis, fs)
+	if cli.IsHelp(err) {
+		cli.PrintUsage(e.stdout, synopsis, fs)
 		return exitOK
 	}
 	return usageError(e, cmd, err)

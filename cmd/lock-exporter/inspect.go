@@ -96,7 +96,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	res := scanner.Scan(scanCtx)
 	cancel()
 	if !res.Up && !(errors.Is(res.Err, collectors.ErrNoAnswer) && answersPing(ctx, client)) {
-		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", describeRedis(st), oneLine(res.Err))
+		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", st.cfg.Redis.Describe(), oneLine(res.Err))
 		return exitFailure
 	}
 	// Up, or reachable but cut before its first reply: the namespace result is then incomplete

@@ -4,24 +4,25 @@
 //
 //	lock-exporter [flags]                     serve /metrics
 //	lock-exporter inspect [flags] [NAMESPACE] list a namespace's live locks, stalest first
-//	lock-exporter demo [flags]                run the demo workload and serve its metrics
+//
+// The demo workload is its own command, lockwatch-demo (make demo), so that this binary links
+// no demo, fault-injection or test code.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"syscall"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/internal/cli"
+	"github.com/lockwatch/lockwatch/internal/exporter"
 )
 
 // Exit statuses.
@@ -37,14 +38,11 @@ type env struct {
 	getenv         func(string) string
 	// listening, when set, receives the bound addresses once the server accepts connections.
 	listening func(addrs []string)
-	// extra, when set, is served on the metrics path next to the exporter's own metrics (the
-	// demo's lease library metrics).
-	extra prometheus.Gatherer
-	// httpLimits, when set, replaces defaultHTTPLimits (tests shorten the idle timeout).
-	httpLimits *httpLimits
+	// httpLimits, when set, replaces exporter.DefaultHTTPLimits (tests shorten the idle timeout).
+	httpLimits *exporter.HTTPLimits
 }
 
-// command is one subcommand. Adding one (say, demo) is one entry in commands and a run function.
+// command is one subcommand. Adding one is one entry in commands and a run function.
 type command struct {
 	name    string
 	summary string
@@ -54,7 +52,6 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"inspect", "list a namespace's live locks, stalest first, with TTL, idle time and fence value", runInspect},
-		{"demo", "run a demo workload (five lock patterns with injected faults) and serve its metrics", runDemo},
 	}
 }
 
@@ -75,9 +72,20 @@ func run(ctx context.Context, e *env, args []string) int {
 				return c.run(ctx, e, args[1:])
 			}
 		}
+		if hint := movedCommand(args[0]); hint != "" {
+			return usageError(e, args[0], errors.New(hint))
+		}
 		return usageError(e, "", fmt.Errorf("unknown command %q (commands: %s; no command serves /metrics)", args[0], commandNames()))
 	}
 	return runServe(ctx, e, args)
+}
+
+// movedCommand says where a former subcommand went, or "" for a name that never was one.
+func movedCommand(name string) string {
+	if name == "demo" {
+		return "the demo is its own command now: run lockwatch-demo (make demo)"
+	}
+	return ""
 }
 
 func commandNames() string {
@@ -94,49 +102,11 @@ func usageError(e *env, cmd string, err error) int {
 	if cmd != "" {
 		prefix += " " + cmd
 	}
-	fmt.Fprintf(e.stderr, "%s: %s\n", prefix, usageMessage(err))
+	fmt.Fprintf(e.stderr, "%s: %s\n", prefix, cli.UsageMessage(err))
 	return exitUsage
-}
-
-var (
-	// pflag says: invalid argument "x" for "--scan.batch-size" flag: strconv.ParseInt: ...
-	pflagInvalid = regexp.MustCompile(`^invalid argument (".*") for "(-[^"]+)" flag: (.*)$`)
-	strconvError = regexp.MustCompile(`strconv\.Parse\w+: parsing ".*": (invalid syntax|value out of range)`)
-)
-
-// usageMessage is err on one line, phrased as "setting value: problem".
-func usageMessage(err error) string {
-	// Redacted last-ditch: a message may quote a flag or file value that holds a URL password.
-	msg := exporterconfig.RedactMessage(strings.Join(strings.Fields(err.Error()), " "))
-	msg = strings.TrimPrefix(msg, exporterconfig.ErrInvalid.Error()+": ")
-	if m := pflagInvalid.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("%s %s: %s", m[2], m[1], m[3])
-	}
-	return strconvError.ReplaceAllStringFunc(msg, func(s string) string {
-		if strings.HasSuffix(s, "out of range") {
-			return "number out of range"
-		}
-		return "not a number"
-	})
 }
 
 // quietRedisLogger drops go-redis' internal log lines.
 type quietRedisLogger struct{}
 
 func (quietRedisLogger) Printf(context.Context, string, ...any) {}
-
-// newLogger builds the process logger from --log.level and --log.format.
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	switch format {
-	case "logfmt":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log.format %q: want logfmt or json", format)
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/lockwatch/lockwatch/internal/exporter"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
@@ -111,7 +112,7 @@ func (s *server) get(t *testing.T, path string, timeout time.Duration) (int, str
 		t.Fatal(err)
 	}
 	if timeout > 0 {
-		req.Header.Set(scrapeTimeoutHeader, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+		req.Header.Set(exporter.ScrapeTimeoutHeader, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/lockwatch/lockwatch/internal/exporter"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
@@ -64,18 +64,6 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	}
 }
 
-// TestHTTPServerLimits checks the production limits: every timeout set, the write timeout longer
-// than the scan may run, and a bounded header size.
-func TestHTTPServerLimits(t *testing.T) {
-	s := newHTTPServer(http.NotFoundHandler(), 30*time.Second, nil, slog.New(slog.DiscardHandler))
-	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 || s.MaxHeaderBytes > 1<<16 {
-		t.Errorf("limits %v %v %v %d: want all set and headers bounded", s.ReadHeaderTimeout, s.ReadTimeout, s.IdleTimeout, s.MaxHeaderBytes)
-	}
-	if s.WriteTimeout <= 30*time.Second {
-		t.Errorf("write timeout %v, want longer than the 30s scan timeout", s.WriteTimeout)
-	}
-}
-
 // TestIdleConnectionsClosed opens 50 connections to an exporter with basic auth: half are left
 // silent, half send one request without credentials (401) and then idle on keep-alive. The server
 // must close all of them. (It used to keep idle keep-alive connections for ever: enough of them
@@ -86,8 +74,8 @@ func TestIdleConnectionsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := testkit.WriteFile(t, "web.yml", "basic_auth_users:\n  prometheus: "+string(hash)+"\n")
-	limits := defaultHTTPLimits
-	limits.readHeader, limits.readBody, limits.idle = 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
+	limits := exporter.DefaultHTTPLimits
+	limits.ReadHeader, limits.ReadBody, limits.Idle = 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
 	s := startServerWith(t, func(e *env) { e.httpLimits = &limits }, nil,
 		"--web.config.file", web, "--redis.addr", closedAddr(t), "--namespace", "jobs=jobs:*")
 	addr := strings.TrimPrefix(s.url, "http://")

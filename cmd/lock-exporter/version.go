@@ -1,6 +1,6 @@
 package main
 
-import "runtime/debug"
+import "github.com/lockwatch/lockwatch/internal/exporter"
 
 // version and revision are set at build time:
 //
@@ -11,27 +11,7 @@ var (
 )
 
 // buildVersion is the -X version, else the module version go install recorded, else "devel".
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
+func buildVersion() string { return exporter.BuildVersion(version) }
 
 // buildRevision is the -X revision, else the VCS revision go build stamped, else "unknown".
-func buildRevision() string {
-	if revision != "" {
-		return revision
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-	}
-	return "unknown"
-}
+func buildRevision() string { return exporter.BuildRevision(revision) }

@@ -35,7 +35,7 @@ func TestStatusLineSaysWhatIsCurrentAndWhatIsATotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
+	defer w.Close()
 	line := w.StatusLine()
 	shape := regexp.MustCompile(`^0s \| now: 0 leases held \| since start: 0 acquires, 0 busy, 0 failed renews, ` +
 		`0 not-owned renews/releases, 0 abandoned, 0 fenced writes rejected \| turbulence on$`)

@@ -93,7 +93,7 @@ func New(opts Options) (*Workload, error) {
 	for _, name := range []string{"scheduler", "workflow", "approval", "reconciler", "snapshot"} {
 		for _, suffix := range []string{"-a", "-b"} {
 			if err := w.addReplica(name + suffix); err != nil {
-				w.close()
+				w.Close()
 				return nil, err
 			}
 		}
@@ -158,7 +158,7 @@ func (w *Workload) SetTurbulence(on bool) { w.turbulence.Store(on) }
 // Run runs the workers until ctx ends, then stops them, removes every demo key and closes the
 // connections. It returns nil after a normal stop.
 func (w *Workload) Run(ctx context.Context) error {
-	defer w.close()
+	defer w.Close()
 	w.started.Store(time.Now().UnixNano())
 	var wg sync.WaitGroup
 	spawn := func(f func(context.Context)) {
@@ -202,7 +202,9 @@ func (w *Workload) Uptime() time.Duration {
 	return time.Since(time.Unix(0, start))
 }
 
-func (w *Workload) close() {
+// Close closes the workload's connections. Run does so when it returns; a caller that gives up
+// before Run (the demo when its exporter cannot listen) calls Close instead.
+func (w *Workload) Close() {
 	w.admin.Close()
 	for _, r := range w.replicas {
 		r.rdb.Close()

@@ -36,3 +36,7 @@ func (d *Duration) Set(s string) error {
 
 // Type names the value in flag help.
 func (d *Duration) Type() string { return "duration" }
+
+// MarshalYAML writes the duration as the text UnmarshalYAML reads, so a Config built in code
+// (the demo's) can be written as a configuration file.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }

@@ -1,4 +1,4 @@
-package main
+package exporter
 
 import (
 	"context"
@@ -7,21 +7,19 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/redis/go-redis/v9"
-	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
-// scrapePath serves one configured target's metrics, as redis_exporter and blackbox_exporter do.
-const scrapePath = "/scrape"
+// ScrapePath serves one configured target's metrics, as redis_exporter and blackbox_exporter do.
+const ScrapePath = "/scrape"
 
 // targetParam names the target; it is the only query parameter /scrape accepts.
 const targetParam = "target"
@@ -149,7 +147,7 @@ func (h *targetHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), scrapeTimeout(r.Header.Get(scrapeTimeoutHeader), h.ceiling, h.offset))
+	ctx, cancel := context.WithTimeout(r.Context(), scrapeTimeout(r.Header.Get(ScrapeTimeoutHeader), h.ceiling, h.offset))
 	defer cancel()
 	if err := h.limiter.enter(ctx, t); err != nil {
 		h.metrics.scrapes.WithLabelValues(t.name, outcomeBusy).Inc()
@@ -186,30 +184,12 @@ func (h *targetHandler) resolve(r *http.Request) (*target, error) {
 	return t, nil
 }
 
-// scansDefaultRedis reports whether /metrics scans the redis section's Redis. Without targets it
-// always does (the single-Redis exporter). With targets it does only when a Redis was given — a
-// redis section other than the built-in localhost:6379, a --redis.* flag or its environment
-// variable — so that a multi-target exporter's own /metrics does not report a Redis nobody
-// configured as down.
-func scansDefaultRedis(st *settings, fs *pflag.FlagSet) bool {
-	if len(st.cfg.Targets) == 0 || !st.cfg.Redis.IsDefault() {
-		return true
-	}
-	given := false
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed && strings.HasPrefix(f.Name, "redis.") {
-			given = true
-		}
-	})
-	return given
-}
-
 // targetLinks are the landing page's links to each target's scrape.
 func targetLinks(ts *targetSet) []web.LandingLinks {
 	var links []web.LandingLinks
 	for _, name := range ts.order {
 		links = append(links, web.LandingLinks{
-			Address: scrapePath + "?" + url.Values{targetParam: {name}}.Encode(),
+			Address: ScrapePath + "?" + url.Values{targetParam: {name}}.Encode(),
 			Text:    "Target " + name,
 		})
 	}

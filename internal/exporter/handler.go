@@ -1,4 +1,4 @@
-package main
+package exporter
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/lockwatch/lockwatch/collectors"
 )
 
-// scrapeTimeoutHeader is how Prometheus tells a target its scrape timeout, in seconds.
-const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+// ScrapeTimeoutHeader is how Prometheus tells a target its scrape timeout, in seconds.
+const ScrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
 
 // metricsHandler serves one scrape: the scan is bounded by the scrape's own deadline, so it is
 // built into a registry made for the request.
@@ -28,7 +28,7 @@ type metricsHandler struct {
 }
 
 func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), scrapeTimeout(r.Header.Get(scrapeTimeoutHeader), h.ceiling, h.offset))
+	ctx, cancel := context.WithTimeout(r.Context(), scrapeTimeout(r.Header.Get(ScrapeTimeoutHeader), h.ceiling, h.offset))
 	defer cancel()
 	reg := prometheus.NewRegistry()
 	if h.scanner != nil { // nil: a multi-target exporter with no Redis of its own

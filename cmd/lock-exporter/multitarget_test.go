@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -17,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/internal/exporter"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -55,7 +51,7 @@ func startPasswordRedis(t *testing.T, password string) (*redistest.Server, *redi
 
 // scrapeURL is the path of target's scrape.
 func scrapeURL(target string) string {
-	return scrapePath + "?" + url.Values{targetParam: {target}}.Encode()
+	return exporter.ScrapePath + "?" + url.Values{"target": {target}}.Encode()
 }
 
 // fetch is server.get for use from any goroutine: errors are returned, not fatal.
@@ -64,7 +60,7 @@ func (s *server) fetch(path string, timeout time.Duration) (int, string, error) 
 	if err != nil {
 		return 0, "", err
 	}
-	req.Header.Set(scrapeTimeoutHeader, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+	req.Header.Set(exporter.ScrapeTimeoutHeader, strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
 	client := &http.Client{Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
 	resp, err := client.Do(req)
@@ -241,9 +237,9 @@ func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
 		scrapeURL(bait.Addr().String()),
 		scrapeURL("redis://u:" + secret + "@" + bait.Addr().String()),
 		scrapeURL(live.Addr), // a configured target's address is not its name
-		scrapePath,
-		scrapePath + "?target=",
-		scrapePath + "?target=live&target=live",
+		exporter.ScrapePath,
+		exporter.ScrapePath + "?target=",
+		exporter.ScrapePath + "?target=live&target=live",
 		scrapeURL("live") + "&password=" + secret,
 		scrapeURL("live") + "&addr=" + bait.Addr().String(),
 	} {
@@ -269,111 +265,6 @@ func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
 	}
 	if strings.Contains(s.stderr.String(), secret) {
 		t.Errorf("the log quotes a refused request's password")
-	}
-}
-
-// TestScrapeWaitsForAScanSlot fills the global cap, then scrapes: the scrape waits until its
-// deadline and gets a 503 naming the setting, and succeeds once a slot is free.
-func TestScrapeWaitsForAScanSlot(t *testing.T) {
-	live, liveClient := startPasswordRedis(t, livePassword)
-	seedLocks(t, liveClient, map[string]seed{"jobs:1": {ttl: time.Minute}})
-	cfg, err := exporterconfig.Load(multiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := newTargetSet(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ts.Close()
-	reg := prometheus.NewRegistry()
-	h := &targetHandler{targets: ts, limiter: newScanLimiter(1), metrics: newTargetMetrics(reg, ts), ceiling: 10 * time.Second,
-		offset: 100 * time.Millisecond, logger: slog.New(slog.DiscardHandler)}
-	scrape := func() *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodGet, scrapeURL("live"), nil)
-		req.Header.Set(scrapeTimeoutHeader, "0.5")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec
-	}
-
-	h.limiter.slots <- struct{}{} // another target's scan holds the only slot
-	rec := scrape()
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "scan.max_concurrent_targets") {
-		t.Errorf("scrape with the cap full: %d %q, want 503 naming scan.max_concurrent_targets", rec.Code, rec.Body.String())
-	}
-	<-h.limiter.slots
-	rec = scrape()
-	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "\nlock_exporter_up 1\n") {
-		t.Errorf("scrape with a free slot: %d\n%s", rec.Code, rec.Body.String())
-	}
-	for outcome, want := range map[string]float64{outcomeBusy: 1, outcomeServed: 1} {
-		if got := testkit.MetricValue(t, reg, "lock_exporter_target_scrapes_total", "target", "live", "outcome", outcome); got != want {
-			t.Errorf("lock_exporter_target_scrapes_total{outcome=%q} = %v, want %v", outcome, got, want)
-		}
-	}
-	if len(h.limiter.slots) != 0 || ts.byName["live"].gate.users != 0 {
-		t.Errorf("after the scrape: %d slots held, %d users; want none", len(h.limiter.slots), ts.byName["live"].gate.users)
-	}
-}
-
-// TestScanLimiter: one slot per target however many scrapes of it run, handed back with the
-// last; a second target waits for it; a wait ends with the context.
-func TestScanLimiter(t *testing.T) {
-	l := newScanLimiter(1)
-	a := &target{name: "a", gate: newTargetGate()}
-	b := &target{name: "b", gate: newTargetGate()}
-	short := func() context.Context {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		t.Cleanup(cancel)
-		return ctx
-	}
-	ctx := context.Background()
-	if err := l.enter(ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.enter(short(), a); err != nil { // joins a's slot even with the cap full
-		t.Fatalf("second scrape of a: %v", err)
-	}
-	if err := l.enter(short(), b); err != errBusy {
-		t.Fatalf("b with a holding the only slot: %v, want errBusy", err)
-	}
-	l.leave(a)
-	if err := l.enter(short(), b); err != errBusy {
-		t.Fatalf("b with one scrape of a left: %v, want errBusy", err)
-	}
-	l.leave(a)
-	if err := l.enter(short(), b); err != nil {
-		t.Fatalf("b after a's last scrape: %v", err)
-	}
-	l.leave(b)
-
-	// Many scrapes of three targets through two slots: all get through, nothing stays held.
-	l = newScanLimiter(2)
-	targets := []*target{a, b, {name: "c", gate: newTargetGate()}}
-	var held, most atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 60 {
-		tg := targets[i%3]
-		wg.Go(func() {
-			if err := l.enter(ctx, tg); err != nil {
-				t.Error(err)
-				return
-			}
-			n := held.Add(1)
-			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-			}
-			if s := len(l.slots); s > 2 {
-				t.Errorf("%d slots in use, cap 2", s)
-			}
-			time.Sleep(time.Millisecond)
-			held.Add(-1)
-			l.leave(tg)
-		})
-	}
-	wg.Wait()
-	if len(l.slots) != 0 || a.gate.users+b.gate.users+targets[2].gate.users != 0 {
-		t.Errorf("after all scrapes: %d slots, users %d %d %d", len(l.slots), a.gate.users, b.gate.users, targets[2].gate.users)
 	}
 }
 

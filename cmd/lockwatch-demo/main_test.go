@@ -4,14 +4,41 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func newEnv(vars map[string]string) (*env, *testkit.SyncBuffer, *testkit.SyncBuffer) {
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	return &env{
+		stdout: stdout,
+		stderr: stderr,
+		getenv: func(k string) string { return vars[k] },
+	}, stdout, stderr
+}
+
+// runCmd runs the command in-process, as main would, and returns its exit status and output.
+func runCmd(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	e, stdout, stderr := newEnv(vars)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := run(ctx, e, args)
+	return code, stdout.String(), stderr.String()
+}
 
 // contractMetrics are the metric names of the brief's contract: the demo must give each a
 // series.
@@ -73,7 +100,7 @@ func TestDemoShowsEveryMetricAndTheFaults(t *testing.T) {
 	defer stop()
 	exited := make(chan int, 1)
 	go func() {
-		exited <- run(demoCtx, e, []string{"demo", "--redis.addr", srv.Addr, "--web.listen-address", "127.0.0.1:0", "--status.interval", "1s"})
+		exited <- run(demoCtx, e, []string{"--redis.addr", srv.Addr, "--web.listen-address", "127.0.0.1:0", "--status.interval", "1s"})
 	}()
 	var url string
 	select {
@@ -165,11 +192,13 @@ func TestDemoBadInvocations(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{"negative duration", []string{"demo", "--duration", "-1s"}, `--duration "-1s": must not be negative`},
-		{"bad duration", []string{"demo", "--duration", "soon"}, `--duration "soon"`},
-		{"stray argument", []string{"demo", "now"}, `unexpected argument "now"`},
-		{"bad log level", []string{"demo", "--log.level", "loud"}, `--log.level "loud"`},
-		{"bad redis url", []string{"demo", "--redis.addr", "redis://:secret@host:1/notadb"}, `--redis.addr "redis://:xxxxx@host:1/notadb"`},
+		{"negative duration", []string{"--duration", "-1s"}, `--duration "-1s": must not be negative`},
+		{"bad duration", []string{"--duration", "soon"}, `--duration "soon"`},
+		{"zero status interval", []string{"--status.interval", "0s"}, `--status.interval "0s": must be positive`},
+		{"stray argument", []string{"now"}, `unexpected argument "now"`},
+		{"bad log level", []string{"--log.level", "loud"}, `--log.level "loud"`},
+		{"bad listen address", []string{"--web.listen-address", ":notaport"}, `--web.listen-address ":notaport"`},
+		{"bad redis url", []string{"--redis.addr", "redis://:secret@host:1/notadb"}, `--redis.addr "redis://:xxxxx@host:1/notadb"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,9 +209,29 @@ func TestDemoBadInvocations(t *testing.T) {
 			if strings.Contains(stderr, "secret") {
 				t.Errorf("stderr shows the password: %q", stderr)
 			}
-			if !strings.Contains(stderr, tt.wantErr) || strings.Count(stderr, "\n") != 1 {
+			if !strings.HasPrefix(stderr, "lockwatch-demo: ") || !strings.Contains(stderr, tt.wantErr) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("stderr %q: want one line mentioning %q", stderr, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestDemoListenAddressTaken checks the runtime failure path: a port already taken is exit 1
+// with one line naming it, and the demo returns instead of waiting for a server that never
+// started.
+func TestDemoListenAddressTaken(t *testing.T) {
+	srv := redistest.Start(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	code, _, stderr := runCmd(t, nil, "--redis.addr", srv.Addr, "--web.listen-address", taken.Addr().String())
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d (%s)", code, exitFailure, stderr)
+	}
+	want := `lockwatch-demo: --web.listen-address "` + taken.Addr().String() + `"`
+	if !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q: want one line starting %q", stderr, want)
 	}
 }

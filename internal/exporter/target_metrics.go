@@ -1,4 +1,4 @@
-package main
+package exporter
 
 import "github.com/prometheus/client_golang/prometheus"
 

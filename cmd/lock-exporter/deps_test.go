@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
+)
+
+// TestBinaryLinksNoDemoOrTestCode keeps the production binary free of the demo (its workload,
+// redis-server launcher and injected faults, in cmd/lockwatch-demo and internal/demo), of fault
+// injection and of the test harness: what `go list -deps` reports for this command must name
+// none of them.
+func TestBinaryLinksNoDemoOrTestCode(t *testing.T) {
+	const module = "github.com/lockwatch/lockwatch/"
+	forbidden := []string{
+		"internal/demo",
+		"internal/faultproxy",
+		"internal/redistest",
+		"internal/testkit",
+		"internal/redisproc",
+		"internal/pgtest",
+		"cmd/lockwatch-demo",
+	}
+	cmd := exec.Command(testkit.GoBinary(), "list", "-deps", ".")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) == 0 || deps[len(deps)-1] != module+"cmd/lock-exporter" {
+		t.Fatalf("go list -deps did not list this command last: %q", deps)
+	}
+	for _, dep := range deps {
+		for _, f := range forbidden {
+			if dep == module+f || strings.HasPrefix(dep, module+f+"/") {
+				t.Errorf("lock-exporter links %s", dep)
+			}
+		}
+	}
+}

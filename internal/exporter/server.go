@@ -1,0 +1,238 @@
+// Package exporter serves lock-exporter's HTTP endpoints for a validated exporterconfig.Config:
+// the metrics path (a scan of every namespace per scrape, plus build, Go and process metrics),
+// /scrape?target=NAME for the configured targets, the health path and the landing page, with
+// exporter-toolkit's TLS and basic auth.
+// cmd/lock-exporter calls Serve after parsing its flags; cmd/lockwatch-demo calls it with the
+// demo's namespaces and its lease library metrics, so the demo serves what production serves
+// while the exporter binary links no demo code.
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	promcollectors "github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+)
+
+// shutdownGrace bounds how long in-flight scrapes may finish after the context ends.
+const shutdownGrace = 5 * time.Second
+
+// errNoTargets: Options.TargetsOnly with no targets would serve no Redis at all.
+var errNoTargets = errors.New("no Redis to scan: neither a redis section nor targets")
+
+// ErrUsage is matched (errors.Is) by Serve's errors that come from options it cannot use: the
+// commands exit with status 2 for them and 1 for the rest (a port already taken).
+var ErrUsage = errors.New("unusable exporter options")
+
+// usageError marks err as ErrUsage without changing its text.
+type usageError struct{ err error }
+
+func (u usageError) Error() string        { return u.err.Error() }
+func (u usageError) Unwrap() error        { return u.err }
+func (u usageError) Is(target error) bool { return target == ErrUsage }
+
+// Options are what Serve serves.
+type Options struct {
+	// Config is the exporter configuration; it must have passed Config.Validate.
+	Config exporterconfig.Config
+	Web    Web
+	// Logger receives the start-up line and scrape warnings. Nil means slog.Default().
+	Logger *slog.Logger
+	// Version and Revision label lock_exporter_build_info.
+	Version, Revision string
+	// Extra, when set, is served on the metrics path next to the exporter's own metrics (the
+	// demo serves its lease library metrics so).
+	Extra prometheus.Gatherer
+	// Listening, when set, receives the bound addresses once the server accepts connections.
+	Listening func(addrs []string)
+	// HTTPLimits, when set, replaces DefaultHTTPLimits.
+	HTTPLimits *HTTPLimits
+	// TargetsOnly: the metrics path scans no Redis of its own and serves the exporter's own
+	// metrics only, so a multi-target exporter does not report a Redis nobody configured as
+	// down. Whether a Redis was given depends on which flags were set, so the command decides
+	// (lock-exporter: targets configured, the built-in redis section and no --redis.* flag).
+	// Serve refuses it without targets.
+	TargetsOnly bool
+}
+
+// Serve serves until ctx ends, then shuts down gracefully and returns nil. Errors from
+// unusable options match ErrUsage; a failure to listen or serve does not.
+func Serve(ctx context.Context, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := opts.Web.Validate(); err != nil {
+		return usageError{err}
+	}
+	if opts.TargetsOnly && len(opts.Config.Targets) == 0 {
+		return usageError{errNoTargets}
+	}
+	scanner, closeScanner, err := newDefaultScanner(opts)
+	if err != nil {
+		return usageError{err}
+	}
+	defer closeScanner()
+	targets, err := newTargetSet(opts.Config, opts.Logger)
+	if err != nil {
+		return usageError{err}
+	}
+	defer targets.Close()
+	mux, err := newMux(opts, scanner, targets)
+	if err != nil {
+		return usageError{err}
+	}
+	listeners, err := listen(opts.Web.ListenAddresses)
+	if err != nil {
+		return err
+	}
+	return serveUntilDone(ctx, opts, mux, listeners, len(targets.order))
+}
+
+// newDefaultScanner scans the Config's redis section for the metrics path; with
+// Options.TargetsOnly there is none (nil) and the metrics path serves the exporter's own metrics
+// only. The returned func closes what was opened.
+func newDefaultScanner(opts Options) (*collectors.Scanner, func(), error) {
+	if opts.TargetsOnly {
+		return nil, func() {}, nil
+	}
+	client, err := opts.Config.NewClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	scanOpts := opts.Config.ScannerOptions()
+	scanOpts.Logger = opts.Logger
+	scanner, err := collectors.NewScanner(client, scanOpts)
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return scanner, func() {
+		scanner.Close()
+		client.Close()
+	}, nil
+}
+
+// newMux routes the metrics path, the targets' scrape path when there are targets, the health
+// path and, unless metrics are served on "/", the landing page.
+func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*http.ServeMux, error) {
+	static := prometheus.NewRegistry()
+	static.MustRegister(
+		collectors.NewBuildInfoCollector(opts.Version, opts.Revision),
+		promcollectors.NewGoCollector(),
+		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
+	)
+	var gatherer prometheus.Gatherer = static
+	if opts.Extra != nil {
+		gatherer = prometheus.Gatherers{static, opts.Extra}
+	}
+	path := opts.Web.TelemetryPath
+	mux := http.NewServeMux()
+	mux.Handle(path, &metricsHandler{
+		scanner: scanner,
+		static:  gatherer,
+		ceiling: time.Duration(opts.Config.Scan.Timeout),
+		offset:  time.Duration(opts.Config.Scan.TimeoutOffset),
+		logger:  opts.Logger,
+	})
+	if len(targets.order) > 0 {
+		mux.Handle(ScrapePath, &targetHandler{
+			targets: targets,
+			limiter: newScanLimiter(opts.Config.MaxConcurrentTargetScans()),
+			metrics: newTargetMetrics(static, targets),
+			ceiling: time.Duration(opts.Config.Scan.Timeout),
+			offset:  time.Duration(opts.Config.Scan.TimeoutOffset),
+			logger:  opts.Logger,
+		})
+	}
+	mux.HandleFunc(healthPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "OK")
+	})
+	if path == "/" {
+		return mux, nil
+	}
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "lock-exporter",
+		Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
+		Version:     opts.Version,
+		Profiling:   "false",
+		Links: append([]web.LandingLinks{
+			{Address: path, Text: "Metrics"},
+			{Address: healthPath, Text: "Health"},
+		}, targetLinks(targets)...),
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/", landing)
+	return mux, nil
+}
+
+// listen binds every address, or none: on a failure the ones already bound are closed.
+func listen(addrs []string) ([]net.Listener, error) {
+	var listeners []net.Listener
+	for _, a := range addrs {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, open := range listeners {
+				open.Close()
+			}
+			return nil, fmt.Errorf("--web.listen-address %q: %v", a, err)
+		}
+		listeners = append(listeners, l)
+	}
+	return listeners, nil
+}
+
+// serveUntilDone serves on listeners until ctx ends or serving fails.
+func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listeners []net.Listener, targets int) error {
+	logger := opts.Logger
+	server := newHTTPServer(mux, time.Duration(opts.Config.Scan.Timeout), opts.HTTPLimits, logger)
+	served := make(chan error, 1)
+	listenAddrs, webConfig := opts.Web.ListenAddresses, opts.Web.ConfigFile
+	go func() {
+		served <- web.ServeMultiple(listeners, server, &web.FlagConfig{
+			WebListenAddresses: &listenAddrs,
+			WebConfigFile:      &webConfig,
+		}, logger)
+	}()
+	redisDesc := "none (targets only)"
+	if !opts.TargetsOnly {
+		redisDesc = opts.Config.Redis.Describe()
+	}
+	logger.Info("lock-exporter started", "version", opts.Version, "namespaces", len(opts.Config.Namespaces),
+		"redis", redisDesc, "targets", targets, "telemetry_path", opts.Web.TelemetryPath)
+	if opts.Listening != nil {
+		addrs := make([]string, len(listeners))
+		for i, l := range listeners {
+			addrs[i] = l.Addr().String()
+		}
+		opts.Listening(addrs)
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %v", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := server.Shutdown(shutdown); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Warn("serve", "err", err)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// DefaultListenAddress is the exporter's port.
+const DefaultListenAddress = ":9866"
+
+// healthPath answers 200 while the process serves; whether Redis answers is lock_exporter_up.
+const healthPath = "/-/healthy"
+
+// Web says where and how the exporter serves HTTP.
+type Web struct {
+	// ListenAddresses are [host]:port values, each served.
+	ListenAddresses []string
+	// TelemetryPath is the metrics endpoint's path.
+	TelemetryPath string
+	// ConfigFile is an exporter-toolkit web configuration (TLS, basic auth); empty for none.
+	ConfigFile string
+}
+
+// Validate checks what can be checked before anything listens; each error names the flag.
+func (w Web) Validate() error {
+	if w.TelemetryPath == "" || w.TelemetryPath[0] != '/' || w.TelemetryPath == healthPath || w.TelemetryPath == ScrapePath {
+		return fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s and %s", w.TelemetryPath, healthPath, ScrapePath)
+	}
+	if err := CheckListenAddresses(w.ListenAddresses); err != nil {
+		return err
+	}
+	if err := web.Validate(w.ConfigFile); err != nil {
+		return fmt.Errorf("--web.config.file %q: %v", w.ConfigFile, err)
+	}
+	return nil
+}
+
+// CheckListenAddresses refuses --web.listen-address values that can never be listened on, so
+// that a typo is a usage error (exit 2) like any other bad flag value. What only the system can
+// refuse when net.Listen runs — a port already taken, a host that is not local or does not
+// resolve — stays a runtime failure (exit 1).
+func CheckListenAddresses(addrs []string) error {
+	if len(addrs) == 0 {
+		// pflag turns an empty value into an empty list; serving on nothing is never meant.
+		return errors.New(`--web.listen-address "": want [host]:port, e.g. :9866`)
+	}
+	for _, a := range addrs {
+		_, port, err := net.SplitHostPort(a)
+		if err != nil || port == "" {
+			// An empty port would make net.Listen pick a random one; ":0" says so explicitly.
+			return fmt.Errorf("--web.listen-address %q: want [host]:port, e.g. :9866", a)
+		}
+		// LookupPort accepts exactly the ports net.Listen does: 0 to 65535, or a service name
+		// from /etc/services, read locally.
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("--web.listen-address %q: port %q: want a number from 0 to 65535", a, port)
+		}
+	}
+	return nil
+}
