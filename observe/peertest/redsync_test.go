@@ -96,7 +96,7 @@ func TestRedsyncContention(t *testing.T) {
 func TestRedsyncExpiredHolder(t *testing.T) {
 	e := newEnv(t, "jobs:*")
 	rs := redsyncEnv(t, e, nil)
-	a := rs.NewMutex("jobs:1", redsync.WithExpiry(100*time.Millisecond))
+	a := rs.NewMutex("jobs:1", redsync.WithExpiry(2*time.Second)) // long enough for Lock's validity check under load, as in TestRedsyncReleaseAfterExpiry
 	if err := a.Lock(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,10 @@ func TestRedsyncExpiredHolder(t *testing.T) {
 func TestRedsyncReleaseAfterExpiry(t *testing.T) {
 	e := newEnv(t, "jobs:*")
 	rs := redsyncEnv(t, e, nil)
-	a := rs.NewMutex("jobs:1", redsync.WithExpiry(100*time.Millisecond))
+	// Long enough that Lock's own validity check (expiry minus the time the try took) holds on
+	// a starved machine: with 100ms, a slow try was judged invalid, redsync released it as
+	// clean-up and retried, and that release was a second (honest) not_owned.
+	a := rs.NewMutex("jobs:1", redsync.WithExpiry(2*time.Second))
 	if err := a.Lock(); err != nil {
 		t.Fatal(err)
 	}
