@@ -38,9 +38,7 @@ type batcher struct {
 // has its reply (or its error). A request goes back to the pool only when its caller read the
 // reply, so a flusher never writes to a request that was handed out again.
 type request struct {
-	ctx  context.Context
-	cmd  redis.Cmder
-	src  string // the script's source when cmd is an EVALSHA, for the NOSCRIPT fallback
+	queuedCmd
 	done chan struct{}
 }
 
@@ -149,7 +147,7 @@ func (b *batcher) flush(batch []*request) {
 	}
 	if len(live) > 0 {
 		ctx, cancel := batchContext(live)
-		b.exec(ctx, live)
+		execPipeline(ctx, b.rdb, live)
 		cancel()
 	}
 	for _, r := range live {
@@ -173,38 +171,4 @@ func batchContext(live []*request) (context.Context, context.CancelFunc) {
 		}
 	}
 	return context.WithDeadline(context.Background(), latest)
-}
-
-// exec runs the commands of live as one pipeline and then, if Redis had lost a script (a
-// restart, SCRIPT FLUSH, a failover to a fresh replica), runs those scripts again by source.
-// redis.Script.Run does the same for a single command; a pipeline leaves it to the caller.
-func (b *batcher) exec(ctx context.Context, live []*request) {
-	pipe := b.rdb.Pipeline()
-	for _, r := range live {
-		_ = pipe.Process(ctx, r.cmd)
-	}
-	// Each command carries its own error; Exec's is the first of them.
-	_, _ = pipe.Exec(ctx)
-
-	var retry []*request
-	for _, r := range live {
-		if r.src != "" && r.cmd.Err() != nil && redis.HasErrorPrefix(r.cmd.Err(), "NOSCRIPT") {
-			retry = append(retry, r)
-		}
-	}
-	if len(retry) == 0 {
-		return
-	}
-	pipe = b.rdb.Pipeline()
-	evals := make([]*redis.Cmd, len(retry))
-	for i, r := range retry {
-		evals[i] = evalBySource(r.ctx, r.src, r.cmd)
-		_ = pipe.Process(ctx, evals[i])
-	}
-	_, _ = pipe.Exec(ctx)
-	for i, r := range retry {
-		cmd := r.cmd.(*redis.Cmd)
-		cmd.SetVal(evals[i].Val())
-		cmd.SetErr(evals[i].Err())
-	}
 }

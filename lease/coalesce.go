@@ -39,9 +39,7 @@ type coalescer struct {
 
 // waiter is one queued caller's command.
 type waiter struct {
-	ctx         context.Context
-	cmd         redis.Cmder
-	src         string // the script's source when cmd is an EVALSHA, for the NOSCRIPT fallback
+	queuedCmd
 	deadline    time.Time
 	hasDeadline bool
 	// state is written under coalescer.mu; the caller reads it under co.mu, or after its wake.
@@ -232,34 +230,7 @@ func (co *coalescer) send(leader *waiter, batch []*waiter) {
 		ctx, cancel = context.WithDeadline(ctx, leader.deadline)
 	}
 	defer cancel()
-	pipe := co.rdb.Pipeline()
-	for _, q := range live {
-		_ = pipe.Process(ctx, q.cmd)
-	}
-	// Each command carries its own error; Exec's is the first of them.
-	_, _ = pipe.Exec(ctx)
-
-	var retry []*waiter
-	for _, q := range live {
-		if q.src != "" && q.cmd.Err() != nil && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
-			retry = append(retry, q)
-		}
-	}
-	if len(retry) == 0 {
-		return
-	}
-	pipe = co.rdb.Pipeline()
-	evals := make([]*redis.Cmd, len(retry))
-	for i, q := range retry {
-		evals[i] = evalBySource(q.ctx, q.src, q.cmd)
-		_ = pipe.Process(ctx, evals[i])
-	}
-	_, _ = pipe.Exec(ctx)
-	for i, q := range retry {
-		cmd := q.cmd.(*redis.Cmd)
-		cmd.SetVal(evals[i].Val())
-		cmd.SetErr(evals[i].Err())
-	}
+	execPipeline(ctx, co.rdb, live)
 }
 
 func (co *coalescer) recycle(w *waiter) {

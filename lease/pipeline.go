@@ -1,0 +1,51 @@
+package lease
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// queuedCmd is a caller's command waiting to go out in a shared pipeline (Batching's flushers
+// and the default client's coalescing both queue them).
+type queuedCmd struct {
+	ctx context.Context
+	cmd redis.Cmder
+	src string // the script's source when cmd is an EVALSHA, for the NOSCRIPT fallback
+}
+
+func (q *queuedCmd) queued() *queuedCmd { return q }
+
+// execPipeline runs the commands of live as one pipeline and then, if Redis had lost a script
+// (a restart, SCRIPT FLUSH, a failover to a fresh replica), runs those scripts again by source.
+// redis.Script.Run does the same for a single command; a pipeline leaves it to the caller.
+func execPipeline[T interface{ queued() *queuedCmd }](ctx context.Context, rdb redis.UniversalClient, live []T) {
+	pipe := rdb.Pipeline()
+	for _, q := range live {
+		_ = pipe.Process(ctx, q.queued().cmd)
+	}
+	// Each command carries its own error; Exec's is the first of them.
+	_, _ = pipe.Exec(ctx)
+
+	var retry []*queuedCmd
+	for _, q := range live {
+		if q := q.queued(); q.src != "" && q.cmd.Err() != nil && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+			retry = append(retry, q)
+		}
+	}
+	if len(retry) == 0 {
+		return
+	}
+	pipe = rdb.Pipeline()
+	evals := make([]*redis.Cmd, len(retry))
+	for i, q := range retry {
+		evals[i] = evalBySource(q.ctx, q.src, q.cmd)
+		_ = pipe.Process(ctx, evals[i])
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, q := range retry {
+		cmd := q.cmd.(*redis.Cmd)
+		cmd.SetVal(evals[i].Val())
+		cmd.SetErr(evals[i].Err())
+	}
+}
