@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwatch/lockwatch/internal/exporter"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
@@ -26,28 +24,6 @@ const (
 	livePassword = "live-pw-3d9e71"
 	downPassword = "down-pw-8c02aa"
 )
-
-// multiTargetConfig writes a config file with the given targets (name → address, each with its
-// own password file) and one namespace, jobs:*.
-func multiTargetConfig(t *testing.T, extra string, targets ...[3]string) string {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("namespaces:\n  - {name: jobs, pattern: \"jobs:*\"}\n" + extra + "targets:\n")
-	for _, tg := range targets {
-		pw := testkit.WriteFile(t, tg[0]+".pw", tg[2]+"\n")
-		fmt.Fprintf(&b, "  - name: %s\n    addr: %s\n    password_file: %s\n", tg[0], tg[1], pw)
-	}
-	return testkit.WriteFile(t, "exporter.yml", b.String())
-}
-
-// startPasswordRedis starts a redis-server requiring password and returns it with a client.
-func startPasswordRedis(t *testing.T, password string) (*redistest.Server, *redis.Client) {
-	t.Helper()
-	srv := redistest.Start(t, redistest.WithArgs("--requirepass", password))
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password, MaxRetries: -1})
-	t.Cleanup(func() { c.Close() })
-	return srv, c
-}
 
 // scrapeURL is the path of target's scrape.
 func scrapeURL(target string) string {
@@ -76,15 +52,15 @@ func (s *server) fetch(path string, timeout time.Duration) (int, string, error) 
 // stopped. Each /scrape answers for its own target alone, the down one promptly with up 0, and
 // /metrics keeps the exporter's own metrics without a Redis of its own.
 func TestMultiTarget(t *testing.T) {
-	live, liveClient := startPasswordRedis(t, livePassword)
-	down, _ := startPasswordRedis(t, downPassword)
+	live, liveClient := testkit.StartPasswordRedis(t, livePassword)
+	down, _ := testkit.StartPasswordRedis(t, downPassword)
 	seedLocks(t, liveClient, map[string]seed{
 		"jobs:1":    {ttl: time.Minute, idle: 40},
 		"jobs:2":    {ttl: time.Minute, idle: 20},
 		"jobs:perm": {idle: 90},
 	})
 	down.Kill()
-	config := multiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword}, [3]string{"down", down.Addr, downPassword})
+	config := testkit.MultiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword}, [3]string{"down", down.Addr, downPassword})
 	s := startServer(t, nil, "--config.file", config, "--log.level", "debug")
 	var responses strings.Builder // everything the exporter answered, searched for passwords at the end
 
@@ -141,8 +117,8 @@ func TestMultiTarget(t *testing.T) {
 	}
 
 	t.Run("a paused target answers by its scrape deadline", func(t *testing.T) {
-		paused, _ := startPasswordRedis(t, livePassword)
-		config := multiTargetConfig(t, "", [3]string{"paused", paused.Addr, livePassword})
+		paused, _ := testkit.StartPasswordRedis(t, livePassword)
+		config := testkit.MultiTargetConfig(t, "", [3]string{"paused", paused.Addr, livePassword})
 		ps := startServer(t, nil, "--config.file", config)
 		paused.Pause()
 		defer paused.Resume()
@@ -209,7 +185,7 @@ func TestMultiTarget(t *testing.T) {
 // targets. Anything else is a 400 with one line that quotes nothing of the request, and no
 // connection is attempted — not even to an address the request names (no SSRF).
 func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
-	live, _ := startPasswordRedis(t, livePassword)
+	live, _ := testkit.StartPasswordRedis(t, livePassword)
 	// A listener standing for an arbitrary host a request might name: it must see no connection.
 	bait, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -228,7 +204,7 @@ func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	config := multiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword})
+	config := testkit.MultiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword})
 	s := startServer(t, nil, "--config.file", config)
 
 	const secret = "pw-in-the-url-77f1"
@@ -273,7 +249,7 @@ func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
 func TestMetricsKeepsItsRedisBesideTargets(t *testing.T) {
 	own := redistest.Start(t)
 	seedLocks(t, own.Client(t), map[string]seed{"jobs:own": {ttl: time.Minute}})
-	config := multiTargetConfig(t, "", [3]string{"other", closedAddr(t), downPassword})
+	config := testkit.MultiTargetConfig(t, "", [3]string{"other", closedAddr(t), downPassword})
 	s := startServer(t, nil, "--config.file", config, "--redis.addr", own.Addr)
 	_, body := s.get(t, "/metrics", 5*time.Second)
 	wantMetric(t, body, "lock_exporter_up", 1)
@@ -286,7 +262,7 @@ func TestMetricsKeepsItsRedisBesideTargets(t *testing.T) {
 
 // TestTargetFlagsAndConfigErrors: bad target settings are one-line usage errors.
 func TestTargetFlagsAndConfigErrors(t *testing.T) {
-	config := multiTargetConfig(t, "", [3]string{"a", "127.0.0.1:1", downPassword})
+	config := testkit.MultiTargetConfig(t, "", [3]string{"a", "127.0.0.1:1", downPassword})
 	tests := []struct {
 		args []string
 		want string

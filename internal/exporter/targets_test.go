@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,10 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
-	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
@@ -27,28 +24,6 @@ const (
 	downPassword = "down-pw-8c02aa"
 )
 
-// multiTargetConfig writes a config file with the given targets (name → address, each with its
-// own password file) and one namespace, jobs:*.
-func multiTargetConfig(t *testing.T, extra string, targets ...[3]string) string {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("namespaces:\n  - {name: jobs, pattern: \"jobs:*\"}\n" + extra + "targets:\n")
-	for _, tg := range targets {
-		pw := testkit.WriteFile(t, tg[0]+".pw", tg[2]+"\n")
-		fmt.Fprintf(&b, "  - name: %s\n    addr: %s\n    password_file: %s\n", tg[0], tg[1], pw)
-	}
-	return testkit.WriteFile(t, "exporter.yml", b.String())
-}
-
-// startPasswordRedis starts a redis-server requiring password and returns it with a client.
-func startPasswordRedis(t *testing.T, password string) (*redistest.Server, *redis.Client) {
-	t.Helper()
-	srv := redistest.Start(t, redistest.WithArgs("--requirepass", password))
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password, MaxRetries: -1})
-	t.Cleanup(func() { c.Close() })
-	return srv, c
-}
-
 // scrapeURL is the path of target's scrape.
 func scrapeURL(target string) string {
 	return ScrapePath + "?" + url.Values{targetParam: {target}}.Encode()
@@ -57,11 +32,11 @@ func scrapeURL(target string) string {
 // TestScrapeWaitsForAScanSlot fills the global cap, then scrapes: the scrape waits until its
 // deadline and gets a 503 naming the setting, and succeeds once a slot is free.
 func TestScrapeWaitsForAScanSlot(t *testing.T) {
-	live, liveClient := startPasswordRedis(t, livePassword)
+	live, liveClient := testkit.StartPasswordRedis(t, livePassword)
 	if err := liveClient.Set(context.Background(), "jobs:1", "token", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := exporterconfig.Load(multiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword}))
+	cfg, err := exporterconfig.Load(testkit.MultiTargetConfig(t, "", [3]string{"live", live.Addr, livePassword}))
 	if err != nil {
 		t.Fatal(err)
 	}
