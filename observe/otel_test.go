@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -404,26 +403,7 @@ func TestNewNeedsExactlyOneMetricsPath(t *testing.T) {
 // observe links the OpenTelemetry API only: an application that passes no MeterProvider pays
 // for no SDK, and one that does brings its own SDK and exporters.
 func TestObserveLinksOnlyTheOTelAPI(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./observe")
-	cmd.Dir = testkit.RepoRoot(t)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	var api int
-	for _, pkg := range strings.Fields(string(out)) {
-		if !strings.HasPrefix(pkg, "go.opentelemetry.io/") && !strings.Contains(pkg, "otlptranslator") {
-			continue
-		}
-		if strings.HasPrefix(pkg, "go.opentelemetry.io/otel/metric") || strings.HasPrefix(pkg, "go.opentelemetry.io/otel/attribute") {
-			api++
-			continue
-		}
-		t.Errorf("observe depends on %s; only the OTel metric API may be linked", pkg)
-	}
-	if api == 0 {
-		t.Error("observe does not link go.opentelemetry.io/otel/metric: the MeterProvider option is gone?")
-	}
+	testkit.CheckLinksOnlyOTelAPI(t, "./observe")
 }
 
 // Collections run while callers lock: the sweep inside the collection and the hook paths share

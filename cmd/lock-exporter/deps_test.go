@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -23,12 +22,7 @@ func TestBinaryLinksNoDemoOrTestCode(t *testing.T) {
 		"internal/pgtest",
 		"cmd/lockwatch-demo",
 	}
-	cmd := exec.Command(testkit.GoBinary(), "list", "-deps", ".")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	deps := strings.Fields(string(out))
+	deps := testkit.Deps(t, "./cmd/lock-exporter")
 	if len(deps) == 0 || deps[len(deps)-1] != module+"cmd/lock-exporter" {
 		t.Fatalf("go list -deps did not list this command last: %q", deps)
 	}
