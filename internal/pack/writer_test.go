@@ -1,0 +1,91 @@
+package pack
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	tests := []struct {
+		name        string
+		existing    map[string]string // path → content written before
+		files       []File
+		wantUpdated int
+		wantReport  []string
+	}{
+		{"new nested directories", nil,
+			[]File{{"alerts/a.yml", []byte("a: 1\n")}, {"deploy/kubernetes/b.yaml", []byte("b: 1\n")}},
+			2, []string{"updated   alerts/a.yml (5 bytes)", "updated   deploy/kubernetes/b.yaml (5 bytes)"}},
+		{"replaces a stale file", map[string]string{"alerts/a.yml": "stale: true\n"},
+			[]File{{"alerts/a.yml", []byte("a: 2\n")}},
+			1, []string{"updated   alerts/a.yml"}},
+		{"leaves an up-to-date file", map[string]string{"alerts/a.yml": "a: 1\n"},
+			[]File{{"alerts/a.yml", []byte("a: 1\n")}},
+			0, []string{"unchanged alerts/a.yml"}},
+		{"no files", nil, nil, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "out")
+			for p, data := range tt.existing {
+				writeFile(t, filepath.Join(root, p), data)
+			}
+			var report bytes.Buffer
+			updated, err := Write(root, tt.files, &report)
+			if err != nil {
+				t.Fatalf("Write: %v", err)
+			}
+			if updated != tt.wantUpdated {
+				t.Errorf("updated %d files, want %d", updated, tt.wantUpdated)
+			}
+			for _, want := range tt.wantReport {
+				if !strings.Contains(report.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, report.String())
+				}
+			}
+			if stale, err := Stale(root, tt.files); err != nil || len(stale) != 0 {
+				t.Errorf("after Write, Stale = %v, %v; want nothing", stale, err)
+			}
+		})
+	}
+}
+
+func TestWriteUnderAFileFails(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "taken")
+	writeFile(t, root, "")
+	if _, err := Write(root, []File{{"alerts/a.yml", nil}}, &bytes.Buffer{}); err == nil {
+		t.Error("Write under a path that is a regular file: nil error")
+	}
+}
+
+func TestStale(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "alerts", "same.yml"), "x\n")
+	writeFile(t, filepath.Join(root, "alerts", "old.yml"), "old\n")
+	files := []File{
+		{"alerts/same.yml", []byte("x\n")},
+		{"alerts/old.yml", []byte("new\n")},
+		{"dashboards/missing.json", []byte("{}\n")},
+	}
+	stale, err := Stale(root, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"alerts/old.yml", "dashboards/missing.json"}; !slices.Equal(stale, want) {
+		t.Errorf("Stale = %v, want %v", stale, want)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
