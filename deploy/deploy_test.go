@@ -16,8 +16,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -208,7 +208,7 @@ func TestExporterConfigMapLoads(t *testing.T) {
 func TestPromtoolCheckConfig(t *testing.T) {
 	out := runTool(t, "promtool", "check", "config", "deploy/prometheus/prometheus.yml")
 	// promtool checks the rule files the config names too: both must be found.
-	for _, f := range []string{alerts.RecordingFile, alerts.AlertingFile} {
+	for _, f := range []string{rules.RecordingFile, rules.AlertingFile} {
 		if !strings.Contains(out, f) {
 			t.Errorf("promtool did not check %s:\n%s", f, out)
 		}
@@ -222,7 +222,7 @@ func TestAmtoolCheckConfig(t *testing.T) {
 // TestAlertRoutes asks amtool where each generated alert goes, with the labels it carries.
 func TestAlertRoutes(t *testing.T) {
 	receiverFor := map[string]string{"critical": "lockwatch-page", "warning": "lockwatch-ticket", "info": "lockwatch-info"}
-	files, err := alerts.Build(packconfig.Default())
+	files, err := rules.Build(packconfig.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 	"gopkg.in/yaml.v3"
 
-	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/internal/demo"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
@@ -121,12 +121,12 @@ func TestIncident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := alerts.Generate(cfg)
+	generated, err := rules.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ruleFiles []string
-	for _, r := range rules {
+	for _, r := range generated {
 		ruleFiles = append(ruleFiles, writeFile(t, work, filepath.Base(r.Path), r.Data))
 	}
 	promAddr := freeAddr(t)
@@ -172,23 +172,23 @@ func TestIncident(t *testing.T) {
 	// 1. Faults on.
 	noTTL := map[string]string{"severity": "warning", "lock_namespace": "reconciler", "job": "lock-exporter"}
 	abandoned := map[string]string{"severity": "warning", "lock_namespace": "scheduler", "job": "lockwatch-apps"}
-	expect(start, 2*time.Minute, alerts.AlertKeyWithoutTTL, "firing", "/ticket", noTTL)
-	expect(start, 4*time.Minute, alerts.AlertAbandonmentsSustained, "firing", "/ticket", abandoned)
+	expect(start, 2*time.Minute, rules.AlertKeyWithoutTTL, "firing", "/ticket", noTTL)
+	expect(start, 4*time.Minute, rules.AlertAbandonmentsSustained, "firing", "/ticket", abandoned)
 
 	// 2. Recovery: faults off, the no-TTL lock deleted.
 	recovered := time.Now()
 	w.SetTurbulence(false)
-	expect(recovered, 2*time.Minute, alerts.AlertKeyWithoutTTL, "resolved", "/ticket", noTTL)
-	expect(recovered, 3*time.Minute, alerts.AlertAbandonmentsSustained, "resolved", "/ticket", abandoned)
+	expect(recovered, 2*time.Minute, rules.AlertKeyWithoutTTL, "resolved", "/ticket", noTTL)
+	expect(recovered, 3*time.Minute, rules.AlertAbandonmentsSustained, "resolved", "/ticket", abandoned)
 
 	// 3. Redis stopped, then back.
 	down := time.Now()
 	srv.Kill()
 	redisDown := map[string]string{"severity": "critical", "job": "lock-exporter"}
-	expect(down, 2*time.Minute, alerts.AlertExporterRedisDown, "firing", "/page", redisDown)
+	expect(down, 2*time.Minute, rules.AlertExporterRedisDown, "firing", "/page", redisDown)
 	up := time.Now()
 	srv.Restart()
-	expect(up, 2*time.Minute, alerts.AlertExporterRedisDown, "resolved", "/page", redisDown)
+	expect(up, 2*time.Minute, rules.AlertExporterRedisDown, "resolved", "/page", redisDown)
 	t.Logf("incident complete after %s", time.Since(start).Round(time.Second))
 }
 

@@ -28,7 +28,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
-	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
@@ -127,10 +127,10 @@ func TestOTLPPathDrivesTheSameAlert(t *testing.T) {
 
 	// 2. The committed critical tier has for: 2m.
 	for _, job := range []string{scrapeJob, otlpJob} {
-		api.waitAlert(t, 3*time.Minute, alerts.AlertNotOwnedRatioHigh, map[string]string{
+		api.waitAlert(t, 3*time.Minute, rules.AlertNotOwnedRatioHigh, map[string]string{
 			"job": job, "lock_namespace": "approval", "severity": "critical",
 		})
-		t.Logf("%s firing for job %s after %s", alerts.AlertNotOwnedRatioHigh, job, time.Since(start).Round(time.Second))
+		t.Logf("%s firing for job %s after %s", rules.AlertNotOwnedRatioHigh, job, time.Since(start).Round(time.Second))
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
 
-	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -78,7 +78,7 @@ func TestEveryAlertTierIsCovered(t *testing.T) {
 		}
 	}
 
-	files, err := alerts.Build(packconfig.Default())
+	files, err := rules.Build(packconfig.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,14 @@
 package rulestest
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/pack"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -44,7 +46,11 @@ func TestMultiClusterPack(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			out := t.TempDir()
-			if err := alerts.Write(tt.cfg, out); err != nil {
+			files, err := rules.Generate(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pack.Write(out, files, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			test := copyTestFile(t, filepath.Join(dir, "clusters_test.yml"), out)

@@ -3,6 +3,7 @@ package rulestest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,8 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/lockwatch/lockwatch/alerts"
-	"github.com/lockwatch/lockwatch/internal/genfiles"
+	"github.com/lockwatch/lockwatch/internal/pack"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -69,7 +70,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 	t.Parallel()
 	root := testkit.RepoRoot(t)
 	out, err := promtool(t, root, "check", "rules", "--lint=all", "--lint-fatal",
-		filepath.Join("alerts", alerts.RecordingFile), filepath.Join("alerts", alerts.AlertingFile))
+		filepath.Join(rules.Dir, rules.RecordingFile), filepath.Join(rules.Dir, rules.AlertingFile))
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
@@ -98,7 +99,7 @@ func TestScenariosCanFail(t *testing.T) {
 	tests := []struct {
 		name     string
 		override string
-		edit     func(t *testing.T, files []alerts.RuleFile)
+		edit     func(t *testing.T, files []rules.RuleFile)
 		file     string
 		mustSay  string // text of the failure promtool must report
 	}{
@@ -122,7 +123,7 @@ func TestScenariosCanFail(t *testing.T) {
 			"exporter_test.yml", `instance="exporter-b:9360"`},
 		{"exporter absent during a restart", "alerts:\n  exporter_absent:\n    for: 2m\n", nil,
 			"exporter_test.yml", "LockExporterAbsent"},
-		{"scrape incomplete without the up guard", "", dropGuard(alerts.AlertExporterScrapeIncomplete),
+		{"scrape incomplete without the up guard", "", dropGuard(rules.AlertExporterScrapeIncomplete),
 			"exporter_test.yml", `instance="exporter-a:9360"`},
 	}
 	for _, tt := range tests {
@@ -132,21 +133,19 @@ func TestScenariosCanFail(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			files, err := alerts.Build(cfg)
+			files, err := rules.Build(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tt.edit != nil {
 				tt.edit(t, files)
 			}
-			rendered := make(map[string][]byte, len(files))
-			for _, f := range files {
-				if rendered[f.Name], err = alerts.Render(f); err != nil {
-					t.Fatal(err)
-				}
+			rendered, err := rules.Render(files)
+			if err != nil {
+				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			if err := genfiles.Write(filepath.Join(dir, "alerts"), rendered); err != nil {
+			if _, err := pack.Write(dir, rendered, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.Mkdir(filepath.Join(dir, "rules_test"), 0o755); err != nil {
@@ -174,8 +173,8 @@ func TestScenariosCanFail(t *testing.T) {
 // dropGuard returns an edit that reduces the named alert's "condition and guard" expression to
 // its condition. It fails the test when the alert is missing or is not such an expression, so a
 // reshaped rule cannot turn the mutation into a silent no-op.
-func dropGuard(alert string) func(t *testing.T, files []alerts.RuleFile) {
-	return func(t *testing.T, files []alerts.RuleFile) {
+func dropGuard(alert string) func(t *testing.T, files []rules.RuleFile) {
+	return func(t *testing.T, files []rules.RuleFile) {
 		t.Helper()
 		found := false
 		for _, f := range files {

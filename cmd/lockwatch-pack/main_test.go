@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/pack"
+	"github.com/lockwatch/lockwatch/internal/pack/dashboards"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
@@ -18,7 +22,67 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-func TestNoOverridesWritesTheCommittedRules(t *testing.T) {
+// TestCommittedPackIsGenerated is the drift test of the whole pack: every file the generators
+// produce for the defaults is committed byte for byte, and the directories the pack owns hold no
+// file the generators do not produce.
+func TestCommittedPackIsGenerated(t *testing.T) {
+	root, err := checkoutRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := packFiles(packconfig.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := pack.Stale(root, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if slices.Contains(stale, f.Path) {
+			committed, _ := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+			t.Errorf("%s is out of date with the generator; run `make generate` and commit the result\n%s",
+				f.Path, firstDifference(committed, f.Data))
+		}
+	}
+	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json"} {
+		onDisk, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(owned)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range onDisk {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rel = filepath.ToSlash(rel); !slices.ContainsFunc(files, func(f pack.File) bool { return f.Path == rel }) {
+				t.Errorf("%s is not produced by the generator; delete it or run `make generate`", rel)
+			}
+		}
+	}
+}
+
+func firstDifference(committed, generated []byte) string {
+	c := strings.Split(string(committed), "\n")
+	g := strings.Split(string(generated), "\n")
+	for i := 0; i < max(len(c), len(g)); i++ {
+		var cl, gl string
+		if i < len(c) {
+			cl = c[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if cl != gl {
+			return fmt.Sprintf("first difference at line %d:\n  committed: %q\n  generated: %q", i+1, cl, gl)
+		}
+	}
+	return "files differ"
+}
+
+// TestNoOverridesWritesTheCommittedPack: the command without --config writes the files committed
+// in the checkout.
+func TestNoOverridesWritesTheCommittedPack(t *testing.T) {
 	root, err := checkoutRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -27,18 +91,17 @@ func TestNoOverridesWritesTheCommittedRules(t *testing.T) {
 	if code, _, stderr := runCmd("--out", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, name := range []string{alerts.RecordingFile, alerts.AlertingFile} {
-		got, err := os.ReadFile(filepath.Join(out, "alerts", name))
-		if err != nil {
+	files, err := packFiles(packconfig.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		if files[i].Data, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path))); err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(filepath.Join(root, "alerts", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("alerts/%s differs from the committed file; run `make generate`", name)
-		}
+	}
+	if stale, err := pack.Stale(out, files); err != nil || len(stale) > 0 {
+		t.Errorf("the command wrote %v differently from the checkout (%v); run `make generate`", stale, err)
 	}
 }
 
@@ -52,7 +115,7 @@ func TestConfigOverrideChangesTheRules(t *testing.T) {
 	if code, _, stderr := runCmd("--config", cfgPath, "--out", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	data, err := os.ReadFile(filepath.Join(out, "alerts", alerts.AlertingFile))
+	data, err := os.ReadFile(filepath.Join(out, rules.Dir, rules.AlertingFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
-package alerts
+package rules
 
 import "github.com/prometheus/common/model"
 
+// The names of the recording rules: the alerts and the dashboards read the rules by these.
+//
 // Recording rules aggregate per job and lock namespace. Names follow Prometheus's
 // level:metric:operations convention; the window is the last part of the operation, e.g.
 // job_lock_namespace:lock_not_owned:ratio_rate5m. With cluster_labels set the rules also keep
@@ -9,21 +11,6 @@ import "github.com/prometheus/common/model"
 // name whether the pack runs per cluster or across clusters, and the level still says the
 // finest grouping a single deployment sees.
 const level = "job_lock_namespace"
-
-// Alert names: the first seven are the public alert contract, the last three the extra
-// exporter alerts.
-const (
-	AlertNotOwnedRatioHigh        = "LockNotOwnedRatioHigh"
-	AlertRenewalFailureRatioHigh  = "LockRenewalFailureRatioHigh"
-	AlertAbandonmentsSustained    = "LockAbandonmentsSustained"
-	AlertWaitP99High              = "LockWaitP99High"
-	AlertKeyWithoutTTL            = "LockKeyWithoutTTL"
-	AlertRenewalStalled           = "LockRenewalStalled"
-	AlertExporterRedisDown        = "LockExporterRedisDown"
-	AlertExporterAbsent           = "LockExporterAbsent"
-	AlertExporterScrapeIncomplete = "LockExporterScrapeIncomplete"
-	AlertExporterKeysTruncated    = "LockExporterKeysTruncated"
-)
 
 func recorded(metric, operation string, window model.Duration) string {
 	return level + ":" + metric + ":" + operation + window.String()

@@ -1,4 +1,4 @@
-package alerts
+package rules
 
 import (
 	"fmt"
@@ -6,48 +6,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/lockwatch/lockwatch/internal/pack"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
-// RuleFile is one generated Prometheus rule file.
-type RuleFile struct {
-	Name   string // file name inside alerts/
-	Groups []Group
+// Generate is the rules' pack.Generator: the rule files for cfg, rendered, under Dir.
+func Generate(cfg packconfig.Config) ([]pack.File, error) {
+	files, err := Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return Render(files)
 }
 
-// Group is a Prometheus rule group.
-type Group struct {
-	Name  string
-	Rules []Rule
-}
-
-// Rule is a recording rule (Record set) or an alerting rule (Alert set).
-type Rule struct {
-	Record      string
-	Alert       string
-	Expr        parser.Expr
-	For         model.Duration
-	Labels      map[string]string
-	Annotations Annotations
-}
-
-// Annotations are the annotations every alert carries, in the order they are written.
-type Annotations struct {
-	Summary     string // static sentence ending in a period
-	Description string // Go template naming the namespace (or instance) and the value
-	RunbookURL  string
-}
-
-// File names of the generated rule files, relative to the alerts/ directory.
-const (
-	RecordingFile = "lockwatch-recording.yml"
-	AlertingFile  = "lockwatch-alerts.yml"
-)
-
-// Build returns the rule files for cfg: the recording rules, then the alerts.
+// Build returns the rule files for cfg, unrendered so tests can inspect (or weaken) single rules:
+// the recording rules, then the alerts.
 func Build(cfg packconfig.Config) ([]RuleFile, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -125,26 +100,6 @@ func parse(rule, expr string) (parser.Expr, error) {
 		return nil, fmt.Errorf("rule %s: expression does not parse: %w", rule, err)
 	}
 	return e, nil
-}
-
-// windows returns the recording windows: the configured ones plus every window an enabled alert
-// reads, sorted and without duplicates.
-func (b builder) windows() []model.Duration {
-	ws := slices.Clone(b.cfg.RecordingWindows)
-	a := b.cfg.Alerts
-	for _, r := range []packconfig.RatioAlert{a.NotOwnedRatio, a.RenewalFailureRatio} {
-		if !r.Disabled {
-			ws = append(ws, r.Fast.Long, r.Fast.Short, r.Slow.Long, r.Slow.Short)
-		}
-	}
-	if !a.Abandonments.Disabled {
-		ws = append(ws, a.Abandonments.Long, a.Abandonments.Short)
-	}
-	if !a.WaitP99.Disabled {
-		ws = append(ws, a.WaitP99.Long, a.WaitP99.Short)
-	}
-	slices.Sort(ws)
-	return slices.Compact(ws)
 }
 
 // num renders a number the way a person would write it in PromQL.

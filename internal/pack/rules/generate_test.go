@@ -1,10 +1,7 @@
-package alerts
+package rules
 
 import (
 	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,70 +11,6 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
-
-// TestCommittedFilesAreGenerated regenerates the rules in memory from the defaults and compares
-// them with the committed alerts/*.yml byte for byte.
-func TestCommittedFilesAreGenerated(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  func() (packconfig.Config, error)
-	}{
-		{"Default()", func() (packconfig.Config, error) { return packconfig.Default(), nil }},
-		{"empty overrides file", func() (packconfig.Config, error) { return packconfig.Parse(nil) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := tc.cfg()
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := Generate(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var generated []string
-			for _, f := range files {
-				name := filepath.Base(f.Path)
-				generated = append(generated, name)
-				committed, err := os.ReadFile(name)
-				if err != nil {
-					t.Errorf("%s: %v; run `make generate`", f.Path, err)
-					continue
-				}
-				if !bytes.Equal(committed, f.Data) {
-					t.Errorf("%s is out of date with the generator; run `make generate` and commit the result\n%s",
-						f.Path, firstDifference(committed, f.Data))
-				}
-			}
-			onDisk, err := filepath.Glob("*.yml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range onDisk {
-				if !slices.Contains(generated, name) {
-					t.Errorf("alerts/%s is not produced by the generator; delete it or run `make generate`", name)
-				}
-			}
-		})
-	}
-}
-
-func firstDifference(committed, generated []byte) string {
-	c := strings.Split(string(committed), "\n")
-	g := strings.Split(string(generated), "\n")
-	for i := 0; i < max(len(c), len(g)); i++ {
-		var cl, gl string
-		if i < len(c) {
-			cl = c[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if cl != gl {
-			return fmt.Sprintf("first difference at line %d:\n  committed: %q\n  generated: %q", i+1, cl, gl)
-		}
-	}
-	return "files differ"
-}
 
 func TestGenerateIsDeterministic(t *testing.T) {
 	a, err := Generate(packconfig.Default())

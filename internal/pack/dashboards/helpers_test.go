@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 var registerPlugins sync.Once
@@ -30,10 +31,10 @@ func decode(t *testing.T, name string, raw []byte) dashboard.Dashboard {
 	return d
 }
 
-// committed reads every dashboards/*.json.
+// committed reads every dashboards/*.json of the checkout, keyed by file name.
 func committed(t *testing.T) map[string][]byte {
 	t.Helper()
-	names, err := filepath.Glob("*.json")
+	names, err := filepath.Glob(filepath.Join(testkit.RepoRoot(t), Dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func committed(t *testing.T) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[n] = b
+		files[filepath.Base(n)] = b
 	}
 	return files
 }
@@ -87,20 +88,12 @@ type output struct {
 // output with two cluster labels.
 func outputs(t *testing.T) map[string]output {
 	t.Helper()
-	custom, err := Generate(customised())
-	if err != nil {
-		t.Fatalf("Generate(customised()): %v", err)
-	}
 	multi := packconfig.Default()
 	multi.ClusterLabels = []string{"region", "cluster"}
-	clustered, err := Generate(multi)
-	if err != nil {
-		t.Fatalf("Generate(multi-cluster): %v", err)
-	}
 	return map[string]output{
 		"committed":     {packconfig.Default(), committed(t)},
-		"customised":    {customised(), custom},
-		"multi-cluster": {multi, clustered},
+		"customised":    {customised(), generate(t, customised())},
+		"multi-cluster": {multi, generate(t, multi)},
 	}
 }
 

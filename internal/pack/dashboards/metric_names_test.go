@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.uber.org/goleak"
 
-	"github.com/lockwatch/lockwatch/alerts"
 	"github.com/lockwatch/lockwatch/internal/metricnames"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
@@ -28,9 +28,9 @@ type ruleOutput struct {
 
 func rulesFor(t *testing.T, cfg packconfig.Config) ruleOutput {
 	t.Helper()
-	files, err := alerts.Build(cfg)
+	files, err := rules.Build(cfg)
 	if err != nil {
-		t.Fatalf("alerts.Build: %v", err)
+		t.Fatalf("rules.Build: %v", err)
 	}
 	var out ruleOutput
 	for _, f := range files {

@@ -4,48 +4,39 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
-	"github.com/lockwatch/lockwatch/internal/genfiles"
+	"github.com/lockwatch/lockwatch/internal/pack"
 	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
-
-// Generate renders every lockwatch dashboard for cfg as Grafana dashboard
-// JSON, keyed by file name (relative to the dashboards/ directory). The output
-// is deterministic: the same cfg always yields the same bytes.
-func Generate(cfg packconfig.Config) (map[string][]byte, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	s := newSettings(cfg)
-	out := make(map[string][]byte)
-	for uid, d := range map[string]*dashboard.DashboardBuilder{
-		OverviewUID:  overview(s),
-		InstancesUID: instances(s),
-	} {
-		b, err := render(d)
-		if err != nil {
-			return nil, fmt.Errorf("dashboard %s: %w", uid, err)
-		}
-		out[uid+".json"] = b
-	}
-	return out, nil
-}
 
 // Dir is the directory of a lockwatch checkout that holds the dashboards.
 const Dir = "dashboards"
 
-// Write generates the dashboards for cfg and writes them into Dir under root,
-// replacing files of the same name. cmd/lockwatch-pack calls it.
-func Write(cfg packconfig.Config, root string) error {
-	files, err := Generate(cfg)
-	if err != nil {
-		return err
+// Generate is the dashboards' pack.Generator: every lockwatch dashboard for cfg as Grafana
+// dashboard JSON, named <uid>.json under Dir. The same cfg always yields the same bytes.
+func Generate(cfg packconfig.Config) ([]pack.File, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	return genfiles.Write(filepath.Join(root, Dir), files)
+	s := newSettings(cfg)
+	var files []pack.File
+	for _, d := range []struct {
+		uid   string
+		build func(settings) *dashboard.DashboardBuilder
+	}{
+		{InstancesUID, instances},
+		{OverviewUID, overview},
+	} {
+		data, err := render(d.build(s))
+		if err != nil {
+			return nil, fmt.Errorf("dashboard %s: %w", d.uid, err)
+		}
+		files = append(files, pack.File{Path: Dir + "/" + d.uid + ".json", Data: data})
+	}
+	return files, nil
 }
 
 // SchemaVersion is the dashboard schema version the files declare: the one

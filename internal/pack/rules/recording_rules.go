@@ -1,9 +1,12 @@
-package alerts
+package rules
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/lockwatch/lockwatch/internal/packconfig"
 )
 
 // recordingGroups returns one group per window, so a deployment can give the long windows a
@@ -22,6 +25,26 @@ func (b builder) recordingGroups() ([]Group, error) {
 		groups = append(groups, Group{Name: "lockwatch-recording-" + w.String(), Rules: rules})
 	}
 	return groups, nil
+}
+
+// windows returns the recording windows: the configured ones plus every window an enabled alert
+// reads, sorted and without duplicates.
+func (b builder) windows() []model.Duration {
+	ws := slices.Clone(b.cfg.RecordingWindows)
+	a := b.cfg.Alerts
+	for _, r := range []packconfig.RatioAlert{a.NotOwnedRatio, a.RenewalFailureRatio} {
+		if !r.Disabled {
+			ws = append(ws, r.Fast.Long, r.Fast.Short, r.Slow.Long, r.Slow.Short)
+		}
+	}
+	if !a.Abandonments.Disabled {
+		ws = append(ws, a.Abandonments.Long, a.Abandonments.Short)
+	}
+	if !a.WaitP99.Disabled {
+		ws = append(ws, a.WaitP99.Long, a.WaitP99.Short)
+	}
+	slices.Sort(ws)
+	return slices.Compact(ws)
 }
 
 type recording struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
-	"github.com/lockwatch/lockwatch/alerts"
+	"github.com/lockwatch/lockwatch/internal/pack/rules"
 )
 
 // OverviewUID is the stable uid of the overview dashboard; links and
@@ -59,7 +59,7 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(single("Not-owned ratio (worst namespace)",
 		fmt.Sprintf("Share of renewals and releases over the last %s that found the lock already owned by someone else, in the worst namespace. Colours follow the LockNotOwnedRatioHigh thresholds. No data means no renewals or releases in that window, or the recording rules are not loaded.", s.window),
 		unitRatio,
-		series(fmt.Sprintf("max(%s)", ruleSeries(s, alerts.NotOwnedRatio(s.window))), "not owned")).
+		series(fmt.Sprintf("max(%s)", ruleSeries(s, rules.NotOwnedRatio(s.window))), "not owned")).
 		Decimals(2).
 		Thresholds(alertSteps(s.notOwned)))
 	d.WithPanel(single("Keys without TTL",
@@ -118,8 +118,8 @@ func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 			metricAcquireWait, sel.lib(`outcome="busy"`), sel.lib()),
 			"{{lock_namespace}}")))
 	var quantiles []*prometheus.DataqueryBuilder
-	for _, q := range alerts.Quantiles() {
-		quantiles = append(quantiles, series(ruleSeries(s, alerts.AcquireWaitQuantile(q, s.window)), "{{lock_namespace}} "+q.Name+" ({{job}})"))
+	for _, q := range rules.Quantiles() {
+		quantiles = append(quantiles, series(ruleSeries(s, rules.AcquireWaitQuantile(q, s.window)), "{{lock_namespace}} "+q.Name+" ({{job}})"))
 	}
 	d.WithPanel(alertLine(graph("Acquire wait quantiles",
 		fmt.Sprintf("How long acquire calls waited for their answer, over the last %s. p99 is what the slowest 1%% of callers wait; the dashed line is the LockWaitP99High threshold.", s.window),
@@ -144,14 +144,14 @@ func renewalRow(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(alertLine(graph("Renewal failure ratio",
 		fmt.Sprintf("Share of renew attempts over the last %s that failed with a Redis error or timeout. Failures are where lock bugs start: after enough in a row the library abandons the lease. Dashed lines are the LockRenewalFailureRatioHigh thresholds (orange warning, red critical).", s.window),
 		unitRatio,
-		series(ruleSeries(s, alerts.RenewalFailureRatio(s.window)), perJobNamespace)),
+		series(ruleSeries(s, rules.RenewalFailureRatio(s.window)), perJobNamespace)),
 		s.renewalFailure).
 		Span(thirdWidth))
 	secs := int64(time.Duration(s.abandonWindow).Seconds())
 	d.WithPanel(alertLine(graph(fmt.Sprintf("Abandonments per %s", s.abandonWindow),
 		fmt.Sprintf("Leases abandoned in the last %s: after repeated renew failures, or a renew that found the lock taken, the library stopped renewing and cancelled the holder's work. The dashed line is the LockAbandonmentsSustained count; the alert also needs abandonments to keep happening.", s.abandonWindow),
 		unitCount,
-		series(fmt.Sprintf("%s * %s", ruleSeries(s, alerts.AbandonedRate(s.abandonWindow)), strconv.FormatInt(secs, 10)), perJobNamespace)),
+		series(fmt.Sprintf("%s * %s", ruleSeries(s, rules.AbandonedRate(s.abandonWindow)), strconv.FormatInt(secs, 10)), perJobNamespace)),
 		s.abandonments).
 		Span(thirdWidth))
 }
@@ -162,7 +162,7 @@ func ownershipRow(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(alertLine(graph("Not-owned ratio",
 		fmt.Sprintf("Share of renewals and releases over the last %s that found the lock owned by someone else: the lease expired while its holder still worked. Dashed lines are the LockNotOwnedRatioHigh thresholds (orange warning, red critical).", s.window),
 		unitRatio,
-		series(ruleSeries(s, alerts.NotOwnedRatio(s.window)), perJobNamespace)),
+		series(ruleSeries(s, rules.NotOwnedRatio(s.window)), perJobNamespace)),
 		s.notOwned).
 		Span(thirdWidth))
 	d.WithPanel(graph("Not-owned events by operation",

@@ -1,10 +1,11 @@
-package alerts
+package rules
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // ruleFileYAML is the Prometheus rule-file format, decoded strictly so that a stray key fails.
@@ -136,9 +138,10 @@ func githubAnchors(markdown []byte) map[string]bool {
 	return anchors
 }
 
+// readRuleFile reads a committed rule file of the checkout.
 func readRuleFile(t *testing.T, name string) ruleFileYAML {
 	t.Helper()
-	data, err := os.ReadFile(name)
+	data, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), Dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func readRuleFile(t *testing.T, name string) ruleFileYAML {
 }
 
 func TestLintCommittedAlerts(t *testing.T) {
-	runbook, err := os.ReadFile("../docs/runbook.md")
+	runbook, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "docs", "runbook.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
