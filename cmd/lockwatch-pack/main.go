@@ -33,54 +33,80 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockwatch-pack", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	configPath := fs.String("config", "", "YAML file of overrides to the default pack configuration")
-	out := fs.String("out", "", "root directory to write alerts/ and dashboards/ under (default: the lockwatch checkout's root)")
-	printConfig := fs.Bool("print-config", false, "print the effective configuration as YAML and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: lockwatch-pack [--config FILE] [--out DIR] [--print-config]\n%s", fs.FlagUsages())
-			return 0
-		}
-		fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lockwatch-pack: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
+// options are the command's flags.
+type options struct {
+	configPath  string
+	out         string
+	printConfig bool
+}
 
-	cfg := packconfig.Default()
-	if *configPath != "" {
-		var err error
-		if cfg, err = packconfig.Load(*configPath); err != nil {
-			fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
-			return 2
-		}
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, usage, err := parseFlags(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(stdout, "Usage: lockwatch-pack [--config FILE] [--out DIR] [--print-config]\n%s", usage)
+		return 0
 	}
-	if *printConfig {
+	if err != nil {
+		return fail(stderr, err, 2)
+	}
+	cfg, err := loadConfig(opts.configPath)
+	if err != nil {
+		return fail(stderr, err, 2)
+	}
+	if opts.printConfig {
 		data, err := cfg.YAML()
 		if err != nil {
-			fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
-			return 1
+			return fail(stderr, err, 1)
 		}
 		_, _ = stdout.Write(data)
 		return 0
 	}
-
-	root := *out
-	if root == "" {
-		var err error
-		if root, err = checkoutRoot(); err != nil {
-			fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
-			return 2
-		}
+	root, err := outputRoot(opts.out)
+	if err != nil {
+		return fail(stderr, err, 2)
 	}
 	if err := writePack(cfg, root, stdout); err != nil {
-		fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
-		return 1
+		return fail(stderr, err, 1)
 	}
 	return 0
+}
+
+// parseFlags parses the command line; it returns the flags' usage text for --help.
+func parseFlags(args []string) (options, string, error) {
+	var opts options
+	fs := pflag.NewFlagSet("lockwatch-pack", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&opts.configPath, "config", "", "YAML file of overrides to the default pack configuration")
+	fs.StringVar(&opts.out, "out", "", "root directory to write the pack under: alerts/, dashboards/, deploy/kubernetes/ (default: the lockwatch checkout's root)")
+	fs.BoolVar(&opts.printConfig, "print-config", false, "print the effective configuration as YAML and exit")
+	if err := fs.Parse(args); err != nil {
+		return opts, fs.FlagUsages(), err
+	}
+	if fs.NArg() > 0 {
+		return opts, "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return opts, "", nil
+}
+
+// loadConfig returns the defaults with the overrides of path applied, or the defaults when path
+// is empty.
+func loadConfig(path string) (packconfig.Config, error) {
+	if path == "" {
+		return packconfig.Default(), nil
+	}
+	return packconfig.Load(path)
+}
+
+// outputRoot is --out, or the checkout the working directory is in.
+func outputRoot(out string) (string, error) {
+	if out != "" {
+		return out, nil
+	}
+	return checkoutRoot()
+}
+
+// fail reports err on one line and returns the exit status.
+func fail(stderr io.Writer, err error, code int) int {
+	fmt.Fprintf(stderr, "lockwatch-pack: %v\n", err)
+	return code
 }

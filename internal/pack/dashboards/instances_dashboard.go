@@ -24,12 +24,12 @@ func instances(s settings) *dashboard.DashboardBuilder {
 	d.WithPanel(graph("Renew failures by instance",
 		"Failed renew attempts per second (Redis error or timeout) per process. One process far above the others points at its network path to Redis or a paused runtime, not at Redis itself.",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (instance, lock_namespace) (rate(%s%s[$__rate_interval]))", metricRenewals, sel.lib(`outcome="failed"`)), perInstance)))
+		series(rateBy("instance, lock_namespace", metricRenewals, sel.lib(`outcome="failed"`)), perInstance)))
 	d.WithPanel(graph("Not-owned renewals and releases by instance",
 		"Renewals and releases per second that found the lock owned by someone else, per process: this process kept working after its lease had expired.",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (instance, lock_namespace) (rate(%s%s[$__rate_interval]))", metricRenewals, sel.lib(`outcome="not_owned"`)), perInstance+" renew"),
-		series(fmt.Sprintf("sum by (instance, lock_namespace) (rate(%s%s[$__rate_interval]))", metricReleases, sel.lib(`outcome="not_owned"`)), perInstance+" release")))
+		series(rateBy("instance, lock_namespace", metricRenewals, sel.lib(`outcome="not_owned"`)), perInstance+" renew"),
+		series(rateBy("instance, lock_namespace", metricReleases, sel.lib(`outcome="not_owned"`)), perInstance+" release")))
 	d.WithPanel(graph("Abandonments by instance",
 		"Leases each process abandoned per interval (repeated renew failures, or a renew that found the lock taken); each abandonment cancelled that process's work under the lock.",
 		unitCount,
@@ -37,13 +37,13 @@ func instances(s settings) *dashboard.DashboardBuilder {
 	d.WithPanel(graph("Fenced-write rejections by instance",
 		"Writes the storage refused per second because this process's fencing token was older than the current owner's: the process acted on a lease it had lost.",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (instance, lock_namespace) (rate(%s%s[$__rate_interval]))", metricFencedWrites, sel.lib(`outcome="rejected"`)), perInstance)))
+		series(rateBy("instance, lock_namespace", metricFencedWrites, sel.lib(`outcome="rejected"`)), perInstance)))
 
 	d.WithRow(dashboard.NewRowBuilder("Load by instance"))
 	d.WithPanel(graph("Locks held by instance",
 		"Leases each process holds right now. A process that holds far more than its peers, or never lets go, starves the others.",
 		unitCount,
-		series(fmt.Sprintf("sum by (instance, lock_namespace) (%s%s)", metricHeld, sel.lib()), perInstance)))
+		series(aggregateBy("sum", "instance, lock_namespace", metricHeld, sel.lib()), perInstance)))
 	d.WithPanel(graph("Acquire wait p99 by instance",
 		"How long the slowest 1% of each process's acquire calls waited. One slow process with fast peers points at that process, not at contention.",
 		unitSeconds,
@@ -51,7 +51,7 @@ func instances(s settings) *dashboard.DashboardBuilder {
 	d.WithPanel(graph("Acquire errors by instance",
 		"Acquire calls per second that ended in a Redis error, per process.",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (instance, lock_namespace) (rate(%s_count%s[$__rate_interval]))", metricAcquireWait, sel.lib(`outcome="error"`)), perInstance)))
+		series(rateBy("instance, lock_namespace", metricAcquireWait+"_count", sel.lib(`outcome="error"`)), perInstance)))
 	d.WithPanel(graph("Hold time p99 by instance",
 		"How long the longest 1% of each process's leases were held, acquire to release or abandonment. A process near the TTL depends on every renewal succeeding.",
 		unitSeconds,

@@ -42,9 +42,16 @@ func ruleSeries(s settings, record string) string {
 // namespace.
 const perJobNamespace = "{{lock_namespace}} ({{job}})"
 
+// healthRow answers "is anything wrong?" at a glance: the headline numbers,
+// then the lockwatch alerts firing now.
 func healthRow(d *dashboard.DashboardBuilder, s settings) {
-	sel := s.selectors
 	d.WithRow(dashboard.NewRowBuilder("Health summary"))
+	healthStats(d, s)
+	firingAlerts(d, s)
+}
+
+func healthStats(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
 	d.WithPanel(single("Locks held",
 		"Leases the selected processes hold right now, summed over namespaces. Zero while work is expected usually means workers cannot acquire.",
 		unitCount,
@@ -75,6 +82,9 @@ func healthRow(d *dashboard.DashboardBuilder, s settings) {
 		Thresholds(dashboard.NewThresholdsConfigBuilder().
 			Mode(dashboard.ThresholdsModeAbsolute).
 			Steps([]dashboard.Threshold{{Color: "red"}, {Value: cog.ToPtr(1.0), Color: "green"}})))
+}
+
+func firingAlerts(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(single("Firing lock alerts",
 		"Lockwatch alerts firing now for the selected namespaces; the table below names them.",
 		unitCount,
@@ -109,7 +119,7 @@ func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(graph("Acquire rate by outcome",
 		"Acquire calls per second by how they ended: acquired (got the lock), busy (someone else held it until the caller gave up) or error (Redis failed). A rising busy line means contention.",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s_count%s[$__rate_interval]))", metricAcquireWait, sel.lib()),
+		series(rateBy("lock_namespace, outcome", metricAcquireWait+"_count", sel.lib()),
 			"{{lock_namespace}} {{outcome}}")))
 	d.WithPanel(graph("Contention: busy share of acquires",
 		"Share of acquire calls that gave up because another owner held the lock. This is where the contention is: namespaces whose workers mostly wait instead of work.",
@@ -128,7 +138,7 @@ func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 		s.waitP99))
 	d.WithPanel(waitHeatmap("Acquire wait distribution",
 		"Every acquire call's wait time, bucketed. Darker cells hold more calls; a band moving up means callers wait longer. Hover a cell for its bucket and rate.",
-		series(fmt.Sprintf("sum by (le) (rate(%s_bucket%s[$__rate_interval]))", metricAcquireWait, sel.lib()), "{{le}}")).
+		series(rateBy("le", metricAcquireWait+"_bucket", sel.lib()), "{{le}}")).
 		Span(graphWidth))
 }
 
@@ -138,7 +148,7 @@ func renewalRow(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(graph("Renew attempts by outcome",
 		"Renew attempts per second: ok (lease extended), failed (Redis error or timeout; the lease may still be ours) and not_owned (the lease had expired and someone else took it).",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s%s[$__rate_interval]))", metricRenewals, sel.lib()),
+		series(rateBy("lock_namespace, outcome", metricRenewals, sel.lib()),
 			"{{lock_namespace}} {{outcome}}")).
 		Span(thirdWidth))
 	d.WithPanel(alertLine(graph("Renewal failure ratio",
@@ -168,21 +178,21 @@ func ownershipRow(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(graph("Not-owned events by operation",
 		"Renewals and releases per second that found someone else's lock. A not_owned release is a stale worker that would have dropped the new owner's lock without the compare-and-delete.",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (lock_namespace) (rate(%s%s[$__rate_interval]))", metricRenewals, sel.lib(`outcome="not_owned"`)),
+		series(rateBy("lock_namespace", metricRenewals, sel.lib(`outcome="not_owned"`)),
 			"{{lock_namespace}} renew"),
-		series(fmt.Sprintf("sum by (lock_namespace) (rate(%s%s[$__rate_interval]))", metricReleases, sel.lib(`outcome="not_owned"`)),
+		series(rateBy("lock_namespace", metricReleases, sel.lib(`outcome="not_owned"`)),
 			"{{lock_namespace}} release")).
 		Span(thirdWidth))
 	d.WithPanel(graph("Releases by outcome",
 		"Releases per second: ok, not_owned (lease already lost), error (Redis failed) and skipped (release deliberately not sent after an abandonment, or a lock held until its TTL runs out).",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s%s[$__rate_interval]))", metricReleases, sel.lib()),
+		series(rateBy("lock_namespace, outcome", metricReleases, sel.lib()),
 			"{{lock_namespace}} {{outcome}}")).
 		Span(thirdWidth))
 	d.WithPanel(graph("Fenced writes by outcome",
 		"Writes checked against the fencing token, per second. rejected means the storage refused a write from a worker whose lease had already passed to someone else: the guard stopped a duplicate.",
 		unitPerSec,
-		series(fmt.Sprintf("sum by (lock_namespace, outcome) (rate(%s%s[$__rate_interval]))", metricFencedWrites, sel.lib()),
+		series(rateBy("lock_namespace, outcome", metricFencedWrites, sel.lib()),
 			"{{lock_namespace}} {{outcome}}")))
 	d.WithPanel(graph("Hold time p50 / p99",
 		"How long leases are held from acquire to release or abandonment. A p99 close to the TTL means the work barely fits in one lease and depends on renewals.",
@@ -191,37 +201,39 @@ func ownershipRow(d *dashboard.DashboardBuilder, s settings) {
 		series(histogramQuantile(0.5, metricHeldSeconds, sel.lib()), "{{lock_namespace}} p50")))
 }
 
-// histogramQuantile estimates quantile q of a library histogram per namespace.
-func histogramQuantile(q float64, histogram, selector string, by ...string) string {
-	group := "lock_namespace"
-	for _, b := range by {
-		group = b + ", " + group
-	}
-	return fmt.Sprintf("histogram_quantile(%s, sum by (%s, le) (rate(%s_bucket%s[$__rate_interval])))",
-		strconv.FormatFloat(q, 'f', -1, 64), group, histogram, selector)
+// storeRow shows what the exporter finds in Redis itself: the live keys per
+// namespace, the keys to look at by name, and how complete the scan was.
+func storeRow(d *dashboard.DashboardBuilder, s settings) {
+	d.WithRow(dashboard.NewRowBuilder("Store (lock exporter)"))
+	keyPanels(d, s)
+	keyTables(d, s)
+	scanPanels(d, s)
 }
 
-func storeRow(d *dashboard.DashboardBuilder, s settings) {
+func keyPanels(d *dashboard.DashboardBuilder, s settings) {
 	sel := s.selectors
-	d.WithRow(dashboard.NewRowBuilder("Store (lock exporter)"))
 	d.WithPanel(graph("Live lock keys",
 		"Lock keys that exist in Redis now, per namespace, as scanned by the exporter. It counts every key matching the namespace pattern, whether taken through the library or not.",
 		unitCount,
-		series(fmt.Sprintf("sum by (lock_namespace) (%s%s)", metricKeys, sel.store()), "{{lock_namespace}}")).
+		series(aggregateBy("sum", "lock_namespace", metricKeys, sel.store()), "{{lock_namespace}}")).
 		Span(thirdWidth))
 	d.WithPanel(alertLine(graph("Keys without TTL",
 		"Live lock keys with no expiry, per namespace. Such a lock never frees itself if its owner crashes; LockKeyWithoutTTL fires at the dashed line.",
 		unitCount,
-		series(fmt.Sprintf("sum by (lock_namespace) (%s%s)", metricKeysWithoutTTL, sel.store()), "{{lock_namespace}}")),
+		series(aggregateBy("sum", "lock_namespace", metricKeysWithoutTTL, sel.store()), "{{lock_namespace}}")),
 		s.keyWithoutTTL).
 		Span(thirdWidth))
 	d.WithPanel(graph("Smallest remaining TTL",
 		"Shortest time-to-live left on any key of the namespace, next to the configured lease TTL (when the exporter declares it). Healthy renewals keep it well above zero; a key near zero is about to expire under its owner.",
 		unitSeconds,
-		series(fmt.Sprintf("min by (lock_namespace) (%s%s)", metricKeyTTLMin, sel.store()), "{{lock_namespace}} smallest TTL"),
-		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricExpectedTTL, sel.store()), "{{lock_namespace}} configured TTL")).
+		series(aggregateBy("min", "lock_namespace", metricKeyTTLMin, sel.store()), "{{lock_namespace}} smallest TTL"),
+		series(aggregateBy("max", "lock_namespace", metricExpectedTTL, sel.store()), "{{lock_namespace}} configured TTL")).
 		Span(thirdWidth))
 	d.WithPanel(idlePanel(s))
+}
+
+func keyTables(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
 	d.WithPanel(labelTable("Stalest keys",
 		fmt.Sprintf("The %d lock keys left untouched longest across the selected namespaces. A key idle for much longer than its renew interval belongs to a holder that stopped renewing, or was written without a TTL. Holder names the process that holds the lock where its namespace records holders (lease RecordHolder); it is empty for locks taken without it or by other libraries.", s.stalestKeys),
 		unitSeconds,
@@ -238,14 +250,18 @@ func storeRow(d *dashboard.DashboardBuilder, s settings) {
 		"Idle",
 		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyWithoutTTLIdle, sel.store()))).
 		Span(graphWidth))
+}
+
+func scanPanels(d *dashboard.DashboardBuilder, s settings) {
+	sel := s.selectors
 	d.WithPanel(graph("Exporter scan duration",
 		"Time of the exporter's last pass over the keyspace. One pass (one SCAN cursor per Redis node) serves every namespace, so the namespaces show the same time. It grows with the whole keyspace, not with the number of namespaces; rising toward the scrape timeout means scans will be cut short.",
 		unitSeconds,
-		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricScrapeDuration, sel.store()), "{{lock_namespace}}")))
+		series(aggregateBy("max", "lock_namespace", metricScrapeDuration, sel.store()), "{{lock_namespace}}")))
 	d.WithPanel(graph("Exporter scan coverage problems",
 		"1 when the store panels miss something. truncated: the per-namespace key cap was hit (LockExporterKeysTruncated). cut short: the scan deadline expired (LockExporterScrapeIncomplete). idle time unavailable: Redis runs an LFU maxmemory-policy, so the idle panels and the stalest-keys table stay empty. Raise the cap or the deadline if the first two stay at 1.",
 		unitCount,
-		series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricKeysTruncated, sel.store()), "{{lock_namespace}} truncated"),
+		series(aggregateBy("max", "lock_namespace", metricKeysTruncated, sel.store()), "{{lock_namespace}} truncated"),
 		series(fmt.Sprintf("1 - min by (lock_namespace) (%s%s)", metricScrapeComplete, sel.store()), "{{lock_namespace}} cut short"),
 		series(fmt.Sprintf("1 - min(%s%s)", metricIdleAvailable, sel.exporterProcess()), "idle time unavailable")))
 }
@@ -263,7 +279,7 @@ func stalestWithHolder(k int, store string) string {
 // LockRenewalStalled fires: factor × the namespace's declared renew interval.
 func idlePanel(s settings) *timeseries.PanelBuilder {
 	sel := s.selectors
-	idle := series(fmt.Sprintf("max by (lock_namespace) (%s%s)", metricKeyIdleMax, sel.store()), "{{lock_namespace}} longest idle")
+	idle := series(aggregateBy("max", "lock_namespace", metricKeyIdleMax, sel.store()), "{{lock_namespace}} longest idle")
 	if s.stallFactor == 0 {
 		return graph("Longest idle key",
 			"Time since the least recently touched key of each namespace was written; renewals touch it. Far above the renew interval means its holder stopped renewing.",
