@@ -49,7 +49,7 @@ func Gathered(tb testing.TB) map[string]bool {
 	if err != nil {
 		tb.Fatalf("metricnames: lease.New: %v", err)
 	}
-	// Declaring a namespace creates every series of the library at zero (names.md agreement).
+	// Declaring a namespace creates every series of the library at zero, so all are gathered.
 	if _, err := client.Namespace(namespace, lease.Policy{TTL: time.Minute, Fencing: true}); err != nil {
 		tb.Fatalf("metricnames: declare namespace: %v", err)
 	}
