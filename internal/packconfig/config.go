@@ -6,8 +6,8 @@
 // error, so a typo cannot silently leave a default in place. `lockwatch-pack --print-config`
 // prints the full effective configuration, which is the reference of the schema.
 //
-// The dashboards generator owns the `dashboards:` section (dashboard_settings.go); everything else here
-// is shared or belongs to the rules.
+// The dashboards generator owns the `dashboards:` section (dashboard_settings.go); everything
+// else here is shared or belongs to the rules.
 package packconfig
 
 import (
