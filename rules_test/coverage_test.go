@@ -82,27 +82,23 @@ func TestEveryAlertTierIsCovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		for _, g := range f.Groups {
-			for _, r := range g.Rules {
-				if r.Alert == "" {
-					continue
-				}
-				k := key{r.Alert, r.Labels["severity"]}
-				covered := false
-				for _, rn := range runs[k] {
-					if len(rn.firing) == 0 || len(rn.silent) == 0 {
-						continue
-					}
-					first := slices.Min(rn.firing)
-					if slices.Min(rn.silent) < first && slices.Max(rn.silent) > first {
-						covered = true
-					}
-				}
-				if !covered {
-					t.Errorf("%s (%s): no promtool test run expects it silent, then firing, then silent again", k.alert, k.severity)
-				}
+	for r := range rules.All(files) {
+		if r.Alert == "" {
+			continue
+		}
+		k := key{r.Alert, r.Labels["severity"]}
+		covered := false
+		for _, rn := range runs[k] {
+			if len(rn.firing) == 0 || len(rn.silent) == 0 {
+				continue
 			}
+			first := slices.Min(rn.firing)
+			if slices.Min(rn.silent) < first && slices.Max(rn.silent) > first {
+				covered = true
+			}
+		}
+		if !covered {
+			t.Errorf("%s (%s): no promtool test run expects it silent, then firing, then silent again", k.alert, k.severity)
 		}
 	}
 }

@@ -177,21 +177,16 @@ func dropGuard(alert string) func(t *testing.T, files []rules.RuleFile) {
 	return func(t *testing.T, files []rules.RuleFile) {
 		t.Helper()
 		found := false
-		for _, f := range files {
-			for _, g := range f.Groups {
-				for i := range g.Rules {
-					r := &g.Rules[i]
-					if r.Alert != alert {
-						continue
-					}
-					and, ok := r.Expr.(*parser.BinaryExpr)
-					if !ok || and.Op != parser.LAND {
-						t.Fatalf("%s: expression %s is not a condition \"and\" a guard", alert, r.Expr)
-					}
-					r.Expr = and.LHS
-					found = true
-				}
+		for r := range rules.All(files) {
+			if r.Alert != alert {
+				continue
 			}
+			and, ok := r.Expr.(*parser.BinaryExpr)
+			if !ok || and.Op != parser.LAND {
+				t.Fatalf("%s: expression %s is not a condition \"and\" a guard", alert, r.Expr)
+			}
+			r.Expr = and.LHS
+			found = true
 		}
 		if !found {
 			t.Fatalf("no %s rule to edit", alert)

@@ -33,16 +33,12 @@ func rulesFor(t *testing.T, cfg packconfig.Config) ruleOutput {
 		t.Fatalf("rules.Build: %v", err)
 	}
 	var out ruleOutput
-	for _, f := range files {
-		for _, g := range f.Groups {
-			for _, r := range g.Rules {
-				if r.Record != "" {
-					out.records = append(out.records, r.Record)
-				}
-				if r.Alert != "" && !slices.Contains(out.alerts, r.Alert) {
-					out.alerts = append(out.alerts, r.Alert)
-				}
-			}
+	for r := range rules.All(files) {
+		if r.Record != "" {
+			out.records = append(out.records, r.Record)
+		}
+		if r.Alert != "" && !slices.Contains(out.alerts, r.Alert) {
+			out.alerts = append(out.alerts, r.Alert)
 		}
 	}
 	if len(out.records) == 0 || len(out.alerts) == 0 {

@@ -83,13 +83,9 @@ func TestOverridesChangeOutput(t *testing.T) {
 			}},
 		{"runbook base URL", "runbook_base_url: https://runbooks.example.com/lockwatch\n",
 			func(t *testing.T, files []RuleFile, text string) {
-				for _, f := range files {
-					for _, g := range f.Groups {
-						for _, r := range g.Rules {
-							if r.Alert != "" && !strings.HasPrefix(r.Annotations.RunbookURL, "https://runbooks.example.com/lockwatch#lock") {
-								t.Errorf("%s runbook_url %s", r.Alert, r.Annotations.RunbookURL)
-							}
-						}
+				for r := range All(files) {
+					if r.Alert != "" && !strings.HasPrefix(r.Annotations.RunbookURL, "https://runbooks.example.com/lockwatch#lock") {
+						t.Errorf("%s runbook_url %s", r.Alert, r.Annotations.RunbookURL)
 					}
 				}
 			}},
@@ -136,13 +132,9 @@ func mustContain(t *testing.T, text, want string) {
 
 func alertRules(files []RuleFile, name string) []Rule {
 	var rules []Rule
-	for _, f := range files {
-		for _, g := range f.Groups {
-			for _, r := range g.Rules {
-				if r.Alert == name {
-					rules = append(rules, r)
-				}
-			}
+	for r := range All(files) {
+		if r.Alert == name {
+			rules = append(rules, *r)
 		}
 	}
 	return rules
@@ -160,28 +152,24 @@ var libraryMetrics = []string{
 func checkSelectors(t *testing.T, files []RuleFile, library, exporter []string) {
 	t.Helper()
 	seen := 0
-	for _, f := range files {
-		for _, g := range f.Groups {
-			for _, r := range g.Rules {
-				parser.Inspect(r.Expr, func(n parser.Node, _ []parser.Node) error {
-					vs, ok := n.(*parser.VectorSelector)
-					if !ok || strings.Contains(vs.Name, ":") {
-						return nil
-					}
-					want := exporter
-					if slices.Contains(libraryMetrics, vs.Name) {
-						want = library
-					}
-					seen++
-					for _, w := range want {
-						if !hasMatcher(vs.LabelMatchers, w) {
-							t.Errorf("%s%s: selector %s lacks %s", r.Record, r.Alert, vs, w)
-						}
-					}
-					return nil
-				})
+	for r := range All(files) {
+		parser.Inspect(r.Expr, func(n parser.Node, _ []parser.Node) error {
+			vs, ok := n.(*parser.VectorSelector)
+			if !ok || strings.Contains(vs.Name, ":") {
+				return nil
 			}
-		}
+			want := exporter
+			if slices.Contains(libraryMetrics, vs.Name) {
+				want = library
+			}
+			seen++
+			for _, w := range want {
+				if !hasMatcher(vs.LabelMatchers, w) {
+					t.Errorf("%s%s: selector %s lacks %s", r.Record, r.Alert, vs, w)
+				}
+			}
+			return nil
+		})
 	}
 	if seen == 0 {
 		t.Fatal("no raw metric selectors found")
@@ -195,4 +183,27 @@ func hasMatcher(ms []*labels.Matcher, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestAllYieldsEveryRuleInOrder: All walks files, groups and rules in order, stops when the loop
+// breaks, and yields pointers into the groups so an edit sticks.
+func TestAllYieldsEveryRuleInOrder(t *testing.T) {
+	files := []RuleFile{
+		{Groups: []Group{{Rules: []Rule{{Record: "a"}, {Record: "b"}}}, {Rules: []Rule{{Alert: "C"}}}}},
+		{Groups: []Group{{Rules: []Rule{{Alert: "D"}}}}},
+	}
+	var names []string
+	for r := range All(files) {
+		names = append(names, r.Record+r.Alert)
+		if r.Alert == "C" {
+			r.Alert = "edited"
+			break
+		}
+	}
+	if want := []string{"a", "b", "C"}; !slices.Equal(names, want) {
+		t.Errorf("yielded %v, want %v", names, want)
+	}
+	if files[0].Groups[1].Rules[0].Alert != "edited" {
+		t.Error("an edit through the yielded pointer was lost")
+	}
 }

@@ -28,12 +28,8 @@ func TestClusterLabelsReachEveryAggregation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range files {
-				for _, g := range f.Groups {
-					for _, r := range g.Rules {
-						checkGrouping(t, r.Record+r.Alert, r.Expr, tt.labels)
-					}
-				}
+			for r := range All(files) {
+				checkGrouping(t, r.Record+r.Alert, r.Expr, tt.labels)
 			}
 		})
 	}

@@ -24,35 +24,27 @@ func TestRulesReadOnlyRealMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	recorded := map[string]bool{}
-	for _, f := range files {
-		for _, g := range f.Groups {
-			for _, r := range g.Rules {
-				if r.Record != "" {
-					recorded[r.Record] = true
-				}
-			}
+	for r := range All(files) {
+		if r.Record != "" {
+			recorded[r.Record] = true
 		}
 	}
 	read := 0
-	for _, f := range files {
-		for _, g := range f.Groups {
-			for _, r := range g.Rules {
-				parser.Inspect(r.Expr, func(n parser.Node, _ []parser.Node) error {
-					vs, ok := n.(*parser.VectorSelector)
-					if !ok {
-						return nil
-					}
-					read++
-					if vs.Name == "" {
-						t.Errorf("%s%s: selector %s has no metric name", r.Record, r.Alert, vs)
-					} else if !registered[vs.Name] && !recorded[vs.Name] {
-						t.Errorf("%s%s reads %s, which neither the library nor the exporter exposes and no rule records",
-							r.Record, r.Alert, vs.Name)
-					}
-					return nil
-				})
+	for r := range All(files) {
+		parser.Inspect(r.Expr, func(n parser.Node, _ []parser.Node) error {
+			vs, ok := n.(*parser.VectorSelector)
+			if !ok {
+				return nil
 			}
-		}
+			read++
+			if vs.Name == "" {
+				t.Errorf("%s%s: selector %s has no metric name", r.Record, r.Alert, vs)
+			} else if !registered[vs.Name] && !recorded[vs.Name] {
+				t.Errorf("%s%s reads %s, which neither the library nor the exporter exposes and no rule records",
+					r.Record, r.Alert, vs.Name)
+			}
+			return nil
+		})
 	}
 	if read == 0 {
 		t.Fatal("no selectors found in the rules")

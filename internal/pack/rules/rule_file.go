@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"iter"
+
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -41,4 +43,20 @@ type Annotations struct {
 	Summary     string // static sentence ending in a period
 	Description string // Go template naming the namespace (or instance) and the value
 	RunbookURL  string
+}
+
+// All yields every rule of files, in file, group and rule order, as a pointer into its group so
+// a test can weaken one rule in place before rendering.
+func All(files []RuleFile) iter.Seq[*Rule] {
+	return func(yield func(*Rule) bool) {
+		for _, f := range files {
+			for _, g := range f.Groups {
+				for i := range g.Rules {
+					if !yield(&g.Rules[i]) {
+						return
+					}
+				}
+			}
+		}
+	}
 }
