@@ -37,7 +37,7 @@ func TestHolderInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lc.Close() })
-	ns, err := lc.Namespace("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, RecordHolder: true})
+	ns, err := lc.Declare("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, RecordHolder: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := c.Namespace("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, AcquireTimeout: 10 * time.Second,
+	ns, err := c.Declare("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, AcquireTimeout: 10 * time.Second,
 		RetryBackoff: 50 * time.Millisecond, Fencing: true})
 	if err != nil {
 		t.Fatal(err)

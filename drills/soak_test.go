@@ -236,7 +236,7 @@ func TestSoak(t *testing.T) {
 						paused = true
 					}
 					if paused {
-						// The lease may be gone (Continue) or abandoned (Fence, context
+						// The lease may be gone (Continue) or abandoned (Abandon, context
 						// cancelled): this worker writes on regardless, as a buggy one would.
 						tl.afterPause++
 					}

@@ -178,7 +178,7 @@ func metricsFor(opts Options) (*metrics, error) {
 // Close stops the Client: commands already queued for a batch are still sent, later ones fail
 // with ErrClosed, and with Batching the background goroutines have exited when Close returns.
 // With a MeterProvider, the Client's counters and lock_held stop being reported.
-// Release held leases first: their renewers fail from now on (and Fence leases are abandoned).
+// Release held leases first: their renewers fail from now on (and Abandon leases are abandoned).
 // Close does not close rdb, which stays the caller's. Calling it again does nothing.
 func (c *Client) Close() error {
 	var err error
@@ -229,9 +229,10 @@ func (c *Client) runScript(ctx context.Context, s script, numKeys int, keysAndAr
 	return cmd.Int64()
 }
 
-// Namespace declares the lock namespace name with policy p and returns its handle. Declaring
-// a namespace creates all its metric series at zero. A name can be declared once per Client.
-func (c *Client) Namespace(name string, p Policy) (*Namespace, error) {
+// Declare declares the lock namespace name with policy p and returns its handle. Declaring
+// a namespace creates all its metric series at zero. A name can be declared once per Client: a
+// second Declare of it returns ErrAlreadyDeclared.
+func (c *Client) Declare(name string, p Policy) (*Namespace, error) {
 	if name == "" || !utf8.ValidString(name) {
 		return nil, fmt.Errorf("%w: namespace name must be non-empty UTF-8", ErrInvalidPolicy)
 	}
@@ -242,7 +243,7 @@ func (c *Client) Namespace(name string, p Policy) (*Namespace, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.namespaces[name]; dup {
-		return nil, fmt.Errorf("%w: namespace %q is already declared", ErrInvalidPolicy, name)
+		return nil, fmt.Errorf("%w: namespace %q", ErrAlreadyDeclared, name)
 	}
 	n := &Namespace{
 		client: c,

@@ -3,12 +3,12 @@
 //
 // A Client wraps any go-redis UniversalClient (single node, Sentinel or Cluster). Each lock
 // namespace ("scheduler", "workflow", "approval", …) is declared once with a Policy: lease TTL,
-// renew cadence, what to do when renewal keeps failing (Fence or Continue), whether release
+// renew cadence, what to do when renewal keeps failing (Abandon or Continue), whether release
 // deletes the key (Explicit) or leaves it to expire (HoldUntilExpiry), an optional in-process
 // mutex in front of Redis, and optional fencing tokens.
 //
 //	c, err := lease.New(rdb, lease.Options{Registerer: prometheus.DefaultRegisterer})
-//	jobs, err := c.Namespace("scheduler", lease.Policy{TTL: time.Minute, Fencing: true})
+//	jobs, err := c.Declare("scheduler", lease.Policy{TTL: time.Minute, Fencing: true})
 //	err = jobs.Do(ctx, "scheduler:job:42", func(ctx context.Context, fence int64) error {
 //		// ctx is cancelled with cause ErrAbandoned if the lease cannot be kept.
 //		return nil

@@ -9,7 +9,7 @@ var (
 	// ErrNotOwned: the lock key no longer holds this lease's token (it expired, or another
 	// owner has it), so a release or renew did nothing.
 	ErrNotOwned = errors.New("lease: lock not owned")
-	// ErrAbandoned is the cause of a holder's context when the Fence policy gave the lease up
+	// ErrAbandoned is the cause of a holder's context when the Abandon policy gave the lease up
 	// after repeated renew failures, and what Release returns afterwards.
 	ErrAbandoned = errors.New("lease: lock abandoned: renewal failed")
 	// ErrReleased: Release was already called for this lease. It is also the cause of the
@@ -31,4 +31,7 @@ var (
 	ErrClosed = errors.New("lease: client closed")
 	// ErrInvalidPolicy: a Policy or Options value is out of range.
 	ErrInvalidPolicy = errors.New("lease: invalid policy")
+	// ErrAlreadyDeclared: Client.Declare was called for a namespace name the Client has
+	// declared already.
+	ErrAlreadyDeclared = errors.New("lease: namespace already declared")
 )

@@ -78,7 +78,7 @@ func (l *Lease) Key() string { return l.key }
 // FencedSet or store it with every write (see the package guide's SQL pattern).
 func (l *Lease) Fence() int64 { return l.fence }
 
-// Context is the holder's context. It is cancelled with cause ErrAbandoned when the Fence policy
+// Context is the holder's context. It is cancelled with cause ErrAbandoned when the Abandon policy
 // gives the lease up, with cause ErrReleased on Release, and when Acquire's ctx ends; read the
 // reason with context.Cause.
 func (l *Lease) Context() context.Context {

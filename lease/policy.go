@@ -9,7 +9,7 @@ import (
 type RenewFailurePolicy int
 
 const (
-	// Fence (the default) gives the lease up after MaxRenewFailures consecutive failed renews,
+	// Abandon (the default) gives the lease up after MaxRenewFailures consecutive failed renews,
 	// at once when a renew is answered "not owned", and, while renews fail, at the lease's
 	// ValidUntil (a margin of 1% of the TTL + 2ms before the earliest moment the key can
 	// expire): renewing stops, the holder's context is cancelled with cause ErrAbandoned, the
@@ -20,7 +20,7 @@ const (
 	// scheduled: a holder paused by the OS or the GC past ValidUntil is cancelled only when it
 	// runs again, possibly after the key expired and another replica took the lock. Writes that
 	// must never overlap need the fence token checked by the store (Policy.Fencing, FencedSet).
-	Fence RenewFailurePolicy = iota
+	Abandon RenewFailurePolicy = iota
 	// Continue logs and counts each failed renew and keeps the work running; renewing stops
 	// only when a renew is answered "not owned". For idempotent work where continuity matters
 	// more than a short overlap.
@@ -29,8 +29,8 @@ const (
 
 func (p RenewFailurePolicy) String() string {
 	switch p {
-	case Fence:
-		return "fence"
+	case Abandon:
+		return "abandon"
 	case Continue:
 		return "continue"
 	}
@@ -72,11 +72,11 @@ type Policy struct {
 	// DisableRenewal turns the background renewer off: the lease lasts TTL unless Renew is
 	// called. For critical sections known to be much shorter than TTL.
 	DisableRenewal bool
-	// MaxRenewFailures is the number of consecutive failed renews after which the Fence policy
+	// MaxRenewFailures is the number of consecutive failed renews after which the Abandon policy
 	// abandons the lease. Default 3. The key's expiry bounds it too: with the default
 	// RenewInterval of TTL/3, the lease is abandoned before a third attempt could start.
 	MaxRenewFailures int
-	// OnRenewFailure is Fence (default) or Continue.
+	// OnRenewFailure is Abandon (default) or Continue.
 	OnRenewFailure RenewFailurePolicy
 	// Release is Explicit (default) or HoldUntilExpiry.
 	Release ReleaseMode
@@ -169,7 +169,7 @@ func (p Policy) withDefaults() (Policy, error) {
 		return p, fmt.Errorf("%w: FenceRetention %s must be positive", ErrInvalidPolicy, p.FenceRetention)
 	case p.WriteFenceRetention < 0 || p.WriteFenceRetention > 0 && p.WriteFenceRetention < time.Millisecond:
 		return p, fmt.Errorf("%w: WriteFenceRetention %s must be at least 1ms (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
-	case p.OnRenewFailure != Fence && p.OnRenewFailure != Continue:
+	case p.OnRenewFailure != Abandon && p.OnRenewFailure != Continue:
 		return p, fmt.Errorf("%w: unknown OnRenewFailure %d", ErrInvalidPolicy, int(p.OnRenewFailure))
 	case p.Release != Explicit && p.Release != HoldUntilExpiry:
 		return p, fmt.Errorf("%w: unknown Release mode %d", ErrInvalidPolicy, int(p.Release))

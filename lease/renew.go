@@ -94,13 +94,13 @@ func (n *Namespace) countRenew(owned bool, err error) {
 	}
 }
 
-// errValidityEnded is the reason logged when the Fence policy abandons a lease because the
+// errValidityEnded is the reason logged when the Abandon policy abandons a lease because the
 // key may expire before a renew can succeed.
 var errValidityEnded = errors.New("lease: validity ends before a renew could succeed")
 
 // renewTick is one run of the background renewer; it re-arms the timer while the lease is kept.
 //
-// Under the Fence policy the holder's context should end before another replica can take the
+// Under the Abandon policy the holder's context should end before another replica can take the
 // lock, not only after MaxRenewFailures failures: while renews fail, the renewer also abandons
 // the lease at its lapse (see lapseLocked), and no renew runs past it. The timer firing on time
 // is what makes that hold; a starved or paused process is abandoned late, which is why writes
@@ -120,7 +120,7 @@ func (l *Lease) renewTick() {
 		return
 	}
 	lapse := l.lapseLocked()
-	if p.OnRenewFailure == Fence && l.failures > 0 && !start.Before(lapse) {
+	if p.OnRenewFailure == Abandon && l.failures > 0 && !start.Before(lapse) {
 		line := l.abandonLocked(errValidityEnded)
 		l.mu.Unlock()
 		line.write(n.client.logger)
@@ -133,7 +133,7 @@ func (l *Lease) renewTick() {
 	// lapse with no failure behind it (this process was paused) still asks Redis: an ok answer
 	// proves the key was never free, and any other outcome abandons the lease below.
 	deadline := start.Add(p.RenewTimeout)
-	if p.OnRenewFailure == Fence && start.Before(lapse) && lapse.Before(deadline) {
+	if p.OnRenewFailure == Abandon && start.Before(lapse) && lapse.Before(deadline) {
 		deadline = lapse
 	}
 	ctx, cancel := context.WithDeadline(l.ctx, deadline)
@@ -154,7 +154,7 @@ func (l *Lease) renewTick() {
 func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time) logLine {
 	n := l.ns
 	p := &n.policy
-	fence := p.OnRenewFailure == Fence
+	abandons := p.OnRenewFailure == Abandon
 	if l.state != stateHeld || l.ctx.Err() != nil {
 		// Released or cancelled while the renew was in flight: its outcome no longer matters.
 		return logLine{}
@@ -164,7 +164,7 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 	switch {
 	case err != nil:
 		l.failures++
-		if fence && (l.failures >= p.MaxRenewFailures || !time.Now().Before(lapse)) {
+		if abandons && (l.failures >= p.MaxRenewFailures || !time.Now().Before(lapse)) {
 			return l.abandonLocked(err)
 		}
 		line = logLine{slog.LevelWarn, "lock renewal failed", []slog.Attr{
@@ -176,7 +176,7 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 		// Ownership is definitively gone: nothing left to renew under either policy, and the
 		// lease is no longer valid by any clock.
 		l.validUntil = time.Time{}
-		if fence {
+		if abandons {
 			return l.abandonLocked(ErrNotOwned)
 		}
 		return logLine{slog.LevelWarn, "lock renewal found the lock not owned; renewing stops, work continues", []slog.Attr{
@@ -188,14 +188,14 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 		}
 	}
 	next := start.Add(p.RenewInterval)
-	if lapse := l.lapseLocked(); fence && l.failures > 0 && lapse.Before(next) {
+	if lapse := l.lapseLocked(); abandons && l.failures > 0 && lapse.Before(next) {
 		next = lapse
 	}
 	l.timer.Reset(max(0, time.Until(next)))
 	return line
 }
 
-// abandonLocked gives the lease up under the Fence policy and returns the line to log; l.mu
+// abandonLocked gives the lease up under the Abandon policy and returns the line to log; l.mu
 // must be held.
 func (l *Lease) abandonLocked(reason error) logLine {
 	n := l.ns

@@ -32,7 +32,7 @@ func TestHoldersAsTheACLUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lc.Close() })
-	ns, err := lc.Namespace("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, Fencing: true, RecordHolder: true})
+	ns, err := lc.Declare("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, Fencing: true, RecordHolder: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func Namespaces(prefix string) []Namespace {
 			Story: "jobs under a fenced lease; replica scheduler-b loses its network every cycle and abandons its job after 3 failed renews",
 			policy: lease.Policy{
 				TTL: 6 * time.Second, RenewInterval: 2 * time.Second, RenewTimeout: 500 * time.Millisecond,
-				MaxRenewFailures: 3, OnRenewFailure: lease.Fence, Fencing: true,
+				MaxRenewFailures: 3, OnRenewFailure: lease.Abandon, Fencing: true,
 			},
 		},
 		{

@@ -50,7 +50,7 @@ func Gathered(tb testing.TB) map[string]bool {
 		tb.Fatalf("metricnames: lease.New: %v", err)
 	}
 	// Declaring a namespace creates every series of the library at zero (names.md agreement).
-	if _, err := client.Namespace(namespace, lease.Policy{TTL: time.Minute, Fencing: true}); err != nil {
+	if _, err := client.Declare(namespace, lease.Policy{TTL: time.Minute, Fencing: true}); err != nil {
 		tb.Fatalf("metricnames: declare namespace: %v", err)
 	}
 	addFamilies(tb, names, libReg)
