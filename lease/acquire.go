@@ -113,17 +113,7 @@ func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease,
 	}
 	start := time.Now()
 	l, err := n.obtain(ctx, key, wait, start)
-	if n.m != nil {
-		wait := time.Since(start).Seconds()
-		switch {
-		case err == nil:
-			n.m.waitAcquired.Observe(wait)
-		case errors.Is(err, ErrBusy):
-			n.m.waitBusy.Observe(wait)
-		default:
-			n.m.waitError.Observe(wait)
-		}
-	}
+	n.m.acquireDone(start, err)
 	return l, err
 }
 

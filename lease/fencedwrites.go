@@ -5,12 +5,7 @@ package lease
 // applied or rejected, under the namespace's lock_namespace label. FencedSet counts its own
 // writes. It does nothing when the Client has no Registerer (or n is nil).
 func (n *Namespace) RecordFencedWrite(applied bool) {
-	if n == nil || n.m == nil {
-		return
-	}
-	if applied {
-		n.m.fencedApplied.Inc()
-	} else {
-		n.m.fencedRejected.Inc()
+	if n != nil {
+		n.m.fencedWrite(applied)
 	}
 }

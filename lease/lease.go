@@ -57,10 +57,7 @@ type Lease struct {
 func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tried time.Time) *Lease {
 	l := &Lease{ns: n, leaseID: id, fence: fence, validUntil: tried.Add(n.policy.TTL)}
 	l.ctx, l.cancel = context.WithCancelCause(parent)
-	if n.m != nil {
-		l.acquired = time.Now()
-		n.m.held.Inc()
-	}
+	l.acquired = n.m.holdStarted()
 	if !n.policy.DisableRenewal {
 		// A timer rather than a goroutine per lease: a renewer goroutine exists only while a
 		// renew is in flight, so short critical sections cost no goroutine at all.
@@ -106,9 +103,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	case stateAbandoned:
 		l.state = stateReleased
 		l.mu.Unlock()
-		if n.m != nil {
-			n.m.relSkip.Inc()
-		}
+		n.m.releaseDone(releaseSkipped)
 		l.unlockLocal()
 		return ErrAbandoned
 	}
@@ -123,16 +118,11 @@ func (l *Lease) Release(ctx context.Context) error {
 
 	var err error
 	if n.policy.Release == HoldUntilExpiry {
-		if n.m != nil {
-			n.m.relSkip.Inc()
-		}
+		n.m.releaseDone(releaseSkipped)
 	} else {
 		err = n.release(ctx, l.leaseID)
 	}
-	if n.m != nil {
-		n.m.held.Dec()
-		n.m.heldSeconds.Observe(time.Since(l.acquired).Seconds())
-	}
+	n.m.holdEnded(l.acquired)
 	l.unlockLocal()
 	return err
 }
@@ -164,18 +154,12 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	}
 	switch {
 	case err != nil:
-		if n.m != nil {
-			n.m.relError.Inc()
-		}
+		n.m.releaseDone(releaseError)
 		return fmt.Errorf("lease: release %q in namespace %s: %w", key, n.name, err)
 	case deleted == 0:
-		if n.m != nil {
-			n.m.relNotOwned.Inc()
-		}
+		n.m.releaseDone(releaseNotOwned)
 		return fmt.Errorf("%w: release %q in namespace %s", ErrNotOwned, key, n.name)
 	}
-	if n.m != nil {
-		n.m.relOK.Inc()
-	}
+	n.m.releaseDone(releaseOK)
 	return nil
 }

@@ -48,7 +48,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	ctx, cancel := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer cancel()
 	owned, err := n.renew(ctx, l.leaseID)
-	n.countRenew(owned, err)
+	n.m.renewDone(owned, err)
 	switch {
 	case err != nil:
 		return fmt.Errorf("lease: renew %q in namespace %s: %w", l.key, n.name, err)
@@ -78,20 +78,6 @@ func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err erro
 		extended, err = c.runScript(ctx, c.scripts.renew, 1, id.keyArg, id.tokenArg, n.ttlMs)
 	}
 	return extended == 1, err
-}
-
-func (n *Namespace) countRenew(owned bool, err error) {
-	if n.m == nil {
-		return
-	}
-	switch {
-	case err != nil:
-		n.m.renewFailed.Inc()
-	case !owned:
-		n.m.renewNotOwned.Inc()
-	default:
-		n.m.renewOK.Inc()
-	}
 }
 
 // errValidityEnded is the reason logged when the Abandon policy abandons a lease because the
@@ -159,7 +145,7 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 		// Released or cancelled while the renew was in flight: its outcome no longer matters.
 		return logLine{}
 	}
-	n.countRenew(owned, err)
+	n.m.renewDone(owned, err)
 	var line logLine
 	switch {
 	case err != nil:
@@ -200,11 +186,8 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 func (l *Lease) abandonLocked(reason error) logLine {
 	n := l.ns
 	l.state = stateAbandoned
-	if n.m != nil {
-		n.m.abandoned.Inc()
-		n.m.held.Dec()
-		n.m.heldSeconds.Observe(time.Since(l.acquired).Seconds())
-	}
+	n.m.leaseAbandoned()
+	n.m.holdEnded(l.acquired)
 	l.cancel(ErrAbandoned)
 	return logLine{slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped", []slog.Attr{
 		slog.String(namespaceLabel, n.name), slog.String("key", l.key),
