@@ -24,7 +24,7 @@ import (
 // ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3] the fence key's expiry in ms, ARGV[4] the
 // holder description when KEYS[3] is given. Returns the new fence token (> 0), or 0 when
 // someone else holds the lock.
-const acquireFencedScript = `
+var acquireFencedScript = newScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
@@ -39,7 +39,18 @@ if last and last >= fence then
 end
 redis.call('set', KEYS[2], string.format('%d', fence), 'PX', ARGV[3])
 return fence
-`
+`)
+
+// acquireHolderScript takes an unfenced lock and records its holder in one step.
+// KEYS[1] lock key, KEYS[2] HolderKey(lock key); ARGV[1] owner token, ARGV[2] TTL in ms,
+// ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
+var acquireHolderScript = newScript(`
+if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return 0
+end
+redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
+return 1
+`)
 
 // errAcquireDeadline is the cause of an acquire's own deadline, telling it apart from the
 // caller's context ending.
@@ -171,12 +182,12 @@ func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (
 	ttl := n.ttlMs
 	switch {
 	case n.policy.Fencing && n.policy.RecordHolder:
-		fence, err = c.runScript(ctx, c.scripts.acquireFenced, 3, keyArg, FenceKey(key), HolderKey(key),
+		fence, err = c.runScript(ctx, acquireFencedScript, 3, keyArg, FenceKey(key), HolderKey(key),
 			tokenArg, ttl, n.fenceKeyExpiry(), c.holder)
 	case n.policy.Fencing:
-		fence, err = c.runScript(ctx, c.scripts.acquireFenced, 2, keyArg, FenceKey(key), tokenArg, ttl, n.fenceKeyExpiry())
+		fence, err = c.runScript(ctx, acquireFencedScript, 2, keyArg, FenceKey(key), tokenArg, ttl, n.fenceKeyExpiry())
 	case n.policy.RecordHolder:
-		acquired, err := c.runScript(ctx, c.scripts.acquireHolder, 2, keyArg, HolderKey(key), tokenArg, ttl, c.holder)
+		acquired, err := c.runScript(ctx, acquireHolderScript, 2, keyArg, HolderKey(key), tokenArg, ttl, c.holder)
 		return 0, acquired == 1, err
 	default:
 		ok, err = c.setNX(ctx, keyArg, tokenArg, ttl)

@@ -141,7 +141,7 @@ func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
 func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		srv := redistest.Start(t)
-		renews := &faultHook{match: isScript(renewScript)}
+		renews := &faultHook{match: isScript(renewScript.src)}
 		e := newEnvMode(t, srv.Addr, batching, renews)
 		n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, RenewInterval: 50 * time.Millisecond,
 			RenewTimeout: 100 * time.Millisecond, MaxRenewFailures: 3})

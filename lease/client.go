@@ -62,7 +62,6 @@ type Client struct {
 	rdb     redis.UniversalClient
 	logger  *slog.Logger
 	metrics *metrics
-	scripts scripts
 	batch   *batcher   // nil unless Options.Batching
 	co      *coalescer // the default way to Redis; nil with Batching or NoCoalescing
 	holder  string     // Options.Holder or its default
@@ -74,13 +73,9 @@ type Client struct {
 	namespaces map[string]*Namespace
 }
 
-// scripts are the Lua scripts a Client runs, each defined as a constant next to its caller.
-type scripts struct {
-	acquireFenced, acquireHolder, renew, release, fencedSet script
-}
-
 // script is a Lua script of the library: its source, for EVAL, and its SHA1, for EVALSHA. The
-// SHA1 is kept boxed as a command argument, so that a call does not box it again.
+// SHA1 is kept boxed as a command argument, so that a call does not box it again. Each script is
+// a package-level value beside the operation that runs it; it is never modified.
 type script struct {
 	src string
 	sha any
@@ -115,15 +110,8 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		return nil, errors.New("lease: New needs a redis client")
 	}
 	c := &Client{
-		rdb:    rdb,
-		logger: opts.Logger,
-		scripts: scripts{
-			acquireFenced: newScript(acquireFencedScript),
-			acquireHolder: newScript(acquireHolderScript),
-			renew:         newScript(renewScript),
-			release:       newScript(releaseScript),
-			fencedSet:     newScript(fencedSetScript),
-		},
+		rdb:        rdb,
+		logger:     opts.Logger,
 		namespaces: make(map[string]*Namespace),
 	}
 	if c.logger == nil {

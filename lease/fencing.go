@@ -13,7 +13,7 @@ import (
 // KEYS[1] data key, KEYS[2] WriteFenceKey(data key); ARGV[1] fence, ARGV[2] value, ARGV[3] TTL
 // in ms (0: no expiry), ARGV[4] retention in µs (0: records never expire), ARGV[5] the record's
 // expiry in ms. Returns 1 when applied, 0 when rejected.
-const fencedSetScript = `
+var fencedSetScript = newScript(`
 local fence = tonumber(ARGV[1])
 local last = redis.call('get', KEYS[2])
 if last then
@@ -37,7 +37,7 @@ else
 	redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[5])
 end
 return 1
-`
+`)
 
 // writeFenceSlack is how much longer than Policy.WriteFenceRetention a write-fence record
 // lives: it absorbs fences that run ahead of the server's clock (a clock step back, or a
@@ -73,7 +73,7 @@ func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, valu
 	if retention > 0 {
 		recordMs = (retention + writeFenceSlack).Milliseconds()
 	}
-	applied, err := c.runScript(ctx, c.scripts.fencedSet, 2, key, WriteFenceKey(key), fence, value, ms,
+	applied, err := c.runScript(ctx, fencedSetScript, 2, key, WriteFenceKey(key), fence, value, ms,
 		retention.Microseconds(), recordMs)
 	if err != nil {
 		return fmt.Errorf("lease: fenced write %q in namespace %s: %w", key, n.name, err)

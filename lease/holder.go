@@ -45,14 +45,3 @@ func checkHolder(h string) error {
 	}
 	return nil
 }
-
-// acquireHolderScript takes an unfenced lock and records its holder in one step.
-// KEYS[1] lock key, KEYS[2] HolderKey(lock key); ARGV[1] owner token, ARGV[2] TTL in ms,
-// ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
-const acquireHolderScript = `
-if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-	return 0
-end
-redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
-return 1
-`

@@ -10,13 +10,13 @@ import (
 // releaseScript deletes the lock only while it still holds the caller's token, so a stale
 // holder can never drop a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions deleted
 // with it (the holder key); ARGV[1] owner token. Returns 1 when deleted, 0 when not owned.
-const releaseScript = `
+var releaseScript = newScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then
 	redis.call('del', unpack(KEYS))
 	return 1
 end
 return 0
-`
+`)
 
 type leaseState uint8
 
@@ -148,9 +148,9 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	var deleted int64
 	var err error
 	if n.policy.RecordHolder {
-		deleted, err = c.runScript(ctx, c.scripts.release, 2, id.keyArg, HolderKey(key), id.tokenArg)
+		deleted, err = c.runScript(ctx, releaseScript, 2, id.keyArg, HolderKey(key), id.tokenArg)
 	} else {
-		deleted, err = c.runScript(ctx, c.scripts.release, 1, id.keyArg, id.tokenArg)
+		deleted, err = c.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
 	}
 	switch {
 	case err != nil:

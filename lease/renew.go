@@ -12,7 +12,7 @@ import (
 // can never extend a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions that expire with
 // it (the holder key); ARGV[1] owner token, ARGV[2] TTL in ms. Returns 1 when extended, 0 when
 // not owned (expired, or taken by another owner).
-const renewScript = `
+var renewScript = newScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then
 	for i = 2, #KEYS do
 		redis.call('pexpire', KEYS[i], ARGV[2])
@@ -20,7 +20,7 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 	return redis.call('pexpire', KEYS[1], ARGV[2])
 end
 return 0
-`
+`)
 
 // errRenewTimeout is the cause of a renew's own deadline.
 var errRenewTimeout = errors.New("lease: renew timeout")
@@ -73,9 +73,9 @@ func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err erro
 	c := n.client
 	var extended int64
 	if n.policy.RecordHolder {
-		extended, err = c.runScript(ctx, c.scripts.renew, 2, id.keyArg, HolderKey(id.key), id.tokenArg, n.ttlMs)
+		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, HolderKey(id.key), id.tokenArg, n.ttlMs)
 	} else {
-		extended, err = c.runScript(ctx, c.scripts.renew, 1, id.keyArg, id.tokenArg, n.ttlMs)
+		extended, err = c.runScript(ctx, renewScript, 1, id.keyArg, id.tokenArg, n.ttlMs)
 	}
 	return extended == 1, err
 }

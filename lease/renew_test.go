@@ -21,7 +21,7 @@ func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		for _, bound := range []int{1, 3} {
 			t.Run(fmt.Sprintf("max=%d", bound), func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 60 * time.Millisecond, MaxRenewFailures: bound})
 				key := uniqueKey(t)
@@ -83,7 +83,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript), plan: func(n int) (time.Duration, error) {
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(n int) (time.Duration, error) {
 					if tc.pattern[n%len(tc.pattern)] {
 						return 0, errInjected
 					}
@@ -150,7 +150,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 			wantAbandoned float64
 		}{{Abandon, 1}, {Continue, 0}} {
 			t.Run("renewer/"+tc.policy.String(), func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, nil }}
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, nil }}
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 200 * time.Millisecond, OnRenewFailure: tc.policy})
 				key := uniqueKey(t)
@@ -191,7 +191,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 // logged as a warning with the namespace, never the token.
 func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
-		hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 		e := newEnvMode(t, sharedAddr, batching, hook)
 		n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 30 * time.Millisecond, OnRenewFailure: Continue, LocalMutex: true})
 		failed := func() float64 {
@@ -256,7 +256,7 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 			t.Parallel()
 			eachMode(t, func(t *testing.T, batching bool) {
 				t.Parallel()
-				hook := &faultHook{match: isScript(renewScript), plan: tc.plan}
+				hook := &faultHook{match: isScript(renewScript.src), plan: tc.plan}
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 3})
 				l, err := n.Acquire(context.Background(), uniqueKey(t))
@@ -306,7 +306,7 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 func TestRenewerLogsOutsideTheLeaseLock(t *testing.T) {
 	for _, policy := range []RenewFailurePolicy{Continue, Abandon} {
 		t.Run(policy.String(), func(t *testing.T) {
-			hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+			hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 			rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { _ = rdb.Close() })
 			rdb.AddHook(hook)
