@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"math/rand/v2"
 	"time"
 )
@@ -20,7 +21,7 @@ import (
 // acquired keys have one. Time in microseconds (≈ 1.8e15) is exact in Lua's doubles (2^53 ≈
 // 9e15); %d writes it without an exponent.
 //
-// KEYS[1] lock key, KEYS[2] FenceKey(lock key), KEYS[3] (optional) HolderKey(lock key);
+// KEYS[1] lock key, KEYS[2] its fence key, KEYS[3] (optional) its holder key;
 // ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3] the fence key's expiry in ms, ARGV[4] the
 // holder description when KEYS[3] is given. Returns the new fence token (> 0), or 0 when
 // someone else holds the lock.
@@ -42,7 +43,7 @@ return fence
 `)
 
 // acquireHolderScript takes an unfenced lock and records its holder in one step.
-// KEYS[1] lock key, KEYS[2] HolderKey(lock key); ARGV[1] owner token, ARGV[2] TTL in ms,
+// KEYS[1] lock key, KEYS[2] its holder key; ARGV[1] owner token, ARGV[2] TTL in ms,
 // ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
 var acquireHolderScript = newScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -65,9 +66,6 @@ type Namespace struct {
 	local  *localLocks
 	ttlMs  any // policy.TTL in milliseconds, boxed once as a command argument
 }
-
-// Name returns the namespace name, the lock_namespace label of its metrics.
-func (n *Namespace) Name() string { return n.name }
 
 // Policy returns the namespace's policy with defaults filled in.
 func (n *Namespace) Policy() Policy { return n.policy }
@@ -112,7 +110,7 @@ func (n *Namespace) checkKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty lock key", ErrInvalidKey)
 	}
-	if (n.policy.Fencing || n.policy.RecordHolder) && !sameSlotCompanion(key) {
+	if (n.policy.Fencing || n.policy.RecordHolder) && !lockkeys.SameSlot(key) {
 		return fmt.Errorf("%w: %q contains '}' outside a hash tag, so its fence and holder keys cannot share its cluster slot", ErrInvalidKey, key)
 	}
 	return nil
@@ -182,12 +180,12 @@ func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (
 	ttl := n.ttlMs
 	switch {
 	case n.policy.Fencing && n.policy.RecordHolder:
-		fence, err = c.runScript(ctx, acquireFencedScript, 3, keyArg, FenceKey(key), HolderKey(key),
+		fence, err = c.runScript(ctx, acquireFencedScript, 3, keyArg, lockkeys.Fence(key), lockkeys.Holder(key),
 			tokenArg, ttl, n.fenceKeyExpiry(), c.holder)
 	case n.policy.Fencing:
-		fence, err = c.runScript(ctx, acquireFencedScript, 2, keyArg, FenceKey(key), tokenArg, ttl, n.fenceKeyExpiry())
+		fence, err = c.runScript(ctx, acquireFencedScript, 2, keyArg, lockkeys.Fence(key), tokenArg, ttl, n.fenceKeyExpiry())
 	case n.policy.RecordHolder:
-		acquired, err := c.runScript(ctx, acquireHolderScript, 2, keyArg, HolderKey(key), tokenArg, ttl, c.holder)
+		acquired, err := c.runScript(ctx, acquireHolderScript, 2, keyArg, lockkeys.Holder(key), tokenArg, ttl, c.holder)
 		return 0, acquired == 1, err
 	default:
 		ok, err = c.setNX(ctx, keyArg, tokenArg, ttl)

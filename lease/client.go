@@ -50,7 +50,7 @@ type Options struct {
 	// is single commands too: one stalled node would hold the shared send slots there and
 	// delay commands bound for healthy nodes.
 	NoCoalescing bool
-	// Holder describes this process in the HolderKey of locks taken by namespaces with
+	// Holder describes this process in the holder key of locks taken by namespaces with
 	// Policy.RecordHolder, for operators asking who holds a lock. Empty means
 	// "<host name> pid <pid>". At most 256 bytes of UTF-8 without control characters; it is
 	// readable with the exporter's ACL, so it must not contain secrets.

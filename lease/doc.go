@@ -15,11 +15,13 @@
 //	})
 //
 // Acquire is SET NX PX with a 128-bit random token; with fencing, the lock and its fence token
-// (the server's time in microseconds, above the key's last fence) are taken in one Lua script on
-// keys that share a cluster slot (see FenceKey). Release and
-// renew are Lua compare-and-delete and compare-and-pexpire, so a stale holder can never drop or
-// extend a newer owner's lock. Tokens are capabilities: they never appear in errors, logs or
-// metrics.
+// (the server's time in microseconds, above the key's last fence) are taken in one Lua script.
+// The fence and holder keys share the lock key's cluster slot: a key with a valid hash tag keeps
+// it ("{job}:42" → "{job}:42:fence"), any other key becomes the tag ("job:42" →
+// "{job:42}:fence", "{job:42}:holder"); a key with '}' outside a hash tag is refused where such
+// a key is needed (ErrInvalidKey). Release and renew are Lua compare-and-delete and
+// compare-and-pexpire, so a stale holder can never drop or extend a newer owner's lock. Tokens
+// are capabilities: they never appear in errors, logs or metrics.
 //
 // What the library can promise about time is bounded by this process being scheduled: a
 // holder whose renews fail is cancelled at its lease's ValidUntil by a timer, and a process

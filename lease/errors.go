@@ -2,6 +2,11 @@ package lease
 
 import "errors"
 
+// errEmptyToken: a release or renew was asked for without an owner token, which only a zero
+// Lease (not one from Acquire) lacks. It is an error rather than a no-op, so that a missing
+// token is never mistaken for a successful release.
+var errEmptyToken = errors.New("lease: lock token required")
+
 // Sentinel errors, for errors.Is.
 var (
 	// ErrBusy: another holder has the lock (after waiting, if the call waits).
@@ -15,10 +20,6 @@ var (
 	// ErrReleased: Release was already called for this lease. It is also the cause of the
 	// holder's context after release.
 	ErrReleased = errors.New("lease: lease already released")
-	// ErrEmptyToken: a release or renew was asked for without an owner token (for example on
-	// a zero Lease). It is an error rather than a no-op, so that a missing token is never
-	// mistaken for a successful release.
-	ErrEmptyToken = errors.New("lease: lock token required")
 	// ErrStaleFence: a fenced write was rejected because a newer lease already wrote.
 	ErrStaleFence = errors.New("lease: fenced write rejected: a newer fence has written")
 	// ErrNoFence: a fenced write was asked for without a fence token (fencing is off, or the

@@ -282,11 +282,3 @@ func ExampleLease_ValidUntil() {
 	// Output:
 	// captured: <nil>
 }
-
-func ExampleFenceKey() {
-	fmt.Println(lease.FenceKey("scheduler:job:42"))
-	fmt.Println(lease.FenceKey("{tenant-a}:job:42"))
-	// Output:
-	// {scheduler:job:42}:fence
-	// {tenant-a}:job:42:fence
-}

@@ -8,15 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// HolderKey returns the key where a namespace with Policy.RecordHolder stores who holds
-// lockKey: Options.Holder, never the token. It shares lockKey's cluster slot by the same rule
-// as FenceKey ("job:42" → "{job:42}:holder"), so the lock script can write it, and it expires,
-// is renewed and is deleted with the lock. Locks taken without RecordHolder (or by other
-// libraries) have no holder key.
-func HolderKey(lockKey string) string {
-	return companionKey(lockKey, ":holder")
-}
-
 // maxHolderLen bounds Options.Holder: it is written with every acquisition and shown on
 // operators' terminals.
 const maxHolderLen = 256

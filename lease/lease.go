@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"fmt"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"sync"
 	"time"
 )
@@ -93,7 +94,7 @@ func (l *Lease) Context() context.Context {
 func (l *Lease) Release(ctx context.Context) error {
 	n := l.ns
 	if n == nil || l.token == "" {
-		return ErrEmptyToken
+		return errEmptyToken
 	}
 	l.mu.Lock()
 	switch l.state {
@@ -137,7 +138,7 @@ func (l *Lease) unlockLocal() {
 func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	key := id.key
 	if id.token == "" {
-		return ErrEmptyToken
+		return errEmptyToken
 	}
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
@@ -148,7 +149,7 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	var deleted int64
 	var err error
 	if n.policy.RecordHolder {
-		deleted, err = c.runScript(ctx, releaseScript, 2, id.keyArg, HolderKey(key), id.tokenArg)
+		deleted, err = c.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(key), id.tokenArg)
 	} else {
 		deleted, err = c.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
 	}

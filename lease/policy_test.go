@@ -85,8 +85,8 @@ func TestPolicyValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Name() != "ns" || n.Policy().TTL != DefaultTTL {
-		t.Errorf("Name, Policy = %q, %+v", n.Name(), n.Policy())
+	if n.name != "ns" || n.Policy().TTL != defaultTTL {
+		t.Errorf("name, Policy = %q, %+v", n.name, n.Policy())
 	}
 	if _, err := c.Declare("ns", Policy{}); !errors.Is(err, ErrAlreadyDeclared) || errors.Is(err, ErrInvalidPolicy) {
 		t.Errorf("duplicate namespace: %v, want ErrAlreadyDeclared", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"log/slog"
 	"time"
 )
@@ -33,7 +34,7 @@ var errRenewTimeout = errors.New("lease: renew timeout")
 func (l *Lease) Renew(ctx context.Context) error {
 	n := l.ns
 	if n == nil || l.token == "" {
-		return ErrEmptyToken
+		return errEmptyToken
 	}
 	l.mu.Lock()
 	state := l.state
@@ -73,7 +74,7 @@ func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err erro
 	c := n.client
 	var extended int64
 	if n.policy.RecordHolder {
-		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, HolderKey(id.key), id.tokenArg, n.ttlMs)
+		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg, n.ttlMs)
 	} else {
 		extended, err = c.runScript(ctx, renewScript, 1, id.keyArg, id.tokenArg, n.ttlMs)
 	}
