@@ -57,19 +57,6 @@ return 1
 // caller's context ending.
 var errAcquireDeadline = errors.New("lease: acquire timeout")
 
-// Namespace takes leases under one declared Policy. It is safe for concurrent use.
-type Namespace struct {
-	client *Client
-	name   string
-	policy Policy
-	m      *nsMetrics
-	local  *localLocks
-	ttlMs  any // policy.TTL in milliseconds, boxed once as a command argument
-}
-
-// Policy returns the namespace's policy with defaults filled in.
-func (n *Namespace) Policy() Policy { return n.policy }
-
 // Acquire takes the lock on key, waiting for a busy lock with backoff and jitter until
 // Policy.AcquireTimeout after the call (or ctx's end, if sooner) and then returning ErrBusy.
 // When ctx ended the wait, the error also matches ctx's cause (context.Canceled, say). The
@@ -87,23 +74,6 @@ func (n *Namespace) Acquire(ctx context.Context, key string) (*Lease, error) {
 // bounded by Policy.AcquireTimeout, like Acquire.
 func (n *Namespace) TryAcquire(ctx context.Context, key string) (*Lease, error) {
 	return n.acquire(ctx, key, false)
-}
-
-// Do acquires key (waiting as Acquire does), runs fn with the lease's context and fence token
-// (0 without fencing), then releases the lease, also when fn panics. Release runs detached from
-// ctx's cancellation, bounded by Policy.ReleaseTimeout. The error joins fn's error and the
-// release's: ErrAbandoned if the lease was abandoned while fn ran, ErrNotOwned if it was lost.
-func (n *Namespace) Do(ctx context.Context, key string, fn func(ctx context.Context, fence int64) error) (err error) {
-	l, err := n.Acquire(ctx, key)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if rerr := l.Release(ctx); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-	}()
-	return fn(l.ctx, l.fence)
 }
 
 func (n *Namespace) checkKey(key string) error {

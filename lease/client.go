@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -71,33 +70,6 @@ type Client struct {
 
 	mu         sync.Mutex
 	namespaces map[string]*Namespace
-}
-
-// script is a Lua script of the library: its source, for EVAL, and its SHA1, for EVALSHA. The
-// SHA1 is kept boxed as a command argument, so that a call does not box it again. Each script is
-// a package-level value beside the operation that runs it; it is never modified.
-type script struct {
-	src string
-	sha any
-}
-
-func newScript(src string) script { return script{src: src, sha: redis.NewScript(src).Hash()} }
-
-// evalSha is the EVALSHA command of s on its first numKeys keysAndArgs as keys and the rest as
-// arguments.
-func (s script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
-	cmdArgs := make([]any, 0, 3+len(keysAndArgs))
-	cmdArgs = append(cmdArgs, "evalsha", s.sha, numKeys)
-	cmdArgs = append(cmdArgs, keysAndArgs...)
-	return redis.NewCmd(ctx, cmdArgs...)
-}
-
-// evalBySource turns an EVALSHA of the script with source src into the same call as EVAL, for
-// a Redis that lost the script (a restart, SCRIPT FLUSH, a failover to a fresh replica); EVAL
-// also loads it again.
-func evalBySource(ctx context.Context, src string, evalSha redis.Cmder) *redis.Cmd {
-	// EVALSHA sha numkeys keys… args… → EVAL src numkeys keys… args…
-	return redis.NewCmd(ctx, append([]any{"eval", src}, evalSha.Args()[2:]...)...)
 }
 
 // New returns a Client on rdb, which may be a single-node, Sentinel or Cluster client.
@@ -203,48 +175,6 @@ func (c *Client) send(ctx context.Context, cmd redis.Cmder, src string) error {
 	}
 	processWithFallback(ctx, c.rdb, cmd, src)
 	return cmd.Err()
-}
-
-// runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments, on its
-// own, coalesced or in a batch; every lease script returns an integer. It builds the EVALSHA
-// itself rather than calling go-redis's Script.Run, which costs a few more allocations per call,
-// and falls back to EVAL as Script.Run does.
-func (c *Client) runScript(ctx context.Context, s script, numKeys int, keysAndArgs ...any) (int64, error) {
-	cmd := s.evalSha(ctx, numKeys, keysAndArgs)
-	if err := c.send(ctx, cmd, s.src); err != nil {
-		return 0, err
-	}
-	return cmd.Int64()
-}
-
-// Declare declares the lock namespace name with policy p and returns its handle. Declaring
-// a namespace creates all its metric series at zero. A name can be declared once per Client: a
-// second Declare of it returns ErrAlreadyDeclared.
-func (c *Client) Declare(name string, p Policy) (*Namespace, error) {
-	if name == "" || !utf8.ValidString(name) {
-		return nil, fmt.Errorf("%w: namespace name must be non-empty UTF-8", ErrInvalidPolicy)
-	}
-	p, err := p.withDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("namespace %q: %w", name, err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, dup := c.namespaces[name]; dup {
-		return nil, fmt.Errorf("%w: namespace %q", ErrAlreadyDeclared, name)
-	}
-	n := &Namespace{
-		client: c,
-		name:   name,
-		policy: p,
-		m:      c.metrics.forNamespace(name),
-		ttlMs:  p.TTL.Milliseconds(),
-	}
-	if p.LocalMutex {
-		n.local = newLocalLocks()
-	}
-	c.namespaces[name] = n
-	return n, nil
 }
 
 // contextTimeoutsOff reports whether rdb is known to ignore context deadlines on the wire.

@@ -237,18 +237,3 @@ func (co *coalescer) recycle(w *waiter) {
 	w.ctx, w.cmd, w.src = nil, nil, ""
 	co.waiters.Put(w)
 }
-
-// processWithFallback runs cmd on its own and, when it is the EVALSHA of a script Redis lost
-// (src non-empty), runs it again by source, as go-redis's Script.Run does.
-func processWithFallback(ctx context.Context, rdb redis.UniversalClient, cmd redis.Cmder, src string) {
-	_ = rdb.Process(ctx, cmd)
-	// The nil check first: HasErrorPrefix allocates on every call.
-	if src == "" || cmd.Err() == nil || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return
-	}
-	eval := evalBySource(ctx, src, cmd)
-	_ = rdb.Process(ctx, eval)
-	c := cmd.(*redis.Cmd)
-	c.SetVal(eval.Val())
-	c.SetErr(eval.Err())
-}

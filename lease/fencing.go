@@ -86,3 +86,18 @@ func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, valu
 	}
 	return nil
 }
+
+// RecordFencedWrite counts one write through a fencing guard kept outside this package (the
+// SQL guard in package sqlfence, or a store of your own) in lock_fenced_writes_total, as
+// applied or rejected, under the namespace's lock_namespace label. FencedSet counts its own
+// writes. It does nothing when the Client has no Registerer (or n is nil).
+func (n *Namespace) RecordFencedWrite(applied bool) {
+	if n != nil {
+		n.m.fencedWrite(applied)
+	}
+}
+
+// fenceKeyExpiry is the fence key's PX in ms: TTL + FenceRetention.
+func (n *Namespace) fenceKeyExpiry() int64 {
+	return (n.policy.TTL + n.policy.FenceRetention).Milliseconds()
+}
