@@ -59,9 +59,9 @@ const (
 )
 
 // coalescerSlots is how many sends are on the wire at once: one per CPU and at least two, so
-// that a batch fills while another is on the wire. On 2 CPUs with 16 goroutines
-// (BenchmarkSendWays, two runs each) 2 slots took 0.55–0.69× the ns per cycle of single
-// commands, 1 slot 0.70–0.72× and 4 slots 0.75–0.80×.
+// that a batch fills while another is on the wire. Fewer slots leave the wire idle between
+// batches, more spread callers over shallower pipelines; docs/performance.md ("The default
+// client coalesces concurrent commands", BenchmarkSendWays) has the measured slot counts.
 func coalescerSlots() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 func newCoalescer(rdb redis.UniversalClient) *coalescer {
