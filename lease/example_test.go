@@ -156,7 +156,7 @@ func ExampleNamespace_TryAcquire_reconciler() {
 	rdb := exampleRedis()
 	defer rdb.Close()
 	const poll = 30 * time.Second
-	policy := lease.Policy{TTL: 2 * poll, Release: lease.HoldUntilExpiry}
+	policy := lease.Policy{TTL: 2 * poll, ReleaseMode: lease.HoldUntilExpiry}
 
 	tick := func(replica string) {
 		locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})

@@ -70,7 +70,7 @@ func (e *env) namespace(t testing.TB, name string, p Policy) *Namespace {
 	t.Helper()
 	n, err := e.c.Declare(name, p)
 	if err != nil {
-		t.Fatalf("Namespace(%q): %v", name, err)
+		t.Fatalf("Declare(%q): %v", name, err)
 	}
 	return n
 }

@@ -101,7 +101,7 @@ func TestHolderKeyFollowsTheLock(t *testing.T) {
 func TestHolderKeyExpiresWithTheLock(t *testing.T) {
 	e := newHolderEnv(t, sharedAddr, false, "short-lived")
 	ctx := context.Background()
-	n := e.namespace(t, "expiring", Policy{TTL: 200 * time.Millisecond, DisableRenewal: true, Release: HoldUntilExpiry, RecordHolder: true})
+	n := e.namespace(t, "expiring", Policy{TTL: 200 * time.Millisecond, DisableRenewal: true, ReleaseMode: HoldUntilExpiry, RecordHolder: true})
 	key := uniqueKey(t)
 	l, err := n.Acquire(ctx, key)
 	if err != nil {

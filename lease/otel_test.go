@@ -198,7 +198,7 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ttlHold, err := c.Declare("ttlhold", Policy{DisableRenewal: true, Release: HoldUntilExpiry})
+		ttlHold, err := c.Declare("ttlhold", Policy{DisableRenewal: true, ReleaseMode: HoldUntilExpiry})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -79,8 +79,8 @@ type Policy struct {
 	MaxRenewFailures int
 	// OnRenewFailure is Abandon (default) or Continue.
 	OnRenewFailure RenewFailurePolicy
-	// Release is Explicit (default) or HoldUntilExpiry.
-	Release ReleaseMode
+	// ReleaseMode is Explicit (default) or HoldUntilExpiry: what Release does with the key.
+	ReleaseMode ReleaseMode
 	// AcquireTimeout bounds how long Acquire and Do wait for a busy lock. Default 2s.
 	AcquireTimeout time.Duration
 	// RetryBackoff is the pause between acquire attempts; each pause adds a random jitter of
@@ -173,8 +173,8 @@ func (p Policy) withDefaults() (Policy, error) {
 		return p, fmt.Errorf("%w: WriteFenceRetention %s must be at least 1ms (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
 	case p.OnRenewFailure != Abandon && p.OnRenewFailure != Continue:
 		return p, fmt.Errorf("%w: unknown OnRenewFailure %d", ErrInvalidPolicy, int(p.OnRenewFailure))
-	case p.Release != Explicit && p.Release != HoldUntilExpiry:
-		return p, fmt.Errorf("%w: unknown Release mode %d", ErrInvalidPolicy, int(p.Release))
+	case p.ReleaseMode != Explicit && p.ReleaseMode != HoldUntilExpiry:
+		return p, fmt.Errorf("%w: unknown ReleaseMode %d", ErrInvalidPolicy, int(p.ReleaseMode))
 	}
 	return p, nil
 }

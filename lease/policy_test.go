@@ -61,7 +61,7 @@ func TestPolicyValidation(t *testing.T) {
 		{Policy{RetryBackoff: -1}, "RetryBackoff"},
 		{Policy{ReleaseTimeout: -1}, "ReleaseTimeout"},
 		{Policy{OnRenewFailure: 7}, "OnRenewFailure"},
-		{Policy{Release: 7}, "Release"},
+		{Policy{ReleaseMode: 7}, "ReleaseMode"},
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()

@@ -50,7 +50,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.renewing.Wait()
 
 	var err error
-	if n.policy.Release == HoldUntilExpiry {
+	if n.policy.ReleaseMode == HoldUntilExpiry {
 		n.m.releaseDone(releaseSkipped)
 	} else {
 		err = n.release(ctx, l.leaseID)

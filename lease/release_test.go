@@ -99,7 +99,7 @@ func TestHoldUntilExpiryRotatesOwnershipByExpiry(t *testing.T) {
 		const ttl = 2 * time.Second
 		// Redis keeps expiry times in whole milliseconds of its own clock reading.
 		const clockSlack = 5 * time.Millisecond
-		policy := Policy{TTL: ttl, Release: HoldUntilExpiry}
+		policy := Policy{TTL: ttl, ReleaseMode: HoldUntilExpiry}
 		replicaA, replicaB := newEnvMode(t, sharedAddr, batching), newEnvMode(t, sharedAddr, batching)
 		nsA, nsB := replicaA.namespace(t, "reconciler", policy), replicaB.namespace(t, "reconciler", policy)
 		key := uniqueKey(t)

@@ -62,7 +62,7 @@ func Namespaces(prefix string) []Namespace {
 			TTL:   6 * time.Second,
 			Story: "a per-loop lease (TTL = 2 x 3s poll) never released, so expiry rotates ownership; a legacy cron script holds a lock here set without any expiry",
 			policy: lease.Policy{
-				TTL: 6 * time.Second, Release: lease.HoldUntilExpiry,
+				TTL: 6 * time.Second, ReleaseMode: lease.HoldUntilExpiry,
 			},
 		},
 		{
