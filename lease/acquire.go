@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"math/rand/v2"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // acquireFencedScript takes the lock and its fence token in one step, so a lock is never held

@@ -3,12 +3,12 @@ package lease
 import (
 	"context"
 	"errors"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"

@@ -3,8 +3,9 @@ package lease
 import (
 	"context"
 	"fmt"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // fencedSetScript applies a write only when the writer's fence is not older than the fence of

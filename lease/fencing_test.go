@@ -3,11 +3,11 @@ package lease
 import (
 	"context"
 	"errors"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"log/slog"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // renewScript extends the lock only while it still holds the caller's token, so a stale holder
