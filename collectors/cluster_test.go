@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/lease"
 )
 
 // TestCluster scans a real three-master Redis Cluster: every master's keys are counted once, the
@@ -45,7 +45,7 @@ func TestCluster(t *testing.T) {
 	}
 	holders := map[string]string{"job:59": "worker-59 pid 1", "job:57": "worker-57 pid 2"}
 	for key, holder := range holders {
-		if err := cc.Set(t.Context(), lease.HolderKey(key), holder, time.Minute).Err(); err != nil {
+		if err := cc.Set(t.Context(), lockkeys.Holder(key), holder, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,7 +23,7 @@
 // be O(keys). Counts can therefore overstate by the few keys that were returned twice during a
 // resize; minimum TTL and maximum idle time are unaffected, and the top-K lists are de-duplicated.
 //
-// Keys shaped exactly as the lease library's counters (lease.FenceKey, lease.WriteFenceKey) are
+// Keys shaped exactly as the lease library's fence and write-fence keys (internal/lockkeys) are
 // not locks: they are counted apart (lock_fence_keys) and not inspected.
 //
 // Deadlines: a pass stops sending commands at its deadline by itself; the socket gets a second

@@ -11,7 +11,7 @@ type holderInfo struct {
 
 func newHolderInfo() *holderInfo {
 	return &holderInfo{info: prometheus.NewDesc("lock_key_holder_info",
-		"Constant 1 for each key of lock_key_idle_seconds whose holder key (lease.HolderKey, written with Policy.RecordHolder) names its holder; key and holder are escaped and length-capped. Locks of other libraries have no holder and no series.",
+		"Constant 1 for each key of lock_key_idle_seconds whose holder key ({L}:holder of lock key L, written with Policy.RecordHolder) names its holder; key and holder are escaped and length-capped. Locks of other libraries have no holder and no series.",
 		[]string{nsLabel, "key", "holder"}, nil)}
 }
 

@@ -17,7 +17,7 @@ func HolderLabel(holder string) string {
 	return KeyLabel(holder)
 }
 
-// readHolders GETs the holder key (lease.HolderKey) of every key in the flight's top-K lists,
+// readHolders GETs the holder key ({L}:holder, internal/lockkeys) of every key in the flight's top-K lists,
 // once the pass has ended and before its final Result is built, in one pipeline routed by slot.
 // It never reads a lock key (the value is the owner's token), only the companion the lease
 // library writes beside it with Policy.RecordHolder; keys of other libraries have none. A pass

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/lease"
 )
@@ -27,7 +28,7 @@ func TestHolderInfo(t *testing.T) {
 	seed.key(t, long, time.Minute, 200)
 	seed.key(t, "jobs:plain", time.Minute, 100) // a SET NX lock of another library: no holder key
 	for key, holder := range map[string]string{"jobs:hostile": hostile, long: "long-key-holder"} {
-		if err := c.Set(ctx, lease.HolderKey(key), holder, time.Minute).Err(); err != nil {
+		if err := c.Set(ctx, lockkeys.Holder(key), holder, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,7 +38,7 @@ func TestHolderInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lc.Close() })
-	ns, err := lc.Namespace("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, RecordHolder: true})
+	ns, err := lc.Declare("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, RecordHolder: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestHolderInfo(t *testing.T) {
 	// Created after jobs:leased, so never staler than it (and later by name on a tie): fifth of
 	// five, outside a top-4, although it has a holder key.
 	seed.key(t, "jobs:zz-outside", time.Minute, 0)
-	if err := c.Set(ctx, lease.HolderKey("jobs:zz-outside"), "not-listed", time.Minute).Err(); err != nil {
+	if err := c.Set(ctx, lockkeys.Holder("jobs:zz-outside"), "not-listed", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 

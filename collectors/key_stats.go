@@ -18,7 +18,7 @@ func newKeyStats() *keyStats {
 		ttlMin: prometheus.NewDesc("lock_key_ttl_min_seconds",
 			"Smallest remaining TTL among the namespace's keys that have one; absent when none has.", []string{nsLabel}, nil),
 		fence: prometheus.NewDesc("lock_fence_keys",
-			"Keys under the namespace's pattern shaped as the lease library's fence counters (lease.FenceKey, lease.WriteFenceKey); not locks, not in lock_keys.", []string{nsLabel}, nil),
+			"Keys under the namespace's pattern shaped as the lease library's fence and write-fence keys ({L}:fence, {L}:writefence of a lock key L); not locks, not in lock_keys.", []string{nsLabel}, nil),
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/lease"
 )
 
 // scanArgs records the arguments of every SCAN and counts TYPE commands.
@@ -295,7 +295,7 @@ func TestFenceKeysByShape(t *testing.T) {
 	if err := c.Set(ctx, "{w:deploy}:42", "token", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Set(ctx, lease.HolderKey("{w:deploy}:42"), "worker-1 pid 7", time.Minute).Err(); err != nil {
+	if err := c.Set(ctx, lockkeys.Holder("{w:deploy}:42"), "worker-1 pid 7", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	s := newTestScanner(t, c, Options{Namespaces: []Namespace{

@@ -22,7 +22,7 @@ type KeyInfo struct {
 	Label string
 	// Cut is true when Key holds only the first MaxKeyLabelLen bytes of a longer key name.
 	Cut bool
-	// Holder is the value of the key's holder key (lease.HolderKey, at most MaxHolderBytes),
+	// Holder is the value of the key's holder key ("{L}:holder" for lock key L, at most MaxHolderBytes),
 	// read for the keys a complete Result lists; "" when the lock records none (taken without
 	// Policy.RecordHolder, or by another library), when Cut, or when it could not be read.
 	Holder string

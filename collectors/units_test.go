@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockwatch/lockwatch/internal/glob"
-	"github.com/lockwatch/lockwatch/lease"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 func TestTopK(t *testing.T) {
@@ -117,84 +117,14 @@ func TestOptionsValidation(t *testing.T) {
 	}
 }
 
-// TestCompanionShapeMatchesLease ties isCompanionKey to the lease library's own functions: every
-// key they produce is a companion, and every key called a companion is one they produce from the
-// base the shape implies.
-func TestCompanionShapeMatchesLease(t *testing.T) {
-	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc", "", "}", "a}b", "{", "{}", "x{y}z", "w:deploy"} {
-		for _, companion := range []string{lease.FenceKey(lock), lease.WriteFenceKey(lock)} {
-			if got := companionOf(companion); got != fenceCompanion {
-				t.Errorf("%q (fence companion of %q) is %v, want a fence companion", companion, lock, got)
-			}
-		}
-		if got := companionOf(lease.HolderKey(lock)); got != holderCompanion {
-			t.Errorf("%q (holder key of %q) is %v, want a holder companion", lease.HolderKey(lock), lock, got)
-		}
-	}
-	tests := []struct {
-		key  string
-		want bool
-	}{
-		{"w:deploy:fence", false}, // a lock named so: lease would have written {w:deploy}:fence
-		{"jobs:1:writefence", false},
-		{"{w:deploy}:fence", true},
-		{"w:deploy:holder", false}, // a lock named so: lease would have written {w:deploy}:holder
-		{"{jobs}:42:holder", true},
-		{"{jobs:42}:holder", true},
-		{"{jobs}:1:fence", true},
-		{"{jobs}:1:writefence", true},
-		{"{}:fence", true}, // lease.FenceKey("")
-		{"{}x:fence", false},
-		{"fence", false},
-		{":fence", false},
-		{"jobs:1", false},
-	}
-	for _, tt := range tests {
-		if got := isCompanionKey(tt.key); got != tt.want {
-			t.Errorf("isCompanionKey(%q) = %v, want %v", tt.key, got, tt.want)
-		}
-	}
-}
-
-// FuzzCompanionShape checks the converse on arbitrary keys: a key isCompanionKey accepts is
-// exactly what lease.FenceKey or lease.WriteFenceKey makes of the lock key it implies.
-func FuzzCompanionShape(f *testing.F) {
-	for _, seed := range []string{"{a}:fence", "a:fence", "{a}b:writefence", "{}}:fence", "{a}}:fence"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, key string) {
-		produced := false
-		for _, suffix := range []string{fenceSuffix, writeFenceSuffix, holderSuffix} {
-			base, ok := strings.CutSuffix(key, suffix)
-			if !ok {
-				continue
-			}
-			candidates := []string{base}
-			if inner, ok := strings.CutPrefix(base, "{"); ok {
-				if inner, ok := strings.CutSuffix(inner, "}"); ok {
-					candidates = append(candidates, inner)
-				}
-			}
-			for _, lock := range candidates {
-				if lease.FenceKey(lock) == key || lease.WriteFenceKey(lock) == key || lease.HolderKey(lock) == key {
-					produced = true
-				}
-			}
-		}
-		if got := isCompanionKey(key); got != produced {
-			t.Errorf("isCompanionKey(%q) = %v, lease produces it: %v", key, got, produced)
-		}
-	})
-}
-
-// TestHolderKeyOfMatchesLease checks the exporter's copy of lease.HolderKey, and that it declines
+// TestHolderKeyOfMatchesLease checks holderKeyOf against lockkeys.Holder, and that it declines
 // exactly the keys whose holder key would not share the lock's cluster slot (lease refuses to
 // record a holder for those).
 func TestHolderKeyOfMatchesLease(t *testing.T) {
 	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc", "", "{", "}{x}", "x{y}z", "w:deploy:holder"} {
 		got, ok := holderKeyOf(lock)
-		if !ok || got != lease.HolderKey(lock) {
-			t.Errorf("holderKeyOf(%q) = %q, %v; want %q, true", lock, got, ok, lease.HolderKey(lock))
+		if !ok || got != lockkeys.Holder(lock) {
+			t.Errorf("holderKeyOf(%q) = %q, %v; want %q, true", lock, got, ok, lockkeys.Holder(lock))
 		}
 	}
 	for _, lock := range []string{"}", "a}b", "{}"} {

@@ -16,7 +16,7 @@ import (
 )
 
 // TestClusterFailover holds leases on a real 3-master, 3-replica Redis Cluster and kills the
-// master of their slot. The replica is promoted (cluster-node-timeout 1000ms). The Fence lease
+// master of their slot. The replica is promoted (cluster-node-timeout 1000ms). The Abandon lease
 // (TTL 6s) is abandoned during the failover without dropping its key; the Continue lease (TTL
 // 20s) rides through, renews on the promoted replica and releases cleanly. After the abandoned
 // key expires, a new owner gets a newer fence from the replicated counter, and the abandoned
@@ -52,11 +52,11 @@ func TestClusterFailover(t *testing.T) {
 		MaxRenewFailures: 2, AcquireTimeout: 8 * time.Second, RetryBackoff: 50 * time.Millisecond, Fencing: true}
 	lenientPolicy := lease.Policy{TTL: 20 * time.Second, RenewInterval: 300 * time.Millisecond, RenewTimeout: 250 * time.Millisecond,
 		OnRenewFailure: lease.Continue, Fencing: true}
-	strict, err := c.Namespace("strict", strictPolicy)
+	strict, err := c.Declare("strict", strictPolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lenient, err := c.Namespace("lenient", lenientPolicy)
+	lenient, err := c.Declare("lenient", lenientPolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +121,10 @@ func TestClusterFailover(t *testing.T) {
 	select {
 	case <-ls.Context().Done():
 	case <-time.After(30 * time.Second):
-		t.Fatal("the Fence lease survived a failover 30s past the promotion")
+		t.Fatal("the Abandon lease survived a failover 30s past the promotion")
 	}
 	if cause := context.Cause(ls.Context()); cause != lease.ErrAbandoned {
-		t.Errorf("Fence lease cause = %v, want ErrAbandoned", cause)
+		t.Errorf("Abandon lease cause = %v, want ErrAbandoned", cause)
 	}
 	exporterSees("after the failover", 1) // the abandoned lock is still there, as it should be
 	okBefore := value(t, reg, "lenient", "lock_renewals_total/ok")

@@ -43,7 +43,7 @@ func TestExporterTLSAndAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := c.Namespace("payments", lease.Policy{TTL: 30 * time.Second, Fencing: true})
+	ns, err := c.Declare("payments", lease.Policy{TTL: 30 * time.Second, Fencing: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
@@ -31,7 +32,7 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := c.Namespace("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, AcquireTimeout: 10 * time.Second,
+	ns, err := c.Declare("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, AcquireTimeout: 10 * time.Second,
 		RetryBackoff: 50 * time.Millisecond, Fencing: true})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 	replica := replicaOf(t, cl, master)
 	// A fresh replica's first sync waits out repl-diskless-sync-delay (5s by default).
 	testkit.Eventually(t, 30*time.Second, "the fence key to reach the replica", func() bool {
-		return readOnlyGet(ctx, replica, lease.FenceKey(key)) == strconv.FormatInt(replicated, 10)
+		return readOnlyGet(ctx, replica, lockkeys.Fence(key)) == strconv.FormatInt(replicated, 10)
 	})
 
 	// The lost acquisition: the replica is frozen and its replication link cut (writes already
@@ -81,7 +82,7 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 		fields, _ := role.([]any)
 		return err == nil && len(fields) > 0 && fields[0] == "master"
 	})
-	if got := readOnlyGet(ctx, replica, lease.FenceKey(key)); got == "" {
+	if got := readOnlyGet(ctx, replica, lockkeys.Fence(key)); got == "" {
 		t.Fatal("the promoted replica has no fence key: the drill wants the previous fence kept")
 	}
 
@@ -111,7 +112,7 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 	if !errors.Is(stale, lease.ErrStaleFence) {
 		t.Errorf("lost owner's write = %v, want ErrStaleFence", stale)
 	}
-	if pttl := cc.PTTL(ctx, lease.FenceKey(key)).Val(); pttl <= 0 {
+	if pttl := cc.PTTL(ctx, lockkeys.Fence(key)).Val(); pttl <= 0 {
 		t.Errorf("fence key on the promoted replica has PTTL %v, want an expiry", pttl)
 	}
 	if err := lost.Release(ctx); !errors.Is(err, lease.ErrNotOwned) {

@@ -14,7 +14,7 @@ import (
 
 // TestRedisFrozen stops Redis with SIGSTOP: its sockets stay open and accept connections, but
 // nothing is answered, the hardest failure for a client to notice. Every lease call must give
-// up within its own timeout, the Fence holder must abandon on schedule, and once Redis is
+// up within its own timeout, the Abandon holder must abandon on schedule, and once Redis is
 // continued with SIGCONT everything works again and no goroutine is left behind.
 func TestRedisFrozen(t *testing.T) {
 	srv := redistest.Start(t)
@@ -92,10 +92,10 @@ func TestRedisFrozen(t *testing.T) {
 	case <-lf.Context().Done():
 		// Three renews, each bounded by its timeout and spaced by the interval.
 		if took, limit := time.Since(frozenAt), 3*policy.RenewInterval+stalls.Slack(time.Second); took > limit {
-			t.Errorf("Fence holder abandoned %s after the freeze, want within %s", took, limit)
+			t.Errorf("Abandon holder abandoned %s after the freeze, want within %s", took, limit)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("the Fence holder did not abandon within 30s of the freeze")
+		t.Fatal("the Abandon holder did not abandon within 30s of the freeze")
 	}
 	srv.Resume()
 

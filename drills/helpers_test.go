@@ -97,7 +97,7 @@ func (w *worker) close() {
 
 func (w *worker) namespace(t *testing.T, name string, p lease.Policy) *lease.Namespace {
 	t.Helper()
-	n, err := w.c.Namespace(name, p)
+	n, err := w.c.Declare(name, p)
 	if err != nil {
 		t.Fatalf("%s: Namespace(%q): %v", w.name, name, err)
 	}

@@ -32,7 +32,7 @@ var networkFaults = []struct {
 // consecutive failures before the fault), short against the injected latency.
 const drillRenewTimeout = 250 * time.Millisecond
 
-// TestNetworkFaults holds a lease while the link to Redis fails. Under Fence the lease is
+// TestNetworkFaults holds a lease while the link to Redis fails. Under Abandon the lease is
 // abandoned after exactly MaxRenewFailures consecutive failed renews: the holder's context ends
 // with ErrAbandoned, renewing stops, release is skipped and the key is left to expire. Under
 // Continue the holder keeps working, every failure is counted, and renewing succeeds again once
@@ -40,7 +40,7 @@ const drillRenewTimeout = 250 * time.Millisecond
 func TestNetworkFaults(t *testing.T) {
 	const maxFailures = 3
 	for _, fault := range networkFaults {
-		for _, policy := range []lease.RenewFailurePolicy{lease.Fence, lease.Continue} {
+		for _, policy := range []lease.RenewFailurePolicy{lease.Abandon, lease.Continue} {
 			t.Run(fault.name+"/"+policy.String(), func(t *testing.T) {
 				srv := redistest.Start(t)
 				a := newAudit(t)
@@ -62,7 +62,7 @@ func TestNetworkFaults(t *testing.T) {
 				failedBefore := value(t, w.reg, "jobs", "lock_renewals_total/failed")
 				fault.inject(w.proxy)
 
-				if policy == lease.Fence {
+				if policy == lease.Abandon {
 					select {
 					case <-l.Context().Done():
 					case <-time.After(30 * time.Second):
@@ -107,8 +107,8 @@ func TestNetworkFaults(t *testing.T) {
 					return
 				}
 
-				// Continue: the work goes on through more failures than Fence would allow.
-				testkit.Eventually(t, 30*time.Second, "Continue to count more failures than the Fence bound", func() bool {
+				// Continue: the work goes on through more failures than Abandon would allow.
+				testkit.Eventually(t, 30*time.Second, "Continue to count more failures than the Abandon bound", func() bool {
 					return value(t, w.reg, "jobs", "lock_renewals_total/failed")-failedBefore >= maxFailures+2
 				})
 				if err := l.Context().Err(); err != nil {

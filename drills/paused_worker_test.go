@@ -15,7 +15,7 @@ import (
 // TestPausedWorker is the seeds' drill: worker A holds a fenced lease and stops (its goroutine
 // blocked, its renewals failing, as in a long GC pause or a frozen VM) for longer than the TTL.
 // The lease expires, worker B acquires it and writes. When A resumes, nothing it does can hurt
-// B: its renew and release report that it no longer owns the lock (or, under Fence, that it
+// B: its renew and release report that it no longer owns the lock (or, under Abandon, that it
 // abandoned it), its fenced write is rejected, and B's lock and data are untouched.
 func TestPausedWorker(t *testing.T) {
 	// Room for MaxRenewFailures attempts before the lapse (3 × 300ms + 250ms < 1.5s − 1%), and
@@ -47,8 +47,8 @@ func TestPausedWorker(t *testing.T) {
 			"lock_held_seconds":                  eq(1),
 		},
 	}, {
-		name:      "fence",
-		policy:    lease.Fence,
+		name:      "abandon",
+		policy:    lease.Abandon,
 		wantErr:   lease.ErrAbandoned,
 		wantCause: lease.ErrAbandoned,
 		wantA: map[string]bound{
@@ -181,11 +181,11 @@ func TestPausedWorker(t *testing.T) {
 				"lock_fenced_writes_total/rejected":  eq(0),
 				"lock_held":                          eq(0),
 			})
-			wantLog := map[lease.RenewFailurePolicy]string{lease.Continue: "lock renewal failed", lease.Fence: "lock abandoned"}[tc.policy]
+			wantLog := map[lease.RenewFailurePolicy]string{lease.Continue: "lock renewal failed", lease.Abandon: "lock abandoned"}[tc.policy]
 			if logs := wa.logs.String(); !strings.Contains(logs, wantLog) {
 				t.Errorf("A's log lacks %q:\n%s", wantLog, logs)
 			}
-			if tc.policy == lease.Fence {
+			if tc.policy == lease.Abandon {
 				wantAbandonedAfter(t, wa.logs, "jobs", 3)
 			}
 		})

@@ -14,7 +14,7 @@ import (
 
 // TestRedisRestart kills Redis while leases are held and starts an empty one on the same port
 // (persistence is off, so every lock and fence key is lost). Each holder learns on its next
-// renew that it no longer owns its lock: Fence abandons at once, Continue stops renewing and its
+// renew that it no longer owns its lock: Abandon abandons at once, Continue stops renewing and its
 // release reports ErrNotOwned. Callers hammering Redis meanwhile get errors within their
 // timeouts, never a hang, and new owners acquire as soon as the server is back.
 func TestRedisRestart(t *testing.T) {
@@ -99,7 +99,7 @@ func TestRedisRestart(t *testing.T) {
 	select {
 	case <-lf.Context().Done():
 	case <-time.After(30 * time.Second):
-		t.Fatal("the Fence holder did not notice the lost lock within 30s")
+		t.Fatal("the Abandon holder did not notice the lost lock within 30s")
 	}
 	testkit.Eventually(t, 30*time.Second, "the Continue holder to find its lock not owned", func() bool {
 		return value(t, w.reg, "lenient", "lock_renewals_total/not_owned") >= 1
@@ -108,7 +108,7 @@ func TestRedisRestart(t *testing.T) {
 	wg.Wait()
 
 	if cause := context.Cause(lf.Context()); cause != lease.ErrAbandoned {
-		t.Errorf("Fence holder's cause = %v, want ErrAbandoned", cause)
+		t.Errorf("Abandon holder's cause = %v, want ErrAbandoned", cause)
 	}
 	if err := lc.Context().Err(); err != nil {
 		t.Errorf("Continue holder's context ended: %v", context.Cause(lc.Context()))
@@ -117,7 +117,7 @@ func TestRedisRestart(t *testing.T) {
 	a.err("release error", errF)
 	a.err("release error", errC)
 	if !errors.Is(errF, lease.ErrAbandoned) {
-		t.Errorf("Fence holder's release = %v, want ErrAbandoned", errF)
+		t.Errorf("Abandon holder's release = %v, want ErrAbandoned", errF)
 	}
 	if !errors.Is(errC, lease.ErrNotOwned) {
 		t.Errorf("Continue holder's release = %v, want ErrNotOwned", errC)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/lease"
 )
@@ -236,7 +237,7 @@ func TestSoak(t *testing.T) {
 						paused = true
 					}
 					if paused {
-						// The lease may be gone (Continue) or abandoned (Fence, context
+						// The lease may be gone (Continue) or abandoned (Abandon, context
 						// cancelled): this worker writes on regardless, as a buggy one would.
 						tl.afterPause++
 					}
@@ -331,7 +332,7 @@ func TestSoak(t *testing.T) {
 		if !ok {
 			t.Errorf("%s = %q, want the log's last write %q (or a timed-out write with a fence not older)", k, got, last.value())
 		}
-		if got := direct.Get(ctx, lease.WriteFenceKey(k)).Val(); got != strconv.FormatInt(last.fence, 10) {
+		if got := direct.Get(ctx, lockkeys.WriteFence(k)).Val(); got != strconv.FormatInt(last.fence, 10) {
 			t.Errorf("write fence of %s = %s, want %d", k, got, last.fence)
 		}
 	}

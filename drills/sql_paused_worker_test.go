@@ -39,7 +39,7 @@ func TestPausedWorkerSQL(t *testing.T) {
 	defer wa.close()
 	defer wb.close()
 	policy := lease.Policy{TTL: ttl, RenewInterval: 150 * time.Millisecond, RenewTimeout: 100 * time.Millisecond,
-		MaxRenewFailures: 3, OnRenewFailure: lease.Fence, Fencing: true}
+		MaxRenewFailures: 3, OnRenewFailure: lease.Abandon, Fencing: true}
 	na, nb := wa.namespace(t, "runs", policy), wb.namespace(t, "runs", policy)
 	guardA, err := sqlfence.New(runs, na, "payload")
 	if err != nil {

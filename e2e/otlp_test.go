@@ -145,7 +145,7 @@ func staleReleaseNamespace(t *testing.T, addr string, opts lease.Options) *lease
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := c.Namespace("approval", lease.Policy{TTL: 50 * time.Millisecond, DisableRenewal: true})
+	n, err := c.Declare("approval", lease.Policy{TTL: 50 * time.Millisecond, DisableRenewal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

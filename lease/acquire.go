@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // acquireFencedScript takes the lock and its fence token in one step, so a lock is never held
@@ -20,11 +22,11 @@ import (
 // acquired keys have one. Time in microseconds (≈ 1.8e15) is exact in Lua's doubles (2^53 ≈
 // 9e15); %d writes it without an exponent.
 //
-// KEYS[1] lock key, KEYS[2] FenceKey(lock key), KEYS[3] (optional) HolderKey(lock key);
+// KEYS[1] lock key, KEYS[2] its fence key, KEYS[3] (optional) its holder key;
 // ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3] the fence key's expiry in ms, ARGV[4] the
 // holder description when KEYS[3] is given. Returns the new fence token (> 0), or 0 when
 // someone else holds the lock.
-const acquireFencedScript = `
+var acquireFencedScript = newScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
@@ -39,27 +41,22 @@ if last and last >= fence then
 end
 redis.call('set', KEYS[2], string.format('%d', fence), 'PX', ARGV[3])
 return fence
-`
+`)
+
+// acquireHolderScript takes an unfenced lock and records its holder in one step.
+// KEYS[1] lock key, KEYS[2] its holder key; ARGV[1] owner token, ARGV[2] TTL in ms,
+// ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
+var acquireHolderScript = newScript(`
+if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return 0
+end
+redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
+return 1
+`)
 
 // errAcquireDeadline is the cause of an acquire's own deadline, telling it apart from the
 // caller's context ending.
 var errAcquireDeadline = errors.New("lease: acquire timeout")
-
-// Namespace takes leases under one declared Policy. It is safe for concurrent use.
-type Namespace struct {
-	client *Client
-	name   string
-	policy Policy
-	m      *nsMetrics
-	local  *localLocks
-	ttlMs  any // policy.TTL in milliseconds, boxed once as a command argument
-}
-
-// Name returns the namespace name, the lock_namespace label of its metrics.
-func (n *Namespace) Name() string { return n.name }
-
-// Policy returns the namespace's policy with defaults filled in.
-func (n *Namespace) Policy() Policy { return n.policy }
 
 // Acquire takes the lock on key, waiting for a busy lock with backoff and jitter until
 // Policy.AcquireTimeout after the call (or ctx's end, if sooner) and then returning ErrBusy.
@@ -80,28 +77,11 @@ func (n *Namespace) TryAcquire(ctx context.Context, key string) (*Lease, error) 
 	return n.acquire(ctx, key, false)
 }
 
-// Do acquires key (waiting as Acquire does), runs fn with the lease's context and fence token
-// (0 without fencing), then releases the lease, also when fn panics. Release runs detached from
-// ctx's cancellation, bounded by Policy.ReleaseTimeout. The error joins fn's error and the
-// release's: ErrAbandoned if the lease was abandoned while fn ran, ErrNotOwned if it was lost.
-func (n *Namespace) Do(ctx context.Context, key string, fn func(ctx context.Context, fence int64) error) (err error) {
-	l, err := n.Acquire(ctx, key)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if rerr := l.Release(ctx); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-	}()
-	return fn(l.ctx, l.fence)
-}
-
 func (n *Namespace) checkKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty lock key", ErrInvalidKey)
 	}
-	if (n.policy.Fencing || n.policy.RecordHolder) && !sameSlotCompanion(key) {
+	if (n.policy.Fencing || n.policy.RecordHolder) && !lockkeys.SameSlot(key) {
 		return fmt.Errorf("%w: %q contains '}' outside a hash tag, so its fence and holder keys cannot share its cluster slot", ErrInvalidKey, key)
 	}
 	return nil
@@ -113,17 +93,7 @@ func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease,
 	}
 	start := time.Now()
 	l, err := n.obtain(ctx, key, wait, start)
-	if n.m != nil {
-		wait := time.Since(start).Seconds()
-		switch {
-		case err == nil:
-			n.m.waitAcquired.Observe(wait)
-		case errors.Is(err, ErrBusy):
-			n.m.waitBusy.Observe(wait)
-		default:
-			n.m.waitError.Observe(wait)
-		}
-	}
+	n.m.acquireDone(start, err)
 	return l, err
 }
 
@@ -181,12 +151,12 @@ func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (
 	ttl := n.ttlMs
 	switch {
 	case n.policy.Fencing && n.policy.RecordHolder:
-		fence, err = c.runScript(ctx, c.scripts.acquireFenced, 3, keyArg, FenceKey(key), HolderKey(key),
+		fence, err = c.runScript(ctx, acquireFencedScript, 3, keyArg, lockkeys.Fence(key), lockkeys.Holder(key),
 			tokenArg, ttl, n.fenceKeyExpiry(), c.holder)
 	case n.policy.Fencing:
-		fence, err = c.runScript(ctx, c.scripts.acquireFenced, 2, keyArg, FenceKey(key), tokenArg, ttl, n.fenceKeyExpiry())
+		fence, err = c.runScript(ctx, acquireFencedScript, 2, keyArg, lockkeys.Fence(key), tokenArg, ttl, n.fenceKeyExpiry())
 	case n.policy.RecordHolder:
-		acquired, err := c.runScript(ctx, c.scripts.acquireHolder, 2, keyArg, HolderKey(key), tokenArg, ttl, c.holder)
+		acquired, err := c.runScript(ctx, acquireHolderScript, 2, keyArg, lockkeys.Holder(key), tokenArg, ttl, c.holder)
 		return 0, acquired == 1, err
 	default:
 		ok, err = c.setNX(ctx, keyArg, tokenArg, ttl)

@@ -43,9 +43,10 @@ type request struct {
 }
 
 // flusherCount bounds the pipelines in flight: one per CPU, and at least two so that a batch
-// fills while another is on the wire. More flushers spread the same callers over more,
-// shallower pipelines: on 2 CPUs, 4 flushers gave fewer cycles/s and more allocations per
-// cycle than 2 (lockbench).
+// fills while another is on the wire. More flushers would spread the same callers over more,
+// shallower pipelines, each paying its own round trip; the coalescer's send slots follow the
+// same rule (docs/performance.md, "The default client coalesces concurrent commands", has the
+// measurements).
 func flusherCount() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 func newBatcher(rdb redis.UniversalClient) *batcher {

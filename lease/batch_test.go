@@ -134,14 +134,14 @@ func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
 	e.wantMetrics(t, "approval", map[string]float64{"lock_releases_total/ok": 3, "lock_held": 0})
 }
 
-// A paused Redis makes each renew time out; the Fence policy abandons after exactly
+// A paused Redis makes each renew time out; the Abandon policy abandons after exactly
 // MaxRenewFailures consecutive ones, in both modes. The abandonment's log line is the record of
 // that count: a renew that timed out on a starved machine before the pause is counted as
 // failed too, but a success followed it.
 func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		srv := redistest.Start(t)
-		renews := &faultHook{match: isScript(renewScript)}
+		renews := &faultHook{match: isScript(renewScript.src)}
 		e := newEnvMode(t, srv.Addr, batching, renews)
 		n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, RenewInterval: 50 * time.Millisecond,
 			RenewTimeout: 100 * time.Millisecond, MaxRenewFailures: 3})

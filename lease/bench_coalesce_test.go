@@ -47,7 +47,7 @@ func BenchmarkSendWays(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer c.Close()
-		if spaces[i], err = c.Namespace("bench", Policy{TTL: 10 * time.Second}); err != nil {
+		if spaces[i], err = c.Declare("bench", Policy{TTL: 10 * time.Second}); err != nil {
 			b.Fatal(err)
 		}
 		sendWayBlock(b, spaces[i], "warm:"+w.name, 16, 50)

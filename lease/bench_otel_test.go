@@ -57,7 +57,7 @@ func benchNamespace(b *testing.B, rdb *redis.Client, path string) *Namespace {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := c.Namespace("bench", Policy{})
+	n, err := c.Declare("bench", Policy{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			n, err := c.Namespace("bench", Policy{Fencing: bc.fencing})
+			n, err := c.Declare("bench", Policy{Fencing: bc.fencing})
 			if err != nil {
 				b.Fatal(err)
 			}

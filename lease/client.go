@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -50,7 +49,7 @@ type Options struct {
 	// is single commands too: one stalled node would hold the shared send slots there and
 	// delay commands bound for healthy nodes.
 	NoCoalescing bool
-	// Holder describes this process in the HolderKey of locks taken by namespaces with
+	// Holder describes this process in the holder key of locks taken by namespaces with
 	// Policy.RecordHolder, for operators asking who holds a lock. Empty means
 	// "<host name> pid <pid>". At most 256 bytes of UTF-8 without control characters; it is
 	// readable with the exporter's ACL, so it must not contain secrets.
@@ -62,7 +61,6 @@ type Client struct {
 	rdb     redis.UniversalClient
 	logger  *slog.Logger
 	metrics *metrics
-	scripts scripts
 	batch   *batcher   // nil unless Options.Batching
 	co      *coalescer // the default way to Redis; nil with Batching or NoCoalescing
 	holder  string     // Options.Holder or its default
@@ -72,37 +70,6 @@ type Client struct {
 
 	mu         sync.Mutex
 	namespaces map[string]*Namespace
-}
-
-// scripts are the Lua scripts a Client runs, each defined as a constant next to its caller.
-type scripts struct {
-	acquireFenced, acquireHolder, renew, release, fencedSet script
-}
-
-// script is a Lua script of the library: its source, for EVAL, and its SHA1, for EVALSHA. The
-// SHA1 is kept boxed as a command argument, so that a call does not box it again.
-type script struct {
-	src string
-	sha any
-}
-
-func newScript(src string) script { return script{src: src, sha: redis.NewScript(src).Hash()} }
-
-// evalSha is the EVALSHA command of s on its first numKeys keysAndArgs as keys and the rest as
-// arguments.
-func (s script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
-	cmdArgs := make([]any, 0, 3+len(keysAndArgs))
-	cmdArgs = append(cmdArgs, "evalsha", s.sha, numKeys)
-	cmdArgs = append(cmdArgs, keysAndArgs...)
-	return redis.NewCmd(ctx, cmdArgs...)
-}
-
-// evalBySource turns an EVALSHA of the script with source src into the same call as EVAL, for
-// a Redis that lost the script (a restart, SCRIPT FLUSH, a failover to a fresh replica); EVAL
-// also loads it again.
-func evalBySource(ctx context.Context, src string, evalSha redis.Cmder) *redis.Cmd {
-	// EVALSHA sha numkeys keys… args… → EVAL src numkeys keys… args…
-	return redis.NewCmd(ctx, append([]any{"eval", src}, evalSha.Args()[2:]...)...)
 }
 
 // New returns a Client on rdb, which may be a single-node, Sentinel or Cluster client.
@@ -115,15 +82,8 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		return nil, errors.New("lease: New needs a redis client")
 	}
 	c := &Client{
-		rdb:    rdb,
-		logger: opts.Logger,
-		scripts: scripts{
-			acquireFenced: newScript(acquireFencedScript),
-			acquireHolder: newScript(acquireHolderScript),
-			renew:         newScript(renewScript),
-			release:       newScript(releaseScript),
-			fencedSet:     newScript(fencedSetScript),
-		},
+		rdb:        rdb,
+		logger:     opts.Logger,
 		namespaces: make(map[string]*Namespace),
 	}
 	if c.logger == nil {
@@ -178,7 +138,7 @@ func metricsFor(opts Options) (*metrics, error) {
 // Close stops the Client: commands already queued for a batch are still sent, later ones fail
 // with ErrClosed, and with Batching the background goroutines have exited when Close returns.
 // With a MeterProvider, the Client's counters and lock_held stop being reported.
-// Release held leases first: their renewers fail from now on (and Fence leases are abandoned).
+// Release held leases first: their renewers fail from now on (and Abandon leases are abandoned).
 // Close does not close rdb, which stays the caller's. Calling it again does nothing.
 func (c *Client) Close() error {
 	var err error
@@ -215,47 +175,6 @@ func (c *Client) send(ctx context.Context, cmd redis.Cmder, src string) error {
 	}
 	processWithFallback(ctx, c.rdb, cmd, src)
 	return cmd.Err()
-}
-
-// runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments, on its
-// own, coalesced or in a batch; every lease script returns an integer. It builds the EVALSHA
-// itself rather than calling go-redis's Script.Run, which costs a few more allocations per call,
-// and falls back to EVAL as Script.Run does.
-func (c *Client) runScript(ctx context.Context, s script, numKeys int, keysAndArgs ...any) (int64, error) {
-	cmd := s.evalSha(ctx, numKeys, keysAndArgs)
-	if err := c.send(ctx, cmd, s.src); err != nil {
-		return 0, err
-	}
-	return cmd.Int64()
-}
-
-// Namespace declares the lock namespace name with policy p and returns its handle. Declaring
-// a namespace creates all its metric series at zero. A name can be declared once per Client.
-func (c *Client) Namespace(name string, p Policy) (*Namespace, error) {
-	if name == "" || !utf8.ValidString(name) {
-		return nil, fmt.Errorf("%w: namespace name must be non-empty UTF-8", ErrInvalidPolicy)
-	}
-	p, err := p.withDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("namespace %q: %w", name, err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, dup := c.namespaces[name]; dup {
-		return nil, fmt.Errorf("%w: namespace %q is already declared", ErrInvalidPolicy, name)
-	}
-	n := &Namespace{
-		client: c,
-		name:   name,
-		policy: p,
-		m:      c.metrics.forNamespace(name),
-		ttlMs:  p.TTL.Milliseconds(),
-	}
-	if p.LocalMutex {
-		n.local = newLocalLocks()
-	}
-	c.namespaces[name] = n
-	return n, nil
 }
 
 // contextTimeoutsOff reports whether rdb is known to ignore context deadlines on the wire.

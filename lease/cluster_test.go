@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,11 +38,11 @@ func TestClusterBehaviour(t *testing.T) {
 	masters := map[string]bool{}
 	for _, key := range keys {
 		keySlot := slotOf(t, rdb, key)
-		if got := slotOf(t, rdb, FenceKey(key)); got != keySlot {
-			t.Errorf("FenceKey(%q) = %q is in slot %d, the key in %d", key, FenceKey(key), got, keySlot)
+		if got := slotOf(t, rdb, lockkeys.Fence(key)); got != keySlot {
+			t.Errorf("lockkeys.Fence(%q) = %q is in slot %d, the key in %d", key, lockkeys.Fence(key), got, keySlot)
 		}
-		if got := slotOf(t, rdb, WriteFenceKey(key)); got != keySlot {
-			t.Errorf("WriteFenceKey(%q) is in slot %d, the key in %d", key, got, keySlot)
+		if got := slotOf(t, rdb, lockkeys.WriteFence(key)); got != keySlot {
+			t.Errorf("lockkeys.WriteFence(%q) is in slot %d, the key in %d", key, got, keySlot)
 		}
 		masters[cluster.MasterFor(t, key).Addr] = true
 
@@ -97,7 +98,7 @@ func TestClusterBehaviour(t *testing.T) {
 	// Keys with '}' outside a hash tag are why fenced namespaces reject them: their wrapped
 	// fence key lands on another slot.
 	for _, key := range []string{"a}b", "{}job:7"} {
-		if slotOf(t, rdb, FenceKey(key)) == slotOf(t, rdb, key) {
+		if slotOf(t, rdb, lockkeys.Fence(key)) == slotOf(t, rdb, key) {
 			t.Errorf("%q: fence key shares the slot after all; sameSlotCompanion is too strict", key)
 		}
 		if _, err := n.Acquire(ctx, key); !errors.Is(err, ErrInvalidKey) {

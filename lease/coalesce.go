@@ -59,9 +59,9 @@ const (
 )
 
 // coalescerSlots is how many sends are on the wire at once: one per CPU and at least two, so
-// that a batch fills while another is on the wire. On 2 CPUs with 16 goroutines
-// (BenchmarkSendWays, two runs each) 2 slots took 0.55–0.69× the ns per cycle of single
-// commands, 1 slot 0.70–0.72× and 4 slots 0.75–0.80×.
+// that a batch fills while another is on the wire. Fewer slots leave the wire idle between
+// batches, more spread callers over shallower pipelines; docs/performance.md ("The default
+// client coalesces concurrent commands", BenchmarkSendWays) has the measured slot counts.
 func coalescerSlots() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 func newCoalescer(rdb redis.UniversalClient) *coalescer {
@@ -236,19 +236,4 @@ func (co *coalescer) send(leader *waiter, batch []*waiter) {
 func (co *coalescer) recycle(w *waiter) {
 	w.ctx, w.cmd, w.src = nil, nil, ""
 	co.waiters.Put(w)
-}
-
-// processWithFallback runs cmd on its own and, when it is the EVALSHA of a script Redis lost
-// (src non-empty), runs it again by source, as go-redis's Script.Run does.
-func processWithFallback(ctx context.Context, rdb redis.UniversalClient, cmd redis.Cmder, src string) {
-	_ = rdb.Process(ctx, cmd)
-	// The nil check first: HasErrorPrefix allocates on every call.
-	if src == "" || cmd.Err() == nil || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return
-	}
-	eval := evalBySource(ctx, src, cmd)
-	_ = rdb.Process(ctx, eval)
-	c := cmd.(*redis.Cmd)
-	c.SetVal(eval.Val())
-	c.SetErr(eval.Err())
 }

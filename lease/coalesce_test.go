@@ -231,7 +231,7 @@ func TestNoCoalescingSendsEveryCommandAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	n, err := c.Namespace("scheduler", Policy{TTL: 10 * time.Second})
+	n, err := c.Declare("scheduler", Policy{TTL: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

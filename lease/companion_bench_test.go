@@ -35,7 +35,7 @@ func BenchmarkCompanionKeys(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			n, err := c.Namespace("bench", bc.p)
+			n, err := c.Declare("bench", bc.p)
 			if err != nil {
 				b.Fatal(err)
 			}

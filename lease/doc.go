@@ -3,23 +3,25 @@
 //
 // A Client wraps any go-redis UniversalClient (single node, Sentinel or Cluster). Each lock
 // namespace ("scheduler", "workflow", "approval", …) is declared once with a Policy: lease TTL,
-// renew cadence, what to do when renewal keeps failing (Fence or Continue), whether release
+// renew cadence, what to do when renewal keeps failing (Abandon or Continue), whether release
 // deletes the key (Explicit) or leaves it to expire (HoldUntilExpiry), an optional in-process
 // mutex in front of Redis, and optional fencing tokens.
 //
 //	c, err := lease.New(rdb, lease.Options{Registerer: prometheus.DefaultRegisterer})
-//	jobs, err := c.Namespace("scheduler", lease.Policy{TTL: time.Minute, Fencing: true})
+//	jobs, err := c.Declare("scheduler", lease.Policy{TTL: time.Minute, Fencing: true})
 //	err = jobs.Do(ctx, "scheduler:job:42", func(ctx context.Context, fence int64) error {
 //		// ctx is cancelled with cause ErrAbandoned if the lease cannot be kept.
 //		return nil
 //	})
 //
 // Acquire is SET NX PX with a 128-bit random token; with fencing, the lock and its fence token
-// (the server's time in microseconds, above the key's last fence) are taken in one Lua script on
-// keys that share a cluster slot (see FenceKey). Release and
-// renew are Lua compare-and-delete and compare-and-pexpire, so a stale holder can never drop or
-// extend a newer owner's lock. Tokens are capabilities: they never appear in errors, logs or
-// metrics.
+// (the server's time in microseconds, above the key's last fence) are taken in one Lua script.
+// The fence and holder keys share the lock key's cluster slot: a key with a valid hash tag keeps
+// it ("{job}:42" → "{job}:42:fence"), any other key becomes the tag ("job:42" →
+// "{job:42}:fence", "{job:42}:holder"); a key with '}' outside a hash tag is refused where such
+// a key is needed (ErrInvalidKey). Release and renew are Lua compare-and-delete and
+// compare-and-pexpire, so a stale holder can never drop or extend a newer owner's lock. Tokens
+// are capabilities: they never appear in errors, logs or metrics.
 //
 // What the library can promise about time is bounded by this process being scheduled: a
 // holder whose renews fail is cancelled at its lease's ValidUntil by a timer, and a process

@@ -2,6 +2,11 @@ package lease
 
 import "errors"
 
+// errEmptyToken: a release or renew was asked for without an owner token, which only a zero
+// Lease (not one from Acquire) lacks. It is an error rather than a no-op, so that a missing
+// token is never mistaken for a successful release.
+var errEmptyToken = errors.New("lease: lock token required")
+
 // Sentinel errors, for errors.Is.
 var (
 	// ErrBusy: another holder has the lock (after waiting, if the call waits).
@@ -9,16 +14,12 @@ var (
 	// ErrNotOwned: the lock key no longer holds this lease's token (it expired, or another
 	// owner has it), so a release or renew did nothing.
 	ErrNotOwned = errors.New("lease: lock not owned")
-	// ErrAbandoned is the cause of a holder's context when the Fence policy gave the lease up
+	// ErrAbandoned is the cause of a holder's context when the Abandon policy gave the lease up
 	// after repeated renew failures, and what Release returns afterwards.
 	ErrAbandoned = errors.New("lease: lock abandoned: renewal failed")
 	// ErrReleased: Release was already called for this lease. It is also the cause of the
 	// holder's context after release.
 	ErrReleased = errors.New("lease: lease already released")
-	// ErrEmptyToken: a release or renew was asked for without an owner token (for example on
-	// a zero Lease). It is an error rather than a no-op, so that a missing token is never
-	// mistaken for a successful release.
-	ErrEmptyToken = errors.New("lease: lock token required")
 	// ErrStaleFence: a fenced write was rejected because a newer lease already wrote.
 	ErrStaleFence = errors.New("lease: fenced write rejected: a newer fence has written")
 	// ErrNoFence: a fenced write was asked for without a fence token (fencing is off, or the
@@ -31,4 +32,7 @@ var (
 	ErrClosed = errors.New("lease: client closed")
 	// ErrInvalidPolicy: a Policy or Options value is out of range.
 	ErrInvalidPolicy = errors.New("lease: invalid policy")
+	// ErrAlreadyDeclared: Client.Declare was called for a namespace name the Client has
+	// declared already.
+	ErrAlreadyDeclared = errors.New("lease: namespace already declared")
 )

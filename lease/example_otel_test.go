@@ -48,7 +48,7 @@ func ExampleNew_openTelemetry() {
 		fmt.Println(err)
 		return
 	}
-	invoices, err := locks.Namespace("invoices", lease.Policy{TTL: 10 * time.Second})
+	invoices, err := locks.Declare("invoices", lease.Policy{TTL: 10 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -32,11 +32,11 @@ func ExampleNamespace_Do_scheduler() {
 		fmt.Println(err)
 		return
 	}
-	jobs, err := locks.Namespace("scheduler", lease.Policy{
+	jobs, err := locks.Declare("scheduler", lease.Policy{
 		TTL:              60 * time.Second,
 		RenewTimeout:     2 * time.Second,
 		MaxRenewFailures: 3,
-		OnRenewFailure:   lease.Fence,
+		OnRenewFailure:   lease.Abandon,
 		Fencing:          true,
 	})
 	if err != nil {
@@ -76,7 +76,7 @@ func ExampleNamespace_Do_workflow() {
 		fmt.Println(err)
 		return
 	}
-	runs, err := locks.Namespace("workflow", lease.Policy{
+	runs, err := locks.Declare("workflow", lease.Policy{
 		TTL:            30 * time.Second,
 		OnRenewFailure: lease.Continue,
 		LocalMutex:     true,
@@ -113,7 +113,7 @@ func ExampleNamespace_Acquire_approval() {
 		fmt.Println(err)
 		return
 	}
-	approvals, err := locks.Namespace("approval", lease.Policy{
+	approvals, err := locks.Declare("approval", lease.Policy{
 		TTL:            10 * time.Second,
 		AcquireTimeout: 2 * time.Second,
 		RetryBackoff:   25 * time.Millisecond,
@@ -156,7 +156,7 @@ func ExampleNamespace_TryAcquire_reconciler() {
 	rdb := exampleRedis()
 	defer rdb.Close()
 	const poll = 30 * time.Second
-	policy := lease.Policy{TTL: 2 * poll, Release: lease.HoldUntilExpiry}
+	policy := lease.Policy{TTL: 2 * poll, ReleaseMode: lease.HoldUntilExpiry}
 
 	tick := func(replica string) {
 		locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
@@ -164,7 +164,7 @@ func ExampleNamespace_TryAcquire_reconciler() {
 			fmt.Println(err)
 			return
 		}
-		reconciler, err := locks.Namespace("reconciler", policy)
+		reconciler, err := locks.Declare("reconciler", policy)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -205,7 +205,7 @@ func ExampleNamespace_FencedSet_snapshotWriter() {
 		return
 	}
 	const cadence = 5 * time.Second
-	writers, err := locks.Namespace("snapshot", lease.Policy{TTL: 10 * time.Second, RenewInterval: cadence, Fencing: true})
+	writers, err := locks.Declare("snapshot", lease.Policy{TTL: 10 * time.Second, RenewInterval: cadence, Fencing: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -259,7 +259,7 @@ func ExampleLease_ValidUntil() {
 		fmt.Println(err)
 		return
 	}
-	payments, err := locks.Namespace("payment", lease.Policy{TTL: 30 * time.Second, Fencing: true})
+	payments, err := locks.Declare("payment", lease.Policy{TTL: 30 * time.Second, Fencing: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -281,12 +281,4 @@ func ExampleLease_ValidUntil() {
 	fmt.Println("captured:", err)
 	// Output:
 	// captured: <nil>
-}
-
-func ExampleFenceKey() {
-	fmt.Println(lease.FenceKey("scheduler:job:42"))
-	fmt.Println(lease.FenceKey("{tenant-a}:job:42"))
-	// Output:
-	// {scheduler:job:42}:fence
-	// {tenant-a}:job:42:fence
 }

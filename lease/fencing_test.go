@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
@@ -58,7 +59,7 @@ func TestFencedWriteRejectsOlderOwner(t *testing.T) {
 				if got := e.rdb.Get(context.Background(), dataKey).Val(); got != tc.final {
 					t.Errorf("data = %q, want %q", got, tc.final)
 				}
-				if got, want := e.rdb.Get(context.Background(), WriteFenceKey(dataKey)).Val(), strconv.FormatInt(b.Fence(), 10); got != want {
+				if got, want := e.rdb.Get(context.Background(), lockkeys.WriteFence(dataKey)).Val(), strconv.FormatInt(b.Fence(), 10); got != want {
 					t.Errorf("write fence record = %q, want %s", got, want)
 				}
 				e.wantMetrics(t, "snapshot", map[string]float64{
@@ -96,39 +97,13 @@ func TestFencedSetInputAndExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 20*time.Second, "a sub-millisecond ttl to expire the key", func() bool { return e.rdb.Exists(ctx, key).Val() == 0 })
-		if got := e.rdb.Get(ctx, WriteFenceKey(key)).Val(); got != "7" {
+		if got := e.rdb.Get(ctx, lockkeys.WriteFence(key)).Val(); got != "7" {
 			t.Errorf("write fence record = %q, want it kept past the data's expiry", got)
 		}
 		if err := n.FencedSet(ctx, 6, key, "v", 0); !errors.Is(err, ErrStaleFence) {
 			t.Errorf("older fence after expiry of the data: %v, want ErrStaleFence", err)
 		}
 	})
-}
-
-func TestFenceKeyConvention(t *testing.T) {
-	tests := []struct {
-		key, fence string
-		sameSlot   bool
-	}{
-		{"scheduler:job:42", "{scheduler:job:42}:fence", true},
-		{"{tenant-a}:job:42", "{tenant-a}:job:42:fence", true},
-		{"job:{42}:x", "job:{42}:x:fence", true},
-		{"a{b", "{a{b}:fence", true},
-		{"{}job", "{{}job}:fence", false},
-		{"a}b", "{a}b}:fence", false},
-		{"", "{}:fence", true},
-	}
-	for _, tc := range tests {
-		if got := FenceKey(tc.key); got != tc.fence {
-			t.Errorf("FenceKey(%q) = %q, want %q", tc.key, got, tc.fence)
-		}
-		if got := sameSlotCompanion(tc.key); got != tc.sameSlot {
-			t.Errorf("sameSlotCompanion(%q) = %v", tc.key, got)
-		}
-	}
-	if got := WriteFenceKey("snap"); got != "{snap}:writefence" {
-		t.Errorf("WriteFenceKey = %q", got)
-	}
 }
 
 // A fenced namespace refuses lock keys whose fence key could land on another cluster slot.

@@ -68,9 +68,9 @@ func eachMode(t *testing.T, body func(t *testing.T, batching bool)) {
 
 func (e *env) namespace(t testing.TB, name string, p Policy) *Namespace {
 	t.Helper()
-	n, err := e.c.Namespace(name, p)
+	n, err := e.c.Declare(name, p)
 	if err != nil {
-		t.Fatalf("Namespace(%q): %v", name, err)
+		t.Fatalf("Declare(%q): %v", name, err)
 	}
 	return n
 }

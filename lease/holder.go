@@ -8,15 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// HolderKey returns the key where a namespace with Policy.RecordHolder stores who holds
-// lockKey: Options.Holder, never the token. It shares lockKey's cluster slot by the same rule
-// as FenceKey ("job:42" → "{job:42}:holder"), so the lock script can write it, and it expires,
-// is renewed and is deleted with the lock. Locks taken without RecordHolder (or by other
-// libraries) have no holder key.
-func HolderKey(lockKey string) string {
-	return companionKey(lockKey, ":holder")
-}
-
 // maxHolderLen bounds Options.Holder: it is written with every acquisition and shown on
 // operators' terminals.
 const maxHolderLen = 256
@@ -45,14 +36,3 @@ func checkHolder(h string) error {
 	}
 	return nil
 }
-
-// acquireHolderScript takes an unfenced lock and records its holder in one step.
-// KEYS[1] lock key, KEYS[2] HolderKey(lock key); ARGV[1] owner token, ARGV[2] TTL in ms,
-// ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
-const acquireHolderScript = `
-if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-	return 0
-end
-redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
-return 1
-`

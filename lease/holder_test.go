@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -44,7 +45,7 @@ func TestHolderKeyFollowsTheLock(t *testing.T) {
 				p := Policy{TTL: ttl, DisableRenewal: true, Fencing: fencing, RecordHolder: true}
 				na, nb := ea.namespace(t, "holders", p), eb.namespace(t, "holders", p)
 				key := uniqueKey(t)
-				hk := HolderKey(key)
+				hk := lockkeys.Holder(key)
 
 				la, err := na.Acquire(ctx, key)
 				if err != nil {
@@ -100,7 +101,7 @@ func TestHolderKeyFollowsTheLock(t *testing.T) {
 func TestHolderKeyExpiresWithTheLock(t *testing.T) {
 	e := newHolderEnv(t, sharedAddr, false, "short-lived")
 	ctx := context.Background()
-	n := e.namespace(t, "expiring", Policy{TTL: 200 * time.Millisecond, DisableRenewal: true, Release: HoldUntilExpiry, RecordHolder: true})
+	n := e.namespace(t, "expiring", Policy{TTL: 200 * time.Millisecond, DisableRenewal: true, ReleaseMode: HoldUntilExpiry, RecordHolder: true})
 	key := uniqueKey(t)
 	l, err := n.Acquire(ctx, key)
 	if err != nil {
@@ -109,11 +110,11 @@ func TestHolderKeyExpiresWithTheLock(t *testing.T) {
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if e.rdb.Exists(ctx, HolderKey(key)).Val() != 1 {
+	if e.rdb.Exists(ctx, lockkeys.Holder(key)).Val() != 1 {
 		t.Fatal("HoldUntilExpiry release deleted the holder key")
 	}
 	testkit.Eventually(t, 5*time.Second, "the lock and holder keys to expire", func() bool {
-		return e.rdb.Exists(ctx, key, HolderKey(key)).Val() == 0
+		return e.rdb.Exists(ctx, key, lockkeys.Holder(key)).Val() == 0
 	})
 }
 
@@ -149,15 +150,9 @@ func TestHolderOption(t *testing.T) {
 	}
 }
 
-func TestHolderKeyConvention(t *testing.T) {
-	for key, want := range map[string]string{
-		"scheduler:job:42":  "{scheduler:job:42}:holder",
-		"{tenant-a}:job:42": "{tenant-a}:job:42:holder",
-	} {
-		if got := HolderKey(key); got != want {
-			t.Errorf("HolderKey(%q) = %q, want %q", key, got, want)
-		}
-	}
+// A namespace that records holders refuses lock keys whose holder key could land on another
+// cluster slot.
+func TestRecordHolderRejectsUntaggableKeys(t *testing.T) {
 	e := newEnv(t, sharedAddr)
 	n := e.namespace(t, "tagless", Policy{RecordHolder: true})
 	if _, err := n.TryAcquire(context.Background(), "a}b"); !errors.Is(err, ErrInvalidKey) {
@@ -183,13 +178,13 @@ func TestExporterACLReadsHolderNotToken(t *testing.T) {
 
 	exporter := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: testkit.ACLUser, Password: password, Protocol: 2})
 	defer exporter.Close()
-	if got, err := exporter.Get(ctx, HolderKey(key)).Result(); err != nil || got != "worker-9 pid 99" {
+	if got, err := exporter.Get(ctx, lockkeys.Holder(key)).Result(); err != nil || got != "worker-9 pid 99" {
 		t.Errorf("exporter GET holder key = %q, %v; want the holder", got, err)
 	}
-	if got, err := exporter.Get(ctx, FenceKey(key)).Int64(); err != nil || got != l.Fence() {
+	if got, err := exporter.Get(ctx, lockkeys.Fence(key)).Int64(); err != nil || got != l.Fence() {
 		t.Errorf("exporter GET fence key = %d, %v; want %d", got, err, l.Fence())
 	}
-	if pttl, err := exporter.PTTL(ctx, HolderKey(key)).Result(); err != nil || pttl <= 0 {
+	if pttl, err := exporter.PTTL(ctx, lockkeys.Holder(key)).Result(); err != nil || pttl <= 0 {
 		t.Errorf("exporter PTTL holder key = %v, %v", pttl, err)
 	}
 	_, err = exporter.Get(ctx, key).Result()

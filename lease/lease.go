@@ -2,21 +2,9 @@ package lease
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 )
-
-// releaseScript deletes the lock only while it still holds the caller's token, so a stale
-// holder can never drop a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions deleted
-// with it (the holder key); ARGV[1] owner token. Returns 1 when deleted, 0 when not owned.
-const releaseScript = `
-if redis.call('get', KEYS[1]) == ARGV[1] then
-	redis.call('del', unpack(KEYS))
-	return 1
-end
-return 0
-`
 
 type leaseState uint8
 
@@ -57,10 +45,7 @@ type Lease struct {
 func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tried time.Time) *Lease {
 	l := &Lease{ns: n, leaseID: id, fence: fence, validUntil: tried.Add(n.policy.TTL)}
 	l.ctx, l.cancel = context.WithCancelCause(parent)
-	if n.m != nil {
-		l.acquired = time.Now()
-		n.m.held.Inc()
-	}
+	l.acquired = n.m.holdStarted()
 	if !n.policy.DisableRenewal {
 		// A timer rather than a goroutine per lease: a renewer goroutine exists only while a
 		// renew is in flight, so short critical sections cost no goroutine at all.
@@ -78,7 +63,7 @@ func (l *Lease) Key() string { return l.key }
 // FencedSet or store it with every write (see the package guide's SQL pattern).
 func (l *Lease) Fence() int64 { return l.fence }
 
-// Context is the holder's context. It is cancelled with cause ErrAbandoned when the Fence policy
+// Context is the holder's context. It is cancelled with cause ErrAbandoned when the Abandon policy
 // gives the lease up, with cause ErrReleased on Release, and when Acquire's ctx ends; read the
 // reason with context.Cause.
 func (l *Lease) Context() context.Context {
@@ -86,96 +71,4 @@ func (l *Lease) Context() context.Context {
 		return context.Background()
 	}
 	return l.ctx
-}
-
-// Release ends the lease: it stops the renewer, cancels the lease's Context and, in Explicit
-// mode, deletes the key if it still holds this lease's token (ErrNotOwned otherwise). In
-// HoldUntilExpiry mode the key is left to expire. After an abandonment nothing is deleted and
-// Release returns ErrAbandoned. Release runs detached from ctx's cancellation (ctx's values are
-// kept), bounded by Policy.ReleaseTimeout, so that a cancelled request still frees its lock.
-func (l *Lease) Release(ctx context.Context) error {
-	n := l.ns
-	if n == nil || l.token == "" {
-		return ErrEmptyToken
-	}
-	l.mu.Lock()
-	switch l.state {
-	case stateReleased:
-		l.mu.Unlock()
-		return ErrReleased
-	case stateAbandoned:
-		l.state = stateReleased
-		l.mu.Unlock()
-		if n.m != nil {
-			n.m.relSkip.Inc()
-		}
-		l.unlockLocal()
-		return ErrAbandoned
-	}
-	l.state = stateReleased
-	if l.timer != nil {
-		l.timer.Stop()
-	}
-	l.mu.Unlock()
-	// Cancelling first cuts an in-flight renew short instead of waiting out its timeout.
-	l.cancel(ErrReleased)
-	l.renewing.Wait()
-
-	var err error
-	if n.policy.Release == HoldUntilExpiry {
-		if n.m != nil {
-			n.m.relSkip.Inc()
-		}
-	} else {
-		err = n.release(ctx, l.leaseID)
-	}
-	if n.m != nil {
-		n.m.held.Dec()
-		n.m.heldSeconds.Observe(time.Since(l.acquired).Seconds())
-	}
-	l.unlockLocal()
-	return err
-}
-
-func (l *Lease) unlockLocal() {
-	if l.ns.local != nil {
-		l.ns.local.unlock(l.key)
-	}
-}
-
-// release runs the compare-and-delete and counts its outcome.
-func (n *Namespace) release(ctx context.Context, id leaseID) error {
-	key := id.key
-	if id.token == "" {
-		return ErrEmptyToken
-	}
-	if ctx.Done() != nil {
-		ctx = context.WithoutCancel(ctx)
-	}
-	ctx, cancel := context.WithTimeout(ctx, n.policy.ReleaseTimeout)
-	defer cancel()
-	c := n.client
-	var deleted int64
-	var err error
-	if n.policy.RecordHolder {
-		deleted, err = c.runScript(ctx, c.scripts.release, 2, id.keyArg, HolderKey(key), id.tokenArg)
-	} else {
-		deleted, err = c.runScript(ctx, c.scripts.release, 1, id.keyArg, id.tokenArg)
-	}
-	switch {
-	case err != nil:
-		if n.m != nil {
-			n.m.relError.Inc()
-		}
-		return fmt.Errorf("lease: release %q in namespace %s: %w", key, n.name, err)
-	case deleted == 0:
-		if n.m != nil {
-			n.m.relNotOwned.Inc()
-		}
-		return fmt.Errorf("%w: release %q in namespace %s", ErrNotOwned, key, n.name)
-	}
-	if n.m != nil {
-		n.m.relOK.Inc()
-	}
-	return nil
 }

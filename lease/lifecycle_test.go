@@ -37,7 +37,7 @@ func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
 				before := goleak.IgnoreCurrent()
 				// Registered first, so it runs after the client's own cleanup closed its pool.
 				t.Cleanup(func() { goleak.VerifyNone(t, before) })
-				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) {
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
 					if tc.faulty {
 						return 0, errInjected
 					}
@@ -116,7 +116,7 @@ func TestDo(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) {
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
 					if tc.faulty {
 						return 0, errInjected
 					}

@@ -1,7 +1,9 @@
 package lease
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
@@ -81,6 +83,106 @@ func (m *metrics) forNamespace(ns string) *nsMetrics {
 		return otelNamespace(m.otel, ns)
 	default:
 		return promNamespace(m.prom, ns)
+	}
+}
+
+// The methods below record one event each. They do nothing on a nil *nsMetrics (a Client
+// without metrics), so that call sites need no check and a Client without metrics pays for
+// nothing but the call.
+
+// acquireDone observes the wait of an acquire that started at start and ended with err.
+func (m *nsMetrics) acquireDone(start time.Time, err error) {
+	if m == nil {
+		return
+	}
+	wait := time.Since(start).Seconds()
+	switch {
+	case err == nil:
+		m.waitAcquired.Observe(wait)
+	case errors.Is(err, ErrBusy):
+		m.waitBusy.Observe(wait)
+	default:
+		m.waitError.Observe(wait)
+	}
+}
+
+// holdStarted counts a new lease in lock_held and returns when its hold started (the zero time
+// without metrics, where nothing reads it).
+func (m *nsMetrics) holdStarted() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
+	m.held.Inc()
+	return time.Now()
+}
+
+// holdEnded takes a lease out of lock_held and observes its hold time since acquired.
+func (m *nsMetrics) holdEnded(acquired time.Time) {
+	if m == nil {
+		return
+	}
+	m.held.Dec()
+	m.heldSeconds.Observe(time.Since(acquired).Seconds())
+}
+
+// renewDone counts a renew attempt by its outcome.
+func (m *nsMetrics) renewDone(owned bool, err error) {
+	if m == nil {
+		return
+	}
+	switch {
+	case err != nil:
+		m.renewFailed.Inc()
+	case !owned:
+		m.renewNotOwned.Inc()
+	default:
+		m.renewOK.Inc()
+	}
+}
+
+// releaseDone counts a release by its outcome.
+func (m *nsMetrics) releaseDone(outcome releaseOutcome) {
+	if m == nil {
+		return
+	}
+	switch outcome {
+	case releaseOK:
+		m.relOK.Inc()
+	case releaseNotOwned:
+		m.relNotOwned.Inc()
+	case releaseError:
+		m.relError.Inc()
+	case releaseSkipped:
+		m.relSkip.Inc()
+	}
+}
+
+// releaseOutcome is the outcome label of lock_releases_total.
+type releaseOutcome uint8
+
+const (
+	releaseOK releaseOutcome = iota
+	releaseNotOwned
+	releaseError
+	releaseSkipped // abandoned, or HoldUntilExpiry
+)
+
+// leaseAbandoned counts an abandonment.
+func (m *nsMetrics) leaseAbandoned() {
+	if m == nil {
+		return
+	}
+	m.abandoned.Inc()
+}
+
+// fencedWrite counts a write through a fencing guard as applied or rejected.
+func (m *nsMetrics) fencedWrite(applied bool) {
+	switch {
+	case m == nil:
+	case applied:
+		m.fencedApplied.Inc()
+	default:
+		m.fencedRejected.Inc()
 	}
 }
 

@@ -114,7 +114,7 @@ func TestNilRegistererMeansNoMetrics(t *testing.T) {
 	if c.metrics != nil {
 		t.Fatal("metrics created without a registerer")
 	}
-	n, err := c.Namespace("approval", Policy{Fencing: true, RenewInterval: 10 * time.Millisecond, RenewTimeout: time.Second, TTL: time.Second})
+	n, err := c.Declare("approval", Policy{Fencing: true, RenewInterval: 10 * time.Millisecond, RenewTimeout: time.Second, TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

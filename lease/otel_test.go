@@ -194,11 +194,11 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 	prom := newEnv(t, sharedAddr)
 	otel := newOTelEnv(t)
 	for _, c := range []*Client{prom.c, otel.c} {
-		n, err := c.Namespace("scheduler", Policy{DisableRenewal: true, Fencing: true})
+		n, err := c.Declare("scheduler", Policy{DisableRenewal: true, Fencing: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ttlHold, err := c.Namespace("ttlhold", Policy{DisableRenewal: true, Release: HoldUntilExpiry})
+		ttlHold, err := c.Declare("ttlhold", Policy{DisableRenewal: true, ReleaseMode: HoldUntilExpiry})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 // client_golang path, so rate() counts the first event; closing the Client stops them.
 func TestOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
 	e := newOTelEnv(t)
-	if _, err := e.c.Namespace("approval", Policy{}); err != nil {
+	if _, err := e.c.Declare("approval", Policy{}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{

@@ -9,7 +9,7 @@ import (
 type RenewFailurePolicy int
 
 const (
-	// Fence (the default) gives the lease up after MaxRenewFailures consecutive failed renews,
+	// Abandon (the default) gives the lease up after MaxRenewFailures consecutive failed renews,
 	// at once when a renew is answered "not owned", and, while renews fail, at the lease's
 	// ValidUntil (a margin of 1% of the TTL + 2ms before the earliest moment the key can
 	// expire): renewing stops, the holder's context is cancelled with cause ErrAbandoned, the
@@ -20,7 +20,7 @@ const (
 	// scheduled: a holder paused by the OS or the GC past ValidUntil is cancelled only when it
 	// runs again, possibly after the key expired and another replica took the lock. Writes that
 	// must never overlap need the fence token checked by the store (Policy.Fencing, FencedSet).
-	Fence RenewFailurePolicy = iota
+	Abandon RenewFailurePolicy = iota
 	// Continue logs and counts each failed renew and keeps the work running; renewing stops
 	// only when a renew is answered "not owned". For idempotent work where continuity matters
 	// more than a short overlap.
@@ -29,8 +29,8 @@ const (
 
 func (p RenewFailurePolicy) String() string {
 	switch p {
-	case Fence:
-		return "fence"
+	case Abandon:
+		return "abandon"
 	case Continue:
 		return "continue"
 	}
@@ -60,7 +60,8 @@ func (m ReleaseMode) String() string {
 	return fmt.Sprintf("ReleaseMode(%d)", int(m))
 }
 
-// Policy is the declared behaviour of one lock namespace. Zero fields take the defaults below.
+// Policy is the declared behaviour of one lock namespace. Zero fields take the default each
+// field names.
 type Policy struct {
 	// TTL is the lease length (PX of the lock key). Default 30s.
 	TTL time.Duration
@@ -72,14 +73,14 @@ type Policy struct {
 	// DisableRenewal turns the background renewer off: the lease lasts TTL unless Renew is
 	// called. For critical sections known to be much shorter than TTL.
 	DisableRenewal bool
-	// MaxRenewFailures is the number of consecutive failed renews after which the Fence policy
+	// MaxRenewFailures is the number of consecutive failed renews after which the Abandon policy
 	// abandons the lease. Default 3. The key's expiry bounds it too: with the default
 	// RenewInterval of TTL/3, the lease is abandoned before a third attempt could start.
 	MaxRenewFailures int
-	// OnRenewFailure is Fence (default) or Continue.
+	// OnRenewFailure is Abandon (default) or Continue.
 	OnRenewFailure RenewFailurePolicy
-	// Release is Explicit (default) or HoldUntilExpiry.
-	Release ReleaseMode
+	// ReleaseMode is Explicit (default) or HoldUntilExpiry: what Release does with the key.
+	ReleaseMode ReleaseMode
 	// AcquireTimeout bounds how long Acquire and Do wait for a busy lock. Default 2s.
 	AcquireTimeout time.Duration
 	// RetryBackoff is the pause between acquire attempts; each pause adds a random jitter of
@@ -95,12 +96,12 @@ type Policy struct {
 	// microseconds, or one more than the last fence of the key when that is not lower. Fences
 	// of a key rise across owners, across the fence key's expiry and across a Redis restart.
 	Fencing bool
-	// FenceRetention is how long FenceKey outlives the TTL of the acquisition that wrote it.
+	// FenceRetention is how long the fence key outlives the TTL of the acquisition that wrote it.
 	// Only keys acquired within TTL + FenceRetention have a fence key, so their number stays
 	// bounded; while it exists it keeps fences rising even if the server's clock steps back by
 	// less than TTL + FenceRetention. Default 1 minute.
 	FenceRetention time.Duration
-	// WriteFenceRetention, when positive, lets FencedSet's WriteFenceKey records expire that
+	// WriteFenceRetention, when positive, lets FencedSet's write-fence records expire that
 	// long (plus a minute) after their last write, and makes FencedSet reject, as stale, a
 	// write to a key without a record whose fence was issued more than WriteFenceRetention
 	// ago. It must exceed the longest time a lease holds a lock without writing the keys it
@@ -108,47 +109,48 @@ type Policy struct {
 	// this library.
 	WriteFenceRetention time.Duration
 	// RecordHolder stores a description of the holder (Options.Holder: by default host name
-	// and process ID) in HolderKey(key), written in the same script as the lock, renewed and
-	// deleted with it. The exporter's ACL can read it; it never contains the token.
+	// and process ID) in the lock's holder key ("{job:42}:holder" for "job:42", in its cluster
+	// slot), written in the same script as the lock, renewed and deleted with it. The
+	// exporter's ACL can read it; it never contains the token.
 	RecordHolder bool
 }
 
-// Defaults of Policy fields left zero.
+// Defaults of Policy fields left zero (each field's comment names its default too).
 const (
-	DefaultTTL              = 30 * time.Second
-	DefaultRenewTimeout     = 2 * time.Second
-	DefaultMaxRenewFailures = 3
-	DefaultAcquireTimeout   = 2 * time.Second
-	DefaultRetryBackoff     = 25 * time.Millisecond
-	DefaultReleaseTimeout   = 2 * time.Second
-	DefaultFenceRetention   = time.Minute
+	defaultTTL              = 30 * time.Second
+	defaultRenewTimeout     = 2 * time.Second
+	defaultMaxRenewFailures = 3
+	defaultAcquireTimeout   = 2 * time.Second
+	defaultRetryBackoff     = 25 * time.Millisecond
+	defaultReleaseTimeout   = 2 * time.Second
+	defaultFenceRetention   = time.Minute
 )
 
 // withDefaults fills zero fields and rejects values that cannot work.
 func (p Policy) withDefaults() (Policy, error) {
 	if p.TTL == 0 {
-		p.TTL = DefaultTTL
+		p.TTL = defaultTTL
 	}
 	if p.RenewInterval == 0 {
 		p.RenewInterval = p.TTL / 3
 	}
 	if p.RenewTimeout == 0 {
-		p.RenewTimeout = min(DefaultRenewTimeout, p.RenewInterval)
+		p.RenewTimeout = min(defaultRenewTimeout, p.RenewInterval)
 	}
 	if p.MaxRenewFailures == 0 {
-		p.MaxRenewFailures = DefaultMaxRenewFailures
+		p.MaxRenewFailures = defaultMaxRenewFailures
 	}
 	if p.AcquireTimeout == 0 {
-		p.AcquireTimeout = DefaultAcquireTimeout
+		p.AcquireTimeout = defaultAcquireTimeout
 	}
 	if p.RetryBackoff == 0 {
-		p.RetryBackoff = DefaultRetryBackoff
+		p.RetryBackoff = defaultRetryBackoff
 	}
 	if p.ReleaseTimeout == 0 {
-		p.ReleaseTimeout = DefaultReleaseTimeout
+		p.ReleaseTimeout = defaultReleaseTimeout
 	}
 	if p.FenceRetention == 0 {
-		p.FenceRetention = DefaultFenceRetention
+		p.FenceRetention = defaultFenceRetention
 	}
 	switch {
 	case p.TTL < time.Millisecond:
@@ -169,10 +171,10 @@ func (p Policy) withDefaults() (Policy, error) {
 		return p, fmt.Errorf("%w: FenceRetention %s must be positive", ErrInvalidPolicy, p.FenceRetention)
 	case p.WriteFenceRetention < 0 || p.WriteFenceRetention > 0 && p.WriteFenceRetention < time.Millisecond:
 		return p, fmt.Errorf("%w: WriteFenceRetention %s must be at least 1ms (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
-	case p.OnRenewFailure != Fence && p.OnRenewFailure != Continue:
+	case p.OnRenewFailure != Abandon && p.OnRenewFailure != Continue:
 		return p, fmt.Errorf("%w: unknown OnRenewFailure %d", ErrInvalidPolicy, int(p.OnRenewFailure))
-	case p.Release != Explicit && p.Release != HoldUntilExpiry:
-		return p, fmt.Errorf("%w: unknown Release mode %d", ErrInvalidPolicy, int(p.Release))
+	case p.ReleaseMode != Explicit && p.ReleaseMode != HoldUntilExpiry:
+		return p, fmt.Errorf("%w: unknown ReleaseMode %d", ErrInvalidPolicy, int(p.ReleaseMode))
 	}
 	return p, nil
 }

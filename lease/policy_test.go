@@ -61,7 +61,7 @@ func TestPolicyValidation(t *testing.T) {
 		{Policy{RetryBackoff: -1}, "RetryBackoff"},
 		{Policy{ReleaseTimeout: -1}, "ReleaseTimeout"},
 		{Policy{OnRenewFailure: 7}, "OnRenewFailure"},
-		{Policy{Release: 7}, "Release"},
+		{Policy{ReleaseMode: 7}, "ReleaseMode"},
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
@@ -70,32 +70,32 @@ func TestPolicyValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range tests {
-		_, err := c.Namespace("ns", tc.p)
+		_, err := c.Declare("ns", tc.p)
 		if !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Namespace with %+v = %v, want ErrInvalidPolicy naming %s", tc.p, err, tc.want)
+			t.Errorf("Declare with %+v = %v, want ErrInvalidPolicy naming %s", tc.p, err, tc.want)
 		}
 	}
-	if _, err := c.Namespace("", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := c.Declare("", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
 		t.Errorf("empty namespace name: %v", err)
 	}
-	if _, err := c.Namespace("bad\xff", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := c.Declare("bad\xff", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
 		t.Errorf("invalid UTF-8 namespace name: %v", err)
 	}
-	n, err := c.Namespace("ns", Policy{})
+	n, err := c.Declare("ns", Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Name() != "ns" || n.Policy().TTL != DefaultTTL {
-		t.Errorf("Name, Policy = %q, %+v", n.Name(), n.Policy())
+	if n.name != "ns" || n.Policy().TTL != defaultTTL {
+		t.Errorf("name, Policy = %q, %+v", n.name, n.Policy())
 	}
-	if _, err := c.Namespace("ns", Policy{}); !errors.Is(err, ErrInvalidPolicy) {
-		t.Errorf("duplicate namespace: %v", err)
+	if _, err := c.Declare("ns", Policy{}); !errors.Is(err, ErrAlreadyDeclared) || errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("duplicate namespace: %v, want ErrAlreadyDeclared", err)
 	}
 }
 
 func TestPolicyStrings(t *testing.T) {
 	for v, want := range map[interface{ String() string }]string{
-		Fence: "fence", Continue: "continue", RenewFailurePolicy(9): "RenewFailurePolicy(9)",
+		Abandon: "abandon", Continue: "continue", RenewFailurePolicy(9): "RenewFailurePolicy(9)",
 		Explicit: "explicit", HoldUntilExpiry: "hold_until_expiry", ReleaseMode(9): "ReleaseMode(9)",
 	} {
 		if got := v.String(); got != want {

@@ -20,7 +20,7 @@ func TestReleaseWithWrongTokenIsNotOwned(t *testing.T) {
 			wantNotOwned float64
 		}{
 			{"wrong token", "wrong-token", ErrNotOwned, 1},
-			{"empty token", "", ErrEmptyToken, 0},
+			{"empty token", "", errEmptyToken, 0},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestHoldUntilExpiryRotatesOwnershipByExpiry(t *testing.T) {
 		const ttl = 2 * time.Second
 		// Redis keeps expiry times in whole milliseconds of its own clock reading.
 		const clockSlack = 5 * time.Millisecond
-		policy := Policy{TTL: ttl, Release: HoldUntilExpiry}
+		policy := Policy{TTL: ttl, ReleaseMode: HoldUntilExpiry}
 		replicaA, replicaB := newEnvMode(t, sharedAddr, batching), newEnvMode(t, sharedAddr, batching)
 		nsA, nsB := replicaA.namespace(t, "reconciler", policy), replicaB.namespace(t, "reconciler", policy)
 		key := uniqueKey(t)
@@ -178,10 +178,10 @@ func TestReleaseErrorWhenRedisIsDown(t *testing.T) {
 // Release and Renew refuse leases that were never acquired, released twice or abandoned.
 func TestLeaseStateErrors(t *testing.T) {
 	var zero Lease
-	if err := zero.Release(context.Background()); !errors.Is(err, ErrEmptyToken) {
+	if err := zero.Release(context.Background()); !errors.Is(err, errEmptyToken) {
 		t.Errorf("zero Lease Release = %v", err)
 	}
-	if err := zero.Renew(context.Background()); !errors.Is(err, ErrEmptyToken) {
+	if err := zero.Renew(context.Background()); !errors.Is(err, errEmptyToken) {
 		t.Errorf("zero Lease Renew = %v", err)
 	}
 	if zero.Context() == nil {

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // renewScript extends the lock only while it still holds the caller's token, so a stale holder
 // can never extend a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions that expire with
 // it (the holder key); ARGV[1] owner token, ARGV[2] TTL in ms. Returns 1 when extended, 0 when
 // not owned (expired, or taken by another owner).
-const renewScript = `
+var renewScript = newScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then
 	for i = 2, #KEYS do
 		redis.call('pexpire', KEYS[i], ARGV[2])
@@ -20,7 +22,7 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 	return redis.call('pexpire', KEYS[1], ARGV[2])
 end
 return 0
-`
+`)
 
 // errRenewTimeout is the cause of a renew's own deadline.
 var errRenewTimeout = errors.New("lease: renew timeout")
@@ -33,7 +35,7 @@ var errRenewTimeout = errors.New("lease: renew timeout")
 func (l *Lease) Renew(ctx context.Context) error {
 	n := l.ns
 	if n == nil || l.token == "" {
-		return ErrEmptyToken
+		return errEmptyToken
 	}
 	l.mu.Lock()
 	state := l.state
@@ -48,7 +50,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	ctx, cancel := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer cancel()
 	owned, err := n.renew(ctx, l.leaseID)
-	n.countRenew(owned, err)
+	n.m.renewDone(owned, err)
 	switch {
 	case err != nil:
 		return fmt.Errorf("lease: renew %q in namespace %s: %w", l.key, n.name, err)
@@ -73,34 +75,20 @@ func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err erro
 	c := n.client
 	var extended int64
 	if n.policy.RecordHolder {
-		extended, err = c.runScript(ctx, c.scripts.renew, 2, id.keyArg, HolderKey(id.key), id.tokenArg, n.ttlMs)
+		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg, n.ttlMs)
 	} else {
-		extended, err = c.runScript(ctx, c.scripts.renew, 1, id.keyArg, id.tokenArg, n.ttlMs)
+		extended, err = c.runScript(ctx, renewScript, 1, id.keyArg, id.tokenArg, n.ttlMs)
 	}
 	return extended == 1, err
 }
 
-func (n *Namespace) countRenew(owned bool, err error) {
-	if n.m == nil {
-		return
-	}
-	switch {
-	case err != nil:
-		n.m.renewFailed.Inc()
-	case !owned:
-		n.m.renewNotOwned.Inc()
-	default:
-		n.m.renewOK.Inc()
-	}
-}
-
-// errValidityEnded is the reason logged when the Fence policy abandons a lease because the
+// errValidityEnded is the reason logged when the Abandon policy abandons a lease because the
 // key may expire before a renew can succeed.
 var errValidityEnded = errors.New("lease: validity ends before a renew could succeed")
 
 // renewTick is one run of the background renewer; it re-arms the timer while the lease is kept.
 //
-// Under the Fence policy the holder's context should end before another replica can take the
+// Under the Abandon policy the holder's context should end before another replica can take the
 // lock, not only after MaxRenewFailures failures: while renews fail, the renewer also abandons
 // the lease at its lapse (see lapseLocked), and no renew runs past it. The timer firing on time
 // is what makes that hold; a starved or paused process is abandoned late, which is why writes
@@ -120,7 +108,7 @@ func (l *Lease) renewTick() {
 		return
 	}
 	lapse := l.lapseLocked()
-	if p.OnRenewFailure == Fence && l.failures > 0 && !start.Before(lapse) {
+	if p.OnRenewFailure == Abandon && l.failures > 0 && !start.Before(lapse) {
 		line := l.abandonLocked(errValidityEnded)
 		l.mu.Unlock()
 		line.write(n.client.logger)
@@ -133,7 +121,7 @@ func (l *Lease) renewTick() {
 	// lapse with no failure behind it (this process was paused) still asks Redis: an ok answer
 	// proves the key was never free, and any other outcome abandons the lease below.
 	deadline := start.Add(p.RenewTimeout)
-	if p.OnRenewFailure == Fence && start.Before(lapse) && lapse.Before(deadline) {
+	if p.OnRenewFailure == Abandon && start.Before(lapse) && lapse.Before(deadline) {
 		deadline = lapse
 	}
 	ctx, cancel := context.WithDeadline(l.ctx, deadline)
@@ -154,17 +142,17 @@ func (l *Lease) renewTick() {
 func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time) logLine {
 	n := l.ns
 	p := &n.policy
-	fence := p.OnRenewFailure == Fence
+	abandons := p.OnRenewFailure == Abandon
 	if l.state != stateHeld || l.ctx.Err() != nil {
 		// Released or cancelled while the renew was in flight: its outcome no longer matters.
 		return logLine{}
 	}
-	n.countRenew(owned, err)
+	n.m.renewDone(owned, err)
 	var line logLine
 	switch {
 	case err != nil:
 		l.failures++
-		if fence && (l.failures >= p.MaxRenewFailures || !time.Now().Before(lapse)) {
+		if abandons && (l.failures >= p.MaxRenewFailures || !time.Now().Before(lapse)) {
 			return l.abandonLocked(err)
 		}
 		line = logLine{slog.LevelWarn, "lock renewal failed", []slog.Attr{
@@ -176,7 +164,7 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 		// Ownership is definitively gone: nothing left to renew under either policy, and the
 		// lease is no longer valid by any clock.
 		l.validUntil = time.Time{}
-		if fence {
+		if abandons {
 			return l.abandonLocked(ErrNotOwned)
 		}
 		return logLine{slog.LevelWarn, "lock renewal found the lock not owned; renewing stops, work continues", []slog.Attr{
@@ -188,23 +176,20 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 		}
 	}
 	next := start.Add(p.RenewInterval)
-	if lapse := l.lapseLocked(); fence && l.failures > 0 && lapse.Before(next) {
+	if lapse := l.lapseLocked(); abandons && l.failures > 0 && lapse.Before(next) {
 		next = lapse
 	}
 	l.timer.Reset(max(0, time.Until(next)))
 	return line
 }
 
-// abandonLocked gives the lease up under the Fence policy and returns the line to log; l.mu
+// abandonLocked gives the lease up under the Abandon policy and returns the line to log; l.mu
 // must be held.
 func (l *Lease) abandonLocked(reason error) logLine {
 	n := l.ns
 	l.state = stateAbandoned
-	if n.m != nil {
-		n.m.abandoned.Inc()
-		n.m.held.Dec()
-		n.m.heldSeconds.Observe(time.Since(l.acquired).Seconds())
-	}
+	n.m.leaseAbandoned()
+	n.m.holdEnded(l.acquired)
 	l.cancel(ErrAbandoned)
 	return logLine{slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped", []slog.Attr{
 		slog.String(namespaceLabel, n.name), slog.String("key", l.key),

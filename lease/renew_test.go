@@ -21,7 +21,7 @@ func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		for _, bound := range []int{1, 3} {
 			t.Run(fmt.Sprintf("max=%d", bound), func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 60 * time.Millisecond, MaxRenewFailures: bound})
 				key := uniqueKey(t)
@@ -83,7 +83,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript), plan: func(n int) (time.Duration, error) {
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(n int) (time.Duration, error) {
 					if tc.pattern[n%len(tc.pattern)] {
 						return 0, errInjected
 					}
@@ -121,9 +121,9 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 	})
 }
 
-// Test 4: a renew after the key expired fails and is counted as not_owned; the Fence policy
+// Test 4: a renew after the key expired fails and is counted as not_owned; the Abandon policy
 // abandons at once, the Continue policy keeps the work running but stops renewing. (A renew
-// held up past the lease's expiry is a different case under Fence: the lease is abandoned at
+// held up past the lease's expiry is a different case under Abandon: the lease is abandoned at
 // its lapse, see TestFenceAbandonsBeforeTheKeyCanExpire.)
 func TestRenewAfterExpiry(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
@@ -148,9 +148,9 @@ func TestRenewAfterExpiry(t *testing.T) {
 		for _, tc := range []struct {
 			policy        RenewFailurePolicy
 			wantAbandoned float64
-		}{{Fence, 1}, {Continue, 0}} {
+		}{{Abandon, 1}, {Continue, 0}} {
 			t.Run("renewer/"+tc.policy.String(), func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, nil }}
+				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, nil }}
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 200 * time.Millisecond, OnRenewFailure: tc.policy})
 				key := uniqueKey(t)
@@ -174,12 +174,12 @@ func TestRenewAfterExpiry(t *testing.T) {
 					t.Errorf("renew attempts = %d after %v ok, want exactly one more (renewing stops once not owned)", got, ok)
 				}
 				abandoned := errors.Is(context.Cause(l.Context()), ErrAbandoned)
-				if abandoned != (tc.policy == Fence) {
+				if abandoned != (tc.policy == Abandon) {
 					t.Errorf("abandoned = %v under %s", abandoned, tc.policy)
 				}
 				e.wantMetrics(t, "workflow", map[string]float64{"lock_abandoned_total": tc.wantAbandoned})
 				err = l.Release(context.Background())
-				if tc.policy == Fence && !errors.Is(err, ErrAbandoned) || tc.policy == Continue && !errors.Is(err, ErrNotOwned) {
+				if tc.policy == Abandon && !errors.Is(err, ErrAbandoned) || tc.policy == Continue && !errors.Is(err, ErrNotOwned) {
 					t.Errorf("Release = %v", err)
 				}
 			})
@@ -191,7 +191,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 // logged as a warning with the namespace, never the token.
 func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
-		hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 		e := newEnvMode(t, sharedAddr, batching, hook)
 		n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 30 * time.Millisecond, OnRenewFailure: Continue, LocalMutex: true})
 		failed := func() float64 {
@@ -228,7 +228,7 @@ func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 	})
 }
 
-// Under Fence, while renews fail, the holder's context ends at the lease's lapse — its
+// Under Abandon, while renews fail, the holder's context ends at the lease's lapse — its
 // ValidUntil, the drift margin before the key can expire by the library's own clock — whatever
 // MaxRenewFailures allows: with the default shape (RenewInterval = TTL/3, three failures) the
 // third attempt would start only as the key expires, so the lease is abandoned after fewer
@@ -256,7 +256,7 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 			t.Parallel()
 			eachMode(t, func(t *testing.T, batching bool) {
 				t.Parallel()
-				hook := &faultHook{match: isScript(renewScript), plan: tc.plan}
+				hook := &faultHook{match: isScript(renewScript.src), plan: tc.plan}
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 3})
 				l, err := n.Acquire(context.Background(), uniqueKey(t))
@@ -304,9 +304,9 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 // the handler, the holder can still call Renew, and an abandoned holder's context is already
 // cancelled before its log line is written.
 func TestRenewerLogsOutsideTheLeaseLock(t *testing.T) {
-	for _, policy := range []RenewFailurePolicy{Continue, Fence} {
+	for _, policy := range []RenewFailurePolicy{Continue, Abandon} {
 		t.Run(policy.String(), func(t *testing.T) {
-			hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+			hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 			rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { _ = rdb.Close() })
 			rdb.AddHook(hook)
@@ -315,7 +315,7 @@ func TestRenewerLogsOutsideTheLeaseLock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := c.Namespace("workflow", Policy{TTL: 5 * time.Second, RenewInterval: 50 * time.Millisecond,
+			n, err := c.Declare("workflow", Policy{TTL: 5 * time.Second, RenewInterval: 50 * time.Millisecond,
 				MaxRenewFailures: 1, OnRenewFailure: policy})
 			if err != nil {
 				t.Fatal(err)
@@ -325,7 +325,7 @@ func TestRenewerLogsOutsideTheLeaseLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			<-handler.entered // the renewer is writing its first line, and the handler holds it
-			if policy == Fence && context.Cause(l.Context()) != ErrAbandoned {
+			if policy == Abandon && context.Cause(l.Context()) != ErrAbandoned {
 				t.Errorf("abandoned holder's context not cancelled before its log line: cause %v", context.Cause(l.Context()))
 			}
 			done := make(chan error, 1)

@@ -9,7 +9,7 @@ import "time"
 func driftMargin(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
 
 // lapseLocked is when the lease stops being valid by the library's clock: the drift margin
-// before the earliest moment the key can expire. The Fence policy abandons a lease whose
+// before the earliest moment the key can expire. The Abandon policy abandons a lease whose
 // renews fail at its lapse at the latest. l.mu must be held.
 func (l *Lease) lapseLocked() time.Time {
 	return l.validUntil.Add(-driftMargin(l.ns.policy.TTL))

@@ -20,7 +20,7 @@ func TestValidUntilCountsFromTheSendTime(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		const ttl, replyDelay = 10 * time.Second, 300 * time.Millisecond
 		margin := driftMargin(ttl)
-		hook := &replyDelayHook{match: func(args []any) bool { return isSetNX(args) || isScript(renewScript)(args) }, delay: replyDelay}
+		hook := &replyDelayHook{match: func(args []any) bool { return isSetNX(args) || isScript(renewScript.src)(args) }, delay: replyDelay}
 		e := newEnvMode(t, sharedAddr, batching, hook)
 		n := e.namespace(t, "approval", Policy{TTL: ttl, DisableRenewal: true, RenewTimeout: 5 * time.Second, AcquireTimeout: 5 * time.Second})
 
@@ -79,7 +79,7 @@ func TestValidUntilDoesNotMoveOnAFailedRenew(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		var failing atomic.Bool
 		failing.Store(true)
-		hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) {
+		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
 			if failing.Load() {
 				return 0, errInjected
 			}
@@ -153,7 +153,7 @@ func TestValidUntilEndsWithTheLease(t *testing.T) {
 		})
 	}
 	t.Run("abandoned", func(t *testing.T) {
-		hook := &faultHook{match: isScript(renewScript), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
 		e := newEnv(t, sharedAddr, hook)
 		n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, RenewInterval: 20 * time.Millisecond, MaxRenewFailures: 1})
 		l, err := n.Acquire(context.Background(), uniqueKey(t))

@@ -26,7 +26,7 @@ func recordingNamespace(t *testing.T, reg *prometheus.Registry) *lease.Namespace
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := c.Namespace("runs", lease.Policy{Fencing: true})
+	ns, err := c.Declare("runs", lease.Policy{Fencing: true})
 	if err != nil {
 		t.Fatal(err)
 	}

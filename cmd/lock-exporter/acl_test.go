@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
-	"github.com/lockwatch/lockwatch/lease"
 )
 
 const (
@@ -43,7 +43,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		srv := redistest.Start(t)
 		admin := srv.Client(t)
 		seedLocks(t, admin, map[string]seed{"jobs:1": {ttl: time.Minute, idle: 120}, "jobs:2": {idle: 30}})
-		if err := admin.Set(ctx, lease.FenceKey("jobs:1"), 77, 0).Err(); err != nil {
+		if err := admin.Set(ctx, lockkeys.Fence("jobs:1"), 77, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		testkit.SetACL(t, srv, rules)
@@ -102,7 +102,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 			locks[k] = seed{ttl: time.Minute, idle: 60}
 		}
 		seedLocks(t, admin, locks)
-		if err := admin.Set(ctx, lease.FenceKey("jobs:a"), 5, 0).Err(); err != nil {
+		if err := admin.Set(ctx, lockkeys.Fence("jobs:a"), 5, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range cluster.Nodes {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
@@ -32,7 +33,7 @@ func TestHoldersAsTheACLUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lc.Close() })
-	ns, err := lc.Namespace("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, Fencing: true, RecordHolder: true})
+	ns, err := lc.Declare("jobs", lease.Policy{TTL: time.Minute, DisableRenewal: true, Fencing: true, RecordHolder: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestHoldersAsTheACLUser(t *testing.T) {
 	testkit.SetACL(t, srv, testkit.DocumentedACL(t, aclPassword))
 	user := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: aclUser, Password: aclPassword, DisableIdentity: true, MaxRetries: -1})
 	defer user.Close()
-	if got, err := user.Get(ctx, lease.HolderKey("jobs:leased")).Result(); err != nil || got != holder {
+	if got, err := user.Get(ctx, lockkeys.Holder("jobs:leased")).Result(); err != nil || got != holder {
 		t.Errorf("GET the holder key as %s: %q, %v; want %q", aclUser, got, err, holder)
 	}
 	for _, k := range []string{"jobs:leased", "jobs:plain"} {

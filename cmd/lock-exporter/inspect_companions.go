@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/lease"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // maxHolderBytes bounds how much of a holder key's value inspect keeps. lease writes at most 256
@@ -24,7 +24,7 @@ type companions struct {
 	holderErr error     // the first failed holder GET
 }
 
-// readCompanions GETs lease.FenceKey and lease.HolderKey of each key in one pipeline. The
+// readCompanions GETs the fence key and the holder key (internal/lockkeys) of each key in one pipeline. The
 // documented ACL grants GET on exactly those key shapes.
 func readCompanions(ctx context.Context, client redis.UniversalClient, keys []collectors.KeyInfo) companions {
 	c := companions{fences: make([]string, len(keys)), holders: make([]*string, len(keys))}
@@ -37,8 +37,8 @@ func readCompanions(ctx context.Context, client redis.UniversalClient, keys []co
 	fences := make([]*redis.StringCmd, len(keys))
 	holders := make([]*redis.StringCmd, len(keys))
 	for i, k := range keys {
-		fences[i] = pipe.Get(ctx, lease.FenceKey(k.Key))
-		holders[i] = pipe.Get(ctx, lease.HolderKey(k.Key))
+		fences[i] = pipe.Get(ctx, lockkeys.Fence(k.Key))
+		holders[i] = pipe.Get(ctx, lockkeys.Holder(k.Key))
 	}
 	_, _ = pipe.Exec(ctx) // each reply is judged on its own below
 	for i := range keys {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
-	"github.com/lockwatch/lockwatch/lease"
 )
 
 func TestInspect(t *testing.T) {
@@ -27,7 +27,7 @@ func TestInspect(t *testing.T) {
 	})
 	ctx := context.Background()
 	for key, fence := range map[string]string{"jobs:old": "1184", "jobs:fresh": "1185"} {
-		if err := c.Set(ctx, lease.FenceKey(key), fence, 0).Err(); err != nil {
+		if err := c.Set(ctx, lockkeys.Fence(key), fence, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

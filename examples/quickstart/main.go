@@ -46,10 +46,10 @@ func run(ctx context.Context, addr, listen string) error {
 	if err != nil {
 		return fmt.Errorf("lease client: %w", err)
 	}
-	jobs, err := locks.Namespace("scheduler", lease.Policy{
-		TTL:            time.Minute, // renewed every TTL/3 while the job runs
-		OnRenewFailure: lease.Fence, // after 3 failed renews, cancel the job's context
-		Fencing:        true,        // hand the job a monotonic token for its writes
+	jobs, err := locks.Declare("scheduler", lease.Policy{
+		TTL:            time.Minute,   // renewed every TTL/3 while the job runs
+		OnRenewFailure: lease.Abandon, // after 3 failed renews, cancel the job's context
+		Fencing:        true,          // hand the job a monotonic token for its writes
 	})
 	if err != nil {
 		return fmt.Errorf("namespace: %w", err)

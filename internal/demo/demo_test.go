@@ -99,7 +99,7 @@ func TestNamespacePoliciesMatchWhatTheExporterIsTold(t *testing.T) {
 		if renews && ns.policy.RenewInterval != ns.RenewInterval {
 			t.Errorf("%s: policy renews every %v, declared %v", ns.Name, ns.policy.RenewInterval, ns.RenewInterval)
 		}
-		if ns.policy.Release == 0 && !ns.policy.DisableRenewal && ns.RenewInterval == 0 {
+		if ns.policy.ReleaseMode == 0 && !ns.policy.DisableRenewal && ns.RenewInterval == 0 {
 			t.Errorf("%s: renewed namespace declares no renew interval", ns.Name)
 		}
 	}

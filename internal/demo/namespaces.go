@@ -36,7 +36,7 @@ func Namespaces(prefix string) []Namespace {
 			Story: "jobs under a fenced lease; replica scheduler-b loses its network every cycle and abandons its job after 3 failed renews",
 			policy: lease.Policy{
 				TTL: 6 * time.Second, RenewInterval: 2 * time.Second, RenewTimeout: 500 * time.Millisecond,
-				MaxRenewFailures: 3, OnRenewFailure: lease.Fence, Fencing: true,
+				MaxRenewFailures: 3, OnRenewFailure: lease.Abandon, Fencing: true,
 			},
 		},
 		{
@@ -62,7 +62,7 @@ func Namespaces(prefix string) []Namespace {
 			TTL:   6 * time.Second,
 			Story: "a per-loop lease (TTL = 2 x 3s poll) never released, so expiry rotates ownership; a legacy cron script holds a lock here set without any expiry",
 			policy: lease.Policy{
-				TTL: 6 * time.Second, Release: lease.HoldUntilExpiry,
+				TTL: 6 * time.Second, ReleaseMode: lease.HoldUntilExpiry,
 			},
 		},
 		{

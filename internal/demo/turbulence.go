@@ -74,7 +74,7 @@ func (w *Workload) setLegacyLock(ctx context.Context, present bool) {
 }
 
 // partitionScheduler cuts scheduler-b off from Redis while it runs a long job: its renews
-// fail three times in a row, the Fence policy abandons the lease (the job's context is
+// fail three times in a row, the Abandon policy abandons the lease (the job's context is
 // cancelled) and skips the release.
 func (w *Workload) partitionScheduler(ctx context.Context) {
 	r := w.replicas["scheduler-b"]

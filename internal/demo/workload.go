@@ -132,7 +132,7 @@ func (w *Workload) addReplica(name string) error {
 		return err
 	}
 	for _, ns := range w.namespaces {
-		l, err := c.Namespace(ns.Name, ns.policy)
+		l, err := c.Declare(ns.Name, ns.policy)
 		if err != nil {
 			return fmt.Errorf("demo: namespace %s: %w", ns.Name, err)
 		}

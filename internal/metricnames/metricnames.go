@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/lease"
 )
@@ -50,7 +51,7 @@ func Gathered(tb testing.TB) map[string]bool {
 		tb.Fatalf("metricnames: lease.New: %v", err)
 	}
 	// Declaring a namespace creates every series of the library at zero, so all are gathered.
-	if _, err := client.Namespace(namespace, lease.Policy{TTL: time.Minute, Fencing: true}); err != nil {
+	if _, err := client.Declare(namespace, lease.Policy{TTL: time.Minute, Fencing: true}); err != nil {
 		tb.Fatalf("metricnames: declare namespace: %v", err)
 	}
 	addFamilies(tb, names, libReg)
@@ -61,7 +62,7 @@ func Gathered(tb testing.TB) map[string]bool {
 	if err := rdb.Set(ctx, keyWithoutTTL, "seeded", 0).Err(); err != nil {
 		tb.Fatalf("metricnames: seed: %v", err)
 	}
-	if err := rdb.Set(ctx, lease.HolderKey(keyWithTTL), "metricnames pid 1", time.Minute).Err(); err != nil {
+	if err := rdb.Set(ctx, lockkeys.Holder(keyWithTTL), "metricnames pid 1", time.Minute).Err(); err != nil {
 		tb.Fatalf("metricnames: seed: %v", err)
 	}
 	scanner, err := collectors.NewScanner(rdb, collectors.Options{

@@ -114,7 +114,7 @@ func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clien
 		closeFn()
 		return variant{}, err
 	}
-	ns, err := c.Namespace("bench", lease.Policy{TTL: lockTTL})
+	ns, err := c.Declare("bench", lease.Policy{TTL: lockTTL})
 	if err != nil {
 		_ = c.Close()
 		closeFn()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -126,13 +127,13 @@ func TestFencesRise(t *testing.T) {
 	}
 	// The fence key expires; the clock carries the fences on.
 	testkit.Eventually(t, 5*time.Second, "the fence key to expire", func() bool {
-		return e.rdb.Exists(ctx, FenceKey(key)).Val() == 0
+		return e.rdb.Exists(ctx, lockkeys.Fence(key)).Val() == 0
 	})
 	last = next("after the fence key expired", last)
 	// A fence key ahead of the clock (the clock stepped back, or a failover to a node whose
 	// clock is behind) is followed, not undercut.
 	ahead := serverMicros(t, e.rdb) + int64(time.Hour/time.Microsecond)
-	e.rdb.Set(ctx, FenceKey(key), ahead, 0)
+	e.rdb.Set(ctx, lockkeys.Fence(key), ahead, 0)
 	if got := next("with a fence key ahead of the clock", last); got != ahead+1 {
 		t.Errorf("fence over a stored %d = %d, want %d", ahead, got, ahead+1)
 	}
@@ -146,13 +147,13 @@ func TestFenceKeyExpiry(t *testing.T) {
 	const ttl, retention = 10 * time.Second, 20 * time.Second
 	n := e.namespace(t, "expiry", Policy{TTL: ttl, FenceRetention: retention, DisableRenewal: true, Fencing: true})
 	key := uniqueKey(t)
-	e.rdb.Set(ctx, FenceKey(key), 41, 0) // an INCR counter of an earlier version: no expiry
+	e.rdb.Set(ctx, lockkeys.Fence(key), 41, 0) // an INCR counter of an earlier version: no expiry
 	l, err := n.Acquire(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release(ctx)
-	pttl := e.rdb.PTTL(ctx, FenceKey(key)).Val()
+	pttl := e.rdb.PTTL(ctx, lockkeys.Fence(key)).Val()
 	if pttl <= ttl || pttl > ttl+retention {
 		t.Errorf("fence key PTTL = %v, want in (%v, %v]", pttl, ttl, ttl+retention)
 	}
@@ -176,7 +177,7 @@ func TestFenceMigrationFromCounters(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key, data := uniqueKey(t), uniqueKey(t)+":data"
-			e.rdb.Set(ctx, FenceKey(key), tc.counter, 0)
+			e.rdb.Set(ctx, lockkeys.Fence(key), tc.counter, 0)
 			// A holder of the old version wrote with the counter's last fence.
 			if err := n.FencedSet(ctx, tc.counter, data, "old version", 0); err != nil {
 				t.Fatal(err)
@@ -189,7 +190,7 @@ func TestFenceMigrationFromCounters(t *testing.T) {
 			if l.Fence() <= tc.counter {
 				t.Fatalf("fence after the upgrade = %d, not above the counter %d", l.Fence(), tc.counter)
 			}
-			if got, _ := e.rdb.Get(ctx, FenceKey(key)).Result(); got != strconv.FormatInt(l.Fence(), 10) {
+			if got, _ := e.rdb.Get(ctx, lockkeys.Fence(key)).Result(); got != strconv.FormatInt(l.Fence(), 10) {
 				t.Errorf("fence key holds %q, want %d as a plain integer", got, l.Fence())
 			}
 			if err := n.FencedSet(ctx, l.Fence(), data, "new version", 0); err != nil {
@@ -215,7 +216,7 @@ func TestFencesRiseAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Restart()
-	if e.rdb.Exists(ctx, key, FenceKey(key)).Val() != 0 {
+	if e.rdb.Exists(ctx, key, lockkeys.Fence(key)).Val() != 0 {
 		t.Fatal("the restarted server kept keys")
 	}
 	after, err := n.Acquire(ctx, key)
@@ -259,7 +260,7 @@ func TestWriteFenceRetention(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			key := uniqueKey(t)
 			if tc.record > 0 {
-				e.rdb.Set(ctx, WriteFenceKey(key), tc.record, 0)
+				e.rdb.Set(ctx, lockkeys.WriteFence(key), tc.record, 0)
 			}
 			err := tc.ns.FencedSet(ctx, tc.fence, key, "v", 0)
 			if tc.applied && err != nil || !tc.applied && !errors.Is(err, ErrStaleFence) {
@@ -268,7 +269,7 @@ func TestWriteFenceRetention(t *testing.T) {
 			if !tc.applied {
 				return
 			}
-			pttl := e.rdb.PTTL(ctx, WriteFenceKey(key)).Val()
+			pttl := e.rdb.PTTL(ctx, lockkeys.WriteFence(key)).Val()
 			switch {
 			case tc.ns == kept && pttl != -time.Nanosecond:
 				t.Errorf("record PTTL = %v, want no expiry", pttl)

@@ -1,0 +1,98 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
+)
+
+// releaseScript deletes the lock only while it still holds the caller's token, so a stale
+// holder can never drop a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions deleted
+// with it (the holder key); ARGV[1] owner token. Returns 1 when deleted, 0 when not owned.
+var releaseScript = newScript(`
+if redis.call('get', KEYS[1]) == ARGV[1] then
+	redis.call('del', unpack(KEYS))
+	return 1
+end
+return 0
+`)
+
+// Release ends the lease: it stops the renewer, cancels the lease's Context and, in Explicit
+// mode, deletes the key if it still holds this lease's token (ErrNotOwned otherwise). In
+// HoldUntilExpiry mode the key is left to expire. After an abandonment nothing is deleted and
+// Release returns ErrAbandoned. Release runs detached from ctx's cancellation (ctx's values are
+// kept), bounded by Policy.ReleaseTimeout, so that a cancelled request still frees its lock.
+func (l *Lease) Release(ctx context.Context) error {
+	n := l.ns
+	if n == nil || l.token == "" {
+		return errEmptyToken
+	}
+	l.mu.Lock()
+	switch l.state {
+	case stateReleased:
+		l.mu.Unlock()
+		return ErrReleased
+	case stateAbandoned:
+		l.state = stateReleased
+		l.mu.Unlock()
+		n.m.releaseDone(releaseSkipped)
+		l.unlockLocal()
+		return ErrAbandoned
+	}
+	l.state = stateReleased
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.mu.Unlock()
+	// Cancelling first cuts an in-flight renew short instead of waiting out its timeout.
+	l.cancel(ErrReleased)
+	l.renewing.Wait()
+
+	var err error
+	if n.policy.ReleaseMode == HoldUntilExpiry {
+		n.m.releaseDone(releaseSkipped)
+	} else {
+		err = n.release(ctx, l.leaseID)
+	}
+	n.m.holdEnded(l.acquired)
+	l.unlockLocal()
+	return err
+}
+
+func (l *Lease) unlockLocal() {
+	if l.ns.local != nil {
+		l.ns.local.unlock(l.key)
+	}
+}
+
+// release runs the compare-and-delete and counts its outcome.
+func (n *Namespace) release(ctx context.Context, id leaseID) error {
+	key := id.key
+	if id.token == "" {
+		return errEmptyToken
+	}
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, n.policy.ReleaseTimeout)
+	defer cancel()
+	c := n.client
+	var deleted int64
+	var err error
+	if n.policy.RecordHolder {
+		deleted, err = c.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(key), id.tokenArg)
+	} else {
+		deleted, err = c.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
+	}
+	switch {
+	case err != nil:
+		n.m.releaseDone(releaseError)
+		return fmt.Errorf("lease: release %q in namespace %s: %w", key, n.name, err)
+	case deleted == 0:
+		n.m.releaseDone(releaseNotOwned)
+		return fmt.Errorf("%w: release %q in namespace %s", ErrNotOwned, key, n.name)
+	}
+	n.m.releaseDone(releaseOK)
+	return nil
+}
