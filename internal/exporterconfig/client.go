@@ -86,13 +86,13 @@ func (r Redis) clientOptions() (*redis.UniversalOptions, error) {
 		opts.SentinelPassword = r.SentinelPassword
 		if r.SentinelPasswordFile != "" {
 			if opts.SentinelPassword, err = readSecret(r.SentinelPasswordFile); err != nil {
-				return nil, fmt.Errorf("%w: redis.sentinel-password-file: %v", ErrInvalid, err)
+				return nil, invalidf("redis.sentinel-password-file: %v", err)
 			}
 		}
 	}
 	if file := r.PasswordFile; file != "" {
 		if _, err := readSecret(file); err != nil {
-			return nil, fmt.Errorf("%w: redis.password-file: %v", ErrInvalid, err)
+			return nil, invalidf("redis.password-file: %v", err)
 		}
 		user := res.username
 		opts.CredentialsProviderContext = func(context.Context) (string, string, error) {
@@ -132,20 +132,20 @@ func (r Redis) tlsConfig() (*tls.Config, error) {
 	if t.CAFile != "" {
 		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w: redis.tls-ca-file: %v", ErrInvalid, err)
+			return nil, invalidf("redis.tls-ca-file: %v", err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: redis.tls-ca-file %s: no PEM certificate found", ErrInvalid, t.CAFile)
+			return nil, invalidf("redis.tls-ca-file %s: no PEM certificate found", t.CAFile)
 		}
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		return nil, fmt.Errorf("%w: redis.tls-cert-file and redis.tls-key-file go together", ErrInvalid)
+		return nil, invalidf("redis.tls-cert-file and redis.tls-key-file go together")
 	}
 	if t.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w: redis.tls-cert-file/redis.tls-key-file: %v", ErrInvalid, oneLine(err))
+			return nil, invalidf("redis.tls-cert-file/redis.tls-key-file: %v", oneLine(err))
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
