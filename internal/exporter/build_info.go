@@ -1,12 +1,18 @@
 package exporter
 
-import "runtime/debug"
+import (
+	"runtime/debug"
 
-// BuildVersion is override (a -X linker setting), else the module version go install
-// recorded, else "devel".
-func BuildVersion(override string) string {
-	if override != "" {
-		return override
+	"github.com/prometheus/client_golang/prometheus"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/version"
+)
+
+// BuildVersion is prometheus/common/version's Version, which make build and make release set
+// with -ldflags -X; else the module version go install recorded; else "devel".
+func BuildVersion() string {
+	if version.Version != "" {
+		return version.Version
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -14,18 +20,10 @@ func BuildVersion(override string) string {
 	return "devel"
 }
 
-// BuildRevision is override (a -X linker setting), else the VCS revision go build stamped,
-// else "unknown".
-func BuildRevision(override string) string {
-	if override != "" {
-		return override
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-	}
-	return "unknown"
+// NewBuildInfoCollector is lock_exporter_build_info from prometheus/common/version: constant 1,
+// labelled version, revision, branch, goversion, goos, goarch and tags. The version label is
+// BuildVersion's, so a build without -ldflags says "devel" rather than "".
+func NewBuildInfoCollector() prometheus.Collector {
+	return versioncollector.NewCollector("lock_exporter",
+		versioncollector.WithExtraConstLabels(prometheus.Labels{"version": BuildVersion()}))
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	promcollectors "github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/lockwatch/lockwatch/collectors"
@@ -48,8 +49,6 @@ type Options struct {
 	Web    Web
 	// Logger receives the start-up line and scrape warnings. Nil means slog.Default().
 	Logger *slog.Logger
-	// Version and Revision label lock_exporter_build_info.
-	Version, Revision string
 	// Extra, when set, is served on the metrics path next to the exporter's own metrics (the
 	// demo serves its lease library metrics so).
 	Extra prometheus.Gatherer
@@ -127,7 +126,7 @@ func newDefaultScanner(opts Options) (*collectors.Scanner, func(), error) {
 func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*http.ServeMux, error) {
 	static := prometheus.NewRegistry()
 	static.MustRegister(
-		collectors.NewBuildInfoCollector(opts.Version, opts.Revision),
+		NewBuildInfoCollector(),
 		promcollectors.NewGoCollector(),
 		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
 	)
@@ -137,13 +136,14 @@ func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*htt
 	}
 	path := opts.Web.TelemetryPath
 	mux := http.NewServeMux()
-	mux.Handle(path, &metricsHandler{
+	// promhttp_metric_handler_requests_total and _in_flight count the metrics path's own scrapes.
+	mux.Handle(path, promhttp.InstrumentMetricHandler(static, &metricsHandler{
 		scanner: scanner,
 		static:  gatherer,
 		ceiling: time.Duration(opts.Config.Scan.Timeout),
 		offset:  time.Duration(opts.Config.Scan.TimeoutOffset),
 		logger:  opts.Logger,
-	})
+	}))
 	if len(targets.order) > 0 {
 		mux.Handle(ScrapePath, &targetHandler{
 			targets: targets,
@@ -164,7 +164,7 @@ func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*htt
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "lock-exporter",
 		Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
-		Version:     opts.Version,
+		Version:     BuildVersion(),
 		Profiling:   "false",
 		Links: append([]web.LandingLinks{
 			{Address: path, Text: "Metrics"},
@@ -210,7 +210,7 @@ func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listene
 	if !opts.TargetsOnly {
 		redisDesc = opts.Config.Redis.Describe()
 	}
-	logger.Info("lock-exporter started", "version", opts.Version, "namespaces", len(opts.Config.Namespaces),
+	logger.Info("lock-exporter started", "version", BuildVersion(), "namespaces", len(opts.Config.Namespaces),
 		"redis", redisDesc, "targets", targets, "telemetry_path", opts.Web.TelemetryPath)
 	if opts.Listening != nil {
 		addrs := make([]string, len(listeners))
