@@ -36,11 +36,11 @@ const (
 	MaxTopK = 100
 	// MaxBatchSize bounds BatchSize, which is both the SCAN COUNT hint and the pipeline size. A
 	// SCAN call is atomic in Redis and its work grows with COUNT (up to ten bucket visits per
-	// key asked for), so it blocks every lock acquirer for its whole duration: at about 0.5µs
-	// per key (docs/performance.md) ten thousand is a few milliseconds, a million half a second
-	// on every call. A batch is also 2 × BatchSize commands written and read at once, and a
-	// pass holds about seven batches per node in memory. Batches above 1,000 measured no
-	// faster, so the bound takes nothing useful away.
+	// key asked for), so it blocks every lock acquirer for its whole duration, which grows with
+	// COUNT at SCAN's per-key cost (measured in docs/performance.md). A batch is also
+	// 2 × BatchSize commands written and read at once, and a pass holds about seven batches per
+	// node in memory. Batches larger than the default measured no faster (docs/performance.md),
+	// so the bound takes nothing useful away.
 	MaxBatchSize = 10_000
 )
 
