@@ -115,26 +115,10 @@ func (f *flight) snapshot(at time.Time) *Result {
 	}
 	failed := 0
 	for i, st := range f.ns {
-		capped := st.truncated && st.inspected == st.examined
 		if st.err != nil {
 			failed++
 		}
-		res.Namespaces = append(res.Namespaces, NamespaceResult{
-			Namespace:      f.opts.Namespaces[i],
-			Keys:           st.keys,
-			KeysWithoutTTL: st.noTTL,
-			FenceKeys:      st.fence,
-			MinTTL:         st.minTTL,
-			HasTTL:         st.hasTTL,
-			MaxIdle:        st.maxIdle,
-			HasIdle:        st.hasIdle,
-			Stalest:        f.withHolders(st.top.sorted()),
-			StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
-			Truncated:      st.truncated,
-			Complete:       st.err == nil && (passDone || capped),
-			Err:            st.err,
-			Duration:       dur,
-		})
+		res.Namespaces = append(res.Namespaces, f.namespaceResult(i, passDone, dur))
 	}
 	res.Up = reached && f.nodeErr == nil && failed < len(f.ns)
 	switch {
@@ -146,4 +130,26 @@ func (f *flight) snapshot(at time.Time) *Result {
 		res.Err = fmt.Errorf("%w: %w", errAllNamespacesFailed, f.ns[0].err)
 	}
 	return res
+}
+
+// namespaceResult is namespace i's part of a snapshot; f.mu is held.
+func (f *flight) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
+	st := f.ns[i]
+	capped := st.truncated && st.inspected == st.examined
+	return NamespaceResult{
+		Namespace:      f.opts.Namespaces[i],
+		Keys:           st.keys,
+		KeysWithoutTTL: st.noTTL,
+		FenceKeys:      st.fence,
+		MinTTL:         st.minTTL,
+		HasTTL:         st.hasTTL,
+		MaxIdle:        st.maxIdle,
+		HasIdle:        st.hasIdle,
+		Stalest:        f.withHolders(st.top.sorted()),
+		StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
+		Truncated:      st.truncated,
+		Complete:       st.err == nil && (passDone || capped),
+		Err:            st.err,
+		Duration:       dur,
+	}
 }

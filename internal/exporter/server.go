@@ -124,12 +124,7 @@ func newDefaultScanner(opts Options) (*collectors.Scanner, func(), error) {
 // newMux routes the metrics path, the targets' scrape path when there are targets, the health
 // path and, unless metrics are served on "/", the landing page.
 func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*http.ServeMux, error) {
-	static := prometheus.NewRegistry()
-	static.MustRegister(
-		NewBuildInfoCollector(),
-		promcollectors.NewGoCollector(),
-		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
-	)
+	static := newStaticRegistry()
 	var gatherer prometheus.Gatherer = static
 	if opts.Extra != nil {
 		gatherer = prometheus.Gatherers{static, opts.Extra}
@@ -154,28 +149,47 @@ func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*htt
 			logger:  opts.Logger,
 		})
 	}
-	mux.HandleFunc(healthPath, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "OK")
-	})
+	mux.HandleFunc(healthPath, serveHealth)
 	if path == "/" {
 		return mux, nil
 	}
-	landing, err := web.NewLandingPage(web.LandingConfig{
-		Name:        "lock-exporter",
-		Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
-		Version:     BuildVersion(),
-		Profiling:   "false",
-		Links: append([]web.LandingLinks{
-			{Address: path, Text: "Metrics"},
-			{Address: healthPath, Text: "Health"},
-		}, targetLinks(targets)...),
-	})
+	landing, err := newLandingPage(path, targets)
 	if err != nil {
 		return nil, err
 	}
 	mux.Handle("/", landing)
 	return mux, nil
+}
+
+// newStaticRegistry holds the metrics that do not come from a scan: build info, Go and process.
+func newStaticRegistry() *prometheus.Registry {
+	static := prometheus.NewRegistry()
+	static.MustRegister(
+		NewBuildInfoCollector(),
+		promcollectors.NewGoCollector(),
+		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
+	)
+	return static
+}
+
+// serveHealth answers while the process serves; whether Redis answers is lock_exporter_up.
+func serveHealth(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "OK")
+}
+
+// newLandingPage is exporter-toolkit's landing page, linking the metrics, health and target paths.
+func newLandingPage(metricsPath string, targets *targetSet) (*web.LandingPageHandler, error) {
+	return web.NewLandingPage(web.LandingConfig{
+		Name:        "lock-exporter",
+		Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
+		Version:     BuildVersion(),
+		Profiling:   "false",
+		Links: append([]web.LandingLinks{
+			{Address: metricsPath, Text: "Metrics"},
+			{Address: healthPath, Text: "Health"},
+		}, targetLinks(targets)...),
+	})
 }
 
 // listen binds every address, or none: on a failure the ones already bound are closed.

@@ -111,48 +111,16 @@ type endpoint struct {
 	db       int
 }
 
+// resolve reduces the Redis section to what the client needs, checking that its settings agree.
 func (r Redis) resolve() (resolved, error) {
-	var res resolved
-	var setting string
-	var list []string
-	switch {
-	case len(r.ClusterAddrs) > 0 && len(r.SentinelAddrs) > 0:
-		return res, invalidf("redis.cluster-addr and redis.sentinel-addr are exclusive")
-	case len(r.ClusterAddrs) > 0:
-		res.mode, setting, list = cluster, "redis.cluster-addr", r.ClusterAddrs
-	case len(r.SentinelAddrs) > 0:
-		res.mode, setting, list = sentinel, "redis.sentinel-addr", r.SentinelAddrs
-		if r.SentinelMaster == "" {
-			return res, invalidf("redis.sentinel-addr needs redis.sentinel-master (the monitored master's name)")
-		}
-	default:
-		setting, list = "redis.addr", []string{r.Addr}
-	}
-	if res.mode != standalone && r.Addr != "" && r.Addr != DefaultRedisAddr {
-		return res, invalidf("redis.addr %q and %s are exclusive", RedactAddr(r.Addr), setting)
-	}
-	if res.mode != sentinel && r.SentinelMaster != "" {
-		return res, invalidf("redis.sentinel-master %q needs redis.sentinel-addr", r.SentinelMaster)
+	res, setting, list, err := r.addresses()
+	if err != nil {
+		return res, err
 	}
 	for i, s := range list {
-		ep, err := parseAddr(s)
-		if err != nil {
-			return res, invalidf("%s %q: %v", setting, RedactAddr(s), err)
+		if err := res.add(setting, s, i == 0); err != nil {
+			return res, err
 		}
-		if i > 0 && ep.tls != res.tls {
-			return res, invalidf("%s: mix of redis:// and rediss:// addresses", setting)
-		}
-		if ep.db != 0 && res.mode == cluster {
-			return res, invalidf("%s %q: Redis Cluster has only database 0", setting, RedactAddr(s))
-		}
-		if ep.username != "" {
-			if res.username != "" && res.username != ep.username {
-				return res, invalidf("%s: addresses name different users", setting)
-			}
-			res.username = ep.username
-		}
-		res.tls, res.db = ep.tls, ep.db
-		res.addrs = append(res.addrs, ep.hostport)
 	}
 	if r.Username != "" {
 		if res.username != "" && res.username != r.Username {
@@ -164,6 +132,55 @@ func (r Redis) resolve() (resolved, error) {
 		return res, invalidf("redis TLS settings need rediss:// addresses (got %s %q)", setting, RedactAddr(list[0]))
 	}
 	return res, nil
+}
+
+// addresses picks the mode and the setting whose addresses are used: cluster_addrs,
+// sentinel_addrs or addr, of which only one may be given.
+func (r Redis) addresses() (res resolved, setting string, list []string, err error) {
+	switch {
+	case len(r.ClusterAddrs) > 0 && len(r.SentinelAddrs) > 0:
+		return res, "", nil, invalidf("redis.cluster-addr and redis.sentinel-addr are exclusive")
+	case len(r.ClusterAddrs) > 0:
+		res.mode, setting, list = cluster, "redis.cluster-addr", r.ClusterAddrs
+	case len(r.SentinelAddrs) > 0:
+		res.mode, setting, list = sentinel, "redis.sentinel-addr", r.SentinelAddrs
+		if r.SentinelMaster == "" {
+			return res, "", nil, invalidf("redis.sentinel-addr needs redis.sentinel-master (the monitored master's name)")
+		}
+	default:
+		setting, list = "redis.addr", []string{r.Addr}
+	}
+	if res.mode != standalone && r.Addr != "" && r.Addr != DefaultRedisAddr {
+		return res, "", nil, invalidf("redis.addr %q and %s are exclusive", RedactAddr(r.Addr), setting)
+	}
+	if res.mode != sentinel && r.SentinelMaster != "" {
+		return res, "", nil, invalidf("redis.sentinel-master %q needs redis.sentinel-addr", r.SentinelMaster)
+	}
+	return res, setting, list, nil
+}
+
+// add parses address s of setting and adds it to res; every address must agree with the first
+// on TLS and the user.
+func (res *resolved) add(setting, s string, first bool) error {
+	ep, err := parseAddr(s)
+	if err != nil {
+		return invalidf("%s %q: %v", setting, RedactAddr(s), err)
+	}
+	if !first && ep.tls != res.tls {
+		return invalidf("%s: mix of redis:// and rediss:// addresses", setting)
+	}
+	if ep.db != 0 && res.mode == cluster {
+		return invalidf("%s %q: Redis Cluster has only database 0", setting, RedactAddr(s))
+	}
+	if ep.username != "" {
+		if res.username != "" && res.username != ep.username {
+			return invalidf("%s: addresses name different users", setting)
+		}
+		res.username = ep.username
+	}
+	res.tls, res.db = ep.tls, ep.db
+	res.addrs = append(res.addrs, ep.hostport)
+	return nil
 }
 
 // RedactAddr returns an address fit for a message: the password of a URL's user information
