@@ -145,5 +145,5 @@ release:
 		echo "built image $(RELEASE_IMAGE):$(RELEASE_VERSION)"; \
 	else \
 		echo "release: no docker engine reachable, image NOT built;"; \
-		echo "  on a machine with one: docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) --build-arg REVISION=$(REVISION) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) ."; \
+		echo "  on a machine with one: docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) --build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) --build-arg BUILD_DATE=$(BUILD_DATE) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) ."; \
 	fi
