@@ -18,8 +18,8 @@ func AddLogFlags(fs *pflag.FlagSet, defaultLevel string) *promslog.Config {
 	cfg := &promslog.Config{Level: promslog.NewLevel(), Format: promslog.NewFormat()}
 	_ = cfg.Level.Set(defaultLevel) // a constant of the caller's
 	_ = cfg.Format.Set("logfmt")
-	fs.Var(levelValue{cfg.Level}, "log.level", "only log messages of this severity or above: "+strings.Join(promslog.LevelFlagOptions, ", "))
-	fs.Var(formatValue{cfg.Format}, "log.format", "log line format: "+strings.Join(promslog.FormatFlagOptions, " or "))
+	fs.Var(levelValue(cfg.Level), "log.level", "only log messages of this severity or above: "+strings.Join(promslog.LevelFlagOptions, ", "))
+	fs.Var(formatValue(cfg.Format), "log.format", "log line format: "+strings.Join(promslog.FormatFlagOptions, " or "))
 	return cfg
 }
 
@@ -27,35 +27,39 @@ func AddLogFlags(fs *pflag.FlagSet, defaultLevel string) *promslog.Config {
 // --log.level); a bad value is an error that names the flag.
 func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	cfg := &promslog.Config{Level: promslog.NewLevel(), Format: promslog.NewFormat(), Writer: w}
-	if err := (levelValue{cfg.Level}).Set(level); err != nil {
+	if err := levelValue(cfg.Level).Set(level); err != nil {
 		return nil, fmt.Errorf("--log.level %q: %w", level, err)
 	}
-	if err := (formatValue{cfg.Format}).Set(format); err != nil {
+	if err := formatValue(cfg.Format).Set(format); err != nil {
 		return nil, fmt.Errorf("--log.format %q: %w", format, err)
 	}
 	return promslog.New(cfg), nil
 }
 
-// levelValue is promslog.Level as a pflag.Value with this package's message.
-type levelValue struct{ *promslog.Level }
+func levelValue(l *promslog.Level) wordValue {
+	return wordValue{l, "want debug, info, warn or error"}
+}
 
-func (v levelValue) Set(s string) error {
-	if v.Level.Set(s) != nil {
-		return errors.New("want debug, info, warn or error")
+func formatValue(f *promslog.Format) wordValue {
+	return wordValue{f, "want logfmt or json"}
+}
+
+// wordValue is a promslog value (one of a few words) as a pflag.Value whose error is this
+// package's message rather than promslog's.
+type wordValue struct {
+	value interface {
+		Set(string) error
+		String() string
+	}
+	want string
+}
+
+func (v wordValue) Set(s string) error {
+	if v.value.Set(s) != nil {
+		return errors.New(v.want)
 	}
 	return nil
 }
 
-func (levelValue) Type() string { return "string" }
-
-// formatValue is promslog.Format as a pflag.Value with this package's message.
-type formatValue struct{ *promslog.Format }
-
-func (v formatValue) Set(s string) error {
-	if v.Format.Set(s) != nil {
-		return errors.New("want logfmt or json")
-	}
-	return nil
-}
-
-func (formatValue) Type() string { return "string" }
+func (v wordValue) String() string { return v.value.String() }
+func (wordValue) Type() string     { return "string" }
