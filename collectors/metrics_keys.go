@@ -11,14 +11,14 @@ type keyStats struct {
 
 func newKeyStats() *keyStats {
 	return &keyStats{
-		keys: prometheus.NewDesc("lock_keys",
-			"Live keys of the namespace's declared types (string by default) matching its pattern; fence counters excluded. A lower bound when lock_exporter_scrape_complete is 0.", []string{nsLabel}, nil),
-		withoutTTL: prometheus.NewDesc("lock_keys_without_ttl",
-			"Live keys of the namespace with no expiry: locks that never free themselves.", []string{nsLabel}, nil),
-		ttlMin: prometheus.NewDesc("lock_key_ttl_min_seconds",
-			"Smallest remaining TTL among the namespace's keys that have one; absent when none has.", []string{nsLabel}, nil),
-		fence: prometheus.NewDesc("lock_fence_keys",
-			"Keys under the namespace's pattern shaped as the lease library's fence counters (lease.FenceKey, lease.WriteFenceKey); not locks, not in lock_keys.", []string{nsLabel}, nil),
+		keys: namespaceDesc("lock_keys",
+			"Live keys of the namespace's declared types (string by default) matching its pattern; fence counters excluded. A lower bound when lock_exporter_scrape_complete is 0."),
+		withoutTTL: namespaceDesc("lock_keys_without_ttl",
+			"Live keys of the namespace with no expiry: locks that never free themselves."),
+		ttlMin: namespaceDesc("lock_key_ttl_min_seconds",
+			"Smallest remaining TTL among the namespace's keys that have one; absent when none has."),
+		fence: namespaceDesc("lock_fence_keys",
+			"Keys under the namespace's pattern shaped as the lease library's fence counters (lease.FenceKey, lease.WriteFenceKey); not locks, not in lock_keys."),
 	}
 }
 
@@ -30,13 +30,7 @@ func (k *keyStats) describe(ch chan<- *prometheus.Desc) {
 }
 
 func (k *keyStats) update(res *Result, ch chan<- prometheus.Metric) {
-	if !res.Up {
-		return
-	}
-	for _, ns := range res.Namespaces {
-		if ns.Err != nil {
-			continue // unknown: lock_exporter_scrape_success says why
-		}
+	for ns := range res.knownNamespaces() {
 		name := ns.Namespace.Name
 		ch <- gauge(k.keys, float64(ns.Keys), name)
 		ch <- gauge(k.fence, float64(ns.FenceKeys), name)
