@@ -37,9 +37,6 @@ func companionOf(key string) companionKind {
 	return notCompanion
 }
 
-// isCompanionKey reports whether key is any of the lease library's companion keys.
-func isCompanionKey(key string) bool { return companionOf(key) != notCompanion }
-
 // companionBase reports whether base is what lease puts before the suffix: a lock key that
 // keeps its own hash tag, or "{" + a key without one + "}".
 func companionBase(base string) bool {

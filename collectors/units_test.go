@@ -117,7 +117,7 @@ func TestOptionsValidation(t *testing.T) {
 	}
 }
 
-// TestCompanionShapeMatchesLease ties isCompanionKey to the lease library's own functions: every
+// TestCompanionShapeMatchesLease ties companionOf to the lease library's own functions: every
 // key they produce is a companion, and every key called a companion is one they produce from the
 // base the shape implies.
 func TestCompanionShapeMatchesLease(t *testing.T) {
@@ -150,13 +150,13 @@ func TestCompanionShapeMatchesLease(t *testing.T) {
 		{"jobs:1", false},
 	}
 	for _, tt := range tests {
-		if got := isCompanionKey(tt.key); got != tt.want {
-			t.Errorf("isCompanionKey(%q) = %v, want %v", tt.key, got, tt.want)
+		if got := companionOf(tt.key) != notCompanion; got != tt.want {
+			t.Errorf("companionOf(%q) is a companion: %v, want %v", tt.key, got, tt.want)
 		}
 	}
 }
 
-// FuzzCompanionShape checks the converse on arbitrary keys: a key isCompanionKey accepts is
+// FuzzCompanionShape checks the converse on arbitrary keys: a key companionOf accepts is
 // exactly what lease.FenceKey or lease.WriteFenceKey makes of the lock key it implies.
 func FuzzCompanionShape(f *testing.F) {
 	for _, seed := range []string{"{a}:fence", "a:fence", "{a}b:writefence", "{}}:fence", "{a}}:fence"} {
@@ -181,8 +181,8 @@ func FuzzCompanionShape(f *testing.F) {
 				}
 			}
 		}
-		if got := isCompanionKey(key); got != produced {
-			t.Errorf("isCompanionKey(%q) = %v, lease produces it: %v", key, got, produced)
+		if got := companionOf(key) != notCompanion; got != produced {
+			t.Errorf("companionOf(%q) is a companion: %v, lease produces it: %v", key, got, produced)
 		}
 	})
 }
