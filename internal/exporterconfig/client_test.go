@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +103,9 @@ func reconnect(ctx context.Context, c redis.UniversalClient) error {
 func TestClientCertificateRotation(t *testing.T) {
 	pki := testkit.NewPKI(t)
 	srv := redistest.Start(t, redistest.WithTLS(pki.ServerCert, pki.ServerKey, pki.CAFile))
-	certFile, keyFile := copyFile(t, pki.ClientCert), copyFile(t, pki.ClientKey)
+	certFile, keyFile := testkit.WriteFile(t, "client.crt", ""), testkit.WriteFile(t, "client.key", "")
+	writeOver(t, certFile, pki.ClientCert)
+	writeOver(t, keyFile, pki.ClientKey)
 	c, err := Config{Redis: Redis{Addr: "rediss://" + srv.Addr, TLS: TLS{CAFile: pki.CAFile, CertFile: certFile, KeyFile: keyFile}}}.NewClient()
 	if err != nil {
 		t.Fatal(err)
@@ -126,16 +127,6 @@ func TestClientCertificateRotation(t *testing.T) {
 	if err := reconnect(ctx, c); err != nil {
 		t.Fatalf("PING after putting the CA's certificate back: %v", err)
 	}
-}
-
-// copyFile copies src into the test's temporary directory and returns the copy's path.
-func copyFile(t *testing.T, src string) string {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testkit.WriteFile(t, filepath.Base(src), string(b))
 }
 
 // writeOver replaces dst's content with src's.
