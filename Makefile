@@ -4,9 +4,16 @@ GO    ?= go
 # library's module graph.
 TOOL  := $(GO) tool -modfile=tools/go.mod
 
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION)
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
+BRANCH     ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+BUILD_USER ?= $(shell id -un 2>/dev/null)@$(shell hostname 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+# lock-exporter's --version and lock_exporter_build_info read prometheus/common/version.
+VERSION_PKG   := github.com/prometheus/common/version
+STAMP_LDFLAGS  = -X $(VERSION_PKG).Revision=$(REVISION) -X $(VERSION_PKG).Branch=$(BRANCH) \
+	-X $(VERSION_PKG).BuildUser=$(BUILD_USER) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
+LDFLAGS  := -X $(VERSION_PKG).Version=$(VERSION) $(STAMP_LDFLAGS)
 
 .PHONY: build test test-loaded lint generate tools fuzz soak demo e2e bench bench-exporter release
 
@@ -126,16 +133,17 @@ release:
 	@set -e; for arch in $(RELEASE_ARCHES); do \
 		out=dist/lock-exporter-$(RELEASE_VERSION)-linux-$$arch; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath \
-			-ldflags "-s -w -X main.version=$(RELEASE_VERSION) -X main.revision=$(REVISION)" \
+			-ldflags "-s -w -X $(VERSION_PKG).Version=$(RELEASE_VERSION) $(STAMP_LDFLAGS)" \
 			-o $$out ./cmd/lock-exporter; \
 		echo "wrote $$out"; \
 	done
 	@cd dist && sha256sum lock-exporter-* > SHA256SUMS && echo "wrote dist/SHA256SUMS"
 	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
 		docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) \
-			--build-arg REVISION=$(REVISION) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) . && \
+			--build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) \
+			--build-arg BUILD_DATE=$(BUILD_DATE) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) . && \
 		echo "built image $(RELEASE_IMAGE):$(RELEASE_VERSION)"; \
 	else \
 		echo "release: no docker engine reachable, image NOT built;"; \
-		echo "  on a machine with one: docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) --build-arg REVISION=$(REVISION) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) ."; \
+		echo "  on a machine with one: docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) --build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) --build-arg BUILD_DATE=$(BUILD_DATE) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) ."; \
 	fi

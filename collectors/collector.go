@@ -48,6 +48,11 @@ func (c *scrape) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// namespaceDesc describes a metric labelled by the lock namespace alone.
+func namespaceDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, []string{nsLabel}, nil)
+}
+
 func gauge(desc *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
 	return prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // MaxHolderBytes bounds how much of a holder key's value the exporter keeps. lease writes at most
@@ -95,4 +97,13 @@ func (f *flight) withHolders(keys []KeyInfo) []KeyInfo {
 		}
 	}
 	return keys
+}
+
+// holderKeyOf is lockKey's holder key, and ok false for a key lease refuses to record a holder
+// for (a '}' without a valid hash tag: its holder key could not share the lock's slot).
+func holderKeyOf(lockKey string) (key string, ok bool) {
+	if !lockkeys.SameSlot(lockKey) {
+		return "", false
+	}
+	return lockkeys.Holder(lockKey), true
 }

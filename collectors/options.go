@@ -36,19 +36,31 @@ const (
 	MaxTopK = 100
 	// MaxBatchSize bounds BatchSize, which is both the SCAN COUNT hint and the pipeline size. A
 	// SCAN call is atomic in Redis and its work grows with COUNT (up to ten bucket visits per
-	// key asked for), so it blocks every lock acquirer for its whole duration: at about 0.5µs
-	// per key (docs/performance.md) ten thousand is a few milliseconds, a million half a second
-	// on every call. A batch is also 2 × BatchSize commands written and read at once, and a
-	// pass holds about seven batches per node in memory. Batches above 1,000 measured no
-	// faster, so the bound takes nothing useful away.
+	// key asked for), so it blocks every lock acquirer for its whole duration, which grows with
+	// COUNT at SCAN's per-key cost (measured in docs/performance.md). A batch is also
+	// 2 × BatchSize commands written and read at once, and a pass holds about seven batches per
+	// node in memory. Batches larger than the default measured no faster (docs/performance.md),
+	// so the bound takes nothing useful away.
 	MaxBatchSize = 10_000
 )
 
 // maxNamespaceNameLen bounds the lock_namespace label value.
 const maxNamespaceNameLen = 128
 
-// ErrInvalidOptions is wrapped by every validation error of Options and Namespace.
+// ErrInvalidOptions is matched (errors.Is) by every validation error of Options and Namespace.
 var ErrInvalidOptions = errors.New("invalid collector options")
+
+// OptionsError is a validation error of Options or Namespace. Problem is the message without
+// ErrInvalidOptions' words, for a caller that names the kind of error itself (lock-exporter
+// reports a bad namespace as a configuration error).
+type OptionsError struct{ Problem string }
+
+func (e *OptionsError) Error() string        { return ErrInvalidOptions.Error() + ": " + e.Problem }
+func (e *OptionsError) Is(target error) bool { return target == ErrInvalidOptions }
+
+func invalidOptions(format string, args ...any) error {
+	return &OptionsError{Problem: fmt.Sprintf(format, args...)}
+}
 
 // Namespace is one family of lock keys, reported under its own lock_namespace label.
 type Namespace struct {
@@ -145,7 +157,7 @@ func (o Options) withDefaults() Options {
 
 func (o Options) validate() error {
 	if len(o.Namespaces) == 0 {
-		return fmt.Errorf("%w: no namespace configured", ErrInvalidOptions)
+		return invalidOptions("no namespace configured")
 	}
 	seen := make(map[string]bool, len(o.Namespaces))
 	for _, ns := range o.Namespaces {
@@ -153,7 +165,7 @@ func (o Options) validate() error {
 			return err
 		}
 		if seen[ns.Name] {
-			return fmt.Errorf("%w: duplicate namespace name %q", ErrInvalidOptions, ns.Name)
+			return invalidOptions("duplicate namespace name %q", ns.Name)
 		}
 		seen[ns.Name] = true
 	}
@@ -163,14 +175,14 @@ func (o Options) validate() error {
 		max   int // 0: no upper bound (MaxKeys only counts, it allocates nothing)
 	}{{"batch size", o.BatchSize, MaxBatchSize}, {"max keys", o.MaxKeys, 0}, {"top-k", o.TopK, MaxTopK}} {
 		if f.value < 1 {
-			return fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalidOptions, f.name, f.value)
+			return invalidOptions("%s must be at least 1, got %d", f.name, f.value)
 		}
 		if f.max > 0 && f.value > f.max {
-			return fmt.Errorf("%w: %s must be at most %d, got %d", ErrInvalidOptions, f.name, f.max, f.value)
+			return invalidOptions("%s must be at most %d, got %d", f.name, f.max, f.value)
 		}
 	}
 	if o.Timeout <= 0 {
-		return fmt.Errorf("%w: timeout must be positive, got %s", ErrInvalidOptions, o.Timeout)
+		return invalidOptions("timeout must be positive, got %s", o.Timeout)
 	}
 	return nil
 }
@@ -179,29 +191,28 @@ func (o Options) validate() error {
 func (n Namespace) Validate() error {
 	switch {
 	case n.Name == "":
-		return fmt.Errorf("%w: namespace with pattern %q has an empty name", ErrInvalidOptions, n.Pattern)
+		return invalidOptions("namespace with pattern %q has an empty name", n.Pattern)
 	case len(n.Name) > maxNamespaceNameLen:
-		return fmt.Errorf("%w: namespace name %q is longer than %d bytes", ErrInvalidOptions, n.Name, maxNamespaceNameLen)
+		return invalidOptions("namespace name %q is longer than %d bytes", n.Name, maxNamespaceNameLen)
 	case !printable(n.Name):
-		return fmt.Errorf("%w: namespace name %q must be printable UTF-8", ErrInvalidOptions, n.Name)
+		return invalidOptions("namespace name %q must be printable UTF-8", n.Name)
 	}
 	if err := validatePattern(n.Pattern); err != nil {
-		return fmt.Errorf("%w: namespace %q: pattern %q: %v", ErrInvalidOptions, n.Name, n.Pattern, err)
+		return invalidOptions("namespace %q: pattern %q: %v", n.Name, n.Pattern, err)
 	}
 	for _, t := range n.Types {
 		if t != TypeString && t != TypeHash {
-			return fmt.Errorf("%w: namespace %q: type %q is not %q or %q", ErrInvalidOptions, n.Name, t, TypeString, TypeHash)
+			return invalidOptions("namespace %q: type %q is not %q or %q", n.Name, t, TypeString, TypeHash)
 		}
 	}
 	if n.ExpectedTTL < 0 {
-		return fmt.Errorf("%w: namespace %q: expected TTL %s is negative", ErrInvalidOptions, n.Name, n.ExpectedTTL)
+		return invalidOptions("namespace %q: expected TTL %s is negative", n.Name, n.ExpectedTTL)
 	}
 	if n.ExpectedRenewInterval < 0 {
-		return fmt.Errorf("%w: namespace %q: expected renew interval %s is negative", ErrInvalidOptions, n.Name, n.ExpectedRenewInterval)
+		return invalidOptions("namespace %q: expected renew interval %s is negative", n.Name, n.ExpectedRenewInterval)
 	}
 	if n.ExpectedTTL > 0 && n.ExpectedRenewInterval >= n.ExpectedTTL {
-		return fmt.Errorf("%w: namespace %q: expected renew interval %s must be shorter than expected TTL %s",
-			ErrInvalidOptions, n.Name, n.ExpectedRenewInterval, n.ExpectedTTL)
+		return invalidOptions("namespace %q: expected renew interval %s must be shorter than expected TTL %s", n.Name, n.ExpectedRenewInterval, n.ExpectedTTL)
 	}
 	return nil
 }

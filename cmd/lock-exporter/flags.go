@@ -51,10 +51,10 @@ func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
 	fs.StringVar(&c.Redis.TLS.CertFile, "redis.tls-cert-file", c.Redis.TLS.CertFile, "PEM client certificate for TLS client authentication")
 	fs.StringVar(&c.Redis.TLS.KeyFile, "redis.tls-key-file", c.Redis.TLS.KeyFile, "PEM key of --redis.tls-cert-file")
 	fs.StringVar(&c.Redis.TLS.ServerName, "redis.tls-server-name", c.Redis.TLS.ServerName, "server name to verify instead of the address' host")
-	fs.BoolVar(&c.Redis.TLS.InsecureSkipVerify, "redis.tls-insecure-skip-verify", c.Redis.TLS.InsecureSkipVerify, "do not verify the Redis server certificate (testing only)")
+	cli.BoolVar(fs, &c.Redis.TLS.InsecureSkipVerify, "redis.tls-insecure-skip-verify", c.Redis.TLS.InsecureSkipVerify, "do not verify the Redis server certificate (testing only)")
 
-	fs.IntVar(&c.Scan.BatchSize, "scan.batch-size", c.Scan.BatchSize, fmt.Sprintf("SCAN COUNT hint and keys per PTTL/OBJECT IDLETIME pipeline (1 to %d)", collectors.MaxBatchSize))
-	fs.IntVar(&c.Scan.MaxKeys, "scan.max-keys", c.Scan.MaxKeys, "keys examined per namespace and scrape at most; beyond it lock_exporter_keys_truncated is 1")
+	cli.IntVar(fs, &c.Scan.BatchSize, "scan.batch-size", c.Scan.BatchSize, fmt.Sprintf("SCAN COUNT hint and keys per PTTL/OBJECT IDLETIME pipeline (1 to %d)", collectors.MaxBatchSize))
+	cli.IntVar(fs, &c.Scan.MaxKeys, "scan.max-keys", c.Scan.MaxKeys, "keys examined per namespace and scrape at most; beyond it lock_exporter_keys_truncated is 1")
 	fs.Var(&c.Scan.Timeout, "scan.timeout", "longest a scan may run; the Prometheus scrape timeout minus --scan.timeout-offset wins when shorter")
 }
 

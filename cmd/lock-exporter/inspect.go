@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/cli"
 )
 
 const inspectSynopsis = "lock-exporter inspect [flags] [NAMESPACE]\n\n" +
@@ -56,25 +58,24 @@ func (f *inspectFlags) validate() error {
 	return nil
 }
 
+// define adds inspect's flags to the shared ones.
+func (f *inspectFlags) define(fs *pflag.FlagSet, st *settings) {
+	defineConfigFlags(fs, st)
+	cli.IntVar(fs, &f.limit, "limit", f.limit, fmt.Sprintf("list at most this many keys (1 to %d)", collectors.MaxTopK))
+	fs.StringVar(&f.sort, "sort", f.sort, "order of the listed keys: idle (stalest first) or ttl (shortest remaining TTL first)")
+	fs.StringVar(&f.output, "output", f.output, "table, or json (full key names, for scripts)")
+	cli.BoolVar(fs, &f.noTTLFirst, "without-ttl-first", f.noTTLFirst, "list keys without expiry before the others")
+}
+
+// runInspect parses, picks the namespace, scans it once and prints what it found.
 func runInspect(ctx context.Context, e *env, args []string) int {
 	fl := inspectFlags{limit: defaultInspectLimit, sort: "idle", output: "table", noTTLFirst: true}
-	st, fs, err := parseSettings(e, "lock-exporter inspect", args, func(fs *pflag.FlagSet, st *settings) {
-		defineConfigFlags(fs, st)
-		fs.IntVar(&fl.limit, "limit", fl.limit, fmt.Sprintf("list at most this many keys (1 to %d)", collectors.MaxTopK))
-		fs.StringVar(&fl.sort, "sort", fl.sort, "order of the listed keys: idle (stalest first) or ttl (shortest remaining TTL first)")
-		fs.StringVar(&fl.output, "output", fl.output, "table, or json (full key names, for scripts)")
-		fs.BoolVar(&fl.noTTLFirst, "without-ttl-first", fl.noTTLFirst, "list keys without expiry before the others")
-	}, true)
+	st, fs, err := parseSettings(e, "lock-exporter inspect", args, fl.define, true)
 	if err != nil {
 		return handleParseError(e, "inspect", inspectSynopsis, fs, err)
 	}
-	ns, err := pickNamespace(st, append(st.selectors, fs.Args()...))
+	ns, err := chooseNamespace(st, fs, &fl)
 	if err != nil {
-		return usageError(e, "inspect", err)
-	}
-	// The list comes from the scanner's top-K, so --limit shares the exporter's bound on it: the
-	// heaps are sized by it and every listed key costs a fence GET in one pipeline.
-	if err := fl.validate(); err != nil {
 		return usageError(e, "inspect", err)
 	}
 	client, err := st.cfg.NewClient()
@@ -82,29 +83,60 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "inspect", err)
 	}
 	defer client.Close()
-	opts := st.cfg.ScannerOptions()
-	opts.Namespaces = []collectors.Namespace{ns}
-	opts.TopK = fl.limit
-	opts.FullKeys = true // a handful of keys, printed once
-	scanner, err := collectors.NewScanner(client, opts)
+	opts := inspectScanOptions(st, ns, fl)
+	res, err := scanOnce(ctx, client, opts)
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
-	defer scanner.Close()
-
-	scanCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	res := scanner.Scan(scanCtx)
-	cancel()
 	if !res.Up && !(errors.Is(res.Err, collectors.ErrNoAnswer) && answersPing(ctx, client)) {
 		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", st.cfg.Redis.Describe(), oneLine(res.Err))
 		return exitFailure
 	}
 	// Up, or reachable but cut before its first reply: the namespace result is then incomplete
 	// (a lower bound, possibly 0 keys) and the report says PARTIAL.
+	return printInspection(ctx, e, client, res, fl, opts.MaxKeys)
+}
+
+// chooseNamespace is the namespace named by argument or --namespace, with --limit, --sort and
+// --output checked.
+func chooseNamespace(st *settings, fs *pflag.FlagSet, fl *inspectFlags) (collectors.Namespace, error) {
+	ns, err := pickNamespace(st, append(st.selectors, fs.Args()...))
+	if err != nil {
+		return ns, err
+	}
+	// The list comes from the scanner's top-K, so --limit shares the exporter's bound on it: the
+	// heaps are sized by it and every listed key costs a fence GET in one pipeline.
+	return ns, fl.validate()
+}
+
+// inspectScanOptions scans the one namespace, keeping --limit keys with their full names.
+func inspectScanOptions(st *settings, ns collectors.Namespace, fl inspectFlags) collectors.Options {
+	opts := st.cfg.ScannerOptions()
+	opts.Namespaces = []collectors.Namespace{ns}
+	opts.TopK = fl.limit
+	opts.FullKeys = true // a handful of keys, printed once
+	return opts
+}
+
+// scanOnce runs one scan within the options' timeout.
+func scanOnce(ctx context.Context, client redis.UniversalClient, opts collectors.Options) (*collectors.Result, error) {
+	scanner, err := collectors.NewScanner(client, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer scanner.Close()
+	scanCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	return scanner.Scan(scanCtx), nil
+}
+
+// printInspection looks up the listed keys' fence values and holders, prints the report and
+// its notes, and returns the exit status: exitPartial when the counts are a lower bound.
+func printInspection(ctx context.Context, e *env, client redis.UniversalClient, res *collectors.Result, fl inspectFlags, maxKeys int) int {
 	nr := res.Namespaces[0]
 	rows := listedKeys(nr, fl)
 	comp := readCompanions(ctx, client, rows)
-	rep := newInspectReport(nr, res.IdleTimeAvailable, rows, comp, opts.MaxKeys)
+	rep := newInspectReport(nr, res.IdleTimeAvailable, rows, comp, maxKeys)
 	if fl.output == "json" {
 		if err := rep.writeJSON(e.stdout); err != nil {
 			fmt.Fprintf(e.stderr, "lock-exporter inspect: %s\n", oneLine(err))
@@ -113,10 +145,19 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	} else {
 		rep.writeTable(e.stdout)
 	}
-	if int64(len(rows)) < nr.Keys {
-		fmt.Fprintf(e.stderr, "note: showing %d of %d keys (--limit)\n", len(rows), nr.Keys)
+	printNotes(e, len(rows), nr.Keys, res.IdleTimeAvailable, comp)
+	if rep.Partial {
+		return exitPartial
 	}
-	if !res.IdleTimeAvailable {
+	return exitOK
+}
+
+// printNotes says on stderr what the report could not show.
+func printNotes(e *env, listed int, keys int64, idleTimeAvailable bool, comp companions) {
+	if int64(listed) < keys {
+		fmt.Fprintf(e.stderr, "note: showing %d of %d keys (--limit)\n", listed, keys)
+	}
+	if !idleTimeAvailable {
 		fmt.Fprintln(e.stderr, "note: OBJECT IDLETIME is refused under an LFU maxmemory-policy; keys are listed by name")
 	}
 	if comp.fenceErr != nil {
@@ -125,10 +166,6 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if comp.holderErr != nil {
 		fmt.Fprintf(e.stderr, "note: holders unavailable: %s\n", oneLine(comp.holderErr))
 	}
-	if rep.Partial {
-		return exitPartial
-	}
-	return exitOK
 }
 
 // listedKeys picks at most limit keys: those without expiry first (unless turned off), then the

@@ -61,6 +61,7 @@ func main() {
 	// go-redis logs dial failures itself; the scanner already reports them as lock_exporter_up 0
 	// and one warning per failed scan, so its own lines would only repeat them.
 	redis.SetLogger(quietRedisLogger{})
+	stampVersion()
 	os.Exit(run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
 }
 

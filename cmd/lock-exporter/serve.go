@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/prometheus/common/promslog"
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/collectors"
@@ -21,57 +22,67 @@ type serveFlags struct {
 	listen        []string
 	telemetryPath string
 	webConfig     string
-	logLevel      string
-	logFormat     string
+	logs          *promslog.Config
 	version       bool
+}
+
+// define adds the server's flags to the shared ones.
+func (sf *serveFlags) define(fs *pflag.FlagSet, st *settings) {
+	defineConfigFlags(fs, st)
+	c := &st.cfg
+	cli.IntVar(fs, &c.Scan.TopK, "scan.top-k", c.Scan.TopK, fmt.Sprintf("stalest keys per namespace exported as lock_key_idle_seconds{key} (1 to %d)", collectors.MaxTopK))
+	fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
+	cli.IntVar(fs, &c.Scan.MaxConcurrentTargets, "scan.max-concurrent-targets", c.Scan.MaxConcurrentTargets,
+		fmt.Sprintf("targets scanned at once on %s (0: %d); scrapes beyond it wait until their deadline", exporter.ScrapePath, exporterconfig.DefaultMaxConcurrentTargets))
+	fs.StringSliceVar(&sf.listen, "web.listen-address", []string{exporter.DefaultListenAddress}, "address to serve on, [host]:port; repeatable")
+	fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")
+	fs.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth); see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md")
+	sf.logs = cli.AddLogFlags(fs, "info")
+	cli.BoolVar(fs, &sf.version, "version", false, "print the version and exit")
 }
 
 // runServe parses the server's flags into a validated configuration and serves it.
 func runServe(ctx context.Context, e *env, args []string) int {
 	var sf serveFlags
-	st, fs, err := parseSettings(e, "lock-exporter", args, func(fs *pflag.FlagSet, st *settings) {
-		defineConfigFlags(fs, st)
-		c := &st.cfg
-		fs.IntVar(&c.Scan.TopK, "scan.top-k", c.Scan.TopK, fmt.Sprintf("stalest keys per namespace exported as lock_key_idle_seconds{key} (1 to %d)", collectors.MaxTopK))
-		fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
-		fs.IntVar(&c.Scan.MaxConcurrentTargets, "scan.max-concurrent-targets", c.Scan.MaxConcurrentTargets,
-			fmt.Sprintf("targets scanned at once on %s (0: %d); scrapes beyond it wait until their deadline", exporter.ScrapePath, exporterconfig.DefaultMaxConcurrentTargets))
-		fs.StringSliceVar(&sf.listen, "web.listen-address", []string{exporter.DefaultListenAddress}, "address to serve on, [host]:port; repeatable")
-		fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")
-		fs.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth); see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md")
-		fs.StringVar(&sf.logLevel, "log.level", "info", "debug, info, warn or error")
-		fs.StringVar(&sf.logFormat, "log.format", "logfmt", "logfmt or json")
-		fs.BoolVar(&sf.version, "version", false, "print the version and exit")
-	}, false)
+	st, fs, err := parseSettings(e, "lock-exporter", args, sf.define, false)
 	if sf.version {
-		fmt.Fprintf(e.stdout, "lock-exporter %s (revision %s)\n", buildVersion(), buildRevision())
+		printVersion(e.stdout)
 		return exitOK
 	}
 	if err != nil {
 		return handleParseError(e, "", serveSynopsis+"\n       lock-exporter COMMAND [flags]   (commands: "+commandNames()+")", fs, err)
 	}
-	if fs.NArg() > 0 {
-		return usageError(e, "", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	web := exporter.Web{ListenAddresses: sf.listen, TelemetryPath: sf.telemetryPath, ConfigFile: sf.webConfig}
-	if err := web.Validate(); err != nil {
-		return usageError(e, "", err)
-	}
-	logger, err := cli.NewLogger(e.stderr, sf.logLevel, sf.logFormat)
+	opts, err := serveOptions(e, st, fs, sf)
 	if err != nil {
 		return usageError(e, "", err)
 	}
-	err = exporter.Serve(ctx, exporter.Options{
+	return serveExitStatus(e, exporter.Serve(ctx, opts))
+}
+
+// serveOptions checks what only the server's flags say and builds what Serve serves.
+func serveOptions(e *env, st *settings, fs *pflag.FlagSet, sf serveFlags) (exporter.Options, error) {
+	if fs.NArg() > 0 {
+		return exporter.Options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	web := exporter.Web{ListenAddresses: sf.listen, TelemetryPath: sf.telemetryPath, ConfigFile: sf.webConfig}
+	if err := web.Validate(); err != nil {
+		return exporter.Options{}, err
+	}
+	sf.logs.Writer = e.stderr
+	return exporter.Options{
 		Config:     st.cfg,
 		Web:        web,
-		Logger:     logger,
-		Version:    buildVersion(),
-		Revision:   buildRevision(),
+		Logger:     promslog.New(sf.logs),
 		Listening:  e.listening,
 		HTTPLimits: e.httpLimits,
 		// With targets and no Redis of its own, /metrics serves the exporter's own metrics only.
 		TargetsOnly: !scansDefaultRedis(st, fs),
-	})
+	}, nil
+}
+
+// serveExitStatus maps Serve's result to the exit status: 2 for options it could not use, 1 for
+// a failure to serve (a port already taken).
+func serveExitStatus(e *env, err error) int {
 	switch {
 	case errors.Is(err, exporter.ErrUsage):
 		return usageError(e, "", err)

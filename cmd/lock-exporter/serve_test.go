@@ -98,8 +98,18 @@ namespaces:
 	if n := strings.Count(body, `lock_key_idle_seconds{key=`); n != 3 { // top-2 of jobs, workflow's one
 		t.Errorf("%d lock_key_idle_seconds series, want 3 (LOCK_EXPORTER_SCAN_TOP_K=2)", n)
 	}
-	if !regexp.MustCompile(`(?m)^lock_exporter_build_info\{goversion="go[^"]+",revision="[^"]+",version="[^"]+"\} 1$`).MatchString(body) {
-		t.Errorf("lock_exporter_build_info missing or malformed")
+	// The contract's labels; prometheus/common/version's collector adds branch, goos, goarch, tags.
+	buildInfo := regexp.MustCompile(`(?m)^lock_exporter_build_info\{(.*)\} 1$`).FindStringSubmatch(body)
+	for _, label := range []string{`goversion="go[^"]+"`, `revision="[^"]+"`, `version="[^"]+"`} {
+		if buildInfo == nil || !regexp.MustCompile(`(^|,)`+label+`(,|$)`).MatchString(buildInfo[1]) {
+			t.Errorf("lock_exporter_build_info missing or without %s: %q", label, buildInfo)
+		}
+	}
+	// promhttp.InstrumentMetricHandler counts the metrics path's own requests.
+	for _, series := range []string{`promhttp_metric_handler_requests_total{code="200"}`, "promhttp_metric_handler_requests_in_flight"} {
+		if _, ok := metricValue(body, series); !ok {
+			t.Errorf("%s missing", series)
+		}
 	}
 	if !regexp.MustCompile(`(?m)^lock_exporter_scrape_duration_seconds\{lock_namespace="jobs"\} `).MatchString(body) {
 		t.Errorf("lock_exporter_scrape_duration_seconds missing")

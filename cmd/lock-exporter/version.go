@@ -1,17 +1,28 @@
 package main
 
-import "github.com/lockwatch/lockwatch/internal/exporter"
+import (
+	"fmt"
+	"io"
 
-// version and revision are set at build time:
-//
-//	go build -ldflags "-X main.version=v0.1.0 -X main.revision=$(git rev-parse HEAD)" ./cmd/lock-exporter
-var (
-	version  = ""
-	revision = ""
+	"github.com/prometheus/common/version"
+
+	"github.com/lockwatch/lockwatch/internal/exporter"
 )
 
-// buildVersion is the -X version, else the module version go install recorded, else "devel".
-func buildVersion() string { return exporter.BuildVersion(version) }
+// stampVersion fills prometheus/common/version's Version when -ldflags did not (go build, go
+// install), so --version and the landing page agree with lock_exporter_build_info. The Makefile
+// stamps Version, Revision, Branch, BuildUser and BuildDate:
+//
+//	go build -ldflags "-X github.com/prometheus/common/version.Version=v0.1.0 \
+//	  -X github.com/prometheus/common/version.Revision=$(git rev-parse HEAD)" ./cmd/lock-exporter
+//
+// main calls it before anything else runs, as the linker would have set it.
+func stampVersion() {
+	version.Version = exporter.BuildVersion()
+}
 
-// buildRevision is the -X revision, else the VCS revision go build stamped, else "unknown".
-func buildRevision() string { return exporter.BuildRevision(revision) }
+// printVersion is --version: prometheus/common/version's report (version, branch, revision,
+// build user and date, Go version, platform, tags).
+func printVersion(w io.Writer) {
+	fmt.Fprintln(w, version.Print("lock-exporter"))
+}

@@ -106,10 +106,7 @@ func run(ctx context.Context, e *env, args []string) int {
 		Config: cfg,
 		Web:    exporter.Web{ListenAddresses: []string{fl.listen}, TelemetryPath: "/metrics"},
 		Logger: logger,
-		// The demo's build: what go run or go build stamped.
-		Version:  exporter.BuildVersion(""),
-		Revision: exporter.BuildRevision(""),
-		Extra:    w.Registry(),
+		Extra:  w.Registry(),
 	})
 	defer srv.stop()
 	addrs, err := srv.waitListening()

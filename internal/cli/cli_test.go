@@ -37,10 +37,63 @@ func TestParseWithEnv(t *testing.T) {
 
 	vars["LOCK_EXPORTER_DURATION"] = "soon"
 	fs = NewFlagSet("test")
-	fs.Duration("duration", 0, "")
+	fs.Var(new(exporterconfig.Duration), "duration", "")
 	err := ParseWithEnv(fs, nil, func(k string) string { return vars[k] })
-	if err == nil || UsageMessage(err) != `LOCK_EXPORTER_DURATION="soon": invalid argument "soon" for "--duration" flag: time: invalid duration "soon"` {
-		t.Errorf("bad variable: %v", err)
+	if want := `LOCK_EXPORTER_DURATION="soon": invalid duration "soon" (want e.g. 10s, 1m30s)`; err == nil || err.Error() != want {
+		t.Errorf("bad variable: %v, want %s", err, want)
+	}
+}
+
+// TestFlagErrors checks every kind of bad flag gets one line in this package's words, from the
+// command line and from the environment alike.
+func TestFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		vars map[string]string
+		want string
+	}{
+		{"not a number", []string{"--batch", "x"}, nil, `--batch "x": not a number`},
+		{"exponent", []string{"--batch", "1e30"}, nil, `--batch "1e30": not a number`},
+		{"integer overflow", []string{"--batch", "99999999999999999999"}, nil, `--batch "99999999999999999999": number out of range`},
+		{"not a bool", []string{"--insecure=maybe"}, nil, `--insecure "maybe": want true or false`},
+		{"bad level", []string{"--log.level", "loud"}, nil, `--log.level "loud": want debug, info, warn or error`},
+		{"bad format", []string{"--log.format=xml"}, nil, `--log.format "xml": want logfmt or json`},
+		{"unknown flag", []string{"--batchsize", "1"}, nil, "unknown flag: --batchsize"},
+		{"unknown shorthand", []string{"-x"}, nil, "unknown flag: -x"},
+		{"missing value", []string{"--batch"}, nil, "--batch: needs a value"},
+		{"not a number from the environment", nil, map[string]string{"LOCK_EXPORTER_BATCH": "lots"}, `LOCK_EXPORTER_BATCH="lots": not a number`},
+		{"not a bool from the environment", nil, map[string]string{"LOCK_EXPORTER_INSECURE": "maybe"}, `LOCK_EXPORTER_INSECURE="maybe": want true or false`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := NewFlagSet("test")
+			var batch int
+			var insecure bool
+			IntVar(fs, &batch, "batch", 1, "")
+			BoolVar(fs, &insecure, "insecure", false, "")
+			AddLogFlags(fs, "info")
+			err := ParseWithEnv(fs, tt.args, func(k string) string { return tt.vars[k] })
+			if err == nil || UsageMessage(err) != tt.want {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFlagValues checks the flag values parse what pflag's own types do.
+func TestFlagValues(t *testing.T) {
+	fs := NewFlagSet("test")
+	var batch int
+	var insecure bool
+	IntVar(fs, &batch, "batch", 1, "")
+	BoolVar(fs, &insecure, "insecure", false, "")
+	logs := AddLogFlags(fs, "warn")
+	if err := ParseWithEnv(fs, []string{"--batch", "0x10", "--insecure", "--log.format", "json"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if batch != 16 || !insecure || logs.Level.String() != "warn" || logs.Format.String() != "json" {
+		t.Errorf("batch %d, insecure %v, level %s, format %s; want 16, true, warn, json", batch, insecure, logs.Level, logs.Format)
 	}
 }
 
@@ -49,10 +102,9 @@ func TestUsageMessage(t *testing.T) {
 		err  error
 		want string
 	}{
-		{errors.New(`invalid argument "x" for "--scan.batch-size" flag: strconv.ParseInt: parsing "x": invalid syntax`), `--scan.batch-size "x": not a number`},
-		{errors.New(`invalid argument "1e30" for "--scan.max-keys" flag: strconv.ParseInt: parsing "1e30": value out of range`), `--scan.max-keys "1e30": number out of range`},
-		{fmt.Errorf("%w: no namespace configured", exporterconfig.ErrInvalid), "no namespace configured"},
+		{fmt.Errorf("%w: no namespace configured", errors.New("kind")), "kind: no namespace configured"},
 		{errors.New("two\n  lines"), "two lines"},
+		{errors.New(`--redis.addr "redis://u:secret@x:1": bad`), `--redis.addr "redis://u:xxxxx@x:1": bad`},
 	}
 	for _, tt := range tests {
 		if got := UsageMessage(tt.err); got != tt.want {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	promcollectors "github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/lockwatch/lockwatch/collectors"
@@ -48,8 +49,6 @@ type Options struct {
 	Web    Web
 	// Logger receives the start-up line and scrape warnings. Nil means slog.Default().
 	Logger *slog.Logger
-	// Version and Revision label lock_exporter_build_info.
-	Version, Revision string
 	// Extra, when set, is served on the metrics path next to the exporter's own metrics (the
 	// demo serves its lease library metrics so).
 	Extra prometheus.Gatherer
@@ -125,25 +124,21 @@ func newDefaultScanner(opts Options) (*collectors.Scanner, func(), error) {
 // newMux routes the metrics path, the targets' scrape path when there are targets, the health
 // path and, unless metrics are served on "/", the landing page.
 func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*http.ServeMux, error) {
-	static := prometheus.NewRegistry()
-	static.MustRegister(
-		collectors.NewBuildInfoCollector(opts.Version, opts.Revision),
-		promcollectors.NewGoCollector(),
-		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
-	)
+	static := newStaticRegistry()
 	var gatherer prometheus.Gatherer = static
 	if opts.Extra != nil {
 		gatherer = prometheus.Gatherers{static, opts.Extra}
 	}
 	path := opts.Web.TelemetryPath
 	mux := http.NewServeMux()
-	mux.Handle(path, &metricsHandler{
+	// promhttp_metric_handler_requests_total and _in_flight count the metrics path's own scrapes.
+	mux.Handle(path, promhttp.InstrumentMetricHandler(static, &metricsHandler{
 		scanner: scanner,
 		static:  gatherer,
 		ceiling: time.Duration(opts.Config.Scan.Timeout),
 		offset:  time.Duration(opts.Config.Scan.TimeoutOffset),
 		logger:  opts.Logger,
-	})
+	}))
 	if len(targets.order) > 0 {
 		mux.Handle(ScrapePath, &targetHandler{
 			targets: targets,
@@ -154,28 +149,47 @@ func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*htt
 			logger:  opts.Logger,
 		})
 	}
-	mux.HandleFunc(healthPath, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "OK")
-	})
+	mux.HandleFunc(healthPath, serveHealth)
 	if path == "/" {
 		return mux, nil
 	}
-	landing, err := web.NewLandingPage(web.LandingConfig{
-		Name:        "lock-exporter",
-		Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
-		Version:     opts.Version,
-		Profiling:   "false",
-		Links: append([]web.LandingLinks{
-			{Address: path, Text: "Metrics"},
-			{Address: healthPath, Text: "Health"},
-		}, targetLinks(targets)...),
-	})
+	landing, err := newLandingPage(path, targets)
 	if err != nil {
 		return nil, err
 	}
 	mux.Handle("/", landing)
 	return mux, nil
+}
+
+// newStaticRegistry holds the metrics that do not come from a scan: build info, Go and process.
+func newStaticRegistry() *prometheus.Registry {
+	static := prometheus.NewRegistry()
+	static.MustRegister(
+		NewBuildInfoCollector(),
+		promcollectors.NewGoCollector(),
+		promcollectors.NewProcessCollector(promcollectors.ProcessCollectorOpts{}),
+	)
+	return static
+}
+
+// serveHealth answers while the process serves; whether Redis answers is lock_exporter_up.
+func serveHealth(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "OK")
+}
+
+// newLandingPage is exporter-toolkit's landing page, linking the metrics, health and target paths.
+func newLandingPage(metricsPath string, targets *targetSet) (*web.LandingPageHandler, error) {
+	return web.NewLandingPage(web.LandingConfig{
+		Name:        "lock-exporter",
+		Description: "Prometheus exporter for Redis lock keys: count, TTL, idle time and keys without expiry per lock namespace",
+		Version:     BuildVersion(),
+		Profiling:   "false",
+		Links: append([]web.LandingLinks{
+			{Address: metricsPath, Text: "Metrics"},
+			{Address: healthPath, Text: "Health"},
+		}, targetLinks(targets)...),
+	})
 }
 
 // listen binds every address, or none: on a failure the ones already bound are closed.
@@ -210,7 +224,7 @@ func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listene
 	if !opts.TargetsOnly {
 		redisDesc = opts.Config.Redis.Describe()
 	}
-	logger.Info("lock-exporter started", "version", opts.Version, "namespaces", len(opts.Config.Namespaces),
+	logger.Info("lock-exporter started", "version", BuildVersion(), "namespaces", len(opts.Config.Namespaces),
 		"redis", redisDesc, "targets", targets, "telemetry_path", opts.Web.TelemetryPath)
 	if opts.Listening != nil {
 		addrs := make([]string, len(listeners))

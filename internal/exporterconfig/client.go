@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	promconfig "github.com/prometheus/common/config"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors"
@@ -86,13 +87,13 @@ func (r Redis) clientOptions() (*redis.UniversalOptions, error) {
 		opts.SentinelPassword = r.SentinelPassword
 		if r.SentinelPasswordFile != "" {
 			if opts.SentinelPassword, err = readSecret(r.SentinelPasswordFile); err != nil {
-				return nil, fmt.Errorf("%w: redis.sentinel-password-file: %v", ErrInvalid, err)
+				return nil, invalidf("redis.sentinel-password-file: %v", err)
 			}
 		}
 	}
 	if file := r.PasswordFile; file != "" {
 		if _, err := readSecret(file); err != nil {
-			return nil, fmt.Errorf("%w: redis.password-file: %v", ErrInvalid, err)
+			return nil, invalidf("redis.password-file: %v", err)
 		}
 		user := res.username
 		opts.CredentialsProviderContext = func(context.Context) (string, string, error) {
@@ -117,39 +118,53 @@ func readSecret(path string) (string, error) {
 	return s, nil
 }
 
-// tlsConfig loads the TLS material; nil when the addresses are not rediss://.
+// tlsConfig builds the rediss:// TLS configuration with prometheus/common/config, as Prometheus
+// builds its scrape clients' (the client certificate is read again on every handshake, so a
+// rotated certificate needs no restart); nil when the addresses are not rediss://. The files are
+// checked here first so that a bad one is reported naming its setting.
 func (r Redis) tlsConfig() (*tls.Config, error) {
 	res, err := r.resolve()
 	if err != nil || !res.tls {
 		return nil, err
 	}
 	t := r.TLS
-	cfg := &tls.Config{
-		MinVersion:         tls.VersionTLS12,
+	if err := t.checkFiles(); err != nil {
+		return nil, err
+	}
+	cfg, err := promconfig.NewTLSConfig(&promconfig.TLSConfig{
+		CAFile:             t.CAFile,
+		CertFile:           t.CertFile,
+		KeyFile:            t.KeyFile,
 		ServerName:         t.ServerName,
 		InsecureSkipVerify: t.InsecureSkipVerify, // an explicit, documented operator choice
+		MinVersion:         promconfig.TLSVersion(tls.VersionTLS12),
+	})
+	if err != nil {
+		return nil, invalidf("redis TLS settings: %s", oneLine(err))
 	}
+	return cfg, nil
+}
+
+// checkFiles reports an unreadable or unusable TLS file, naming its setting.
+func (t TLS) checkFiles() error {
 	if t.CAFile != "" {
 		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w: redis.tls-ca-file: %v", ErrInvalid, err)
+			return invalidf("redis.tls-ca-file: %v", err)
 		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: redis.tls-ca-file %s: no PEM certificate found", ErrInvalid, t.CAFile)
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return invalidf("redis.tls-ca-file %s: no PEM certificate found", t.CAFile)
 		}
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		return nil, fmt.Errorf("%w: redis.tls-cert-file and redis.tls-key-file go together", ErrInvalid)
+		return invalidf("redis.tls-cert-file and redis.tls-key-file go together")
 	}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: redis.tls-cert-file/redis.tls-key-file: %v", ErrInvalid, oneLine(err))
+		if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
+			return invalidf("redis.tls-cert-file/redis.tls-key-file: %v", oneLine(err))
 		}
-		cfg.Certificates = []tls.Certificate{cert}
 	}
-	return cfg, nil
+	return nil
 }
 
 func oneLine(err error) string {

@@ -71,25 +71,73 @@ func TestPasswordFileRotation(t *testing.T) {
 	if err := os.WriteFile(pwFile, []byte("second"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// A rotated password only matters for new connections: drop every pooled one.
-	reconnect := func() error {
-		_ = c.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "no").Err()
-		var err error
-		for range 3 { // the first command may still find a killed connection in the pool
-			if err = c.Ping(ctx).Err(); err == nil {
-				return nil
-			}
-		}
-		return err
-	}
-	if err := reconnect(); err != nil {
+	if err := reconnect(ctx, c); err != nil {
 		t.Fatalf("PING after rotation: %v", err)
 	}
 	if err := os.WriteFile(pwFile, []byte("stale"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := reconnect(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+	if err := reconnect(ctx, c); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
 		t.Fatalf("PING with a wrong password in the file: %v, want WRONGPASS", err)
+	}
+}
+
+// reconnect drops every pooled connection of c, then PINGs on a new one: rotated credentials
+// only matter for new connections. The first commands may still find a killed connection in the
+// pool, so it tries three times and returns the last error.
+func reconnect(ctx context.Context, c redis.UniversalClient) error {
+	_ = c.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "no").Err()
+	var err error
+	for range 3 {
+		if err = c.Ping(ctx).Err(); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// TestClientCertificateRotation: the client certificate is read again for every new connection
+// (prometheus/common/config's GetClientCertificate), so a rotated certificate needs no restart.
+// A certificate from another CA in the files makes new connections fail; the right one back
+// makes them work again, with the same client.
+func TestClientCertificateRotation(t *testing.T) {
+	pki := testkit.NewPKI(t)
+	srv := redistest.Start(t, redistest.WithTLS(pki.ServerCert, pki.ServerKey, pki.CAFile))
+	certFile, keyFile := testkit.WriteFile(t, "client.crt", ""), testkit.WriteFile(t, "client.key", "")
+	writeOver(t, certFile, pki.ClientCert)
+	writeOver(t, keyFile, pki.ClientKey)
+	c, err := Config{Redis: Redis{Addr: "rediss://" + srv.Addr, TLS: TLS{CAFile: pki.CAFile, CertFile: certFile, KeyFile: keyFile}}}.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING with the CA's client certificate: %v", err)
+	}
+	stranger := testkit.NewPKI(t) // a client certificate the server's CA did not sign
+	writeOver(t, certFile, stranger.ClientCert)
+	writeOver(t, keyFile, stranger.ClientKey)
+	if err := reconnect(ctx, c); err == nil {
+		t.Fatal("PING with a certificate of another CA in the files succeeded: the files were not read again")
+	}
+	writeOver(t, certFile, pki.ClientCert)
+	writeOver(t, keyFile, pki.ClientKey)
+	if err := reconnect(ctx, c); err != nil {
+		t.Fatalf("PING after putting the CA's certificate back: %v", err)
+	}
+}
+
+// writeOver replaces dst's content with src's.
+func writeOver(t *testing.T, dst, src string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

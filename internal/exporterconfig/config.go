@@ -7,10 +7,8 @@ package exporterconfig
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -25,9 +23,6 @@ const DefaultRedisAddr = "localhost:6379"
 // DefaultTimeoutOffset is subtracted from Prometheus' scrape timeout so that the answer, not
 // just the scan, arrives in time.
 const DefaultTimeoutOffset = 500 * time.Millisecond
-
-// ErrInvalid is wrapped by every configuration error.
-var ErrInvalid = errors.New("invalid configuration")
 
 // Config is the whole exporter configuration. The YAML file has the same shape:
 //
@@ -139,38 +134,21 @@ func Load(path string) (Config, error) {
 	cfg := Defaults()
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, fmt.Errorf("%w: config file %s: %v", ErrInvalid, path, errors.Unwrap(err))
+		return cfg, invalidf("config file %s: %v", path, errors.Unwrap(err))
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
+	// Config.UnmarshalYAML refuses unknown keys and badly typed values in its own words; what
+	// reaches here otherwise is YAML that does not parse.
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return cfg, fmt.Errorf("%w: config file %s: %s", ErrInvalid, path, yamlError(err))
+		return cfg, invalidf("config file %s: %v", path, err)
 	}
 	// A second document (after ---) would otherwise be dropped without a word: refuse it, so
 	// namespaces pasted below a separator are never silently unmonitored.
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return cfg, fmt.Errorf("%w: config file %s: more than one YAML document (remove the --- separator)", ErrInvalid, path)
+		return cfg, invalidf("config file %s: more than one YAML document (remove the --- separator)", path)
 	}
 	return cfg, nil
-}
-
-var (
-	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
-	wrongType    = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (\\S+)")
-)
-
-// yamlError turns yaml.v3's multi-line errors into the first problem, on one line.
-func yamlError(err error) string {
-	var te *yaml.TypeError
-	msg := err.Error()
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	msg = unknownField.ReplaceAllString(msg, `unknown field "$1"`)
-	msg = wrongType.ReplaceAllString(msg, `invalid value "$1" (want $2)`)
-	return RedactMessage(strings.Join(strings.Fields(msg), " "))
 }
 
 // ScannerOptions converts the configuration for collectors.NewScanner.
@@ -202,16 +180,11 @@ func (n Namespace) collector() collectors.Namespace {
 func ParseNamespace(s string) (Namespace, error) {
 	name, pattern, ok := strings.Cut(s, "=")
 	if !ok {
-		return Namespace{}, fmt.Errorf("%w: --namespace %q: want NAME=PATTERN", ErrInvalid, s)
+		return Namespace{}, invalidf("--namespace %q: want NAME=PATTERN", s)
 	}
 	ns := Namespace{Name: name, Pattern: pattern}
 	if err := ns.collector().Validate(); err != nil {
-		return Namespace{}, fmt.Errorf("%w: --namespace %q: %v", ErrInvalid, s, detail(err))
+		return Namespace{}, invalidf("--namespace %q: %v", s, namespaceProblem(err))
 	}
 	return ns, nil
-}
-
-// detail strips the collectors sentinel's prefix: ErrInvalid already says what kind of error it is.
-func detail(err error) string {
-	return strings.TrimPrefix(err.Error(), collectors.ErrInvalidOptions.Error()+": ")
 }

@@ -95,6 +95,11 @@ func TestInvalid(t *testing.T) {
 		{"bad duration", "scan:\n  timeout: soon\n", nil, `line 2: invalid duration "soon"`},
 		{"bad number", "scan:\n  top_k: many\n", nil, `line 2: invalid value "many" (want int)`},
 		{"not YAML", "redis: [\n", nil, "line"},
+		{"bad bool", "redis:\n  tls: {insecure_skip_verify: maybe}\n", nil, `line 2: invalid value "maybe" (want bool)`},
+		{"list for a value", "redis:\n  addr: [a, b]\n", nil, `line 2: want a single string value`},
+		{"value for a list", "namespaces: jobs\n", nil, `line 1: want a list`},
+		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets`},
+		{"value for the whole file", "just text\n", nil, `line 1: want a mapping of redis, scan, namespaces, targets`},
 		{"second document", "namespaces:\n  - {name: a, pattern: 'a:*'}\n---\nnamespaces:\n  - {name: b, pattern: 'b:*'}\n", nil, "more than one YAML document"},
 		{"duplicate name", "namespaces:\n  - {name: a, pattern: 'a:*'}\n  - {name: a, pattern: 'b:*'}\n", nil, `duplicate namespace name "a"`},
 		{"empty pattern", "namespaces:\n  - {name: a, pattern: ''}\n", nil, `namespace "a": pattern "": empty pattern`},
@@ -219,7 +224,7 @@ func TestParseNamespace(t *testing.T) {
 
 func TestMissingFile(t *testing.T) {
 	_, err := Load("/nonexistent/lock-exporter.yml")
-	if err == nil || err.Error() != "invalid configuration: config file /nonexistent/lock-exporter.yml: no such file or directory" {
+	if !errors.Is(err, ErrInvalid) || err.Error() != "config file /nonexistent/lock-exporter.yml: no such file or directory" {
 		t.Errorf("Load of a missing file: %v", err)
 	}
 }

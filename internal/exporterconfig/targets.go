@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -90,26 +89,26 @@ func (r Redis) IsDefault() bool {
 // redis section; every message names the target.
 func (c Config) validateTargets() error {
 	if c.Scan.MaxConcurrentTargets < 0 {
-		return fmt.Errorf("%w: scan.max-concurrent-targets must be at least 1, got %d", ErrInvalid, c.Scan.MaxConcurrentTargets)
+		return invalidf("scan.max-concurrent-targets must be at least 1, got %d", c.Scan.MaxConcurrentTargets)
 	}
 	seen := make(map[string]bool, len(c.Targets))
 	for i, t := range c.Targets {
 		if err := validateTargetName(t.Name); err != nil {
-			return fmt.Errorf("%w: targets[%d]: %v", ErrInvalid, i, err)
+			return invalidf("targets[%d]: %v", i, err)
 		}
 		if seen[t.Name] {
-			return fmt.Errorf("%w: duplicate target name %q", ErrInvalid, t.Name)
+			return invalidf("duplicate target name %q", t.Name)
 		}
 		seen[t.Name] = true
 		if t.InlinePassword != "" {
-			return fmt.Errorf("%w: target %q: password is not read from the configuration file: put it in a file named by password_file", ErrInvalid, t.Name)
+			return invalidf("target %q: password is not read from the configuration file: put it in a file named by password_file", t.Name)
 		}
 		if t.Addr == "" && len(t.ClusterAddrs) == 0 && len(t.SentinelAddrs) == 0 {
-			return fmt.Errorf("%w: target %q: no address: give addr, cluster_addrs or sentinel_addrs", ErrInvalid, t.Name)
+			return invalidf("target %q: no address: give addr, cluster_addrs or sentinel_addrs", t.Name)
 		}
 		sub := c.ForTarget(t)
 		if err := sub.Validate(); err != nil {
-			return fmt.Errorf("%w: target %q: %s", ErrInvalid, t.Name, strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+			return invalidf("target %q: %w", t.Name, err)
 		}
 	}
 	return nil

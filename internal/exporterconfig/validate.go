@@ -19,15 +19,15 @@ func (c Config) Validate() error {
 		return err
 	}
 	if len(c.Namespaces) == 0 {
-		return fmt.Errorf("%w: no namespace configured: give --namespace NAME=PATTERN or namespaces in --config.file", ErrInvalid)
+		return invalidf("no namespace configured: give --namespace NAME=PATTERN or namespaces in --config.file")
 	}
 	seen := map[string]bool{}
 	for _, ns := range c.Namespaces {
 		if err := ns.collector().Validate(); err != nil {
-			return fmt.Errorf("%w: %s", ErrInvalid, detail(err))
+			return invalidf("%s", namespaceProblem(err))
 		}
 		if seen[ns.Name] {
-			return fmt.Errorf("%w: duplicate namespace name %q", ErrInvalid, ns.Name)
+			return invalidf("duplicate namespace name %q", ns.Name)
 		}
 		seen[ns.Name] = true
 	}
@@ -45,14 +45,14 @@ func (c Config) Validate() error {
 			continue
 		}
 		if _, err := readSecret(f.path); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrInvalid, f.setting, err)
+			return invalidf("%s: %v", f.setting, err)
 		}
 	}
 	if c.Redis.PasswordFile != "" && c.Redis.Password != "" {
-		return fmt.Errorf("%w: both redis.password-file and LOCK_EXPORTER_REDIS_PASSWORD are set; keep one", ErrInvalid)
+		return invalidf("both redis.password-file and LOCK_EXPORTER_REDIS_PASSWORD are set; keep one")
 	}
 	if c.Redis.SentinelPasswordFile != "" && c.Redis.SentinelPassword != "" {
-		return fmt.Errorf("%w: both redis.sentinel-password-file and LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD are set; keep one", ErrInvalid)
+		return invalidf("both redis.sentinel-password-file and LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD are set; keep one")
 	}
 	return c.validateTargets()
 }
@@ -70,17 +70,17 @@ func (s Scan) validate() error {
 		{"scan.top-k", s.TopK, collectors.MaxTopK},
 	} {
 		if f.value < 1 {
-			return fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalid, f.setting, f.value)
+			return invalidf("%s must be at least 1, got %d", f.setting, f.value)
 		}
 		if f.max > 0 && f.value > f.max {
-			return fmt.Errorf("%w: %s must be at most %d, got %d", ErrInvalid, f.setting, f.max, f.value)
+			return invalidf("%s must be at most %d, got %d", f.setting, f.max, f.value)
 		}
 	}
 	if s.Timeout <= 0 {
-		return fmt.Errorf("%w: scan.timeout must be positive, got %s", ErrInvalid, time.Duration(s.Timeout))
+		return invalidf("scan.timeout must be positive, got %s", time.Duration(s.Timeout))
 	}
 	if s.TimeoutOffset < 0 {
-		return fmt.Errorf("%w: scan.timeout-offset must not be negative, got %s", ErrInvalid, time.Duration(s.TimeoutOffset))
+		return invalidf("scan.timeout-offset must not be negative, got %s", time.Duration(s.TimeoutOffset))
 	}
 	return nil
 }
@@ -111,59 +111,76 @@ type endpoint struct {
 	db       int
 }
 
+// resolve reduces the Redis section to what the client needs, checking that its settings agree.
 func (r Redis) resolve() (resolved, error) {
-	var res resolved
-	var setting string
-	var list []string
+	res, setting, list, err := r.addresses()
+	if err != nil {
+		return res, err
+	}
+	for i, s := range list {
+		if err := res.add(setting, s, i == 0); err != nil {
+			return res, err
+		}
+	}
+	if r.Username != "" {
+		if res.username != "" && res.username != r.Username {
+			return res, invalidf("redis.username %q differs from the user %q in %s", r.Username, res.username, setting)
+		}
+		res.username = r.Username
+	}
+	if !res.tls && r.TLS != (TLS{}) {
+		return res, invalidf("redis TLS settings need rediss:// addresses (got %s %q)", setting, RedactAddr(list[0]))
+	}
+	return res, nil
+}
+
+// addresses picks the mode and the setting whose addresses are used: cluster_addrs,
+// sentinel_addrs or addr, of which only one may be given.
+func (r Redis) addresses() (res resolved, setting string, list []string, err error) {
 	switch {
 	case len(r.ClusterAddrs) > 0 && len(r.SentinelAddrs) > 0:
-		return res, fmt.Errorf("%w: redis.cluster-addr and redis.sentinel-addr are exclusive", ErrInvalid)
+		return res, "", nil, invalidf("redis.cluster-addr and redis.sentinel-addr are exclusive")
 	case len(r.ClusterAddrs) > 0:
 		res.mode, setting, list = cluster, "redis.cluster-addr", r.ClusterAddrs
 	case len(r.SentinelAddrs) > 0:
 		res.mode, setting, list = sentinel, "redis.sentinel-addr", r.SentinelAddrs
 		if r.SentinelMaster == "" {
-			return res, fmt.Errorf("%w: redis.sentinel-addr needs redis.sentinel-master (the monitored master's name)", ErrInvalid)
+			return res, "", nil, invalidf("redis.sentinel-addr needs redis.sentinel-master (the monitored master's name)")
 		}
 	default:
 		setting, list = "redis.addr", []string{r.Addr}
 	}
 	if res.mode != standalone && r.Addr != "" && r.Addr != DefaultRedisAddr {
-		return res, fmt.Errorf("%w: redis.addr %q and %s are exclusive", ErrInvalid, RedactAddr(r.Addr), setting)
+		return res, "", nil, invalidf("redis.addr %q and %s are exclusive", RedactAddr(r.Addr), setting)
 	}
 	if res.mode != sentinel && r.SentinelMaster != "" {
-		return res, fmt.Errorf("%w: redis.sentinel-master %q needs redis.sentinel-addr", ErrInvalid, r.SentinelMaster)
+		return res, "", nil, invalidf("redis.sentinel-master %q needs redis.sentinel-addr", r.SentinelMaster)
 	}
-	for i, s := range list {
-		ep, err := parseAddr(s)
-		if err != nil {
-			return res, fmt.Errorf("%w: %s %q: %v", ErrInvalid, setting, RedactAddr(s), err)
-		}
-		if i > 0 && ep.tls != res.tls {
-			return res, fmt.Errorf("%w: %s: mix of redis:// and rediss:// addresses", ErrInvalid, setting)
-		}
-		if ep.db != 0 && res.mode == cluster {
-			return res, fmt.Errorf("%w: %s %q: Redis Cluster has only database 0", ErrInvalid, setting, RedactAddr(s))
-		}
-		if ep.username != "" {
-			if res.username != "" && res.username != ep.username {
-				return res, fmt.Errorf("%w: %s: addresses name different users", ErrInvalid, setting)
-			}
-			res.username = ep.username
-		}
-		res.tls, res.db = ep.tls, ep.db
-		res.addrs = append(res.addrs, ep.hostport)
+	return res, setting, list, nil
+}
+
+// add parses address s of setting and adds it to res; every address must agree with the first
+// on TLS and the user.
+func (res *resolved) add(setting, s string, first bool) error {
+	ep, err := parseAddr(s)
+	if err != nil {
+		return invalidf("%s %q: %v", setting, RedactAddr(s), err)
 	}
-	if r.Username != "" {
-		if res.username != "" && res.username != r.Username {
-			return res, fmt.Errorf("%w: redis.username %q differs from the user %q in %s", ErrInvalid, r.Username, res.username, setting)
+	if !first && ep.tls != res.tls {
+		return invalidf("%s: mix of redis:// and rediss:// addresses", setting)
+	}
+	if ep.db != 0 && res.mode == cluster {
+		return invalidf("%s %q: Redis Cluster has only database 0", setting, RedactAddr(s))
+	}
+	if ep.username != "" {
+		if res.username != "" && res.username != ep.username {
+			return invalidf("%s: addresses name different users", setting)
 		}
-		res.username = r.Username
+		res.username = ep.username
 	}
-	if !res.tls && r.TLS != (TLS{}) {
-		return res, fmt.Errorf("%w: redis TLS settings need rediss:// addresses (got %s %q)", ErrInvalid, setting, RedactAddr(list[0]))
-	}
-	return res, nil
+	res.tls, res.db = ep.tls, ep.db
+	res.addrs = append(res.addrs, ep.hostport)
+	return nil
 }
 
 // RedactAddr returns an address fit for a message: the password of a URL's user information

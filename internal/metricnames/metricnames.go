@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/exporter"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/lease"
@@ -79,7 +80,7 @@ func Gathered(tb testing.TB) map[string]bool {
 	}
 	defer scanner.Close()
 	expReg := prometheus.NewRegistry()
-	expReg.MustRegister(scanner.Collector(ctx), collectors.NewBuildInfoCollector("metricnames", "metricnames"))
+	expReg.MustRegister(scanner.Collector(ctx), exporter.NewBuildInfoCollector())
 	families := addFamilies(tb, names, expReg)
 	// A scan that failed would silently drop most exporter families; make that loud.
 	if up := gaugeValue(families, "lock_exporter_up"); up != 1 {

@@ -10,8 +10,8 @@ type idleStats struct {
 
 func newIdleStats() *idleStats {
 	return &idleStats{
-		idleMax: prometheus.NewDesc("lock_key_idle_max_seconds",
-			"Largest OBJECT IDLETIME (time since the key was last touched) in the namespace; one-second resolution.", []string{nsLabel}, nil),
+		idleMax: namespaceDesc("lock_key_idle_max_seconds",
+			"Largest OBJECT IDLETIME (time since the key was last touched) in the namespace; one-second resolution."),
 		idle: prometheus.NewDesc("lock_key_idle_seconds",
 			"OBJECT IDLETIME of the namespace's stalest keys only (top K, bounded cardinality); key is escaped to valid UTF-8 and length-capped.", []string{nsLabel, "key"}, nil),
 		noTTLIdle: prometheus.NewDesc("lock_key_without_ttl_idle_seconds",
@@ -26,13 +26,10 @@ func (d *idleStats) describe(ch chan<- *prometheus.Desc) {
 }
 
 func (d *idleStats) update(res *Result, ch chan<- prometheus.Metric) {
-	if !res.Up || !res.IdleTimeAvailable {
+	if !res.IdleTimeAvailable {
 		return
 	}
-	for _, ns := range res.Namespaces {
-		if ns.Err != nil {
-			continue
-		}
+	for ns := range res.knownNamespaces() {
 		name := ns.Namespace.Name
 		if ns.HasIdle {
 			ch <- gauge(d.idleMax, Seconds(ns.MaxIdle), name)

@@ -10,10 +10,10 @@ type expectations struct {
 
 func newExpectations() *expectations {
 	return &expectations{
-		ttl: prometheus.NewDesc("lock_expected_ttl_seconds",
-			"Lease TTL the namespace's configuration declares; absent when not declared.", []string{nsLabel}, nil),
-		renew: prometheus.NewDesc("lock_expected_renew_interval_seconds",
-			"Renew interval the namespace's configuration declares; absent when not declared.", []string{nsLabel}, nil),
+		ttl: namespaceDesc("lock_expected_ttl_seconds",
+			"Lease TTL the namespace's configuration declares; absent when not declared."),
+		renew: namespaceDesc("lock_expected_renew_interval_seconds",
+			"Renew interval the namespace's configuration declares; absent when not declared."),
 	}
 }
 

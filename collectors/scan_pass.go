@@ -3,16 +3,11 @@ package collectors
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// lfuIdleError is the start of the error Redis returns for OBJECT IDLETIME when the
-// maxmemory-policy is an LFU policy (idle time is not tracked then).
-const lfuIdleError = "ERR An LFU maxmemory policy is selected"
 
 // nodeClient is what a scan needs from a connection to one Redis node (or one logical node,
 // such as a Sentinel-managed master).
@@ -21,37 +16,6 @@ type nodeClient interface {
 	ScanType(ctx context.Context, cursor uint64, match string, count int64, keyType string) *redis.ScanCmd
 	DBSize(ctx context.Context) *redis.IntCmd
 	Pipeline() redis.Pipeliner
-}
-
-// inspectWorkers is how many PTTL/OBJECT IDLETIME pipelines are in flight on a node at once,
-// each on its own connection. While one pipeline's replies are decoded here, Redis executes
-// another's commands and the next SCAN, so neither side waits for the other. Three kept Redis
-// busier than two (scans 1.15-1.26x faster in BenchmarkScrape on 2 CPUs); beyond that, a
-// single-threaded Redis gains nothing from more connections.
-const inspectWorkers = 3
-
-// classified is one SCAN reply sorted into namespaces: keys that match no namespace are dropped,
-// and the namespaces of keys[k] are ns[off[k]:off[k+1]].
-type classified struct {
-	keys      []string
-	companion []companionKind
-	off       []int32
-	ns        []int32
-}
-
-// sort classifies a SCAN reply into r, reusing r's slices.
-func (c *classifier) sort(keys []string, r *classified) {
-	r.keys, r.companion, r.off, r.ns = r.keys[:0], r.companion[:0], append(r.off[:0], 0), r.ns[:0]
-	for _, key := range keys {
-		before := len(r.ns)
-		r.ns = c.classify(key, r.ns)
-		if len(r.ns) == before {
-			continue
-		}
-		r.keys = append(r.keys, key)
-		r.companion = append(r.companion, companionOf(key))
-		r.off = append(r.off, int32(len(r.ns)))
-	}
 }
 
 // batch is up to BatchSize keys to inspect, each with the namespaces it was admitted to, in the
@@ -225,21 +189,6 @@ func (s *Scanner) inspectBatch(f *flight, n *node, in *inspector, b *batch, with
 	f.merge(b, replies, idleKnown)
 }
 
-// merge folds one inspected batch into the namespaces its keys were admitted to.
-func (f *flight) merge(b *batch, replies []keyReply, idleKnown bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for k, r := range replies {
-		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
-			st := f.ns[i]
-			st.inspected++
-			if r.err == nil && !r.gone && f.opts.Namespaces[i].wants(r.typ) {
-				st.merge(r.info, idleKnown)
-			}
-		}
-	}
-}
-
 // isConnectionError reports whether err is no answer from the server (a network or timeout
 // error, or none at all) rather than nil or an error reply.
 func isConnectionError(err error) bool {
@@ -250,155 +199,9 @@ func isConnectionError(err error) bool {
 	return !errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
 }
 
-// typeSupport remembers, per node address, whether the server refused SCAN ... TYPE (Redis
-// before 6.0): the first refusal switches that node to TYPE per key for the Scanner's lifetime.
-type typeSupport struct {
-	mu        sync.Mutex
-	confirmed map[string]bool
-	refusedBy map[string]bool
-}
-
-func newTypeSupport() *typeSupport {
-	return &typeSupport{confirmed: map[string]bool{}, refusedBy: map[string]bool{}}
-}
-
 func nodeAddr(c nodeClient) string {
 	if o, ok := c.(interface{ Options() *redis.Options }); ok {
 		return o.Options().Addr
 	}
 	return ""
-}
-
-func (t *typeSupport) usable(c nodeClient) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return !t.refusedBy[nodeAddr(c)]
-}
-
-func (t *typeSupport) confirm(c nodeClient) {
-	addr := nodeAddr(c)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.confirmed[addr] = true
-}
-
-// refused reports whether err is a server refusing the TYPE argument: an error reply to a node's
-// first SCAN ... TYPE. Once a node has answered one, its errors are errors.
-func (t *typeSupport) refused(c nodeClient, err error) bool {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) || !strings.HasPrefix(err.Error(), "ERR") {
-		return false
-	}
-	addr := nodeAddr(c)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.confirmed[addr] {
-		return false
-	}
-	t.refusedBy[addr] = true
-	return true
-}
-
-// keyReply is what the inspection of one key found.
-type keyReply struct {
-	info KeyInfo
-	typ  string
-	gone bool  // expired or deleted since SCAN returned it
-	err  error // the first command error on the key
-}
-
-// inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
-// one worker. Its slices are reused from batch to batch: at a thousand keys a batch they were a
-// large share of a scan's allocations, and the garbage collector's work competed with Redis for
-// the CPU.
-type inspector struct {
-	c       nodeClient
-	noIdle  *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
-	ttls    []*redis.DurationCmd
-	idles   []*redis.DurationCmd
-	types   []*redis.StatusCmd
-	replies []keyReply
-}
-
-// inspect pipelines the commands for keys and returns one reply per key, valid until the next
-// call. None of the commands touches the key, so the scan does not disturb the idle time it
-// measures, and none reads the value (the owner's token).
-func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
-	wantIdle := !in.noIdle.Load()
-	pipe := in.c.Pipeline()
-	in.ttls, in.idles, in.types = in.ttls[:0], in.idles[:0], in.types[:0]
-	for _, k := range keys {
-		in.ttls = append(in.ttls, pipe.PTTL(ctx, k))
-		if wantIdle {
-			in.idles = append(in.idles, pipe.ObjectIdleTime(ctx, k))
-		}
-		if withType {
-			in.types = append(in.types, pipe.Type(ctx, k))
-		}
-	}
-	// Exec's error is the first failed command's; each command is judged on its own below,
-	// because a vanished key (nil reply) is not a failure and an error on one key (NOPERM, say)
-	// concerns only that key's namespaces.
-	_, _ = pipe.Exec(ctx)
-
-	idleKnown = wantIdle
-	if wantIdle {
-		for _, cmd := range in.idles {
-			if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), lfuIdleError) {
-				in.noIdle.Store(true)
-				idleKnown = false
-				break
-			}
-		}
-	}
-	replies = in.replies[:0]
-	for j, k := range keys {
-		replies = append(replies, in.reply(j, k, idleKnown, withType))
-	}
-	in.replies = replies
-	return replies, idleKnown
-}
-
-func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply {
-	r := keyReply{info: KeyInfo{Key: key}, typ: TypeString}
-	ttl, err := in.ttls[j].Result()
-	if err != nil {
-		r.err = err
-		return r
-	}
-	// go-redis returns PTTL's -2 (no such key) and -1 (no expiry) as raw -2ns and -1ns, not
-	// scaled to milliseconds like real TTLs.
-	switch ttl {
-	case -2:
-		r.gone = true
-		return r
-	case -1:
-		ttl = NoTTL
-	}
-	r.info.TTL = ttl
-	if withType {
-		typ, err := in.types[j].Result()
-		if err != nil {
-			r.err = err
-			return r
-		}
-		if typ == "none" {
-			r.gone = true
-			return r
-		}
-		r.typ = typ
-	}
-	if idleKnown {
-		idle, err := in.idles[j].Result()
-		if errors.Is(err, redis.Nil) {
-			r.gone = true // expired or deleted between the commands
-			return r
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		r.info.Idle = idle
-	}
-	return r
 }

@@ -20,13 +20,10 @@ func (h *holderInfo) describe(ch chan<- *prometheus.Desc) { ch <- h.info }
 // update follows idleStats: the same keys, in the same order, with the same de-duplication by
 // label, so every series here has its lock_key_idle_seconds twin.
 func (h *holderInfo) update(res *Result, ch chan<- prometheus.Metric) {
-	if !res.Up || !res.IdleTimeAvailable {
+	if !res.IdleTimeAvailable {
 		return
 	}
-	for _, ns := range res.Namespaces {
-		if ns.Err != nil {
-			continue
-		}
+	for ns := range res.knownNamespaces() {
 		seen := make(map[string]bool, len(ns.Stalest))
 		for _, k := range ns.Stalest {
 			if seen[k.Label] {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/lockwatch/lockwatch/internal/glob"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // classifier sorts the keys of the one SCAN pass into namespaces on the exporter's side, with the
@@ -64,4 +65,28 @@ func commonPrefix(a, b string) string {
 		}
 	}
 	return a[:n]
+}
+
+// classified is one SCAN reply sorted into namespaces: keys that match no namespace are dropped,
+// and the namespaces of keys[k] are ns[off[k]:off[k+1]].
+type classified struct {
+	keys      []string
+	companion []lockkeys.Kind
+	off       []int32
+	ns        []int32
+}
+
+// sort classifies a SCAN reply into r, reusing r's slices.
+func (c *classifier) sort(keys []string, r *classified) {
+	r.keys, r.companion, r.off, r.ns = r.keys[:0], r.companion[:0], append(r.off[:0], 0), r.ns[:0]
+	for _, key := range keys {
+		before := len(r.ns)
+		r.ns = c.classify(key, r.ns)
+		if len(r.ns) == before {
+			continue
+		}
+		r.keys = append(r.keys, key)
+		r.companion = append(r.companion, lockkeys.KindOf(key))
+		r.off = append(r.off, int32(len(r.ns)))
+	}
 }

@@ -1,6 +1,9 @@
 package collectors
 
-import "time"
+import (
+	"iter"
+	"time"
+)
 
 // Result is what one scan saw. A Result returned before its scan ended (the caller's deadline
 // came first) holds what had been seen by then, with Complete false where the scan was cut.
@@ -57,4 +60,21 @@ type NamespaceResult struct {
 	// Duration is how long the keyspace pass that served the namespace took, or ran until it was
 	// cut: one pass serves every namespace, so namespaces share it.
 	Duration time.Duration
+}
+
+// knownNamespaces yields the namespaces whose key metrics are known: none when Redis could not
+// be read, else those whose commands did not fail. The others' key metrics are left out: a
+// missing series says "unknown" where a 0 would say "no locks" (lock_exporter_up and
+// lock_exporter_scrape_success say why).
+func (r *Result) knownNamespaces() iter.Seq[*NamespaceResult] {
+	return func(yield func(*NamespaceResult) bool) {
+		if !r.Up {
+			return
+		}
+		for i := range r.Namespaces {
+			if r.Namespaces[i].Err == nil && !yield(&r.Namespaces[i]) {
+				return
+			}
+		}
+	}
 }

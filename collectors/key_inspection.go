@@ -1,0 +1,125 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// lfuIdleError is the start of the error Redis returns for OBJECT IDLETIME when the
+// maxmemory-policy is an LFU policy (idle time is not tracked then).
+const lfuIdleError = "ERR An LFU maxmemory policy is selected"
+
+// inspectWorkers is how many PTTL/OBJECT IDLETIME pipelines are in flight on a node at once,
+// each on its own connection. While one pipeline's replies are decoded here, Redis executes
+// another's commands and the next SCAN, so neither side waits for the other. Three kept Redis
+// busier than two (BenchmarkScrape; the measured speed-up is in docs/performance.md, "Exporter:
+// heap and linearity"); beyond that, a single-threaded Redis gains nothing from more connections.
+const inspectWorkers = 3
+
+// keyReply is what the inspection of one key found.
+type keyReply struct {
+	info KeyInfo
+	typ  string
+	gone bool  // expired or deleted since SCAN returned it
+	err  error // the first command error on the key
+}
+
+// inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
+// one worker. Its slices are reused from batch to batch: at a thousand keys a batch they were a
+// large share of a scan's allocations, and the garbage collector's work competed with Redis for
+// the CPU.
+type inspector struct {
+	c       nodeClient
+	noIdle  *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
+	ttls    []*redis.DurationCmd
+	idles   []*redis.DurationCmd
+	types   []*redis.StatusCmd
+	replies []keyReply
+}
+
+// inspect pipelines the commands for keys and returns one reply per key, valid until the next
+// call. None of the commands touches the key, so the scan does not disturb the idle time it
+// measures, and none reads the value (the owner's token).
+func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
+	wantIdle := !in.noIdle.Load()
+	pipe := in.c.Pipeline()
+	in.ttls, in.idles, in.types = in.ttls[:0], in.idles[:0], in.types[:0]
+	for _, k := range keys {
+		in.ttls = append(in.ttls, pipe.PTTL(ctx, k))
+		if wantIdle {
+			in.idles = append(in.idles, pipe.ObjectIdleTime(ctx, k))
+		}
+		if withType {
+			in.types = append(in.types, pipe.Type(ctx, k))
+		}
+	}
+	// Exec's error is the first failed command's; each command is judged on its own below,
+	// because a vanished key (nil reply) is not a failure and an error on one key (NOPERM, say)
+	// concerns only that key's namespaces.
+	_, _ = pipe.Exec(ctx)
+
+	idleKnown = wantIdle
+	if wantIdle {
+		for _, cmd := range in.idles {
+			if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), lfuIdleError) {
+				in.noIdle.Store(true)
+				idleKnown = false
+				break
+			}
+		}
+	}
+	replies = in.replies[:0]
+	for j, k := range keys {
+		replies = append(replies, in.reply(j, k, idleKnown, withType))
+	}
+	in.replies = replies
+	return replies, idleKnown
+}
+
+func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply {
+	r := keyReply{info: KeyInfo{Key: key}, typ: TypeString}
+	ttl, err := in.ttls[j].Result()
+	if err != nil {
+		r.err = err
+		return r
+	}
+	// go-redis returns PTTL's -2 (no such key) and -1 (no expiry) as raw -2ns and -1ns, not
+	// scaled to milliseconds like real TTLs.
+	switch ttl {
+	case -2:
+		r.gone = true
+		return r
+	case -1:
+		ttl = NoTTL
+	}
+	r.info.TTL = ttl
+	if withType {
+		typ, err := in.types[j].Result()
+		if err != nil {
+			r.err = err
+			return r
+		}
+		if typ == "none" {
+			r.gone = true
+			return r
+		}
+		r.typ = typ
+	}
+	if idleKnown {
+		idle, err := in.idles[j].Result()
+		if errors.Is(err, redis.Nil) {
+			r.gone = true // expired or deleted between the commands
+			return r
+		}
+		if err != nil {
+			r.err = err
+			return r
+		}
+		r.info.Idle = idle
+	}
+	return r
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// ParseWithEnv parses args, then sets every flag not given from its environment variable. Its
+// errors are one line each, in lockwatch's words: `--scan.batch-size "lots": not a number`,
+// `LOCK_EXPORTER_SCAN_MAX_KEYS="many": not a number`, `unknown flag: --redis.adress`.
+func ParseWithEnv(fs *pflag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return flagError(err)
+	}
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		err = setFromEnv(fs, f, getenv)
+	})
+	return err
+}
+
+// setFromEnv sets flag f from its environment variable, if that is set.
+func setFromEnv(fs *pflag.FlagSet, f *pflag.Flag, getenv func(string) string) error {
+	name := EnvName(f.Name)
+	v := getenv(name)
+	if v == "" {
+		return nil
+	}
+	// A repeatable string flag takes a comma-separated list from the environment.
+	parts := []string{v}
+	if f.Value.Type() == "stringArray" {
+		parts = strings.Split(v, ",")
+	}
+	for _, p := range parts {
+		if err := fs.Set(f.Name, p); err != nil {
+			var invalid *pflag.InvalidValueError
+			if errors.As(err, &invalid) {
+				err = invalid.Unwrap()
+			}
+			return fmt.Errorf("%s=%q: %w", name, v, err)
+		}
+	}
+	return nil
+}
+
+// flagError words a pflag parse error from its fields, so pflag's own phrasing never reaches
+// the user: the flag and the value given, then the value's own error (see the Value types).
+// Help (pflag.ErrHelp) passes through for IsHelp.
+func flagError(err error) error {
+	var (
+		invalid  *pflag.InvalidValueError
+		unknown  *pflag.NotExistError
+		needsArg *pflag.ValueRequiredError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		return fmt.Errorf("--%s %q: %w", invalid.GetFlag().Name, invalid.GetValue(), invalid.Unwrap())
+	case errors.As(err, &unknown) && unknown.GetSpecifiedShortnames() != "":
+		return fmt.Errorf("unknown flag: -%s", unknown.GetSpecifiedName())
+	case errors.As(err, &unknown):
+		return fmt.Errorf("unknown flag: --%s", unknown.GetSpecifiedName())
+	case errors.As(err, &needsArg):
+		return fmt.Errorf("--%s: needs a value", needsArg.GetSpecifiedName())
+	}
+	return err
+}

@@ -1,0 +1,102 @@
+package exporterconfig
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// UnmarshalYAML checks the document against Config's shape first, so that an unknown key or a
+// value of the wrong kind is reported in this package's words (`line 3: unknown field
+// "patern"`), whatever yaml.v3's own errors say, then decodes it.
+func (c *Config) UnmarshalYAML(n *yaml.Node) error {
+	if err := checkMapping(n, reflect.TypeFor[Config]()); err != nil {
+		return err
+	}
+	type plain Config // without this method, so Decode does not recurse
+	return n.Decode((*plain)(c))
+}
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+// checkNode reports the first place where n does not fit t: a mapping key t has no field for, a
+// mapping or list where t wants something else, or a scalar that does not decode into t. Types
+// with their own UnmarshalYAML (Duration) check themselves when decoded.
+func checkNode(n *yaml.Node, t reflect.Type) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.ShortTag() == "!!null" || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return checkMapping(n, t)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("line %d: want a list", n.Line)
+		}
+		for _, item := range n.Content {
+			if err := checkNode(item, t.Elem()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a single %s value", n.Line, t.Kind())
+	}
+	if n.Decode(reflect.New(t).Interface()) != nil {
+		return fmt.Errorf("line %d: invalid value %q (want %s)", n.Line, n.Value, t.Kind())
+	}
+	return nil
+}
+
+// checkMapping checks a mapping node against struct type t, key by key.
+func checkMapping(n *yaml.Node, t reflect.Type) error {
+	fields := yamlFields(t)
+	if n.Kind != yaml.MappingNode {
+		keys := make([]string, len(fields))
+		for i, f := range fields {
+			keys[i] = f.key
+		}
+		return fmt.Errorf("line %d: want a mapping of %s", n.Line, strings.Join(keys, ", "))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		at := slices.IndexFunc(fields, func(f yamlField) bool { return f.key == key.Value })
+		if at < 0 {
+			return fmt.Errorf("line %d: unknown field %q", key.Line, key.Value)
+		}
+		if err := checkNode(value, fields[at].typ); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlField is one key of a struct's YAML form.
+type yamlField struct {
+	key string
+	typ reflect.Type
+}
+
+// yamlFields lists the YAML keys of struct type t in declaration order, with ",inline" structs'
+// keys in line (Target inlines Redis).
+func yamlFields(t reflect.Type) []yamlField {
+	var fields []yamlField
+	for f := range t.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case opts == "inline":
+			fields = append(fields, yamlFields(f.Type)...)
+		case name != "":
+			fields = append(fields, yamlField{name, f.Type})
+		}
+	}
+	return fields
+}
