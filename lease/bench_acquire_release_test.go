@@ -1,16 +1,12 @@
 package lease
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"strconv"
-	"sync/atomic"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
 // BenchmarkAcquireRelease measures an uncontended Acquire + Release round: each parallel
@@ -31,39 +27,13 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		{"metrics=on,batching=on", true, false, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-			defer rdb.Close()
-			opts := Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batching: bc.batching}
+			rdb := benchRedis(b, &redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+			opts := Options{Batching: bc.batching}
 			if bc.metrics {
 				opts.Registerer = prometheus.NewRegistry()
 			}
-			c, err := New(rdb, opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			n, err := c.Declare("bench", Policy{Fencing: bc.fencing})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var seq atomic.Int64
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				key := bc.name + ":" + strconv.FormatInt(seq.Add(1), 10)
-				for pb.Next() {
-					l, err := n.Acquire(ctx, key)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					if err := l.Release(ctx); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			n := declareBench(b, rdb, opts, Policy{Fencing: bc.fencing})
+			benchParallelAcquireRelease(b, n, bc.name)
 		})
 	}
 }
