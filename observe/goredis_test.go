@@ -15,19 +15,27 @@ import (
 	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
+// observeJobs hooks onto rdb an Observer of the namespace "jobs" (jobs:*) on a fresh registry,
+// and returns the registry.
+func observeJobs(t *testing.T, rdb *redis.Client) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb.AddHook(obs.Hook())
+	return reg
+}
+
 // A hand-made lock on a real server through the go-redis hook: SET NX PX to acquire, a
 // compare-and-pexpire and a compare-and-delete script (go-redis sends EVALSHA, falls back to
 // EVAL on NOSCRIPT), some of them pipelined.
 func TestGoRedisHookOnRealServer(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	reg := prometheus.NewRegistry()
-	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdb := srv.Client(t)
-	rdb.AddHook(obs.Hook())
+	reg := observeJobs(t, rdb)
 	release := redis.NewScript(testRelease)
 	refresh := redis.NewScript(testRefresh)
 	const valueA, valueB, valueC = "secret-value-A-7f3a", "secret-value-B-91c2", "secret-value-C-5d0e"
@@ -92,14 +100,9 @@ func TestGoRedisHookOnRealServer(t *testing.T) {
 func TestGoRedisHookServerPaused(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	reg := prometheus.NewRegistry()
-	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
-	rdb.AddHook(obs.Hook())
+	reg := observeJobs(t, rdb)
 	// Load the scripts first, so that the paused calls are the operations, not a NOSCRIPT.
 	release, refresh := redis.NewScript(testRelease), redis.NewScript(testRefresh)
 	for _, s := range []*redis.Script{release, refresh} {
@@ -149,13 +152,8 @@ func assertNoToken(t *testing.T, reg *prometheus.Registry, values ...string) {
 // A command handed over with its context already done never reaches the server: no outcome.
 func TestGoRedisHookSkipsCommandsWithDoneContext(t *testing.T) {
 	srv := redistest.Start(t)
-	reg := prometheus.NewRegistry()
-	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdb := srv.Client(t)
-	rdb.AddHook(obs.Hook())
+	reg := observeJobs(t, rdb)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := redis.NewScript(testRelease).Run(ctx, rdb, []string{"jobs:1"}, "v").Err(); err == nil {
