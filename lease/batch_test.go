@@ -35,14 +35,7 @@ func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
 	e := newEnvMode(t, srv.Addr, true, gate)
 	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
-	var held []*Lease
-	for range 6 {
-		l, err := n.Acquire(ctx, uniqueKey(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-	}
+	held := acquireEach(t, n, 6)
 
 	srv.Pause()
 	gate.holding.Store(true)

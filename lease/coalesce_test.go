@@ -153,15 +153,7 @@ func TestCoalescingHonoursEachCallersDeadline(t *testing.T) {
 	e := newEnv(t, srv.Addr, counter)
 	stalls := stallMeter(t)
 	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
-	ctx := context.Background()
-	var held []*Lease
-	for range 4 {
-		l, err := n.Acquire(ctx, uniqueKey(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-	}
+	held := acquireEach(t, n, 4)
 
 	srv.Pause()
 	defer srv.Resume()

@@ -41,6 +41,20 @@ func deadlineCalls(t *testing.T, n *Namespace, acquires int, renewBound time.Dur
 	return calls
 }
 
+// acquireEach acquires count leases of n, each on a key of its own.
+func acquireEach(t *testing.T, n *Namespace, count int) []*Lease {
+	t.Helper()
+	held := make([]*Lease, count)
+	for i := range held {
+		l, err := n.Acquire(context.Background(), uniqueKey(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[i] = l
+	}
+	return held
+}
+
 // startDeadlineCalls starts every call at once against an unresponsive Redis, each under a
 // context that ends at its own bound, and fails the test for a call that returns before its
 // deadline or with an answer rather than a timeout; check, if not nil, sees what each call took
