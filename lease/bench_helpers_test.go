@@ -8,7 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
 // benchRedis is a go-redis client closed when b ends.
@@ -61,4 +64,28 @@ func benchParallelAcquireRelease(b *testing.B, n *Namespace, prefix string) {
 			}
 		}
 	})
+}
+
+// acquireReleaseCase is one row of an uncontended Acquire + Release benchmark.
+type acquireReleaseCase struct {
+	name    string
+	metrics bool // on: a fresh registry per run; off: no metrics path at all
+	opts    Options
+	policy  Policy
+}
+
+// benchAcquireReleaseCases runs each case as a sub-benchmark of parallel uncontended Acquire +
+// Release cycles, on a redis-server of its own and a Client per run.
+func benchAcquireReleaseCases(b *testing.B, cases []acquireReleaseCase) {
+	srv := redistest.Start(b)
+	for _, bc := range cases {
+		b.Run(bc.name, func(b *testing.B) {
+			rdb := benchRedis(b, &redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+			opts := bc.opts
+			if bc.metrics {
+				opts.Registerer = prometheus.NewRegistry()
+			}
+			benchParallelAcquireRelease(b, declareBench(b, rdb, opts, bc.policy), bc.name)
+		})
+	}
 }
