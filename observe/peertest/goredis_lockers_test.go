@@ -164,167 +164,162 @@ func (l redsyncLease) release(ctx context.Context) error {
 	return nil
 }
 
+// eachGoRedisPeer runs story as a subtest per library, each on a server and an observer of
+// jobs:* of its own.
+func eachGoRedisPeer(t *testing.T, story func(t *testing.T, p goRedisPeer, e *env)) {
+	for _, p := range goRedisPeers() {
+		t.Run(p.name, func(t *testing.T) { story(t, p, newEnv(t, "jobs:*")) })
+	}
+}
+
+// mustObtain takes key for ttl in one try.
+func mustObtain(t *testing.T, locker peerLocker, key string, ttl time.Duration) peerLock {
+	t.Helper()
+	l, err := locker.tryObtain(context.Background(), key, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // Acquire, refresh and release five times; then again under a fresh observer on a server that
 // has the scripts cached, which sees only EVALSHA: the library's known SHAs must be recognised.
 func TestGoRedisLockersCycles(t *testing.T) {
-	for _, p := range goRedisPeers() {
-		t.Run(p.name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newEnv(t, "jobs:*")
-			var tokens []string
-			cycles := func(locker peerLocker) {
-				for range 5 {
-					l, err := locker.tryObtain(ctx, "jobs:cycle", 10*time.Second)
-					if err != nil {
-						t.Fatal(err)
-					}
-					tokens = append(tokens, l.token())
-					if err := l.refresh(ctx); err != nil {
-						t.Fatal(err)
-					}
-					if err := l.release(ctx); err != nil {
-						t.Fatal(err)
-					}
+	eachGoRedisPeer(t, func(t *testing.T, p goRedisPeer, e *env) {
+		ctx := context.Background()
+		var tokens []string
+		cycles := func(locker peerLocker) {
+			for range 5 {
+				l, err := locker.tryObtain(ctx, "jobs:cycle", 10*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens = append(tokens, l.token())
+				if err := l.refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := l.release(ctx); err != nil {
+					t.Fatal(err)
 				}
 			}
-			cycles(p.locker(t, e, nil))
-			wants := []want{
-				{"lock_acquire_wait_seconds", "acquired", 5},
-				{"lock_renewals_total", "ok", 5},
-				{"lock_releases_total", "ok", 5},
-				{"lock_held_seconds", "", 5},
-				{"lock_held", "", 0},
-				{"lock_acquire_wait_seconds", "busy", 0},
-			}
-			e.check(t, wants...)
-			e.assertNoToken(t, tokens)
+		}
+		cycles(p.locker(t, e, nil))
+		wants := []want{
+			{"lock_acquire_wait_seconds", "acquired", 5},
+			{"lock_renewals_total", "ok", 5},
+			{"lock_releases_total", "ok", 5},
+			{"lock_held_seconds", "", 5},
+			{"lock_held", "", 0},
+			{"lock_acquire_wait_seconds", "busy", 0},
+		}
+		e.check(t, wants...)
+		e.assertNoToken(t, tokens)
 
-			e.observe(t, "jobs:*")
-			cycles(p.locker(t, e, nil))
-			e.check(t, wants...)
-		})
-	}
+		e.observe(t, "jobs:*")
+		cycles(p.locker(t, e, nil))
+		e.check(t, wants...)
+	})
 }
 
 // A holds; C tries once and is busy once the give-up window passes; B waits until A releases.
 func TestGoRedisLockersContention(t *testing.T) {
-	for _, p := range goRedisPeers() {
-		t.Run(p.name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newEnv(t, "jobs:*")
-			locker := p.locker(t, e, nil)
-			a, err := locker.tryObtain(ctx, "jobs:1", 30*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := locker.tryObtain(ctx, "jobs:1", 30*time.Second); !errors.Is(err, errBusy) {
-				t.Fatalf("C's single try: %v", err)
-			}
-			type result struct {
-				l   peerLock
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				l, err := locker.obtainWaiting(ctx, "jobs:1", 30*time.Second)
-				done <- result{l, err}
-			}()
-			// A holds, B waits (and C's wait, until it is given up): two or three entries.
-			e.eventually(t, "B's wait to be tracked", func() bool { return e.obs.Tracked() >= 2 })
-			const held = 200 * time.Millisecond
-			time.Sleep(held)
-			if err := a.release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			b := <-done
-			if b.err != nil {
-				t.Fatal(b.err)
-			}
-			defer b.l.release(ctx)
-			e.eventually(t, "C's wait to be given up", func() bool { return e.value(t, "lock_acquire_wait_seconds", "busy") == 1 })
-			e.check(t, want{"lock_acquire_wait_seconds", "acquired", 2}, want{"lock_held", "", 1})
-			// B's wait began before it was seen tracked and ended after A's release, which came
-			// `held` later; A's own acquire adds a round trip.
-			if sum := e.histogramSum(t, "lock_acquire_wait_seconds", "acquired"); sum < held.Seconds() {
-				t.Fatalf("acquired waits sum to %vs, want at least B's %v", sum, held)
-			}
-			e.assertNoToken(t, []string{a.token(), b.l.token()})
-		})
-	}
+	eachGoRedisPeer(t, func(t *testing.T, p goRedisPeer, e *env) {
+		ctx := context.Background()
+		locker := p.locker(t, e, nil)
+		a := mustObtain(t, locker, "jobs:1", 30*time.Second)
+		if _, err := locker.tryObtain(ctx, "jobs:1", 30*time.Second); !errors.Is(err, errBusy) {
+			t.Fatalf("C's single try: %v", err)
+		}
+		type result struct {
+			l   peerLock
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			l, err := locker.obtainWaiting(ctx, "jobs:1", 30*time.Second)
+			done <- result{l, err}
+		}()
+		// A holds, B waits (and C's wait, until it is given up): two or three entries.
+		e.eventually(t, "B's wait to be tracked", func() bool { return e.obs.Tracked() >= 2 })
+		const held = 200 * time.Millisecond
+		time.Sleep(held)
+		if err := a.release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b := <-done
+		if b.err != nil {
+			t.Fatal(b.err)
+		}
+		defer b.l.release(ctx)
+		e.eventually(t, "C's wait to be given up", func() bool { return e.value(t, "lock_acquire_wait_seconds", "busy") == 1 })
+		e.check(t, want{"lock_acquire_wait_seconds", "acquired", 2}, want{"lock_held", "", 1})
+		// B's wait began before it was seen tracked and ended after A's release, which came
+		// `held` later; A's own acquire adds a round trip.
+		if sum := e.histogramSum(t, "lock_acquire_wait_seconds", "acquired"); sum < held.Seconds() {
+			t.Fatalf("acquired waits sum to %vs, want at least B's %v", sum, held)
+		}
+		e.assertNoToken(t, []string{a.token(), b.l.token()})
+	})
 }
 
 // A's key expires; B takes the lock; A, late, refreshes and releases: both not owned.
 func TestGoRedisLockersExpiredHolder(t *testing.T) {
-	for _, p := range goRedisPeers() {
-		t.Run(p.name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newEnv(t, "jobs:*")
-			locker := p.locker(t, e, nil)
-			a, err := locker.tryObtain(ctx, "jobs:1", p.shortTTL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b peerLock
-			e.eventually(t, "A's key to expire and B to obtain", func() bool {
-				b, err = locker.tryObtain(ctx, "jobs:1", 30*time.Second)
-				return err == nil
-			})
-			refreshErr := a.refresh(ctx)
-			releaseErr := a.release(ctx)
-			if !p.notOwned(refreshErr) || !p.notOwned(releaseErr) {
-				t.Fatalf("late refresh %v, late release %v: want both refused as not owned", refreshErr, releaseErr)
-			}
-			if err := b.release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			e.check(t,
-				want{"lock_renewals_total", "not_owned", 1},
-				want{"lock_releases_total", "not_owned", 1},
-				want{"lock_releases_total", "ok", 1},
-				want{"lock_held", "", 0},
-				want{"lock_held_seconds", "", 2},
-			)
-			e.assertNoToken(t, []string{a.token(), b.token()}, refreshErr, releaseErr)
+	eachGoRedisPeer(t, func(t *testing.T, p goRedisPeer, e *env) {
+		ctx := context.Background()
+		locker := p.locker(t, e, nil)
+		a := mustObtain(t, locker, "jobs:1", p.shortTTL)
+		var b peerLock
+		e.eventually(t, "A's key to expire and B to obtain", func() bool {
+			var err error
+			b, err = locker.tryObtain(ctx, "jobs:1", 30*time.Second)
+			return err == nil
 		})
-	}
+		refreshErr := a.refresh(ctx)
+		releaseErr := a.release(ctx)
+		if !p.notOwned(refreshErr) || !p.notOwned(releaseErr) {
+			t.Fatalf("late refresh %v, late release %v: want both refused as not owned", refreshErr, releaseErr)
+		}
+		if err := b.release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.check(t,
+			want{"lock_renewals_total", "not_owned", 1},
+			want{"lock_releases_total", "not_owned", 1},
+			want{"lock_releases_total", "ok", 1},
+			want{"lock_held", "", 0},
+			want{"lock_held_seconds", "", 2},
+		)
+		e.assertNoToken(t, []string{a.token(), b.token()}, refreshErr, releaseErr)
+	})
 }
 
 // A server paused past the client's read timeout: the refresh fails and the release errors.
 func TestGoRedisLockersServerPaused(t *testing.T) {
-	for _, p := range goRedisPeers() {
-		t.Run(p.name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newEnv(t, "jobs:*")
-			locker := p.locker(t, e, &redis.Options{ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
-			warm, err := locker.tryObtain(ctx, "jobs:warm", time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Cache the scripts on the server, so the paused calls are the operations themselves.
-			if err := warm.refresh(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := warm.release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			a, err := locker.tryObtain(ctx, "jobs:1", time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.srv.Pause()
-			refreshErr := a.refresh(ctx)
-			releaseErr := a.release(ctx)
-			e.srv.Resume()
-			if refreshErr == nil || releaseErr == nil {
-				t.Fatalf("paused server answered: refresh %v, release %v", refreshErr, releaseErr)
-			}
-			e.check(t,
-				want{"lock_renewals_total", "failed", 1},
-				want{"lock_releases_total", "error", 1},
-				// The release never reached the server: the lock stays counted until its TTL.
-				want{"lock_held", "", 1},
-			)
-			e.assertNoToken(t, []string{a.token(), warm.token()}, refreshErr, releaseErr)
-		})
-	}
+	eachGoRedisPeer(t, func(t *testing.T, p goRedisPeer, e *env) {
+		ctx := context.Background()
+		locker := p.locker(t, e, &redis.Options{ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
+		warm := mustObtain(t, locker, "jobs:warm", time.Minute)
+		// Cache the scripts on the server, so the paused calls are the operations themselves.
+		if err := warm.refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := warm.release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		a := mustObtain(t, locker, "jobs:1", time.Minute)
+		e.srv.Pause()
+		refreshErr := a.refresh(ctx)
+		releaseErr := a.release(ctx)
+		e.srv.Resume()
+		if refreshErr == nil || releaseErr == nil {
+			t.Fatalf("paused server answered: refresh %v, release %v", refreshErr, releaseErr)
+		}
+		e.check(t,
+			want{"lock_renewals_total", "failed", 1},
+			want{"lock_releases_total", "error", 1},
+			// The release never reached the server: the lock stays counted until its TTL.
+			want{"lock_held", "", 1},
+		)
+		e.assertNoToken(t, []string{a.token(), warm.token()}, refreshErr, releaseErr)
+	})
 }
