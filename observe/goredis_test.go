@@ -73,20 +73,12 @@ func TestGoRedisHookOnRealServer(t *testing.T) {
 	// Outside every namespace: not counted.
 	rdb.SetNX(ctx, "other:1", valueA, time.Second)
 
-	want := []struct {
-		name, outcome string
-		v             float64
-	}{
-		{"lock_held", "", 0},
-		{"lock_releases_total", "ok", 2},
-		{"lock_releases_total", "not_owned", 1},
-		{"lock_renewals_total", "ok", 1},
-	}
-	for _, w := range want {
-		if got := value(t, reg, w.name, "jobs", w.outcome); got != w.v {
-			t.Errorf("%s{%s} = %v, want %v", w.name, w.outcome, got, w.v)
-		}
-	}
+	checkJobs(t, reg,
+		jobsValue{"lock_held", "", 0},
+		jobsValue{"lock_releases_total", "ok", 2},
+		jobsValue{"lock_releases_total", "not_owned", 1},
+		jobsValue{"lock_renewals_total", "ok", 1},
+	)
 	if n, _ := histogram(t, reg, "lock_acquire_wait_seconds", "jobs", "acquired"); n != 2 {
 		t.Errorf("acquired waits %d, want 2", n)
 	}
@@ -122,15 +114,12 @@ func TestGoRedisHookServerPaused(t *testing.T) {
 		t.Fatal("release answered while the server was paused")
 	}
 	srv.Resume()
-	if got := value(t, reg, "lock_renewals_total", "jobs", "failed"); got != 1 {
-		t.Errorf("renewals failed = %v, want 1", got)
-	}
-	if got := value(t, reg, "lock_releases_total", "jobs", "error"); got != 1 {
-		t.Errorf("releases error = %v, want 1", got)
-	}
-	if got := value(t, reg, "lock_held", "jobs", ""); got != 1 {
-		t.Errorf("lock_held = %v, want 1: a release lost in transit leaves the key to its TTL", got)
-	}
+	checkJobs(t, reg,
+		jobsValue{"lock_renewals_total", "failed", 1},
+		jobsValue{"lock_releases_total", "error", 1},
+		// A release lost in transit leaves the key to its TTL.
+		jobsValue{"lock_held", "", 1},
+	)
 }
 
 // assertNoToken scrapes the registry as Prometheus would and fails when a lock value shows.

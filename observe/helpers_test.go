@@ -58,6 +58,22 @@ func value(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) float6
 	return 0
 }
 
+// jobsValue is the expected value of a counter or gauge name{lock_namespace="jobs",outcome}.
+type jobsValue struct {
+	name, outcome string
+	want          float64
+}
+
+// checkJobs fails t for every series of the namespace jobs whose value is not the one wanted.
+func checkJobs(t *testing.T, g prometheus.Gatherer, wants ...jobsValue) {
+	t.Helper()
+	for _, w := range wants {
+		if got := value(t, g, w.name, "jobs", w.outcome); got != w.want {
+			t.Errorf("%s{%s} = %v, want %v", w.name, w.outcome, got, w.want)
+		}
+	}
+}
+
 // series returns the series name{lock_namespace=ns[,outcome]} gathered from g.
 func series(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) []*dto.Metric {
 	t.Helper()
