@@ -2,6 +2,8 @@ package dashboards
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,7 +18,7 @@ import (
 // dashboard.
 func TestGrafanaCompatibility(t *testing.T) {
 	for variant, out := range outputs(t) {
-		for _, name := range sortedKeys(out.files) {
+		for _, name := range slices.Sorted(maps.Keys(out.files)) {
 			t.Run(variant+"/"+name, func(t *testing.T) {
 				raw := out.files[name]
 				var doc struct {

@@ -3,7 +3,6 @@ package dashboards
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 
@@ -126,13 +125,4 @@ func rowsOf(d dashboard.Dashboard) [][]string {
 		}
 	}
 	return rows
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

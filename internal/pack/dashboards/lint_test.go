@@ -3,6 +3,7 @@ package dashboards
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ type lintInput struct {
 
 func TestLintDashboards(t *testing.T) {
 	for variant, out := range outputs(t) {
-		for _, name := range sortedKeys(out.files) {
+		for _, name := range slices.Sorted(maps.Keys(out.files)) {
 			in := lintInput{file: name, raw: out.files[name], d: decode(t, name, out.files[name]), clusters: out.cfg.ClusterLabels}
 			for _, rule := range lintRules {
 				t.Run(variant+"/"+name+"/"+rule.name, func(t *testing.T) {

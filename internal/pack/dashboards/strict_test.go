@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
@@ -19,7 +21,7 @@ import (
 func TestStrictDecodeAndValidate(t *testing.T) {
 	for variant, out := range outputs(t) {
 		files := out.files
-		for _, name := range sortedKeys(files) {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
 			t.Run(variant+"/"+name, func(t *testing.T) {
 				raw := files[name]
 				d := decode(t, name, raw)
