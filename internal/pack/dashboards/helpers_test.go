@@ -1,8 +1,11 @@
 package dashboards
 
 import (
+	"iter"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -93,6 +96,27 @@ func outputs(t *testing.T) map[string]output {
 		"committed":     {packconfig.Default(), committed(t)},
 		"customised":    {customised(), generate(t, customised())},
 		"multi-cluster": {multi, generate(t, multi)},
+	}
+}
+
+// dashboardFile is one dashboard of one of the outputs.
+type dashboardFile struct {
+	variant, name string
+	raw           []byte
+	cfg           packconfig.Config
+}
+
+// dashboardFiles yields every dashboard of every output, each output's files in name order.
+func dashboardFiles(t *testing.T) iter.Seq[dashboardFile] {
+	outs := outputs(t)
+	return func(yield func(dashboardFile) bool) {
+		for variant, out := range outs {
+			for _, name := range slices.Sorted(maps.Keys(out.files)) {
+				if !yield(dashboardFile{variant, name, out.files[name], out.cfg}) {
+					return
+				}
+			}
+		}
 	}
 }
 

@@ -174,17 +174,14 @@ func metricNames(t reporter, where string, e parser.Expr) []string {
 // TestQueriesParse parses every panel and variable query of every dashboard
 // after Grafana-style interpolation.
 func TestQueriesParse(t *testing.T) {
-	for variant, out := range outputs(t) {
-		files := out.files
-		for _, name := range slices.Sorted(maps.Keys(files)) {
-			d := decode(t, name, files[name])
-			qs := append(panelQueries(d), variableQueries(t, d)...)
-			if len(qs) == 0 {
-				t.Fatalf("%s/%s: no queries found", variant, name)
-			}
-			for _, q := range qs {
-				parsed(t, q)
-			}
+	for f := range dashboardFiles(t) {
+		d := decode(t, f.name, f.raw)
+		qs := append(panelQueries(d), variableQueries(t, d)...)
+		if len(qs) == 0 {
+			t.Fatalf("%s/%s: no queries found", f.variant, f.name)
+		}
+		for _, q := range qs {
+			parsed(t, q)
 		}
 	}
 }
