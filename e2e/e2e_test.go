@@ -30,6 +30,19 @@ import (
 // envVar turns the test on; `make e2e` sets it.
 const envVar = "LOCKWATCH_E2E"
 
+// startE2E skips t unless the end-to-end tests are turned on (needs names what they need) and
+// returns when the test started, the repository root, a scratch directory and the prometheus
+// binary.
+func startE2E(t *testing.T, needs string) (start time.Time, root, work, prometheusBin string) {
+	t.Helper()
+	if os.Getenv(envVar) == "" {
+		t.Skipf("end-to-end test: set %s=1 or run `make e2e` (needs %s)", envVar, needs)
+	}
+	// Registered first, so it runs after every other cleanup: polling connections go last.
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	return time.Now(), testkit.RepoRoot(t), t.TempDir(), testkit.Tool(t, "prometheus")
+}
+
 const alertmanagerBin = "/usr/bin/prometheus-alertmanager"
 
 // packOverrides shorten the windows and for: durations of the alerts the incident drives, so
@@ -59,18 +72,10 @@ const interval = 2 * time.Second
 //  2. faults off, the no-TTL lock deleted: both resolve;
 //  3. Redis stopped: LockExporterRedisDown; Redis back: it resolves.
 func TestIncident(t *testing.T) {
-	if os.Getenv(envVar) == "" {
-		t.Skipf("end-to-end test: set %s=1 or run `make e2e` (needs redis-server and %s)", envVar, alertmanagerBin)
-	}
+	start, root, work, prometheusBin := startE2E(t, "redis-server and "+alertmanagerBin)
 	if _, err := os.Stat(alertmanagerBin); err != nil {
 		t.Fatalf("Alertmanager binary missing (%v): apt-get install prometheus-alertmanager", err)
 	}
-	// Registered first, so it runs after every other cleanup: polling connections go last.
-	t.Cleanup(http.DefaultClient.CloseIdleConnections)
-	start := time.Now()
-	root := testkit.RepoRoot(t)
-	work := t.TempDir()
-	prometheusBin := testkit.Tool(t, "prometheus")
 	exporterBin := testkit.BuildBinary(t, work, "./cmd/lock-exporter")
 
 	// Redis and the workload: the library's metrics served as an application would.

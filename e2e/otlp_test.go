@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -30,7 +29,6 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -51,14 +49,7 @@ const (
 //     Prometheus' default OTLP translation (job and instance aside), with the same buckets;
 //  2. LockNotOwnedRatioHigh (critical, for: 2m) fires for both jobs.
 func TestOTLPPathDrivesTheSameAlert(t *testing.T) {
-	if os.Getenv(envVar) == "" {
-		t.Skipf("end-to-end test: set %s=1 or run `make e2e`", envVar)
-	}
-	t.Cleanup(http.DefaultClient.CloseIdleConnections)
-	start := time.Now()
-	root := testkit.RepoRoot(t)
-	work := t.TempDir()
-	prometheusBin := testkit.Tool(t, "prometheus")
+	start, root, work, prometheusBin := startE2E(t, "redis-server")
 	srv := redistest.Start(t)
 
 	// Prometheus first: the OTLP exporter pushes to it from the start.

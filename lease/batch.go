@@ -82,15 +82,7 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	case <-r.done:
 		r.ctx, r.cmd = nil, nil
 		b.requests.Put(r)
-		err := cmd.Err()
-		if err != nil && deadlinePassed(ctx) {
-			// The pipeline's socket deadline can be this caller's own and fire a moment
-			// before its context's timer: the command was cut by the caller's deadline, so
-			// answer as the context does.
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return err
+		return callerErr(ctx, cmd)
 	case <-ctx.Done():
 		// The request stays with the flusher, which skips it if it has not been sent yet.
 		return ctx.Err()

@@ -35,14 +35,7 @@ func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
 	e := newEnvMode(t, srv.Addr, true, gate)
 	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
-	var held []*Lease
-	for range 6 {
-		l, err := n.Acquire(ctx, uniqueKey(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-	}
+	held := acquireEach(t, n, 6)
 
 	srv.Pause()
 	gate.holding.Store(true)
@@ -53,59 +46,17 @@ func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
 			srv.Resume()
 		}
 	}()
-	type call struct {
-		name  string
-		bound time.Duration // the caller's own deadline
-		run   func(ctx context.Context) error
-	}
-	var calls []call
-	for i := range 6 {
-		bound := []time.Duration{100 * time.Millisecond, 400 * time.Millisecond}[i%2]
-		calls = append(calls, call{fmt.Sprintf("acquire/%d", i), bound, func(ctx context.Context) error {
-			_, err := n.TryAcquire(ctx, uniqueKey(t))
-			return err
-		}})
-	}
-	for i, l := range held[:3] {
-		calls = append(calls, call{fmt.Sprintf("renew/%d", i), 150 * time.Millisecond, l.Renew})
-	}
-	for i, l := range held[3:] {
-		// Release brings its own deadline, ReleaseTimeout, and ignores the caller's.
-		calls = append(calls, call{fmt.Sprintf("release/%d", i), n.policy.ReleaseTimeout, func(context.Context) error {
-			return l.Release(ctx)
-		}})
-	}
+	calls := deadlineCalls(t, n, 6, 150*time.Millisecond, held[:3], held[3:])
 	// No deadline: cancelled by hand, its batch has no deadline either.
-	calls = append(calls, call{"acquire/cancelled", 200 * time.Millisecond, func(ctx context.Context) error {
+	calls = append(calls, deadlineCall{name: "acquire/cancelled", bound: 200 * time.Millisecond, cancelled: true, run: func(ctx context.Context) error {
 		_, err := n.TryAcquire(ctx, uniqueKey(t))
 		return err
 	}})
-
-	var wg sync.WaitGroup
-	for _, c := range calls {
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, c.bound)
-			if c.name == "acquire/cancelled" {
-				cctx, cancel = context.WithCancel(ctx)
-				time.AfterFunc(c.bound, cancel)
-			}
-			defer cancel()
-			start := time.Now()
-			err := c.run(cctx)
-			took := time.Since(start)
-			if took < c.bound {
-				t.Errorf("%s returned after %s, before its own deadline %s", c.name, took, c.bound)
-			}
-			if err == nil || errors.Is(err, ErrBusy) || errors.Is(err, ErrNotOwned) {
-				t.Errorf("%s with Redis paused = %v, want the context's error", c.name, err)
-			}
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				t.Errorf("%s = %v, want it to match the context's error", c.name, err)
-			}
-		})
-	}
-	returned := make(chan struct{})
-	go func() { wg.Wait(); close(returned) }()
+	returned := startDeadlineCalls(t, calls, func(c deadlineCall, _ time.Duration, err error) {
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			t.Errorf("%s = %v, want it to match the context's error", c.name, err)
+		}
+	})
 	select {
 	case <-returned:
 	case <-time.After(30 * time.Second):

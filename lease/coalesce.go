@@ -101,15 +101,7 @@ func (co *coalescer) do(ctx context.Context, cmd redis.Cmder, src string) error 
 		co.lead(w)
 	}
 	co.recycle(w)
-	err := cmd.Err()
-	if err != nil && deadlinePassed(ctx) {
-		// The pipeline's socket deadline can be this caller's own and fire a moment before its
-		// context's timer: the command was cut by the caller's deadline, so answer as the
-		// context does.
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	return err
+	return callerErr(ctx, cmd)
 }
 
 // abandon takes w out of the coalescer after its caller's context ended. A queued waiter

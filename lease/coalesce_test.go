@@ -2,8 +2,6 @@ package lease
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -155,60 +153,15 @@ func TestCoalescingHonoursEachCallersDeadline(t *testing.T) {
 	e := newEnv(t, srv.Addr, counter)
 	stalls := stallMeter(t)
 	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
-	ctx := context.Background()
-	var held []*Lease
-	for range 4 {
-		l, err := n.Acquire(ctx, uniqueKey(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-	}
+	held := acquireEach(t, n, 4)
 
 	srv.Pause()
 	defer srv.Resume()
-	type call struct {
-		name  string
-		bound time.Duration
-		run   func(ctx context.Context) error
-	}
-	var calls []call
-	for i := range 8 {
-		bound := []time.Duration{100 * time.Millisecond, 400 * time.Millisecond}[i%2]
-		calls = append(calls, call{fmt.Sprintf("acquire/%d", i), bound, func(ctx context.Context) error {
-			_, err := n.TryAcquire(ctx, uniqueKey(t))
-			return err
-		}})
-	}
-	for i, l := range held[:2] {
-		calls = append(calls, call{fmt.Sprintf("renew/%d", i), 200 * time.Millisecond, l.Renew})
-	}
-	for i, l := range held[2:] {
-		// Release brings its own deadline, ReleaseTimeout, and ignores the caller's.
-		calls = append(calls, call{fmt.Sprintf("release/%d", i), n.policy.ReleaseTimeout, func(context.Context) error {
-			return l.Release(ctx)
-		}})
-	}
-	var wg sync.WaitGroup
-	for _, c := range calls {
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, c.bound)
-			defer cancel()
-			start := time.Now()
-			err := c.run(cctx)
-			took := time.Since(start)
-			if took < c.bound {
-				t.Errorf("%s returned after %s, before its own deadline %s: another caller's deadline cut its command", c.name, took, c.bound)
-			}
-			if slack := stalls.Slack(callSlack); took > c.bound+slack {
-				t.Errorf("%s returned after %s, want at most its deadline %s (+ %s slack for the stalls seen)", c.name, took, c.bound, slack)
-			}
-			if err == nil || errors.Is(err, ErrBusy) || errors.Is(err, ErrNotOwned) {
-				t.Errorf("%s with Redis frozen = %v, want a timeout, not an answer", c.name, err)
-			}
-		})
-	}
-	wg.Wait()
+	<-startDeadlineCalls(t, deadlineCalls(t, n, 8, 200*time.Millisecond, held[:2], held[2:]), func(c deadlineCall, took time.Duration, _ error) {
+		if slack := stalls.Slack(callSlack); took > c.bound+slack {
+			t.Errorf("%s returned after %s, want at most its deadline %s (+ %s slack for the stalls seen)", c.name, took, c.bound, slack)
+		}
+	})
 	if counter.pipelines.Load() == 0 {
 		t.Error("no pipeline was sent: the callers were not coalesced, the test proves nothing")
 	}

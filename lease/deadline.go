@@ -3,6 +3,8 @@ package lease
 import (
 	"context"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // boundBy returns ctx limited to deadline, with cause as the context's cause when that deadline
@@ -28,4 +30,17 @@ func deadlinePassed(ctx context.Context) bool {
 	}
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
+}
+
+// callerErr is the error of cmd, sent on the caller's behalf (in a batch, or by the coalescing
+// leader), for the caller whose context is ctx. The send's socket deadline can be this caller's
+// own and fire a moment before its context's timer: the command was then cut by the caller's
+// deadline, so the answer is the context's.
+func callerErr(ctx context.Context, cmd redis.Cmder) error {
+	err := cmd.Err()
+	if err != nil && deadlinePassed(ctx) {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return err
 }

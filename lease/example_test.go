@@ -20,6 +20,17 @@ func exampleRedis() *redis.Client {
 	return rdb
 }
 
+// declare is what an application does once at start-up: lease.New over its Redis client, then
+// one Declare per kind of lock. Each example gets a registry of its own so that their metrics
+// do not collide.
+func declare(rdb *redis.Client, name string, policy lease.Policy) (*lease.Namespace, error) {
+	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		return nil, err
+	}
+	return locks.Declare(name, policy)
+}
+
 // Scheduler job: strict fencing. TTL 60s, renew every TTL/3 under a 2s timeout, abandon after 3
 // consecutive failed renews (the job's context is then cancelled with cause ErrAbandoned and
 // release is skipped).
@@ -27,12 +38,7 @@ func ExampleNamespace_Do_scheduler() {
 	ctx := context.Background()
 	rdb := exampleRedis()
 	defer rdb.Close()
-	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	jobs, err := locks.Declare("scheduler", lease.Policy{
+	jobs, err := declare(rdb, "scheduler", lease.Policy{
 		TTL:              60 * time.Second,
 		RenewTimeout:     2 * time.Second,
 		MaxRenewFailures: 3,
@@ -71,12 +77,7 @@ func ExampleNamespace_Do_workflow() {
 	ctx := context.Background()
 	rdb := exampleRedis()
 	defer rdb.Close()
-	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	runs, err := locks.Declare("workflow", lease.Policy{
+	runs, err := declare(rdb, "workflow", lease.Policy{
 		TTL:            30 * time.Second,
 		OnRenewFailure: lease.Continue,
 		LocalMutex:     true,
@@ -108,12 +109,7 @@ func ExampleNamespace_Acquire_approval() {
 	ctx := context.Background()
 	rdb := exampleRedis()
 	defer rdb.Close()
-	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	approvals, err := locks.Declare("approval", lease.Policy{
+	approvals, err := declare(rdb, "approval", lease.Policy{
 		TTL:            10 * time.Second,
 		AcquireTimeout: 2 * time.Second,
 		RetryBackoff:   25 * time.Millisecond,
@@ -159,12 +155,7 @@ func ExampleNamespace_TryAcquire_reconciler() {
 	policy := lease.Policy{TTL: 2 * poll, ReleaseMode: lease.HoldUntilExpiry}
 
 	tick := func(replica string) {
-		locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		reconciler, err := locks.Declare("reconciler", policy)
+		reconciler, err := declare(rdb, "reconciler", policy)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -199,13 +190,8 @@ func ExampleNamespace_FencedSet_snapshotWriter() {
 	ctx := context.Background()
 	rdb := exampleRedis()
 	defer rdb.Close()
-	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
 	const cadence = 5 * time.Second
-	writers, err := locks.Declare("snapshot", lease.Policy{TTL: 10 * time.Second, RenewInterval: cadence, Fencing: true})
+	writers, err := declare(rdb, "snapshot", lease.Policy{TTL: 10 * time.Second, RenewInterval: cadence, Fencing: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -254,12 +240,7 @@ func ExampleLease_ValidUntil() {
 	ctx := context.Background()
 	rdb := exampleRedis()
 	defer rdb.Close()
-	locks, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	payments, err := locks.Declare("payment", lease.Policy{TTL: 30 * time.Second, Fencing: true})
+	payments, err := declare(rdb, "payment", lease.Policy{TTL: 30 * time.Second, Fencing: true})
 	if err != nil {
 		fmt.Println(err)
 		return

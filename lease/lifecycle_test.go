@@ -37,12 +37,7 @@ func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
 				before := goleak.IgnoreCurrent()
 				// Registered first, so it runs after the client's own cleanup closed its pool.
 				t.Cleanup(func() { goleak.VerifyNone(t, before) })
-				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
-					if tc.faulty {
-						return 0, errInjected
-					}
-					return 0, nil
-				}}
+				hook := renewHook(tc.faulty)
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "workflow", Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, RenewTimeout: time.Second, MaxRenewFailures: 2})
 				ctx, cancel := context.WithCancel(context.Background())
@@ -116,12 +111,7 @@ func TestDo(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
-					if tc.faulty {
-						return 0, errInjected
-					}
-					return 0, nil
-				}}
+				hook := renewHook(tc.faulty)
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "scheduler", tc.policy)
 				key := uniqueKey(t)

@@ -28,13 +28,7 @@ const (
 )
 
 func (p RenewFailurePolicy) String() string {
-	switch p {
-	case Abandon:
-		return "abandon"
-	case Continue:
-		return "continue"
-	}
-	return fmt.Sprintf("RenewFailurePolicy(%d)", int(p))
+	return constantName(p, "RenewFailurePolicy", "abandon", "continue")
 }
 
 // ReleaseMode says what Release does with the lock key.
@@ -51,13 +45,16 @@ const (
 )
 
 func (m ReleaseMode) String() string {
-	switch m {
-	case Explicit:
-		return "explicit"
-	case HoldUntilExpiry:
-		return "hold_until_expiry"
+	return constantName(m, "ReleaseMode", "explicit", "hold_until_expiry")
+}
+
+// constantName is the name of v among constants numbered from 0 (iota) in the order of names,
+// or typ(v) for a value that is none of them.
+func constantName[T ~int](v T, typ string, names ...string) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("ReleaseMode(%d)", int(m))
+	return fmt.Sprintf("%s(%d)", typ, int(v))
 }
 
 // Policy is the declared behaviour of one lock namespace. Zero fields take the default each

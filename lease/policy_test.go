@@ -95,7 +95,7 @@ func TestPolicyValidation(t *testing.T) {
 
 func TestPolicyStrings(t *testing.T) {
 	for v, want := range map[interface{ String() string }]string{
-		Abandon: "abandon", Continue: "continue", RenewFailurePolicy(9): "RenewFailurePolicy(9)",
+		Abandon: "abandon", Continue: "continue", RenewFailurePolicy(9): "RenewFailurePolicy(9)", RenewFailurePolicy(-1): "RenewFailurePolicy(-1)",
 		Explicit: "explicit", HoldUntilExpiry: "hold_until_expiry", ReleaseMode(9): "ReleaseMode(9)",
 	} {
 		if got := v.String(); got != want {

@@ -15,13 +15,24 @@ import (
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
+// renewHook is a faultHook on the renew script that fails every renew with errInjected when
+// fail is set, and counts them either way.
+func renewHook(fail bool) *faultHook {
+	return &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
+		if fail {
+			return 0, errInjected
+		}
+		return 0, nil
+	}}
+}
+
 // Test 1: renew always fails → exactly MaxRenewFailures attempts, then the holder's context is
 // cancelled with cause ErrAbandoned, release is skipped and the key stays in Redis.
 func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		for _, bound := range []int{1, 3} {
 			t.Run(fmt.Sprintf("max=%d", bound), func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+				hook := renewHook(true)
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 60 * time.Millisecond, MaxRenewFailures: bound})
 				key := uniqueKey(t)
@@ -150,7 +161,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 			wantAbandoned float64
 		}{{Abandon, 1}, {Continue, 0}} {
 			t.Run("renewer/"+tc.policy.String(), func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, nil }}
+				hook := renewHook(false)
 				e := newEnvMode(t, sharedAddr, batching, hook)
 				n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 200 * time.Millisecond, OnRenewFailure: tc.policy})
 				key := uniqueKey(t)
@@ -191,7 +202,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 // logged as a warning with the namespace, never the token.
 func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
-		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+		hook := renewHook(true)
 		e := newEnvMode(t, sharedAddr, batching, hook)
 		n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 30 * time.Millisecond, OnRenewFailure: Continue, LocalMutex: true})
 		failed := func() float64 {
@@ -306,7 +317,7 @@ func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
 func TestRenewerLogsOutsideTheLeaseLock(t *testing.T) {
 	for _, policy := range []RenewFailurePolicy{Continue, Abandon} {
 		t.Run(policy.String(), func(t *testing.T) {
-			hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+			hook := renewHook(true)
 			rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { _ = rdb.Close() })
 			rdb.AddHook(hook)

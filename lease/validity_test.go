@@ -153,7 +153,7 @@ func TestValidUntilEndsWithTheLease(t *testing.T) {
 		})
 	}
 	t.Run("abandoned", func(t *testing.T) {
-		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) { return 0, errInjected }}
+		hook := renewHook(true)
 		e := newEnv(t, sharedAddr, hook)
 		n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, RenewInterval: 20 * time.Millisecond, MaxRenewFailures: 1})
 		l, err := n.Acquire(context.Background(), uniqueKey(t))

@@ -15,19 +15,27 @@ import (
 	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
+// observeJobs hooks onto rdb an Observer of the namespace "jobs" (jobs:*) on a fresh registry,
+// and returns the registry.
+func observeJobs(t *testing.T, rdb *redis.Client) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb.AddHook(obs.Hook())
+	return reg
+}
+
 // A hand-made lock on a real server through the go-redis hook: SET NX PX to acquire, a
 // compare-and-pexpire and a compare-and-delete script (go-redis sends EVALSHA, falls back to
 // EVAL on NOSCRIPT), some of them pipelined.
 func TestGoRedisHookOnRealServer(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	reg := prometheus.NewRegistry()
-	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdb := srv.Client(t)
-	rdb.AddHook(obs.Hook())
+	reg := observeJobs(t, rdb)
 	release := redis.NewScript(testRelease)
 	refresh := redis.NewScript(testRefresh)
 	const valueA, valueB, valueC = "secret-value-A-7f3a", "secret-value-B-91c2", "secret-value-C-5d0e"
@@ -65,20 +73,12 @@ func TestGoRedisHookOnRealServer(t *testing.T) {
 	// Outside every namespace: not counted.
 	rdb.SetNX(ctx, "other:1", valueA, time.Second)
 
-	want := []struct {
-		name, outcome string
-		v             float64
-	}{
-		{"lock_held", "", 0},
-		{"lock_releases_total", "ok", 2},
-		{"lock_releases_total", "not_owned", 1},
-		{"lock_renewals_total", "ok", 1},
-	}
-	for _, w := range want {
-		if got := value(t, reg, w.name, "jobs", w.outcome); got != w.v {
-			t.Errorf("%s{%s} = %v, want %v", w.name, w.outcome, got, w.v)
-		}
-	}
+	checkJobs(t, reg,
+		jobsValue{"lock_held", "", 0},
+		jobsValue{"lock_releases_total", "ok", 2},
+		jobsValue{"lock_releases_total", "not_owned", 1},
+		jobsValue{"lock_renewals_total", "ok", 1},
+	)
 	if n, _ := histogram(t, reg, "lock_acquire_wait_seconds", "jobs", "acquired"); n != 2 {
 		t.Errorf("acquired waits %d, want 2", n)
 	}
@@ -92,14 +92,9 @@ func TestGoRedisHookOnRealServer(t *testing.T) {
 func TestGoRedisHookServerPaused(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	reg := prometheus.NewRegistry()
-	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
-	rdb.AddHook(obs.Hook())
+	reg := observeJobs(t, rdb)
 	// Load the scripts first, so that the paused calls are the operations, not a NOSCRIPT.
 	release, refresh := redis.NewScript(testRelease), redis.NewScript(testRefresh)
 	for _, s := range []*redis.Script{release, refresh} {
@@ -119,15 +114,12 @@ func TestGoRedisHookServerPaused(t *testing.T) {
 		t.Fatal("release answered while the server was paused")
 	}
 	srv.Resume()
-	if got := value(t, reg, "lock_renewals_total", "jobs", "failed"); got != 1 {
-		t.Errorf("renewals failed = %v, want 1", got)
-	}
-	if got := value(t, reg, "lock_releases_total", "jobs", "error"); got != 1 {
-		t.Errorf("releases error = %v, want 1", got)
-	}
-	if got := value(t, reg, "lock_held", "jobs", ""); got != 1 {
-		t.Errorf("lock_held = %v, want 1: a release lost in transit leaves the key to its TTL", got)
-	}
+	checkJobs(t, reg,
+		jobsValue{"lock_renewals_total", "failed", 1},
+		jobsValue{"lock_releases_total", "error", 1},
+		// A release lost in transit leaves the key to its TTL.
+		jobsValue{"lock_held", "", 1},
+	)
 }
 
 // assertNoToken scrapes the registry as Prometheus would and fails when a lock value shows.
@@ -149,13 +141,8 @@ func assertNoToken(t *testing.T, reg *prometheus.Registry, values ...string) {
 // A command handed over with its context already done never reaches the server: no outcome.
 func TestGoRedisHookSkipsCommandsWithDoneContext(t *testing.T) {
 	srv := redistest.Start(t)
-	reg := prometheus.NewRegistry()
-	obs, err := New(Options{Registerer: reg, Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdb := srv.Client(t)
-	rdb.AddHook(obs.Hook())
+	reg := observeJobs(t, rdb)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := redis.NewScript(testRelease).Run(ctx, rdb, []string{"jobs:1"}, "v").Err(); err == nil {

@@ -6,6 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+	"github.com/lockwatch/lockwatch/internal/lockmetrics/lockmetricstest"
 )
 
 // fakeClock is a manual clock for the state machine's time-based rules.
@@ -55,28 +58,26 @@ func value(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) float6
 	return 0
 }
 
+// jobsValue is the expected value of a counter or gauge name{lock_namespace="jobs",outcome}.
+type jobsValue struct {
+	name, outcome string
+	want          float64
+}
+
+// checkJobs fails t for every series of the namespace jobs whose value is not the one wanted.
+func checkJobs(t *testing.T, g prometheus.Gatherer, wants ...jobsValue) {
+	t.Helper()
+	for _, w := range wants {
+		if got := value(t, g, w.name, "jobs", w.outcome); got != w.want {
+			t.Errorf("%s{%s} = %v, want %v", w.name, w.outcome, got, w.want)
+		}
+	}
+}
+
+// series returns the series name{lock_namespace=ns[,outcome]} gathered from g.
 func series(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) []*dto.Metric {
 	t.Helper()
-	fams, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*dto.Metric
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["lock_namespace"] == ns && labels["outcome"] == outcome {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
+	return lockmetricstest.Gathered(t, g, name, lockmetrics.NamespaceLabel, ns, "outcome", outcome)
 }
 
 // do runs one command through Begin/Done with the given reply and returns whether it was

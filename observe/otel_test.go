@@ -6,20 +6,17 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/otlptranslator"
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+	"github.com/lockwatch/lockwatch/internal/lockmetrics/lockmetricstest"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
@@ -32,9 +29,7 @@ type otelObserver struct {
 
 func newOTelObserver(t *testing.T, opts Options) *otelObserver {
 	t.Helper()
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	mp, reader := lockmetricstest.ManualProvider(t)
 	opts.MeterProvider = mp
 	o, err := New(opts)
 	if err != nil {
@@ -45,129 +40,10 @@ func newOTelObserver(t *testing.T, opts Options) *otelObserver {
 }
 
 // series returns what Prometheus' OTLP receiver would store of one collection, keyed as
-// promSeries keys a scrape: the names through the real otlptranslator with Prometheus' default
-// strategy, a counter's or gauge's value, and for a histogram its count, sum and cumulative
-// bucket counts.
+// lockmetricstest.PromSeries keys a scrape.
 func (o *otelObserver) series(t *testing.T) map[string]float64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	namer := otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes)
-	out := map[string]float64{}
-	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != lockmetrics.ScopeName {
-			t.Errorf("scope %q, want %q", sm.Scope.Name, lockmetrics.ScopeName)
-		}
-		for _, m := range sm.Metrics {
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				var typ otlptranslator.MetricType = otlptranslator.MetricTypeNonMonotonicCounter
-				if d.IsMonotonic {
-					typ = otlptranslator.MetricTypeMonotonicCounter
-				}
-				name := translate(t, namer, m, typ)
-				for _, dp := range d.DataPoints {
-					out[seriesKey(t, name, dp.Attributes)] = float64(dp.Value)
-				}
-			case metricdata.Histogram[float64]:
-				name := translate(t, namer, m, otlptranslator.MetricTypeHistogram)
-				for _, dp := range d.DataPoints {
-					key := seriesKey(t, name, dp.Attributes)
-					out[key+" count"], out[key+" sum"] = float64(dp.Count), dp.Sum
-					var cumulative uint64
-					for i, bound := range dp.Bounds {
-						cumulative += dp.BucketCounts[i]
-						out[key+" le="+strconv.FormatFloat(bound, 'g', -1, 64)] = float64(cumulative)
-					}
-				}
-			default:
-				t.Fatalf("%s: unexpected aggregation %T", m.Name, m.Data)
-			}
-		}
-	}
-	return out
-}
-
-func translate(t *testing.T, namer otlptranslator.MetricNamer, m metricdata.Metrics, typ otlptranslator.MetricType) string {
-	t.Helper()
-	name, err := namer.Build(otlptranslator.Metric{Name: m.Name, Unit: m.Unit, Type: typ})
-	if err != nil {
-		t.Fatalf("%s: %v", m.Name, err)
-	}
-	return name
-}
-
-// seriesKey is name{namespace,outcome}. A label other than the two fails the test: nothing else
-// (a lock value least of all) may become one.
-func seriesKey(t *testing.T, name string, attrs attribute.Set) string {
-	t.Helper()
-	var ns, outcome string
-	for _, kv := range attrs.ToSlice() {
-		switch kv.Key {
-		case lockmetrics.NamespaceLabel:
-			ns = kv.Value.AsString()
-		case "outcome":
-			outcome = kv.Value.AsString()
-		default:
-			t.Errorf("%s has the label %q", name, kv.Key)
-		}
-	}
-	return fmt.Sprintf("%s{%s,%s}", name, ns, outcome)
-}
-
-// promSeries is series for a scrape of a client_golang registry.
-func promSeries(t *testing.T, reg *prometheus.Registry) map[string]float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			var kvs []attribute.KeyValue
-			for _, lp := range m.GetLabel() {
-				kvs = append(kvs, attribute.String(lp.GetName(), lp.GetValue()))
-			}
-			key := seriesKey(t, f.GetName(), attribute.NewSet(kvs...))
-			switch {
-			case m.Counter != nil:
-				out[key] = m.Counter.GetValue()
-			case m.Gauge != nil:
-				out[key] = m.Gauge.GetValue()
-			case m.Histogram != nil:
-				h := m.Histogram
-				out[key+" count"], out[key+" sum"] = float64(h.GetSampleCount()), h.GetSampleSum()
-				for _, b := range h.GetBucket() {
-					out[key+" le="+strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)] = float64(b.GetCumulativeCount())
-				}
-			}
-		}
-	}
-	return out
-}
-
-// compareSeries fails on any difference between the two paths but one: a histogram series that
-// client_golang creates at zero appears with OTel at its first observation.
-func compareSeries(t *testing.T, prom, otel map[string]float64) {
-	t.Helper()
-	for key, want := range prom {
-		got, ok := otel[key]
-		histogram := strings.HasPrefix(key, "lock_acquire_wait_seconds{") || strings.HasPrefix(key, "lock_held_seconds{")
-		if !ok && want == 0 && histogram {
-			continue
-		}
-		if !ok || got != want {
-			t.Errorf("%s: OTel %v (present %v), client_golang %v", key, got, ok, want)
-		}
-	}
-	for key := range otel {
-		if _, ok := prom[key]; !ok {
-			t.Errorf("%s: OTel only", key)
-		}
-	}
+	return lockmetricstest.OTelSeries(t, o.reader)
 }
 
 // twoPathObservers are two Observers with the same options and one manual clock, one on a
@@ -284,8 +160,8 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 	}
 	srv.Resume()
 
-	prom, otel := promSeries(t, obs.reg), obs.otel.series(t)
-	compareSeries(t, prom, otel)
+	prom, otel := lockmetricstest.PromSeries(t, obs.reg), obs.otel.series(t)
+	lockmetricstest.Compare(t, prom, otel)
 	// The story must have reached every outcome, or the comparison proves less than it says.
 	want := map[string]float64{
 		"lock_acquire_wait_seconds{jobs,acquired} count":      3,   // A, B, G
@@ -319,7 +195,7 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 func TestOTelNewReportsTheSameZeroSeries(t *testing.T) {
 	obs := newTwoPathObservers(t, Options{Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
 	otel := obs.otel.series(t)
-	compareSeries(t, promSeries(t, obs.reg), otel)
+	lockmetricstest.Compare(t, lockmetricstest.PromSeries(t, obs.reg), otel)
 	if len(otel) != 8 {
 		t.Errorf("OTel series at start: %v, want the 6 counters, lock_held and lock_observe_untracked_total", slices.Sorted(maps.Keys(otel)))
 	}

@@ -76,14 +76,20 @@ func (t *tracker) entryFor(id lockID, now time.Time) *entry {
 	return e
 }
 
+// lockEntry takes the tracker's lock (the caller unlocks it), sweeps if a sweep is due, and
+// returns the ID of c's lock and its entry, nil when the lock is not tracked.
+func (t *tracker) lockEntry(c *Call, end time.Time) (lockID, *entry) {
+	t.mu.Lock()
+	t.maybeSweep(end)
+	id := lockID{c.ns, c.token}
+	return id, t.entries[id]
+}
+
 // acquired records an acquire attempt: the wait it ends or extends, and the lock it takes.
 func (t *tracker) acquired(c *Call, res result, end time.Time) {
 	m := c.ns.m
-	id := lockID{c.ns, c.token}
-	t.mu.Lock()
+	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
-	t.maybeSweep(end)
-	e := t.entries[id]
 	switch res {
 	case resultRejected:
 		if e != nil && e.held() {
@@ -157,11 +163,8 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	case resultError:
 		m.renewFailed.Inc()
 	}
-	t.mu.Lock()
+	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
-	t.maybeSweep(end)
-	id := lockID{c.ns, c.token}
-	e := t.entries[id]
 	if e == nil || !e.held() {
 		return
 	}
@@ -185,11 +188,8 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 // would count as a stale release.
 func (t *tracker) released(c *Call, res result, end time.Time) {
 	m := c.ns.m
-	id := lockID{c.ns, c.token}
-	t.mu.Lock()
+	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
-	t.maybeSweep(end)
-	e := t.entries[id]
 	if e != nil && e.waiting() && !e.held() {
 		return
 	}

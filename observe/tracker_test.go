@@ -172,23 +172,15 @@ func TestHoldLifecycle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o, reg, clock := newTestObserver(t, Options{})
 			tt.run(o, clock)
-			checks := []struct {
-				name, outcome string
-				want          float64
-			}{
-				{"lock_held", "", tt.held},
-				{"lock_releases_total", "ok", tt.relOK},
-				{"lock_releases_total", "not_owned", tt.relNotOwned},
-				{"lock_releases_total", "error", tt.relError},
-				{"lock_renewals_total", "ok", tt.renewOK},
-				{"lock_renewals_total", "failed", tt.renewFailed},
-				{"lock_renewals_total", "not_owned", tt.renewMissing},
-			}
-			for _, c := range checks {
-				if got := value(t, reg, c.name, "jobs", c.outcome); got != c.want {
-					t.Errorf("%s{%s} = %v, want %v", c.name, c.outcome, got, c.want)
-				}
-			}
+			checkJobs(t, reg,
+				jobsValue{"lock_held", "", tt.held},
+				jobsValue{"lock_releases_total", "ok", tt.relOK},
+				jobsValue{"lock_releases_total", "not_owned", tt.relNotOwned},
+				jobsValue{"lock_releases_total", "error", tt.relError},
+				jobsValue{"lock_renewals_total", "ok", tt.renewOK},
+				jobsValue{"lock_renewals_total", "failed", tt.renewFailed},
+				jobsValue{"lock_renewals_total", "not_owned", tt.renewMissing},
+			)
 			if n, sum := histogram(t, reg, "lock_held_seconds", "jobs", ""); n != tt.holds || !near(sum, tt.holdSum) {
 				t.Errorf("lock_held_seconds count %d sum %v, want %d and %v", n, sum, tt.holds, tt.holdSum)
 			}

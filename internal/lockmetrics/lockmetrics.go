@@ -105,29 +105,26 @@ func newFamilies() *Families {
 func Register(reg prometheus.Registerer) (*Families, error) {
 	f := newFamilies()
 	var err error
-	f.AcquireWait, err = register(reg, f.AcquireWait)
-	if err == nil {
-		f.Renewals, err = register(reg, f.Renewals)
-	}
-	if err == nil {
-		f.Releases, err = register(reg, f.Releases)
-	}
-	if err == nil {
-		f.Abandoned, err = register(reg, f.Abandoned)
-	}
-	if err == nil {
-		f.HeldSeconds, err = register(reg, f.HeldSeconds)
-	}
-	if err == nil {
-		f.Held, err = register(reg, f.Held)
-	}
-	if err == nil {
-		f.FencedWrites, err = register(reg, f.FencedWrites)
-	}
+	registerInto(reg, &f.AcquireWait, &err)
+	registerInto(reg, &f.Renewals, &err)
+	registerInto(reg, &f.Releases, &err)
+	registerInto(reg, &f.Abandoned, &err)
+	registerInto(reg, &f.HeldSeconds, &err)
+	registerInto(reg, &f.Held, &err)
+	registerInto(reg, &f.FencedWrites, &err)
 	if err != nil {
 		return nil, fmt.Errorf("register lock metrics: %w", err)
 	}
 	return f, nil
+}
+
+// registerInto registers *c (or takes the identical collector registered before in its place)
+// unless an earlier registration of the sequence failed, which *err then holds: the families
+// after a failed one are left unregistered.
+func registerInto[C prometheus.Collector](reg prometheus.Registerer, c *C, err *error) {
+	if *err == nil {
+		*c, *err = register(reg, *c)
+	}
 }
 
 // register registers c, or returns the identical collector registered before.

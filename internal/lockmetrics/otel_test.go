@@ -253,9 +253,7 @@ func TestOTelSeriesStartAtZeroAndCount(t *testing.T) {
 	}
 	var renewOK, renewFailed Counter
 	var held Gauge
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	mp, reader := manualProvider(t)
 	i, err := NewInstruments(mp)
 	if err != nil {
 		t.Fatal(err)
@@ -292,13 +290,21 @@ func TestNewInstrumentsNilProvider(t *testing.T) {
 	}
 }
 
-// collectOTel creates the instruments on an SDK MeterProvider with a manual reader, lets record
-// use them, and returns one collection.
-func collectOTel(t *testing.T, record func(*Instruments)) metricdata.ResourceMetrics {
+// manualProvider is an SDK MeterProvider read by hand through reader, shut down when t ends.
+// (lockmetricstest.ManualProvider is the same for other packages; it imports this one.)
+func manualProvider(t *testing.T) (*sdkmetric.MeterProvider, *sdkmetric.ManualReader) {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	return mp, reader
+}
+
+// collectOTel creates the instruments on an SDK MeterProvider with a manual reader, lets record
+// use them, and returns one collection.
+func collectOTel(t *testing.T, record func(*Instruments)) metricdata.ResourceMetrics {
+	t.Helper()
+	mp, reader := manualProvider(t)
 	i, err := NewInstruments(mp)
 	if err != nil {
 		t.Fatal(err)
@@ -317,9 +323,7 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 // two Clients on one Prometheus registry share a child; after Close a producer's series are no
 // longer reported.
 func TestOTelProducersShareAProviderAndClose(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	mp, reader := manualProvider(t)
 	renewals := func() (int64, bool) {
 		var rm metricdata.ResourceMetrics
 		if err := reader.Collect(context.Background(), &rm); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/exporter"
@@ -39,33 +40,58 @@ const (
 // not read them.
 func Gathered(tb testing.TB) map[string]bool {
 	tb.Helper()
-	ctx := context.Background()
 	srv := redistest.Start(tb)
 	rdb := srv.Client(tb)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-
 	names := map[string]bool{}
+	addFamilies(tb, names, libraryRegistry(tb, rdb))
+	seedLockKeys(tb, rdb)
+	families := addFamilies(tb, names, exporterRegistry(tb, rdb))
+	// A scan that failed would silently drop most exporter families; make that loud.
+	if up := gaugeValue(families, "lock_exporter_up"); up != 1 {
+		tb.Fatalf("metricnames: the exporter's scan of %s failed (lock_exporter_up %v)", srv.Addr, up)
+	}
+	return names
+}
 
-	libReg := prometheus.NewRegistry()
-	client, err := lease.New(rdb, lease.Options{Registerer: libReg, Logger: quiet})
+// quiet is the logger of the library and the exporter here: their logs are not the subject.
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// libraryRegistry is a fresh registry with a lease client's metrics on it. Declaring a
+// namespace creates every series of the library at zero, so all are gathered.
+func libraryRegistry(tb testing.TB, rdb redis.UniversalClient) *prometheus.Registry {
+	tb.Helper()
+	reg := prometheus.NewRegistry()
+	client, err := lease.New(rdb, lease.Options{Registerer: reg, Logger: quiet()})
 	if err != nil {
 		tb.Fatalf("metricnames: lease.New: %v", err)
 	}
-	// Declaring a namespace creates every series of the library at zero, so all are gathered.
 	if _, err := client.Declare(namespace, lease.Policy{TTL: time.Minute, Fencing: true}); err != nil {
 		tb.Fatalf("metricnames: declare namespace: %v", err)
 	}
-	addFamilies(tb, names, libReg)
+	return reg
+}
 
-	if err := rdb.Set(ctx, keyWithTTL, "seeded", time.Minute).Err(); err != nil {
-		tb.Fatalf("metricnames: seed: %v", err)
+// seedLockKeys writes the seeded lock keys and the holder key of the one with an expiry.
+func seedLockKeys(tb testing.TB, rdb redis.UniversalClient) {
+	tb.Helper()
+	for _, k := range []struct {
+		key, value string
+		ttl        time.Duration
+	}{
+		{keyWithTTL, "seeded", time.Minute},
+		{keyWithoutTTL, "seeded", 0},
+		{lockkeys.Holder(keyWithTTL), "metricnames pid 1", time.Minute},
+	} {
+		if err := rdb.Set(context.Background(), k.key, k.value, k.ttl).Err(); err != nil {
+			tb.Fatalf("metricnames: seed: %v", err)
+		}
 	}
-	if err := rdb.Set(ctx, keyWithoutTTL, "seeded", 0).Err(); err != nil {
-		tb.Fatalf("metricnames: seed: %v", err)
-	}
-	if err := rdb.Set(ctx, lockkeys.Holder(keyWithTTL), "metricnames pid 1", time.Minute).Err(); err != nil {
-		tb.Fatalf("metricnames: seed: %v", err)
-	}
+}
+
+// exporterRegistry is a fresh registry with the exporter's lock collectors over rdb on it; the
+// scanner is closed when tb ends.
+func exporterRegistry(tb testing.TB, rdb redis.UniversalClient) *prometheus.Registry {
+	tb.Helper()
 	scanner, err := collectors.NewScanner(rdb, collectors.Options{
 		Namespaces: []collectors.Namespace{{
 			Name:                  namespace,
@@ -73,20 +99,15 @@ func Gathered(tb testing.TB) map[string]bool {
 			ExpectedTTL:           time.Minute,
 			ExpectedRenewInterval: 20 * time.Second,
 		}},
-		Logger: quiet,
+		Logger: quiet(),
 	})
 	if err != nil {
 		tb.Fatalf("metricnames: collectors.NewScanner: %v", err)
 	}
-	defer scanner.Close()
-	expReg := prometheus.NewRegistry()
-	expReg.MustRegister(scanner.Collector(ctx), exporter.NewBuildInfoCollector())
-	families := addFamilies(tb, names, expReg)
-	// A scan that failed would silently drop most exporter families; make that loud.
-	if up := gaugeValue(families, "lock_exporter_up"); up != 1 {
-		tb.Fatalf("metricnames: the exporter's scan of %s failed (lock_exporter_up %v)", srv.Addr, up)
-	}
-	return names
+	tb.Cleanup(scanner.Close)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(scanner.Collector(context.Background()), exporter.NewBuildInfoCollector())
+	return reg
 }
 
 func addFamilies(tb testing.TB, names map[string]bool, g prometheus.Gatherer) []*dto.MetricFamily {

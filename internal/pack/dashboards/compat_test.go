@@ -15,34 +15,31 @@ import (
 // hideFrom.viz) would change, so every supported version shows the same
 // dashboard.
 func TestGrafanaCompatibility(t *testing.T) {
-	for variant, out := range outputs(t) {
-		for _, name := range sortedKeys(out.files) {
-			t.Run(variant+"/"+name, func(t *testing.T) {
-				raw := out.files[name]
-				var doc struct {
-					SchemaVersion int             `json:"schemaVersion"`
-					Refresh       json.RawMessage `json:"refresh"`
-					Timepicker    map[string]any  `json:"timepicker"`
+	for f := range dashboardFiles(t) {
+		t.Run(f.variant+"/"+f.name, func(t *testing.T) {
+			var doc struct {
+				SchemaVersion int             `json:"schemaVersion"`
+				Refresh       json.RawMessage `json:"refresh"`
+				Timepicker    map[string]any  `json:"timepicker"`
+			}
+			if err := json.Unmarshal(f.raw, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.SchemaVersion != SchemaVersion {
+				t.Errorf("schemaVersion %d, want %d", doc.SchemaVersion, SchemaVersion)
+			}
+			var refresh string
+			if err := json.Unmarshal(doc.Refresh, &refresh); err != nil {
+				t.Errorf("refresh %s is not a string (schema migration 40 would rewrite it)", doc.Refresh)
+			}
+			if _, ok := doc.Timepicker["time_options"]; ok {
+				t.Error("timepicker.time_options present (schema migration 41 removes it)")
+			}
+			for _, newer := range []string{`"inControlsMenu"`, `"custom.hideFrom"`, `"timeSeriesTable"`} {
+				if strings.Contains(string(f.raw), newer) {
+					t.Errorf("%s present: only newer Grafana releases know it, or a migration rewrites it", newer)
 				}
-				if err := json.Unmarshal(raw, &doc); err != nil {
-					t.Fatal(err)
-				}
-				if doc.SchemaVersion != SchemaVersion {
-					t.Errorf("schemaVersion %d, want %d", doc.SchemaVersion, SchemaVersion)
-				}
-				var refresh string
-				if err := json.Unmarshal(doc.Refresh, &refresh); err != nil {
-					t.Errorf("refresh %s is not a string (schema migration 40 would rewrite it)", doc.Refresh)
-				}
-				if _, ok := doc.Timepicker["time_options"]; ok {
-					t.Error("timepicker.time_options present (schema migration 41 removes it)")
-				}
-				for _, newer := range []string{`"inControlsMenu"`, `"custom.hideFrom"`, `"timeSeriesTable"`} {
-					if strings.Contains(string(raw), newer) {
-						t.Errorf("%s present: only newer Grafana releases know it, or a migration rewrites it", newer)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }

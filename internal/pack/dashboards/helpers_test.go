@@ -1,6 +1,8 @@
 package dashboards
 
 import (
+	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,6 +99,27 @@ func outputs(t *testing.T) map[string]output {
 	}
 }
 
+// dashboardFile is one dashboard of one of the outputs.
+type dashboardFile struct {
+	variant, name string
+	raw           []byte
+	cfg           packconfig.Config
+}
+
+// dashboardFiles yields every dashboard of every output, each output's files in name order.
+func dashboardFiles(t *testing.T) iter.Seq[dashboardFile] {
+	outs := outputs(t)
+	return func(yield func(dashboardFile) bool) {
+		for variant, out := range outs {
+			for _, name := range slices.Sorted(maps.Keys(out.files)) {
+				if !yield(dashboardFile{variant, name, out.files[name], out.cfg}) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // panels flattens a dashboard's panels, including those inside collapsed rows.
 func panels(d dashboard.Dashboard) []dashboard.Panel {
 	var ps []dashboard.Panel
@@ -126,13 +149,4 @@ func rowsOf(d dashboard.Dashboard) [][]string {
 		}
 	}
 	return rows
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -62,14 +62,12 @@ type lintInput struct {
 }
 
 func TestLintDashboards(t *testing.T) {
-	for variant, out := range outputs(t) {
-		for _, name := range sortedKeys(out.files) {
-			in := lintInput{file: name, raw: out.files[name], d: decode(t, name, out.files[name]), clusters: out.cfg.ClusterLabels}
-			for _, rule := range lintRules {
-				t.Run(variant+"/"+name+"/"+rule.name, func(t *testing.T) {
-					rule.check(t, in)
-				})
-			}
+	for f := range dashboardFiles(t) {
+		in := lintInput{file: f.name, raw: f.raw, d: decode(t, f.name, f.raw), clusters: f.cfg.ClusterLabels}
+		for _, rule := range lintRules {
+			t.Run(f.variant+"/"+f.name+"/"+rule.name, func(t *testing.T) {
+				rule.check(t, in)
+			})
 		}
 	}
 }

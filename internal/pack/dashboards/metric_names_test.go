@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestMetricNamesExist(t *testing.T) {
 	registered := metricnames.Gathered(t)
 	for variant, out := range outputs(t) {
 		rules := rulesFor(t, out.cfg)
-		for _, name := range sortedKeys(out.files) {
+		for _, name := range slices.Sorted(maps.Keys(out.files)) {
 			d := decode(t, name, out.files[name])
 			for _, q := range append(panelQueries(d), variableQueries(t, d)...) {
 				exprs := parsed(t, q)

@@ -116,11 +116,9 @@ func upDownMappings() []dashboard.ValueMapping {
 func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 	sel := s.selectors
 	d.WithRow(dashboard.NewRowBuilder("Acquisition"))
-	d.WithPanel(graph("Acquire rate by outcome",
+	d.WithPanel(outcomeRates("Acquire rate by outcome",
 		"Acquire calls per second by how they ended: acquired (got the lock), busy (someone else held it until the caller gave up) or error (Redis failed). A rising busy line means contention.",
-		unitPerSec,
-		series(rateBy("lock_namespace, outcome", metricAcquireWait+"_count", sel.lib()),
-			"{{lock_namespace}} {{outcome}}")))
+		metricAcquireWait+"_count", sel))
 	d.WithPanel(graph("Contention: busy share of acquires",
 		"Share of acquire calls that gave up because another owner held the lock. This is where the contention is: namespaces whose workers mostly wait instead of work.",
 		unitRatio,
@@ -145,11 +143,9 @@ func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 func renewalRow(d *dashboard.DashboardBuilder, s settings) {
 	sel := s.selectors
 	d.WithRow(dashboard.NewRowBuilder("Renewal"))
-	d.WithPanel(graph("Renew attempts by outcome",
+	d.WithPanel(outcomeRates("Renew attempts by outcome",
 		"Renew attempts per second: ok (lease extended), failed (Redis error or timeout; the lease may still be ours) and not_owned (the lease had expired and someone else took it).",
-		unitPerSec,
-		series(rateBy("lock_namespace, outcome", metricRenewals, sel.lib()),
-			"{{lock_namespace}} {{outcome}}")).
+		metricRenewals, sel).
 		Span(thirdWidth))
 	d.WithPanel(alertLine(graph("Renewal failure ratio",
 		fmt.Sprintf("Share of renew attempts over the last %s that failed with a Redis error or timeout. Failures are where lock bugs start: after enough in a row the library abandons the lease. Dashed lines are the LockRenewalFailureRatioHigh thresholds (orange warning, red critical).", s.window),
@@ -183,22 +179,29 @@ func ownershipRow(d *dashboard.DashboardBuilder, s settings) {
 		series(rateBy("lock_namespace", metricReleases, sel.lib(`outcome="not_owned"`)),
 			"{{lock_namespace}} release")).
 		Span(thirdWidth))
-	d.WithPanel(graph("Releases by outcome",
+	d.WithPanel(outcomeRates("Releases by outcome",
 		"Releases per second: ok, not_owned (lease already lost), error (Redis failed) and skipped (release deliberately not sent after an abandonment, or a lock held until its TTL runs out).",
-		unitPerSec,
-		series(rateBy("lock_namespace, outcome", metricReleases, sel.lib()),
-			"{{lock_namespace}} {{outcome}}")).
+		metricReleases, sel).
 		Span(thirdWidth))
-	d.WithPanel(graph("Fenced writes by outcome",
+	d.WithPanel(outcomeRates("Fenced writes by outcome",
 		"Writes checked against the fencing token, per second. rejected means the storage refused a write from a worker whose lease had already passed to someone else: the guard stopped a duplicate.",
-		unitPerSec,
-		series(rateBy("lock_namespace, outcome", metricFencedWrites, sel.lib()),
-			"{{lock_namespace}} {{outcome}}")))
+		metricFencedWrites, sel))
 	d.WithPanel(graph("Hold time p50 / p99",
 		"How long leases are held from acquire to release or abandonment. A p99 close to the TTL means the work barely fits in one lease and depends on renewals.",
 		unitSeconds,
 		series(histogramQuantile(0.99, metricHeldSeconds, sel.lib()), "{{lock_namespace}} p99"),
 		series(histogramQuantile(0.5, metricHeldSeconds, sel.lib()), "{{lock_namespace}} p50")))
+}
+
+// outcomeRates graphs a library counter's rate per namespace and outcome.
+func outcomeRates(title, description, counter string, sel selectors) *timeseries.PanelBuilder {
+	return graph(title, description, unitPerSec,
+		series(rateBy("lock_namespace, outcome", counter, sel.lib()), "{{lock_namespace}} {{outcome}}"))
+}
+
+// storeSeries is an exporter gauge aggregated per namespace with op (sum, min, max).
+func storeSeries(op, gauge string, sel selectors, legend string) *prometheus.DataqueryBuilder {
+	return series(aggregateBy(op, "lock_namespace", gauge, sel.store()), legend)
 }
 
 // storeRow shows what the exporter finds in Redis itself: the live keys per
@@ -215,19 +218,19 @@ func keyPanels(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(graph("Live lock keys",
 		"Lock keys that exist in Redis now, per namespace, as scanned by the exporter. It counts every key matching the namespace pattern, whether taken through the library or not.",
 		unitCount,
-		series(aggregateBy("sum", "lock_namespace", metricKeys, sel.store()), "{{lock_namespace}}")).
+		storeSeries("sum", metricKeys, sel, "{{lock_namespace}}")).
 		Span(thirdWidth))
 	d.WithPanel(alertLine(graph("Keys without TTL",
 		"Live lock keys with no expiry, per namespace. Such a lock never frees itself if its owner crashes; LockKeyWithoutTTL fires at the dashed line.",
 		unitCount,
-		series(aggregateBy("sum", "lock_namespace", metricKeysWithoutTTL, sel.store()), "{{lock_namespace}}")),
+		storeSeries("sum", metricKeysWithoutTTL, sel, "{{lock_namespace}}")),
 		s.keyWithoutTTL).
 		Span(thirdWidth))
 	d.WithPanel(graph("Smallest remaining TTL",
 		"Shortest time-to-live left on any key of the namespace, next to the configured lease TTL (when the exporter declares it). Healthy renewals keep it well above zero; a key near zero is about to expire under its owner.",
 		unitSeconds,
-		series(aggregateBy("min", "lock_namespace", metricKeyTTLMin, sel.store()), "{{lock_namespace}} smallest TTL"),
-		series(aggregateBy("max", "lock_namespace", metricExpectedTTL, sel.store()), "{{lock_namespace}} configured TTL")).
+		storeSeries("min", metricKeyTTLMin, sel, "{{lock_namespace}} smallest TTL"),
+		storeSeries("max", metricExpectedTTL, sel, "{{lock_namespace}} configured TTL")).
 		Span(thirdWidth))
 	d.WithPanel(idlePanel(s))
 }
@@ -257,11 +260,11 @@ func scanPanels(d *dashboard.DashboardBuilder, s settings) {
 	d.WithPanel(graph("Exporter scan duration",
 		"Time of the exporter's last pass over the keyspace. One pass (one SCAN cursor per Redis node) serves every namespace, so the namespaces show the same time. It grows with the whole keyspace, not with the number of namespaces; rising toward the scrape timeout means scans will be cut short.",
 		unitSeconds,
-		series(aggregateBy("max", "lock_namespace", metricScrapeDuration, sel.store()), "{{lock_namespace}}")))
+		storeSeries("max", metricScrapeDuration, sel, "{{lock_namespace}}")))
 	d.WithPanel(graph("Exporter scan coverage problems",
 		"1 when the store panels miss something. truncated: the per-namespace key cap was hit (LockExporterKeysTruncated). cut short: the scan deadline expired (LockExporterScrapeIncomplete). idle time unavailable: Redis runs an LFU maxmemory-policy, so the idle panels and the stalest-keys table stay empty. Raise the cap or the deadline if the first two stay at 1.",
 		unitCount,
-		series(aggregateBy("max", "lock_namespace", metricKeysTruncated, sel.store()), "{{lock_namespace}} truncated"),
+		storeSeries("max", metricKeysTruncated, sel, "{{lock_namespace}} truncated"),
 		series(fmt.Sprintf("1 - min by (lock_namespace) (%s%s)", metricScrapeComplete, sel.store()), "{{lock_namespace}} cut short"),
 		series(fmt.Sprintf("1 - min(%s%s)", metricIdleAvailable, sel.exporterProcess()), "idle time unavailable")))
 }
@@ -279,7 +282,7 @@ func stalestWithHolder(k int, store string) string {
 // LockRenewalStalled fires: factor × the namespace's declared renew interval.
 func idlePanel(s settings) *timeseries.PanelBuilder {
 	sel := s.selectors
-	idle := series(aggregateBy("max", "lock_namespace", metricKeyIdleMax, sel.store()), "{{lock_namespace}} longest idle")
+	idle := storeSeries("max", metricKeyIdleMax, sel, "{{lock_namespace}} longest idle")
 	if s.stallFactor == 0 {
 		return graph("Longest idle key",
 			"Time since the least recently touched key of each namespace was written; renewals touch it. Far above the renew interval means its holder stopped renewing.",

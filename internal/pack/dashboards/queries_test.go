@@ -2,7 +2,9 @@ package dashboards
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,7 +121,7 @@ var promql = parser.NewParser(parser.Options{})
 func parsed(t *testing.T, q query) []parser.Expr {
 	t.Helper()
 	var exprs []parser.Expr
-	for _, name := range sortedKeys(interpolations) {
+	for _, name := range slices.Sorted(maps.Keys(interpolations)) {
 		s, err := interpolate(q.expr, interpolations[name])
 		if err != nil {
 			t.Errorf("%s: %v in %q", q.where, err, q.expr)
@@ -172,17 +174,14 @@ func metricNames(t reporter, where string, e parser.Expr) []string {
 // TestQueriesParse parses every panel and variable query of every dashboard
 // after Grafana-style interpolation.
 func TestQueriesParse(t *testing.T) {
-	for variant, out := range outputs(t) {
-		files := out.files
-		for _, name := range sortedKeys(files) {
-			d := decode(t, name, files[name])
-			qs := append(panelQueries(d), variableQueries(t, d)...)
-			if len(qs) == 0 {
-				t.Fatalf("%s/%s: no queries found", variant, name)
-			}
-			for _, q := range qs {
-				parsed(t, q)
-			}
+	for f := range dashboardFiles(t) {
+		d := decode(t, f.name, f.raw)
+		qs := append(panelQueries(d), variableQueries(t, d)...)
+		if len(qs) == 0 {
+			t.Fatalf("%s/%s: no queries found", f.variant, f.name)
+		}
+		for _, q := range qs {
+			parsed(t, q)
 		}
 	}
 }

@@ -17,44 +17,40 @@ import (
 // Re-encoding the decoded dashboard must give back the exact bytes, so no
 // field was silently dropped on the way in.
 func TestStrictDecodeAndValidate(t *testing.T) {
-	for variant, out := range outputs(t) {
-		files := out.files
-		for _, name := range sortedKeys(files) {
-			t.Run(variant+"/"+name, func(t *testing.T) {
-				raw := files[name]
-				d := decode(t, name, raw)
-				if err := d.Validate(); err != nil {
-					t.Fatalf("Validate: %v", err)
-				}
-				for _, p := range panels(d) {
-					for i, target := range p.Targets {
-						if _, ok := target.(*prometheus.Dataquery); !ok {
-							t.Errorf("panel %q target %d decoded as %T, not a Prometheus query", *p.Title, i, target)
-						}
-					}
-					if _, isMap := p.Options.(map[string]any); isMap || p.Options == nil {
-						t.Errorf("panel %q (%s) options decoded as %T, not the plugin's options type", *p.Title, p.Type, p.Options)
+	for f := range dashboardFiles(t) {
+		t.Run(f.variant+"/"+f.name, func(t *testing.T) {
+			d := decode(t, f.name, f.raw)
+			if err := d.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			for _, p := range panels(d) {
+				for i, target := range p.Targets {
+					if _, ok := target.(*prometheus.Dataquery); !ok {
+						t.Errorf("panel %q target %d decoded as %T, not a Prometheus query", *p.Title, i, target)
 					}
 				}
-				// The strict decoder turns a row's "panels": [] into nil, which
-				// encodes as null; restore the empty list before comparing.
-				for _, p := range d.Panels {
-					if p.RowPanel != nil && p.RowPanel.Panels == nil {
-						p.RowPanel.Panels = []dashboard.Panel{}
-					}
+				if _, isMap := p.Options.(map[string]any); isMap || p.Options == nil {
+					t.Errorf("panel %q (%s) options decoded as %T, not the plugin's options type", *p.Title, p.Type, p.Options)
 				}
-				var buf bytes.Buffer
-				enc := json.NewEncoder(&buf)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(d); err != nil {
-					t.Fatal(err)
+			}
+			// The strict decoder turns a row's "panels": [] into nil, which
+			// encodes as null; restore the empty list before comparing.
+			for _, p := range d.Panels {
+				if p.RowPanel != nil && p.RowPanel.Panels == nil {
+					p.RowPanel.Panels = []dashboard.Panel{}
 				}
-				if !bytes.Equal(buf.Bytes(), raw) {
-					t.Errorf("decode and re-encode changed the dashboard:\n%s", firstDiff(raw, buf.Bytes()))
-				}
-			})
-		}
+			}
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(d); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), f.raw) {
+				t.Errorf("decode and re-encode changed the dashboard:\n%s", firstDiff(f.raw, buf.Bytes()))
+			}
+		})
 	}
 }
 

@@ -43,9 +43,11 @@ func TestOverridesChangeOutput(t *testing.T) {
 	}{
 		{"fast tier threshold", "alerts:\n  not_owned_ratio:\n    fast:\n      threshold: 0.2\n",
 			func(t *testing.T, _ []RuleFile, text string) {
-				mustContain(t, text, "job_lock_namespace:lock_not_owned:ratio_rate1h > 0.2")
-				mustContain(t, text, "job_lock_namespace:lock_not_owned:ratio_rate5m > 0.2")
-				mustContain(t, text, "above 20% over the last 5m")
+				mustContain(t, text,
+					"job_lock_namespace:lock_not_owned:ratio_rate1h > 0.2",
+					"job_lock_namespace:lock_not_owned:ratio_rate5m > 0.2",
+					"above 20% over the last 5m",
+				)
 			}},
 		{"traffic guard off", "alerts:\n  renewal_failure_ratio:\n    min_operations: 0\n",
 			func(t *testing.T, files []RuleFile, _ string) {
@@ -71,9 +73,11 @@ func TestOverridesChangeOutput(t *testing.T) {
 			}},
 		{"alert window adds a recording window", "alerts:\n  wait_p99:\n    long: 2h\n",
 			func(t *testing.T, _ []RuleFile, text string) {
-				mustContain(t, text, "- name: lockwatch-recording-2h")
-				mustContain(t, text, "job_lock_namespace:lock_acquire_wait_seconds:p99_rate2h > 1")
-				mustContain(t, text, "job_lock_namespace:lock_acquires:rate2h * 7200 >= 100")
+				mustContain(t, text,
+					"- name: lockwatch-recording-2h",
+					"job_lock_namespace:lock_acquire_wait_seconds:p99_rate2h > 1",
+					"job_lock_namespace:lock_acquires:rate2h * 7200 >= 100",
+				)
 			}},
 		{"recording windows", "recording_windows: [1m]\n",
 			func(t *testing.T, files []RuleFile, text string) {
@@ -123,10 +127,12 @@ func TestOverridesChangeOutput(t *testing.T) {
 	}
 }
 
-func mustContain(t *testing.T, text, want string) {
+func mustContain(t *testing.T, text string, wants ...string) {
 	t.Helper()
-	if !strings.Contains(text, want) {
-		t.Errorf("output lacks %q", want)
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q", want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -68,7 +69,7 @@ func ruleNode(r Rule) *yaml.Node {
 	}
 	if len(r.Labels) > 0 {
 		var lkv []any
-		for _, k := range sortedKeys(r.Labels) {
+		for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
 			lkv = append(lkv, k, str(r.Labels[k]))
 		}
 		kv = append(kv, "labels", mapping(lkv...))
@@ -105,13 +106,4 @@ func mapping(kv ...any) *yaml.Node {
 		n.Content = append(n.Content, str(kv[i].(string)), kv[i+1].(*yaml.Node))
 	}
 	return n
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -3,8 +3,6 @@ package lease
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
@@ -37,19 +35,10 @@ func BenchmarkSendWays(b *testing.B) {
 	const loneCycles, cyclesPerGoroutine = 400, 150
 	spaces := make([]*Namespace, len(sendWays))
 	for i, w := range sendWays {
-		rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true, PoolSize: 16, MinIdleConns: 16})
-		defer rdb.Close()
+		rdb := benchRedis(b, &redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true, PoolSize: 16, MinIdleConns: 16})
 		opts := w.opts
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		opts.Registerer = prometheus.NewRegistry()
-		c, err := New(rdb, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		if spaces[i], err = c.Declare("bench", Policy{TTL: 10 * time.Second}); err != nil {
-			b.Fatal(err)
-		}
+		spaces[i] = declareBench(b, rdb, opts, Policy{TTL: 10 * time.Second})
 		sendWayBlock(b, spaces[i], "warm:"+w.name, 16, 50)
 	}
 	type key struct {
@@ -101,12 +90,7 @@ func sendWayBlock(b *testing.B, n *Namespace, prefix string, goroutines, cycles 
 		wg.Go(func() {
 			key := fmt.Sprintf("bench:%s:%d", prefix, g)
 			for range cycles {
-				l, err := n.TryAcquire(ctx, key)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if err := l.Release(ctx); err != nil {
+				if err := acquireRelease(ctx, n.TryAcquire, key); err != nil {
 					b.Error(err)
 					return
 				}
