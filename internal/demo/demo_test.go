@@ -36,8 +36,8 @@ func TestStartRedisAndStop(t *testing.T) {
 	if err := rdb.Ping(ctx).Err(); err == nil {
 		t.Error("server still answers after Stop")
 	}
-	if _, err := os.Stat(r.dir); !os.IsNotExist(err) {
-		t.Errorf("server directory %s not removed: %v", r.dir, err)
+	if _, err := os.Stat(r.Dir()); !os.IsNotExist(err) {
+		t.Errorf("server directory %s not removed: %v", r.Dir(), err)
 	}
 }
 
