@@ -144,9 +144,9 @@ func TestRunStopsAndCleansUp(t *testing.T) {
 	defer cancel()
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(runCtx) }()
-	var tot Totals
+	var tot libraryTotals
 	for giveUp := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if tot, err = w.Totals(); err != nil {
+		if tot, err = w.totals(); err != nil {
 			t.Fatal(err)
 		}
 		if tot.Acquired > 0 && tot.Abandoned > 0 {

@@ -9,9 +9,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Totals are the library counters summed over the demo's namespaces, read from the registry
+// libraryTotals are the library counters summed over the demo's namespaces, read from the registry
 // the workload serves, so the status line says what /metrics says.
-type Totals struct {
+type libraryTotals struct {
 	Held            float64
 	Acquired, Busy  float64
 	RenewFailed     float64
@@ -21,13 +21,13 @@ type Totals struct {
 	AcquireAttempts float64
 }
 
-// Totals gathers the workload's registry.
-func (w *Workload) Totals() (Totals, error) {
+// totals gathers the workload's registry.
+func (w *Workload) totals() (libraryTotals, error) {
 	families, err := w.reg.Gather()
 	if err != nil {
-		return Totals{}, err
+		return libraryTotals{}, err
 	}
-	var t Totals
+	var t libraryTotals
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
 			outcome := label(m, "outcome")
@@ -79,7 +79,7 @@ func label(m *dto.Metric, name string) string {
 // held), the totals since the demo started, whether turbulence (the injected faults) is on, and
 // how many repeated warnings were counted instead of printed.
 func (w *Workload) StatusLine() string {
-	t, err := w.Totals()
+	t, err := w.totals()
 	if err != nil {
 		return fmt.Sprintf("demo: status unavailable: %v", err)
 	}
@@ -88,7 +88,7 @@ func (w *Workload) StatusLine() string {
 		turbulence = "off"
 	}
 	line := fmt.Sprintf("%s | now: %s held | since start: %s, %s, %s, %s, %s, %s | turbulence %s",
-		w.Uptime().Truncate(time.Second),
+		w.uptime().Truncate(time.Second),
 		count(t.Held, "lease", "leases"),
 		count(t.Acquired, "acquire", "acquires"), count(t.Busy, "busy", "busy"),
 		count(t.RenewFailed, "failed renew", "failed renews"),

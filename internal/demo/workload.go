@@ -32,8 +32,8 @@ type Options struct {
 	TurbulencePeriod time.Duration
 }
 
-// DefaultTurbulencePeriod is how often the injected faults repeat.
-const DefaultTurbulencePeriod = 20 * time.Second
+// defaultTurbulencePeriod is how often the injected faults repeat.
+const defaultTurbulencePeriod = 20 * time.Second
 
 // replica is one simulated worker process: its own connection pool behind its own link, and
 // its own lease.Client (so local mutexes and renewers are per process, as in production).
@@ -72,7 +72,7 @@ func New(opts Options) (*Workload, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.TurbulencePeriod <= 0 {
-		opts.TurbulencePeriod = DefaultTurbulencePeriod
+		opts.TurbulencePeriod = defaultTurbulencePeriod
 	}
 	ro, err := redisOptions(opts.Addr, opts.Password)
 	if err != nil {
@@ -193,8 +193,8 @@ func (w *Workload) Run(ctx context.Context) error {
 	return w.removeKeys(cleanup)
 }
 
-// Uptime is how long Run has been running.
-func (w *Workload) Uptime() time.Duration {
+// uptime is how long Run has been running.
+func (w *Workload) uptime() time.Duration {
 	start := w.started.Load()
 	if start == 0 {
 		return 0

@@ -26,7 +26,7 @@ func (p *Process) waitReady(ctx context.Context, exited chan error) error {
 		select {
 		case err := <-exited:
 			exited <- err // launch's caller waits on it
-			return fmt.Errorf("redis-server exited at start (%v): %s", err, p.LogTail())
+			return fmt.Errorf("redis-server exited at start (%v): %s", err, p.logTail())
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -35,7 +35,7 @@ func (p *Process) waitReady(ctx context.Context, exited chan error) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on %s did not answer PING within %s: %s", p.addr, readyTimeout, p.LogTail())
+			return fmt.Errorf("redis-server on %s did not answer PING within %s: %s", p.addr, readyTimeout, p.logTail())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -67,9 +67,9 @@ func (p *Process) ready() error {
 	return nil
 }
 
-// LogTail is the end of the server's log on one line (lines joined by " | "), for the error a
-// failed start or a test reports.
-func (p *Process) LogTail() string {
+// logTail is the end of the server's log on one line (lines joined by " | "), for the error of a
+// failed start.
+func (p *Process) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(p.cfg.Dir, "redis.log"))
 	text := strings.TrimSpace(string(b))
 	if len(text) > logTailBytes {
