@@ -111,8 +111,10 @@ func (p *Process) launch(ctx context.Context) error {
 	cmd.Dir = p.cfg.Dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	// The server must not outlive its starter, even one that is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The server must not outlive its starter, even one that is killed. In a process group of
+	// its own it is spared the terminal's Ctrl-C, which is the starter's to handle: the demo
+	// removes its keys from the server before it stops it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return fmt.Errorf("start redis-server: %w", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,6 +66,23 @@ func TestProcessLifecycle(t *testing.T) {
 	p.Stop() // a second Stop is harmless
 	if _, err := os.Stat(p.Dir()); !os.IsNotExist(err) {
 		t.Errorf("temporary directory %s not removed by Stop: %v", p.Dir(), err)
+	}
+}
+
+// TestServerIsSparedTheStartersCtrlC: a terminal's Ctrl-C goes to the foreground process group;
+// the server must not be in the starter's, or it dies while the demo is still removing its keys.
+func TestServerIsSparedTheStartersCtrlC(t *testing.T) {
+	p, err := Start(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	pgid, err := syscall.Getpgid(p.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pgid == syscall.Getpgrp() {
+		t.Errorf("redis-server is in the starter's process group %d: a Ctrl-C stops it too", pgid)
 	}
 }
 
