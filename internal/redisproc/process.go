@@ -120,7 +120,7 @@ func (p *Process) launch(ctx context.Context) error {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go reap(cmd, exited)
 	if err := p.waitReady(ctx, exited); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
@@ -132,6 +132,13 @@ func (p *Process) launch(ctx context.Context) error {
 	p.mu.Unlock()
 	return nil
 }
+
+// ReaperFunction names the goroutine that waits for each started server until it exits, for
+// goleak.IgnoreAnyFunction in leak checks that run while a test's servers still live.
+const ReaperFunction = "github.com/lockwatch/lockwatch/internal/redisproc.reap"
+
+// reap waits for the server process to exit and hands its status on.
+func reap(cmd *exec.Cmd, exited chan<- error) { exited <- cmd.Wait() }
 
 func (p *Process) args() []string {
 	port := strconv.Itoa(p.port)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,6 +85,12 @@ func TestServerIsSparedTheStartersCtrlC(t *testing.T) {
 	}
 	if pgid == syscall.Getpgrp() {
 		t.Errorf("redis-server is in the starter's process group %d: a Ctrl-C stops it too", pgid)
+	}
+}
+
+func TestReaperFunctionNamesTheReaper(t *testing.T) {
+	if got := runtime.FuncForPC(reflect.ValueOf(reap).Pointer()).Name(); got != ReaperFunction {
+		t.Errorf("ReaperFunction = %q, the reaper is %q", ReaperFunction, got)
 	}
 }
 
