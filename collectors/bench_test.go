@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
@@ -87,9 +88,11 @@ func BenchmarkScrape(b *testing.B) {
 
 // totalCounter is a go-redis hook that counts commands, pipelined ones included, cheaply
 // enough not to weigh on the timing.
-type totalCounter struct{ n atomic.Int64 }
+type totalCounter struct {
+	redishook.PassThrough
+	n atomic.Int64
+}
 
-func (h *totalCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *totalCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.n.Add(1)

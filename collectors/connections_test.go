@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
@@ -18,6 +19,7 @@ import (
 // Other commands are not counted: the connection handshake (HELLO) runs through the hooks too,
 // nested inside the call that dialed, and would count one connection twice.
 type inFlight struct {
+	redishook.PassThrough
 	delay time.Duration
 
 	mu        sync.Mutex
@@ -43,7 +45,6 @@ func (h *inFlight) max() int {
 	return h.peak
 }
 
-func (h *inFlight) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *inFlight) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if cmd.Name() != "scan" {

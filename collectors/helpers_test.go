@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/redishook"
 )
 
 // seeder creates lock keys with a chosen TTL and idle time. RESTORE ... IDLETIME sets a key's
@@ -51,6 +53,7 @@ func (s *seeder) key(t testing.TB, key string, ttl time.Duration, idle int) {
 
 // commandCounter is a go-redis hook counting commands by name, pipelined ones included.
 type commandCounter struct {
+	redishook.PassThrough
 	mu     sync.Mutex
 	counts map[string]int
 }
@@ -81,7 +84,6 @@ func (h *commandCounter) total() int {
 	return n
 }
 
-func (h *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.add(cmd)
@@ -96,12 +98,11 @@ func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 }
 
 // slowPipelines delays every pipeline, standing in for a slow or distant Redis.
-type slowPipelines struct{ delay time.Duration }
-
-func (h slowPipelines) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h slowPipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
+type slowPipelines struct {
+	redishook.PassThrough
+	delay time.Duration
 }
+
 func (h slowPipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		select {

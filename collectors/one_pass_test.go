@@ -12,11 +12,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
 // scanArgs records the arguments of every SCAN and counts TYPE commands.
 type scanArgs struct {
+	redishook.PassThrough
 	mu    sync.Mutex
 	scans [][]any
 	types int
@@ -51,7 +53,6 @@ func (h *scanArgs) scanArg(name string) string {
 	return ""
 }
 
-func (h *scanArgs) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *scanArgs) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.record(cmd)
@@ -221,11 +222,11 @@ func (serverError) RedisError()     {}
 
 // refuseScanType answers SCAN ... TYPE with the error a Redis older than 6.0 gives.
 type refuseScanType struct {
+	redishook.PassThrough
 	mu      sync.Mutex
 	refused int
 }
 
-func (h *refuseScanType) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *refuseScanType) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if cmd.Name() == "scan" {
@@ -242,9 +243,6 @@ func (h *refuseScanType) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		return next(ctx, cmd)
 	}
-}
-func (h *refuseScanType) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 // TestScanTypeFallback runs against a server that refuses SCAN ... TYPE: the first refusal

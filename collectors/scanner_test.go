@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 )
 
@@ -415,12 +416,12 @@ func TestConcurrentScansShareOne(t *testing.T) {
 
 // scanGate blocks the first SCAN until release is closed.
 type scanGate struct {
+	redishook.PassThrough
 	once    sync.Once
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (g *scanGate) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (g *scanGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if cmd.Name() == "scan" {
@@ -429,9 +430,6 @@ func (g *scanGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		return next(ctx, cmd)
 	}
-}
-func (g *scanGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 func TestScanAfterClose(t *testing.T) {

@@ -13,28 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/lockwatch/lockwatch/internal/redishook"
 )
-
-// answerLocally answers every command in-process (SET NX → true, scripts → 1), so a cycle costs
-// only the library's and go-redis's own work: the network's tens of microseconds would bury
-// the few hundred nanoseconds the metrics cost.
-type answerLocally struct{}
-
-func (answerLocally) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (answerLocally) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-func (answerLocally) ProcessHook(redis.ProcessHook) redis.ProcessHook {
-	return func(_ context.Context, cmd redis.Cmder) error {
-		switch c := cmd.(type) {
-		case *redis.BoolCmd:
-			c.SetVal(true)
-		case *redis.Cmd:
-			c.SetVal(int64(1))
-		}
-		return nil
-	}
-}
 
 // metricsPaths are the three ways a Client can be built, in the order a round starts with.
 var metricsPaths = []string{"off", "prometheus", "otel"}
@@ -99,7 +80,7 @@ func cycles(b *testing.B, n *Namespace, key string, count int) time.Duration {
 func BenchmarkMetricsOverhead(b *testing.B) {
 	const netFreeCycles, realCycles = 20000, 1000
 	local := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	local.AddHook(answerLocally{})
+	local.AddHook(redishook.AnswerLocally{})
 	defer local.Close()
 	remote := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	defer remote.Close()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -19,6 +20,7 @@ import (
 // client's own connection set-up is not counted. While holding is set, a lock command sent on
 // its own waits at the gate until open is closed.
 type sendCounter struct {
+	redishook.PassThrough
 	singles   atomic.Int64
 	pipelines atomic.Int64
 	piped     atomic.Int64
@@ -26,8 +28,6 @@ type sendCounter struct {
 	holding atomic.Bool
 	open    chan struct{}
 }
-
-func (h *sendCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *sendCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
@@ -137,6 +138,7 @@ func uniqueKey(t testing.TB) string {
 // matching command (from 0) gets plan(n)'s delay and, when plan returns an error, fails with it
 // instead of reaching Redis.
 type faultHook struct {
+	redishook.PassThrough
 	match func(args []any) bool
 	plan  func(n int) (time.Duration, error)
 	calls atomic.Int64
@@ -145,8 +147,6 @@ type faultHook struct {
 	deadlines []time.Time // the context deadline each matching command was sent under
 	sent      []time.Time // when each matching command reached the hook
 }
-
-func (h *faultHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 // ProcessPipelineHook gives each matching command of a pipeline (batching mode) its own plan:
 // a failed command is taken out of the pipeline with its error, the others go on to Redis after
@@ -253,15 +253,13 @@ func (h *faultHook) seenDeadlines() []time.Time {
 // pipelineGate holds every pipeline sent while holding is set until release is called,
 // whatever the pipeline's context says: a batch that cannot finish.
 type pipelineGate struct {
+	redishook.PassThrough
 	holding atomic.Bool
 	open    chan struct{}
 	once    sync.Once
 }
 
 func (g *pipelineGate) release() { g.once.Do(func() { close(g.open) }) }
-
-func (g *pipelineGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (g *pipelineGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
 func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
@@ -276,14 +274,13 @@ func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // once, and its caller sees the reply delay later, as over a slow return path. It records when
 // each matching command was handed on towards Redis.
 type replyDelayHook struct {
+	redishook.PassThrough
 	match func(args []any) bool
 	delay time.Duration
 
 	mu   sync.Mutex
 	sent []time.Time
 }
-
-func (h *replyDelayHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *replyDelayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {

@@ -19,6 +19,7 @@ func TestBinaryLinksNoDemoOrTestCode(t *testing.T) {
 		"internal/redistest",
 		"internal/testkit",
 		"internal/redisproc",
+		"internal/redishook",
 		"internal/pgtest",
 		"cmd/lockwatch-demo",
 	}

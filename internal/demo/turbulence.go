@@ -18,47 +18,45 @@ const legacyValue = "cron-host-3"
 // abandonments (scheduler, snapshot), failed and not-owned renews (workflow), a not-owned
 // release (approval), a rejected fenced write (snapshot) and a lock without expiry (reconciler).
 func (w *Workload) turbulenceLoop(ctx context.Context) {
-	first := true
+	// Let every worker take its first leases before anything breaks.
+	warmUp := 2 * time.Second
 	for ctx.Err() == nil {
 		on := w.turbulence.Load()
 		w.setLegacyLock(ctx, on)
 		if !on {
-			if !sleep(ctx, time.Second) {
-				return
-			}
+			sleep(ctx, time.Second)
 			continue
 		}
-		if first {
-			// Let every worker take its first leases before anything breaks.
-			first = false
-			if !sleep(ctx, 2*time.Second) {
-				return
-			}
-		}
-		cycle := time.Now()
-		var wg sync.WaitGroup
-		for _, fault := range []struct {
-			after time.Duration
-			run   func(context.Context)
-		}{
-			{0, w.partitionScheduler},
-			{time.Second, w.staleApproval},
-			{2 * time.Second, w.slowWorkflow},
-			{4 * time.Second, w.freezeSnapshot},
-		} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if sleep(ctx, fault.after) {
-					fault.run(ctx)
-				}
-			}()
-		}
-		wg.Wait()
-		if !sleep(ctx, w.opts.TurbulencePeriod-time.Since(cycle)) {
+		if !sleep(ctx, warmUp) {
 			return
 		}
+		warmUp = 0
+		cycle := time.Now()
+		w.injectFaults(ctx)
+		sleep(ctx, w.opts.TurbulencePeriod-time.Since(cycle))
 	}
+}
+
+// injectFaults runs one cycle of faults, each from its offset into the cycle, and returns when
+// all have played out.
+func (w *Workload) injectFaults(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, fault := range []struct {
+		after time.Duration
+		run   func(context.Context)
+	}{
+		{0, w.partitionScheduler},
+		{time.Second, w.staleApproval},
+		{2 * time.Second, w.slowWorkflow},
+		{4 * time.Second, w.freezeSnapshot},
+	} {
+		wg.Go(func() {
+			if sleep(ctx, fault.after) {
+				fault.run(ctx)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // setLegacyLock makes the legacy cron script's lock exist (a plain SET without expiry, as a
@@ -121,23 +119,7 @@ func (w *Workload) slowWorkflow(ctx context.Context) {
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		// workflow-b wants the same run and keeps asking until the expired lease frees it.
-		deadline := time.Now().Add(6 * time.Second)
-		for time.Now().Before(deadline) && ctx.Err() == nil {
-			next, err := b.locks["workflow"].Acquire(ctx, key)
-			if err == nil {
-				_ = work(next.Context(), 4*time.Second)
-				_ = next.Release(ctx)
-				return
-			}
-			if !errors.Is(err, lease.ErrBusy) {
-				sleep(ctx, idle) // Redis unreachable: do not spin
-			}
-		}
-	}()
+	wg.Go(func() { b.takeOverWorkflow(ctx, key) })
 	sleep(ctx, 500*time.Millisecond)
 	a.link.setLatency(400 * time.Millisecond)
 	sleep(ctx, 5*time.Second)
@@ -146,6 +128,23 @@ func (w *Workload) slowWorkflow(ctx context.Context) {
 	sleep(ctx, 1500*time.Millisecond)
 	_ = l.Release(ctx)
 	wg.Wait()
+}
+
+// takeOverWorkflow is workflow-b wanting the run at key: it keeps asking for up to 6s, until
+// the lease expired under workflow-a frees it, and then works it.
+func (r *replica) takeOverWorkflow(ctx context.Context, key string) {
+	deadline := time.Now().Add(6 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		next, err := r.locks["workflow"].Acquire(ctx, key)
+		if err == nil {
+			_ = work(next.Context(), 4*time.Second)
+			_ = next.Release(ctx)
+			return
+		}
+		if !errors.Is(err, lease.ErrBusy) {
+			sleep(ctx, idle) // Redis unreachable: do not spin
+		}
+	}
 }
 
 // freezeSnapshot freezes snapshot-b for 5s (more than twice its 2s TTL) inside its next

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lockwatch/lockwatch/lease"
@@ -11,6 +12,29 @@ import (
 
 // idle is the pause after a failed attempt, so a dead Redis does not spin the workers.
 const idle = 250 * time.Millisecond
+
+// runWorkers runs every worker, each on its replica, and the turbulence until ctx ends. Some
+// replicas run a pattern's worker twice: goroutines of one process competing for its leases.
+func (w *Workload) runWorkers(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, team := range []struct {
+		worker   func(r *replica, prefix string) func(context.Context)
+		replicas []string
+	}{
+		{(*replica).schedulerWorker, []string{"scheduler-a", "scheduler-b"}},
+		{(*replica).workflowWorker, []string{"workflow-a", "workflow-a", "workflow-b"}},
+		{(*replica).approvalWorker, []string{"approval-a", "approval-a", "approval-b", "approval-b"}},
+		{(*replica).reconcilerWorker, []string{"reconciler-a", "reconciler-b"}},
+		{(*replica).snapshotWorker, []string{"snapshot-a", "snapshot-b"}},
+	} {
+		for _, name := range team.replicas {
+			run := team.worker(w.replicas[name], w.opts.Prefix)
+			wg.Go(func() { run(ctx) })
+		}
+	}
+	wg.Go(func() { w.turbulenceLoop(ctx) })
+	wg.Wait()
+}
 
 // work pretends to work for d, stopping early when the lease's context ends (released,
 // abandoned): what a well-behaved holder does.

@@ -3,18 +3,12 @@ package demo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwatch/lockwatch/lease"
 )
 
 // Options configure a Workload.
@@ -32,19 +26,8 @@ type Options struct {
 	TurbulencePeriod time.Duration
 }
 
-// DefaultTurbulencePeriod is how often the injected faults repeat.
-const DefaultTurbulencePeriod = 20 * time.Second
-
-// replica is one simulated worker process: its own connection pool behind its own link, and
-// its own lease.Client (so local mutexes and renewers are per process, as in production).
-type replica struct {
-	name  string
-	link  *link
-	rdb   *redis.Client
-	locks map[string]*lease.Namespace
-	// freezeNext, when positive, is a pause the replica's next critical section suffers.
-	freezeNext atomic.Int64
-}
+// defaultTurbulencePeriod is how often the injected faults repeat.
+const defaultTurbulencePeriod = 20 * time.Second
 
 // Workload runs the demo's workers and turbulence against one Redis.
 type Workload struct {
@@ -65,15 +48,7 @@ func New(opts Options) (*Workload, error) {
 	if opts.Addr == "" {
 		return nil, errors.New("demo: Redis address required")
 	}
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultPrefix
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.TurbulencePeriod <= 0 {
-		opts.TurbulencePeriod = DefaultTurbulencePeriod
-	}
+	opts = opts.withDefaults()
 	ro, err := redisOptions(opts.Addr, opts.Password)
 	if err != nil {
 		return nil, err
@@ -90,55 +65,25 @@ func New(opts Options) (*Workload, error) {
 		replicas:   map[string]*replica{},
 	}
 	w.turbulence.Store(true)
-	for _, name := range []string{"scheduler", "workflow", "approval", "reconciler", "snapshot"} {
-		for _, suffix := range []string{"-a", "-b"} {
-			if err := w.addReplica(name + suffix); err != nil {
-				w.Close()
-				return nil, err
-			}
-		}
+	if err := w.addReplicas(); err != nil {
+		w.Close()
+		return nil, err
 	}
 	return w, nil
 }
 
-// redisOptions accepts host:port or a redis:// or rediss:// URL.
-func redisOptions(addr, password string) (*redis.Options, error) {
-	ro := &redis.Options{Addr: addr}
-	if strings.Contains(addr, "://") {
-		var err error
-		if ro, err = redis.ParseURL(addr); err != nil {
-			return nil, fmt.Errorf("demo: Redis URL: %v", err)
-		}
+// withDefaults fills in what opts leaves out.
+func (opts Options) withDefaults() Options {
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
 	}
-	// Without it go-redis ignores context deadlines on the wire, and renew timeouts would not
-	// bound anything (see the lease package).
-	ro.ContextTimeoutEnabled = true
-	if password != "" && ro.Password == "" {
-		ro.Password = password
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
-	// A failed command is reported as it failed: retries would blur the injected faults.
-	ro.MaxRetries = -1
-	return ro, nil
-}
-
-func (w *Workload) addReplica(name string) error {
-	ro := *w.redisOpts
-	r := &replica{name: name, link: &link{}, locks: map[string]*lease.Namespace{}}
-	r.rdb = redis.NewClient(&ro)
-	r.rdb.AddHook(r.link)
-	w.replicas[name] = r
-	c, err := lease.New(r.rdb, lease.Options{Registerer: w.reg, Logger: w.opts.Logger.With("replica", name)})
-	if err != nil {
-		return err
+	if opts.TurbulencePeriod <= 0 {
+		opts.TurbulencePeriod = defaultTurbulencePeriod
 	}
-	for _, ns := range w.namespaces {
-		l, err := c.Declare(ns.Name, ns.policy)
-		if err != nil {
-			return fmt.Errorf("demo: namespace %s: %w", ns.Name, err)
-		}
-		r.locks[ns.Name] = l
-	}
-	return nil
+	return opts
 }
 
 // Registry holds the library metrics of every replica; serve it next to the exporter's.
@@ -160,31 +105,7 @@ func (w *Workload) SetTurbulence(on bool) { w.turbulence.Store(on) }
 func (w *Workload) Run(ctx context.Context) error {
 	defer w.Close()
 	w.started.Store(time.Now().UnixNano())
-	var wg sync.WaitGroup
-	spawn := func(f func(context.Context)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(ctx)
-		}()
-	}
-	for _, s := range []string{"scheduler-a", "scheduler-b"} {
-		spawn(w.replicas[s].schedulerWorker(w.opts.Prefix))
-	}
-	for _, s := range []string{"workflow-a", "workflow-a", "workflow-b"} {
-		spawn(w.replicas[s].workflowWorker(w.opts.Prefix))
-	}
-	for _, s := range []string{"approval-a", "approval-a", "approval-b", "approval-b"} {
-		spawn(w.replicas[s].approvalWorker(w.opts.Prefix))
-	}
-	for _, s := range []string{"reconciler-a", "reconciler-b"} {
-		spawn(w.replicas[s].reconcilerWorker(w.opts.Prefix))
-	}
-	for _, s := range []string{"snapshot-a", "snapshot-b"} {
-		spawn(w.replicas[s].snapshotWorker(w.opts.Prefix))
-	}
-	spawn(w.turbulenceLoop)
-	wg.Wait()
+	w.runWorkers(ctx)
 	for _, r := range w.replicas {
 		r.link.heal()
 	}
@@ -193,8 +114,8 @@ func (w *Workload) Run(ctx context.Context) error {
 	return w.removeKeys(cleanup)
 }
 
-// Uptime is how long Run has been running.
-func (w *Workload) Uptime() time.Duration {
+// uptime is how long Run has been running.
+func (w *Workload) uptime() time.Duration {
 	start := w.started.Load()
 	if start == 0 {
 		return 0
@@ -210,56 +131,3 @@ func (w *Workload) Close() {
 		r.rdb.Close()
 	}
 }
-
-// removeKeys deletes the demo's lock keys and the library's companion keys ({lock}:fence, the
-// fenced data's write-fence keys), and nothing else.
-func (w *Workload) removeKeys(ctx context.Context) error {
-	for _, pattern := range []string{w.opts.Prefix + "*", "{" + w.opts.Prefix + "*"} {
-		iter := w.admin.Scan(ctx, 0, escapeGlob(pattern), 500).Iterator()
-		var keys []string
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			return fmt.Errorf("demo: remove demo keys: %w", err)
-		}
-		if len(keys) > 0 {
-			if err := w.admin.Unlink(ctx, keys...).Err(); err != nil {
-				return fmt.Errorf("demo: remove demo keys: %w", err)
-			}
-		}
-	}
-	return nil
-}
-
-// escapeGlob escapes glob characters in p except its final '*'.
-func escapeGlob(p string) string {
-	body := strings.TrimSuffix(p, "*")
-	var b strings.Builder
-	for _, r := range body {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String() + "*"
-}
-
-// sleep waits d or until ctx ends; it reports whether the full d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// between returns a random duration in [lo, hi).
-func between(lo, hi time.Duration) time.Duration {
-	return lo + rand.N(hi-lo)
-}
-
-func randN(n int) int { return rand.IntN(n) }

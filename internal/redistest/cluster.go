@@ -119,12 +119,6 @@ func (s *Server) servesSlot(ctx context.Context, slot int64) bool {
 	return false
 }
 
-// WaitReady blocks until every live node reports cluster_state:ok, e.g. after a failover.
-func (c *Cluster) WaitReady(tb testing.TB) {
-	tb.Helper()
-	c.waitReady(tb)
-}
-
 func (c *Cluster) waitReady(tb testing.TB) {
 	tb.Helper()
 	ctx := context.Background()
@@ -150,12 +144,6 @@ func (c *Cluster) waitReady(tb testing.TB) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	tb.Fatalf("redistest: cluster not ready within %s: %s", clusterReadyTimeout, last)
-}
-
-func (s *Server) running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cmd != nil
 }
 
 func firstLine(s string) string {

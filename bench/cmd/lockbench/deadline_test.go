@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
+
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // TestAutoPipelineDeadlines records why the "+ AutoPipeline" rows are reference only: against a
@@ -17,11 +18,11 @@ import (
 // ReleaseTimeout rely on the former. If a go-redis upgrade makes this test fail,
 // docs/performance.md's advice on AutoPipeline needs revisiting.
 func TestAutoPipelineDeadlines(t *testing.T) {
-	srv, err := startServer()
+	srv, err := redisproc.Start(context.Background(), redisproc.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	const deadline = 200 * time.Millisecond
@@ -36,7 +37,7 @@ func TestAutoPipelineDeadlines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{
-				Addr: srv.addr, ContextTimeoutEnabled: true,
+				Addr: srv.Addr(), ContextTimeoutEnabled: true,
 				ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: -1,
 			})
 			defer rdb.Close()
@@ -51,10 +52,10 @@ func TestAutoPipelineDeadlines(t *testing.T) {
 			if err := c.Ping(context.Background()).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if err := syscall.Kill(srv.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+			if err := srv.Pause(); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = syscall.Kill(srv.cmd.Process.Pid, syscall.SIGCONT) }()
+			defer func() { _ = srv.Resume() }()
 
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()

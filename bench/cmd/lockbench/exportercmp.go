@@ -18,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // The exporter comparison: lock-exporter's scan engine against redis_exporter's --count-keys for
@@ -57,12 +58,12 @@ func (r cmpResult) cpuRatio() float64 {
 
 // runExporterComparison measures each size in turn on one server, adding keys between sizes.
 func runExporterComparison(ctx context.Context, sizes []int, rounds int, progress io.Writer) ([]cmpResult, string, error) {
-	srv, err := startServer()
+	srv, err := redisproc.Start(ctx, redisproc.Config{})
 	if err != nil {
 		return nil, "", err
 	}
-	defer srv.stop()
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr})
+	defer srv.Stop()
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer admin.Close()
 	logrus.SetLevel(logrus.ErrorLevel)
 
@@ -73,13 +74,13 @@ func runExporterComparison(ctx context.Context, sizes []int, rounds int, progres
 		if seeded, err = seedMixed(ctx, admin, seeded, locks); err != nil {
 			return nil, "", err
 		}
-		res, err := compareAt(ctx, srv.addr, admin, locks, rounds, progress)
+		res, err := compareAt(ctx, srv.Addr(), admin, locks, rounds, progress)
 		if err != nil {
 			return nil, "", err
 		}
 		out = append(out, res)
 	}
-	return out, redisVersion(ctx, srv.addr), nil
+	return out, redisVersion(ctx, srv.Addr()), nil
 }
 
 func compareAt(ctx context.Context, addr string, admin *redis.Client, locks, rounds int, progress io.Writer) (cmpResult, error) {

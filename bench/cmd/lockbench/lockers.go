@@ -16,6 +16,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
+	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -56,7 +57,7 @@ type clientMode int
 const (
 	plainClient  clientMode = iota
 	autoPipeline            // go-redis's AutoPipeliner face
-	noNetwork               // answerLocally: client-side work only
+	noNetwork               // redishook.AnswerLocally: client-side work only
 )
 
 // goRedisClient returns the client a go-redis based variant runs on: the plain client, its
@@ -75,7 +76,7 @@ func goRedisClient(addr string, conns int, mode clientMode) (redis.UniversalClie
 		}
 		return ap, closeFn, autoSuffix, nil
 	case noNetwork:
-		rdb.AddHook(answerLocally{})
+		rdb.AddHook(redishook.AnswerLocally{})
 		return rdb, closeFn, "", nil
 	}
 	return rdb, closeFn, "", nil

@@ -6,6 +6,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
+
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // TestVariantsCountCycles checks what the benchmark's accounting relies on, for every variant
@@ -14,12 +16,12 @@ import (
 // no error, and leaves the other owner's lock in place.
 func TestVariantsCountCycles(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	srv, err := startServer()
+	srv, err := redisproc.Start(context.Background(), redisproc.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.stop()
-	variants, err := buildVariants(srv.addr, 2, "")
+	defer srv.Stop()
+	variants, err := buildVariants(srv.Addr(), 2, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func TestVariantsCountCycles(t *testing.T) {
 			v.close()
 		}
 	}()
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr})
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer admin.Close()
 	ctx := context.Background()
 
@@ -62,16 +64,16 @@ func TestVariantsCountCycles(t *testing.T) {
 // and without touching Redis.
 func TestVariantsNoNetwork(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	srv, err := startServer()
+	srv, err := redisproc.Start(context.Background(), redisproc.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.stop()
-	local, err := clientOnlyVariants(srv.addr)
+	defer srv.Stop()
+	local, err := clientOnlyVariants(srv.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr})
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer admin.Close()
 	for _, v := range local {
 		acquired, err := v.worker("local")(context.Background())

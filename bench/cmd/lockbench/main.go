@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 type config struct {
@@ -99,13 +101,13 @@ func runComparison(cfg config) error {
 
 func runAll(cfg config) error {
 	ctx := context.Background()
-	srv, err := startServer()
+	srv, err := redisproc.Start(ctx, redisproc.Config{})
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 
-	variants, err := buildVariants(srv.addr, cfg.goroutines, cfg.only)
+	variants, err := buildVariants(srv.Addr(), cfg.goroutines, cfg.only)
 	if err != nil {
 		return err
 	}
@@ -115,7 +117,7 @@ func runAll(cfg config) error {
 		}
 	}()
 
-	local, err := clientOnlyVariants(srv.addr)
+	local, err := clientOnlyVariants(srv.Addr())
 	if err != nil {
 		return err
 	}
@@ -134,7 +136,7 @@ func runAll(cfg config) error {
 		}
 	}()
 
-	rep := newReport(cfg, machineFacts(ctx, srv.addr))
+	rep := newReport(cfg, machineFacts(ctx, srv.Addr()))
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
@@ -166,7 +168,7 @@ func runAll(cfg config) error {
 			rep.addLocal(r, v, smp)
 		}
 		for si, s := range shapes {
-			c, err := measureCeiling(ctx, srv.addr, srv.port, s, cfg.goroutines, cfg.ceilingN)
+			c, err := measureCeiling(ctx, srv.Addr(), srv.Port(), s, cfg.goroutines, cfg.ceilingN)
 			if err != nil {
 				return err
 			}

@@ -5,61 +5,12 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// server is a redis-server this program started, with persistence off so that disk writes
-// never enter the measurement.
-type server struct {
-	addr string
-	port int
-	cmd  *exec.Cmd
-	dir  string
-}
-
-func startServer() (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	dir, err := os.MkdirTemp("", "lockbench-redis-")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start redis-server (Debian: apt-get install -y redis-server): %w", err)
-	}
-	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port, cmd: cmd, dir: dir}
-	c := redis.NewClient(&redis.Options{Addr: s.addr})
-	defer c.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if err := c.Ping(context.Background()).Err(); err == nil {
-			return s, nil
-		} else if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("redis-server on %s did not answer PING: %w", s.addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	_ = os.RemoveAll(s.dir)
-}
 
 // releaseScript is the compare-and-delete every library runs on release; the ceiling calls it
 // by EVALSHA as the libraries do.

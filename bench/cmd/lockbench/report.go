@@ -51,7 +51,7 @@ type report struct {
 	variants []variant             // in first-seen order
 	samples  [][]map[string]sample // [shape][round][variant name]
 	ceilings [][]ceiling           // [shape][round]
-	local    []map[string]sample   // [round][variant name]: answerLocally runs
+	local    []map[string]sample   // [round][variant name]: redishook.AnswerLocally runs
 	localV   []variant
 	scrape   []scrapeRow
 }

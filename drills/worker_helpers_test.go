@@ -16,13 +16,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lockwatch/lockwatch/internal/faultproxy"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
-
-// reaper is redistest's goroutine that waits for a redis-server process; a Restart starts a
-// new one, which lives until the test's cleanup, after the leak check.
-const reaper = "github.com/lockwatch/lockwatch/internal/redistest.(*Server).launch.func1"
 
 // checkLeaks is deferred right after the servers of a drill are started: every goroutine the
 // drill starts afterwards (renewers, proxies, clients, exporters) must be gone when it ends.
@@ -31,7 +28,9 @@ func checkLeaks(t *testing.T) func() {
 	before := goleak.IgnoreCurrent()
 	return func() {
 		t.Helper()
-		opts := []goleak.Option{before, goleak.IgnoreAnyFunction(reaper)}
+		// A Restart starts a new redis-server, whose reaper lives until the test's cleanup,
+		// after this check.
+		opts := []goleak.Option{before, goleak.IgnoreAnyFunction(redisproc.ReaperFunction)}
 		// go-redis ends a background re-dial to a dead node only after its one-second
 		// back-off, even once its client is closed: give stragglers up to 5s to finish.
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

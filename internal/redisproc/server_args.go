@@ -1,7 +1,8 @@
-// Package redisproc holds what lockwatch's own throw-away redis-server processes share, the
-// demo's (internal/demo) and the tests' (internal/redistest): how such a server is configured
-// and how its port is picked. Starting and supervising the process stays with each user: the
-// demo answers to a context and the tests to a testing.TB.
+// Package redisproc starts and supervises lockwatch's own throw-away redis-server processes:
+// the tests' (internal/redistest, the lease package's shared server), the demo's (internal/demo)
+// and the benchmark's (bench/cmd/lockbench). It owns how such a server is configured, how its
+// port is picked, how readiness is judged and how the process is stopped; the testing.TB and
+// context flavours are thin wrappers around Process.
 package redisproc
 
 import (
@@ -27,7 +28,7 @@ func Args(dir string) []string {
 const maxPort = 65535 - 10000
 
 // FreePort asks the kernel for a free loopback TCP port below 55535. Another process may take
-// it before the server binds it, so starters retry with a new port when the server fails.
+// it before the server binds it, so Start retries with a new port when the server fails.
 func FreePort() (int, error) {
 	for range 50 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

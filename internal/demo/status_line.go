@@ -9,9 +9,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Totals are the library counters summed over the demo's namespaces, read from the registry
+// libraryTotals are the library counters summed over the demo's namespaces, read from the registry
 // the workload serves, so the status line says what /metrics says.
-type Totals struct {
+type libraryTotals struct {
 	Held            float64
 	Acquired, Busy  float64
 	RenewFailed     float64
@@ -21,49 +21,57 @@ type Totals struct {
 	AcquireAttempts float64
 }
 
-// Totals gathers the workload's registry.
-func (w *Workload) Totals() (Totals, error) {
+// totals gathers the workload's registry.
+func (w *Workload) totals() (libraryTotals, error) {
 	families, err := w.reg.Gather()
 	if err != nil {
-		return Totals{}, err
+		return libraryTotals{}, err
 	}
-	var t Totals
+	var t libraryTotals
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
-			outcome := label(m, "outcome")
-			switch f.GetName() {
-			case "lock_held":
-				t.Held += m.GetGauge().GetValue()
-			case "lock_acquire_wait_seconds":
-				n := float64(m.GetHistogram().GetSampleCount())
-				t.AcquireAttempts += n
-				switch outcome {
-				case "acquired":
-					t.Acquired += n
-				case "busy":
-					t.Busy += n
-				}
-			case "lock_renewals_total":
-				switch outcome {
-				case "failed":
-					t.RenewFailed += m.GetCounter().GetValue()
-				case "not_owned":
-					t.NotOwned += m.GetCounter().GetValue()
-				}
-			case "lock_releases_total":
-				if outcome == "not_owned" {
-					t.NotOwned += m.GetCounter().GetValue()
-				}
-			case "lock_abandoned_total":
-				t.Abandoned += m.GetCounter().GetValue()
-			case "lock_fenced_writes_total":
-				if outcome == "rejected" {
-					t.FencedRejected += m.GetCounter().GetValue()
-				}
-			}
+			t.add(f.GetName(), label(m, "outcome"), m)
 		}
 	}
 	return t, nil
+}
+
+// add counts one series m of the metric name into the totals it belongs to, if any.
+func (t *libraryTotals) add(name, outcome string, m *dto.Metric) {
+	switch name {
+	case "lock_held":
+		t.Held += m.GetGauge().GetValue()
+	case "lock_acquire_wait_seconds":
+		t.addAcquires(outcome, float64(m.GetHistogram().GetSampleCount()))
+	default:
+		t.addEvents(name, outcome, m.GetCounter().GetValue())
+	}
+}
+
+// addAcquires counts n acquire attempts that ended with outcome.
+func (t *libraryTotals) addAcquires(outcome string, n float64) {
+	t.AcquireAttempts += n
+	switch outcome {
+	case "acquired":
+		t.Acquired += n
+	case "busy":
+		t.Busy += n
+	}
+}
+
+// addEvents counts n events of the counter name that ended with outcome.
+func (t *libraryTotals) addEvents(name, outcome string, n float64) {
+	switch {
+	case name == "lock_renewals_total" && outcome == "failed":
+		t.RenewFailed += n
+	case name == "lock_renewals_total" && outcome == "not_owned",
+		name == "lock_releases_total" && outcome == "not_owned":
+		t.NotOwned += n
+	case name == "lock_abandoned_total":
+		t.Abandoned += n
+	case name == "lock_fenced_writes_total" && outcome == "rejected":
+		t.FencedRejected += n
+	}
 }
 
 func label(m *dto.Metric, name string) string {
@@ -79,7 +87,7 @@ func label(m *dto.Metric, name string) string {
 // held), the totals since the demo started, whether turbulence (the injected faults) is on, and
 // how many repeated warnings were counted instead of printed.
 func (w *Workload) StatusLine() string {
-	t, err := w.Totals()
+	t, err := w.totals()
 	if err != nil {
 		return fmt.Sprintf("demo: status unavailable: %v", err)
 	}
@@ -88,7 +96,7 @@ func (w *Workload) StatusLine() string {
 		turbulence = "off"
 	}
 	line := fmt.Sprintf("%s | now: %s held | since start: %s, %s, %s, %s, %s, %s | turbulence %s",
-		w.Uptime().Truncate(time.Second),
+		w.uptime().Truncate(time.Second),
 		count(t.Held, "lease", "leases"),
 		count(t.Acquired, "acquire", "acquires"), count(t.Busy, "busy", "busy"),
 		count(t.RenewFailed, "failed renew", "failed renews"),

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/lockwatch/lockwatch/internal/demo"
+)
+
+// announce tells the test harness where the demo listens, then prints the banner.
+func announce(e *env, w *demo.Workload, target redisTarget, addrs []string) {
+	if e.listening != nil {
+		e.listening(addrs)
+	}
+	printBanner(e, w, redactURL(target.addr), target.where, addrs)
+}
+
+func printBanner(e *env, w *demo.Workload, redisAddr, where string, addrs []string) {
+	fmt.Fprintf(e.stdout, "lockwatch demo\n  Redis:   %s (%s)\n", redisAddr, where)
+	for _, a := range addrs {
+		fmt.Fprintf(e.stdout, "  metrics: http://%s/metrics   (lease library + exporter metrics on one endpoint)\n", a)
+	}
+	fmt.Fprintf(e.stdout, "  keys:    %s*\n  namespaces:\n", w.Prefix())
+	for _, ns := range w.Namespaces() {
+		fmt.Fprintf(e.stdout, "    %-10s %s\n", ns.Name, ns.Story)
+	}
+	for _, l := range append(w.StatusLegend(), demo.NextSteps(redisAddr, addrs[0], w.Namespaces())...) {
+		fmt.Fprintln(e.stdout, l)
+	}
+	fmt.Fprintln(e.stdout, "Ctrl-C stops the demo.")
+}
+
+// redactURL hides the password of a redis:// address, which must not reach a terminal or log.
+func redactURL(addr string) string {
+	if !strings.Contains(addr, "://") {
+		return addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/cli"
+	"github.com/lockwatch/lockwatch/internal/demo"
+	"github.com/lockwatch/lockwatch/internal/exporter"
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+)
+
+// runSession is one demo: start Redis when none is given, connect the workload, serve
+// /metrics, then run the workload until ctx ends (Ctrl-C or --duration).
+func runSession(ctx context.Context, e *env, fl flags) int {
+	logger, err := cli.NewLogger(e.stderr, fl.logLevel, "logfmt")
+	if err != nil {
+		return report(e, usage(err))
+	}
+	ctx, cancel := withDuration(ctx, fl.duration)
+	defer cancel()
+	target, err := openRedis(ctx, fl.redisAddr)
+	if err != nil {
+		return report(e, err)
+	}
+	defer target.stop()
+	w, cfg, err := newWorkload(target.addr, e.getenv(cli.EnvPrefix+"REDIS_PASSWORD"), logger)
+	if err != nil {
+		return report(e, err)
+	}
+	srv, addrs, err := serveMetrics(w, cfg, fl.listen, logger)
+	if err != nil {
+		w.Close()
+		return report(e, err)
+	}
+	defer srv.stop()
+	announce(e, w, target, addrs)
+	return runWorkload(ctx, e, w, srv, fl.statusEvery)
+}
+
+// withDuration bounds ctx by --duration; zero runs until ctx ends.
+func withDuration(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return context.WithCancel(ctx)
+}
+
+// redisTarget is the Redis the demo runs on, how the banner describes it, and how to let it go.
+type redisTarget struct {
+	addr, where string
+	stop        func()
+}
+
+// openRedis uses the Redis given by --redis.addr, or starts the demo's own redis-server.
+func openRedis(ctx context.Context, addr string) (redisTarget, error) {
+	if addr != "" {
+		return redisTarget{addr: addr, where: "given by --redis.addr; only " + demo.DefaultPrefix + "* keys are touched", stop: func() {}}, nil
+	}
+	srv, err := demo.StartRedis(ctx)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	return redisTarget{addr: srv.Addr(), where: "a redis-server started for the demo, removed on exit", stop: srv.Stop}, nil
+}
+
+// newWorkload connects the workload to addr and builds the exporter configuration that watches
+// its namespaces there.
+func newWorkload(addr, password string, logger *slog.Logger) (*demo.Workload, exporterconfig.Config, error) {
+	w, err := demo.New(demo.Options{Addr: addr, Password: password, Logger: logger})
+	if err != nil {
+		return nil, exporterconfig.Config{}, usage(fmt.Errorf("--redis.addr %q: %v", redactURL(addr), err))
+	}
+	cfg, err := demo.ExporterConfig(addr, w.Namespaces())
+	if err != nil {
+		w.Close()
+		return nil, exporterconfig.Config{}, usage(err)
+	}
+	cfg.Redis.Password = password
+	return w, cfg, nil
+}
+
+// serveMetrics serves the exporter's scan of cfg and the workload's library metrics on one
+// /metrics at listen, and returns once it listens, with the bound addresses.
+func serveMetrics(w *demo.Workload, cfg exporterconfig.Config, listen string, logger *slog.Logger) (*exporterRun, []string, error) {
+	srv := startExporter(exporter.Options{
+		Config: cfg,
+		Web:    exporter.Web{ListenAddresses: []string{listen}, TelemetryPath: "/metrics"},
+		Logger: logger,
+		// The demo's build: what go run or go build stamped.
+		Extra: w.Registry(),
+	})
+	addrs, err := srv.waitListening()
+	if err != nil {
+		srv.stop()
+		return nil, nil, err
+	}
+	return srv, addrs, nil
+}
+
+// runWorkload runs the workload until ctx ends or the exporter stops on its own, printing the
+// status line every statusEvery, then removes the demo keys.
+func runWorkload(ctx context.Context, e *env, w *demo.Workload, srv *exporterRun, statusEvery time.Duration) int {
+	workCtx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(workCtx) }()
+	ticker := time.NewTicker(statusEvery)
+	defer ticker.Stop()
+	code := exitOK
+	for workCtx.Err() == nil {
+		select {
+		case <-ticker.C:
+			fmt.Fprintln(e.stdout, w.StatusLine())
+		case err := <-srv.done:
+			// The server stopped on its own: a serve error.
+			srv.finished = true
+			code = report(e, err)
+			stopWork()
+		case <-workCtx.Done():
+		}
+	}
+	stopWork()
+	if err := <-ran; err != nil {
+		code = report(e, err)
+	}
+	fmt.Fprintln(e.stdout, w.StatusLine())
+	srv.stop()
+	fmt.Fprintln(e.stdout, "demo stopped; demo keys removed")
+	return code
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/cli"
+	"github.com/lockwatch/lockwatch/internal/demo"
+	"github.com/lockwatch/lockwatch/internal/exporter"
+)
+
+const synopsis = "lockwatch-demo [flags]"
+
+// errHelpShown is parseFlags' answer to --help: the usage is printed and the command is done.
+var errHelpShown = errors.New("help shown")
+
+// flags are the demo's settings.
+type flags struct {
+	redisAddr   string
+	listen      string
+	duration    time.Duration
+	statusEvery time.Duration
+	logLevel    string
+}
+
+// parseFlags parses args with LOCK_EXPORTER_* fallbacks and checks every value before anything
+// starts, so a typo does not first start a redis-server. Its errors are usage errors.
+func parseFlags(e *env, args []string) (fl flags, err error) {
+	fs := cli.NewFlagSet("lockwatch-demo")
+	fs.StringVar(&fl.redisAddr, "redis.addr", "", "Redis to run the demo on (host:port or redis:// URL); only keys under "+demo.DefaultPrefix+" are touched and removed on exit (default: start a redis-server from PATH on a free loopback port)")
+	fs.StringVar(&fl.listen, "web.listen-address", "127.0.0.1:9866", "address to serve /metrics on")
+	fs.DurationVar(&fl.duration, "duration", 0, "stop after this long (default: run until Ctrl-C)")
+	fs.DurationVar(&fl.statusEvery, "status.interval", 5*time.Second, "how often to print the status line")
+	fs.StringVar(&fl.logLevel, "log.level", "warn", "debug, info, warn or error (warn shows the lease library's renew warnings and abandonments)")
+	if err := cli.ParseWithEnv(fs, args, e.getenv); err != nil {
+		if cli.IsHelp(err) {
+			cli.PrintUsage(e.stdout, synopsis, fs)
+			return fl, errHelpShown
+		}
+		return fl, usage(err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case fl.duration < 0:
+		err = fmt.Errorf("--duration %q: must not be negative", fl.duration)
+	case fl.statusEvery <= 0:
+		err = fmt.Errorf("--status.interval %q: must be positive", fl.statusEvery)
+	default:
+		err = exporter.CheckListenAddresses([]string{fl.listen})
+	}
+	if err != nil {
+		return fl, usage(err)
+	}
+	return fl, nil
+}
