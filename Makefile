@@ -62,7 +62,8 @@ test-loaded:
 # "context deadline exceeded" at the deadline (golang/go#75804, fixed in Go 1.27).
 # `make fuzz FUZZTIME=500000x` overrides every budget (a duration works too, with that risk).
 FUZZ_TARGETS := ./collectors:FuzzKeyLabel:50000x ./collectors:FuzzNamespace:80000x \
-	./internal/exporterconfig:FuzzLoad:4000x ./internal/exporterconfig:FuzzParseNamespace:30000x
+	./internal/exporterconfig:FuzzLoad:4000x ./internal/exporterconfig:FuzzParseNamespace:30000x \
+	./internal/lockkeys:FuzzKindOf:200000x
 FUZZTIME ?=
 
 ## fuzz: explore new inputs for every fuzz target (its budget above, or FUZZTIME)

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/common/promslog"
+
 	"github.com/lockwatch/lockwatch/internal/cli"
 	"github.com/lockwatch/lockwatch/internal/demo"
 	"github.com/lockwatch/lockwatch/internal/exporter"
@@ -15,10 +17,8 @@ import (
 // runSession is one demo: start Redis when none is given, connect the workload, serve
 // /metrics, then run the workload until ctx ends (Ctrl-C or --duration).
 func runSession(ctx context.Context, e *env, fl flags) int {
-	logger, err := cli.NewLogger(e.stderr, fl.logLevel, "logfmt")
-	if err != nil {
-		return report(e, usage(err))
-	}
+	fl.logs.Writer = e.stderr
+	logger := promslog.New(fl.logs)
 	ctx, cancel := withDuration(ctx, fl.duration)
 	defer cancel()
 	target, err := openRedis(ctx, fl.redisAddr)

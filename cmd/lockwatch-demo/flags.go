@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/common/promslog"
+
 	"github.com/lockwatch/lockwatch/internal/cli"
 	"github.com/lockwatch/lockwatch/internal/demo"
 	"github.com/lockwatch/lockwatch/internal/exporter"
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
 const synopsis = "lockwatch-demo [flags]"
@@ -21,7 +24,7 @@ type flags struct {
 	listen      string
 	duration    time.Duration
 	statusEvery time.Duration
-	logLevel    string
+	logs        *promslog.Config
 }
 
 // parseFlags parses args with LOCK_EXPORTER_* fallbacks and checks every value before anything
@@ -30,9 +33,11 @@ func parseFlags(e *env, args []string) (fl flags, err error) {
 	fs := cli.NewFlagSet("lockwatch-demo")
 	fs.StringVar(&fl.redisAddr, "redis.addr", "", "Redis to run the demo on (host:port or redis:// URL); only keys under "+demo.DefaultPrefix+" are touched and removed on exit (default: start a redis-server from PATH on a free loopback port)")
 	fs.StringVar(&fl.listen, "web.listen-address", "127.0.0.1:9866", "address to serve /metrics on")
-	fs.DurationVar(&fl.duration, "duration", 0, "stop after this long (default: run until Ctrl-C)")
-	fs.DurationVar(&fl.statusEvery, "status.interval", 5*time.Second, "how often to print the status line")
-	fs.StringVar(&fl.logLevel, "log.level", "warn", "debug, info, warn or error (warn shows the lease library's renew warnings and abandonments)")
+	fs.Var((*exporterconfig.Duration)(&fl.duration), "duration", "stop after this long; 0s runs until Ctrl-C")
+	fl.statusEvery = 5 * time.Second
+	fs.Var((*exporterconfig.Duration)(&fl.statusEvery), "status.interval", "how often to print the status line")
+	// warn shows the lease library's renew warnings and abandonments.
+	fl.logs = cli.AddLogFlags(fs, "warn")
 	if err := cli.ParseWithEnv(fs, args, e.getenv); err != nil {
 		if cli.IsHelp(err) {
 			cli.PrintUsage(e.stdout, synopsis, fs)

@@ -193,10 +193,11 @@ func TestDemoBadInvocations(t *testing.T) {
 		wantErr string
 	}{
 		{"negative duration", []string{"--duration", "-1s"}, `--duration "-1s": must not be negative`},
-		{"bad duration", []string{"--duration", "soon"}, `--duration "soon"`},
+		{"bad duration", []string{"--duration", "soon"}, `--duration "soon": invalid duration "soon" (want e.g. 10s, 1m30s)`},
 		{"zero status interval", []string{"--status.interval", "0s"}, `--status.interval "0s": must be positive`},
 		{"stray argument", []string{"now"}, `unexpected argument "now"`},
-		{"bad log level", []string{"--log.level", "loud"}, `--log.level "loud"`},
+		{"bad log level", []string{"--log.level", "loud"}, `--log.level "loud": want debug, info, warn or error`},
+		{"bad log format", []string{"--log.format", "xml"}, `--log.format "xml": want logfmt or json`},
 		{"bad listen address", []string{"--web.listen-address", ":notaport"}, `--web.listen-address ":notaport"`},
 		{"bad redis url", []string{"--redis.addr", "redis://:secret@host:1/notadb"}, `--redis.addr "redis://:xxxxx@host:1/notadb"`},
 	}

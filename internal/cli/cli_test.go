@@ -112,12 +112,3 @@ func TestUsageMessage(t *testing.T) {
 		}
 	}
 }
-
-func TestNewLogger(t *testing.T) {
-	if _, err := NewLogger(nil, "loud", "logfmt"); err == nil || err.Error() != `--log.level "loud": want debug, info, warn or error` {
-		t.Errorf("bad level: %v", err)
-	}
-	if _, err := NewLogger(nil, "info", "xml"); err == nil || err.Error() != `--log.format "xml": want logfmt or json` {
-		t.Errorf("bad format: %v", err)
-	}
-}

@@ -2,9 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/prometheus/common/promslog"
@@ -21,19 +18,6 @@ func AddLogFlags(fs *pflag.FlagSet, defaultLevel string) *promslog.Config {
 	fs.Var(levelValue(cfg.Level), "log.level", "only log messages of this severity or above: "+strings.Join(promslog.LevelFlagOptions, ", "))
 	fs.Var(formatValue(cfg.Format), "log.format", "log line format: "+strings.Join(promslog.FormatFlagOptions, " or "))
 	return cfg
-}
-
-// NewLogger is the promslog logger for a level and format given as text (lockwatch-demo's
-// --log.level); a bad value is an error that names the flag.
-func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	cfg := &promslog.Config{Level: promslog.NewLevel(), Format: promslog.NewFormat(), Writer: w}
-	if err := levelValue(cfg.Level).Set(level); err != nil {
-		return nil, fmt.Errorf("--log.level %q: %w", level, err)
-	}
-	if err := formatValue(cfg.Format).Set(format); err != nil {
-		return nil, fmt.Errorf("--log.format %q: %w", format, err)
-	}
-	return promslog.New(cfg), nil
 }
 
 func levelValue(l *promslog.Level) wordValue {
