@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -72,23 +71,5 @@ func TestSentinelMonitorIsValidated(t *testing.T) {
 				t.Fatalf("err = %v, want ErrBadMonitor", err)
 			}
 		})
-	}
-}
-
-// TestSentinelStartFailureQuotesTheLogAndCleansUp: a Sentinel that refuses its command line
-// fails Start with its complaint on one line and leaves no directory behind.
-func TestSentinelStartFailureQuotesTheLogAndCleansUp(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	mon := Monitor{Name: "locks", MasterAddr: "127.0.0.1:6379"}
-	_, err := Start(context.Background(), Config{Sentinel: &mon, Args: []string{"--no-such-directive", "x"}})
-	if err == nil {
-		t.Fatal("Start succeeded with an unknown directive")
-	}
-	if msg := err.Error(); !strings.Contains(msg, "no-such-directive") || strings.Contains(msg, "\n") {
-		t.Errorf("error %q: want one line quoting the Sentinel's complaint", msg)
-	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Errorf("a failed Start left %d entries in the temporary directory", len(left))
 	}
 }
