@@ -33,6 +33,9 @@ type Config struct {
 	Args []string
 	// TLSOnly serves TLS on the port and disables the plain port; Args must name the TLS files.
 	TLSOnly bool
+	// Sentinel, when set, starts a Redis Sentinel watching that master instead of a data
+	// server. Its configuration file is sentinel.conf in Dir, rewritten at every (re)start.
+	Sentinel *Monitor
 }
 
 // Process is one redis-server started by Start. Its methods are safe for concurrent use.
@@ -55,6 +58,11 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNoBinary
+	}
+	if cfg.Sentinel != nil {
+		if err := cfg.Sentinel.validate(); err != nil {
+			return nil, err
+		}
 	}
 	p := &Process{cfg: cfg, bin: bin}
 	if p.cfg.Dir == "" {
@@ -107,7 +115,12 @@ func (p *Process) launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(p.bin, p.args()...)
+	args, err := p.args()
+	if err != nil {
+		logFile.Close()
+		return err
+	}
+	cmd := exec.Command(p.bin, args...)
 	cmd.Dir = p.cfg.Dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -140,14 +153,25 @@ const ReaperFunction = "github.com/lockwatch/lockwatch/internal/redisproc.reap"
 // reap waits for the server process to exit and hands its status on.
 func reap(cmd *exec.Cmd, exited chan<- error) { exited <- cmd.Wait() }
 
-func (p *Process) args() []string {
+// args is the command line: a Sentinel's configuration file first, then the port arguments,
+// Args(dir) and the caller's.
+func (p *Process) args() ([]string, error) {
+	var args []string
+	if p.cfg.Sentinel != nil {
+		lead, err := p.writeSentinelConf()
+		if err != nil {
+			return nil, err
+		}
+		args = lead
+	}
 	port := strconv.Itoa(p.port)
-	args := []string{"--port", port}
 	if p.cfg.TLSOnly {
-		args = []string{"--port", "0", "--tls-port", port}
+		args = append(args, "--port", "0", "--tls-port", port)
+	} else {
+		args = append(args, "--port", port)
 	}
 	args = append(args, Args(p.cfg.Dir)...)
-	return append(args, p.cfg.Args...)
+	return append(args, p.cfg.Args...), nil
 }
 
 // Kill stops the server with SIGKILL (its data is lost: persistence is off) and keeps its

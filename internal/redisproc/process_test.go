@@ -106,18 +106,30 @@ func TestStopKeepsAGivenDir(t *testing.T) {
 	}
 }
 
+// TestStartFailureQuotesTheLogAndCleansUp: a server or Sentinel that refuses its command line
+// fails Start with its complaint on one line and leaves no directory behind.
 func TestStartFailureQuotesTheLogAndCleansUp(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	_, err := Start(context.Background(), Config{Args: []string{"--no-such-directive", "x"}})
-	if err == nil {
-		t.Fatal("Start succeeded with an unknown directive")
+	unknownDirective := []string{"--no-such-directive", "x"}
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"server", Config{Args: unknownDirective}},
+		{"sentinel", Config{Args: unknownDirective, Sentinel: &Monitor{Name: "locks", MasterAddr: "127.0.0.1:6379"}}},
 	}
-	if msg := err.Error(); !strings.Contains(msg, "no-such-directive") || strings.Contains(msg, "\n") {
-		t.Errorf("error %q: want one line quoting the server's complaint", msg)
-	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Errorf("a failed Start left %d entries in the temporary directory", len(left))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			if _, err := Start(context.Background(), tt.cfg); err == nil {
+				t.Fatal("Start succeeded with an unknown directive")
+			} else if msg := err.Error(); !strings.Contains(msg, "no-such-directive") || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line quoting the complaint", msg)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("a failed Start left %d entries in the temporary directory", len(left))
+			}
+		})
 	}
 }
 
