@@ -1,0 +1,125 @@
+package deploy
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lockwatch/lockwatch/internal/testkit"
+)
+
+// The docs checked for paths: what a reader follows to find code. CHANGELOG.md is left out on
+// purpose: its released sections name files as they were then.
+var docsWithPaths = []string{
+	"README.md",
+	"docs/*.md",
+	"alerts/README.md",
+	"dashboards/README.md",
+	"examples/*/*.md",
+}
+
+// codeSpan is a Markdown code span; linkTarget is a relative Markdown link's target (no scheme,
+// anchor cut off).
+var (
+	codeSpan   = regexp.MustCompile("`([^`\n]+)`")
+	linkTarget = regexp.MustCompile(`\]\(([^)#:\s]+)(?:#[^)]*)?\)`)
+	// repoPath is a code span that is only a relative path: dir/…/name or a file name with a
+	// source, doc or data extension.
+	repoPath = regexp.MustCompile(`^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*/?$`)
+	fileName = regexp.MustCompile(`\.(?:go|md|ya?ml|json|sh)$`)
+)
+
+// otherProjects are bare file names the docs cite from other projects' trees, by doc.
+var otherProjects = map[string]string{
+	"v42.go": "docs/dashboards.md", // Grafana's dashboard schema migrations
+}
+
+// TestDocPathsExist: every repository path a doc names (a relative link, or a code span such as
+// `lease/release.go`, `internal/pack/`) exists, and every bare file name (`release.go`) is the
+// name of some file in the tree; so a file moved or renamed without its docs fails here.
+func TestDocPathsExist(t *testing.T) {
+	root := testkit.RepoRoot(t)
+	names := fileNames(t, root)
+	found := 0
+	for _, doc := range docFiles(t, root) {
+		raw, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, doc)
+		for _, m := range linkTarget.FindAllStringSubmatch(string(raw), -1) {
+			found++
+			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), m[1])); err != nil {
+				t.Errorf("%s: link to %s, which does not exist", rel, m[1])
+			}
+		}
+		for _, m := range codeSpan.FindAllStringSubmatch(string(raw), -1) {
+			span := m[1]
+			if !repoPath.MatchString(span) {
+				continue
+			}
+			switch {
+			case strings.Contains(span, "/") && isTopLevel(root, span):
+				found++
+				if _, err := os.Stat(filepath.Join(root, span)); err != nil {
+					t.Errorf("%s: `%s` does not exist", rel, span)
+				}
+			case !strings.Contains(span, "/") && fileName.MatchString(span):
+				found++
+				if !names[span] && otherProjects[span] != filepath.ToSlash(rel) {
+					t.Errorf("%s: no file is named `%s`", rel, span)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no paths found in the docs; the patterns are broken")
+	}
+}
+
+// isTopLevel reports whether a slash path starts with one of the repository's own top-level
+// entries, which tells `lease/release.go` apart from `text/plain` or `go.opentelemetry.io/otel`.
+func isTopLevel(root, span string) bool {
+	first, _, _ := strings.Cut(span, "/")
+	if first == "." || first == ".." {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(root, first))
+	return err == nil
+}
+
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	for _, pattern := range docsWithPaths {
+		matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matches...)
+	}
+	return files
+}
+
+// fileNames is the set of base names of the files in the tree (outside .git).
+func fileNames(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		names[d.Name()] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
