@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,6 +27,10 @@ var docsWithPaths = []string{
 var (
 	codeSpan   = regexp.MustCompile("`([^`\n]+)`")
 	linkTarget = regexp.MustCompile(`\]\(([^)#:\s]+)(?:#[^)]*)?\)`)
+	// anchorLink is a link to a heading: [text](other.md#heading) or [text](#heading).
+	anchorLink = regexp.MustCompile(`\]\(([^)#:\s]*)#([^)\s]+)\)`)
+	heading    = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*$`)
+	notInSlug  = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
 	// repoPath is a code span that is only a relative path: dir/…/name or a file name with a
 	// source, doc or data extension.
 	repoPath = regexp.MustCompile(`^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*/?$`)
@@ -78,6 +83,72 @@ func TestDocPathsExist(t *testing.T) {
 	if found == 0 {
 		t.Fatal("no paths found in the docs; the patterns are broken")
 	}
+}
+
+// TestDocAnchorsExist: every link to a heading of a doc ([…](lease.md#fencing), [](#cost))
+// names a heading that exists, by GitHub's anchors, so a renamed section breaks no link silently.
+func TestDocAnchorsExist(t *testing.T) {
+	root := testkit.RepoRoot(t)
+	found := 0
+	for _, doc := range docFiles(t, root) {
+		raw, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, doc)
+		for _, m := range anchorLink.FindAllStringSubmatch(string(raw), -1) {
+			target := doc
+			if m[1] != "" {
+				target = filepath.Join(filepath.Dir(doc), m[1])
+			}
+			if filepath.Ext(target) != ".md" {
+				continue
+			}
+			found++
+			anchors, err := headingAnchors(target)
+			if err != nil {
+				t.Errorf("%s: link to %s#%s: %v", rel, m[1], m[2], err)
+				continue
+			}
+			if !anchors[m[2]] {
+				t.Errorf("%s: link to %s#%s, which names no heading", rel, m[1], m[2])
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no heading links found in the docs; the pattern is broken")
+	}
+}
+
+// headingAnchors are the anchors GitHub gives a Markdown file's headings: lower case, spaces as
+// hyphens, punctuation other than - and _ dropped, a repeated anchor suffixed -1, -2, …
+// Lines inside fenced code blocks are not headings.
+func headingAnchors(path string) (map[string]bool, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	inFence := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+			continue
+		}
+		m := heading.FindStringSubmatch(line)
+		if inFence || m == nil {
+			continue
+		}
+		slug := strings.ReplaceAll(notInSlug.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		if n := seen[slug]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	}
+	return anchors, nil
 }
 
 // isTopLevel reports whether a slash path starts with one of the repository's own top-level
