@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -40,26 +39,21 @@ func TestDocIdentifiersExist(t *testing.T) {
 		api[pkg] = exportedNames(t, filepath.Join(root, pkg))
 	}
 	found := 0
-	for _, doc := range docFiles(t, root) {
-		raw, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(root, doc)
-		for _, m := range qualifiedName.FindAllStringSubmatch(string(raw), -1) {
+	for _, doc := range readDocs(t, root) {
+		for _, m := range qualifiedName.FindAllStringSubmatch(doc.text, -1) {
 			found++
 			name := m[2]
 			if m[3] != "" && api[m[1]][m[2]+"."+m[3]] {
 				name = m[2] + "." + m[3]
 			}
 			if !api[m[1]][name] {
-				t.Errorf("%s: %s: package %s exports no %s", rel, m[0], m[1], name)
+				t.Errorf("%s: %s: package %s exports no %s", doc.rel, m[0], m[1], name)
 			}
 		}
-		for _, m := range typeMember.FindAllStringSubmatch(string(raw), -1) {
+		for _, m := range typeMember.FindAllStringSubmatch(doc.text, -1) {
 			found++
 			if !api["lease"][m[1]+"."+m[2]] && !otherLibraries[m[1]+"."+m[2]] {
-				t.Errorf("%s: %s: lease.%s has no method or field %s", rel, m[0], m[1], m[2])
+				t.Errorf("%s: %s: lease.%s has no method or field %s", doc.rel, m[0], m[1], m[2])
 			}
 		}
 	}

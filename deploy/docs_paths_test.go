@@ -49,19 +49,14 @@ func TestDocPathsExist(t *testing.T) {
 	root := testkit.RepoRoot(t)
 	names := fileNames(t, root)
 	found := 0
-	for _, doc := range docFiles(t, root) {
-		raw, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(root, doc)
-		for _, m := range linkTarget.FindAllStringSubmatch(string(raw), -1) {
+	for _, doc := range readDocs(t, root) {
+		for _, m := range linkTarget.FindAllStringSubmatch(doc.text, -1) {
 			found++
-			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), m[1])); err != nil {
-				t.Errorf("%s: link to %s, which does not exist", rel, m[1])
+			if _, err := os.Stat(filepath.Join(filepath.Dir(doc.path), m[1])); err != nil {
+				t.Errorf("%s: link to %s, which does not exist", doc.rel, m[1])
 			}
 		}
-		for _, m := range codeSpan.FindAllStringSubmatch(string(raw), -1) {
+		for _, m := range codeSpan.FindAllStringSubmatch(doc.text, -1) {
 			span := m[1]
 			if !repoPath.MatchString(span) {
 				continue
@@ -70,12 +65,12 @@ func TestDocPathsExist(t *testing.T) {
 			case strings.Contains(span, "/") && isTopLevel(root, span):
 				found++
 				if _, err := os.Stat(filepath.Join(root, span)); err != nil {
-					t.Errorf("%s: `%s` does not exist", rel, span)
+					t.Errorf("%s: `%s` does not exist", doc.rel, span)
 				}
 			case !strings.Contains(span, "/") && fileName.MatchString(span):
 				found++
-				if !names[span] && otherProjects[span] != filepath.ToSlash(rel) {
-					t.Errorf("%s: no file is named `%s`", rel, span)
+				if !names[span] && otherProjects[span] != doc.rel {
+					t.Errorf("%s: no file is named `%s`", doc.rel, span)
 				}
 			}
 		}
@@ -90,16 +85,11 @@ func TestDocPathsExist(t *testing.T) {
 func TestDocAnchorsExist(t *testing.T) {
 	root := testkit.RepoRoot(t)
 	found := 0
-	for _, doc := range docFiles(t, root) {
-		raw, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(root, doc)
-		for _, m := range anchorLink.FindAllStringSubmatch(string(raw), -1) {
-			target := doc
+	for _, doc := range readDocs(t, root) {
+		for _, m := range anchorLink.FindAllStringSubmatch(doc.text, -1) {
+			target := doc.path
 			if m[1] != "" {
-				target = filepath.Join(filepath.Dir(doc), m[1])
+				target = filepath.Join(filepath.Dir(doc.path), m[1])
 			}
 			if filepath.Ext(target) != ".md" {
 				continue
@@ -107,11 +97,11 @@ func TestDocAnchorsExist(t *testing.T) {
 			found++
 			anchors, err := headingAnchors(target)
 			if err != nil {
-				t.Errorf("%s: link to %s#%s: %v", rel, m[1], m[2], err)
+				t.Errorf("%s: link to %s#%s: %v", doc.rel, m[1], m[2], err)
 				continue
 			}
 			if !anchors[m[2]] {
-				t.Errorf("%s: link to %s#%s, which names no heading", rel, m[1], m[2])
+				t.Errorf("%s: link to %s#%s, which names no heading", doc.rel, m[1], m[2])
 			}
 		}
 	}
@@ -162,17 +152,31 @@ func isTopLevel(root, span string) bool {
 	return err == nil
 }
 
-func docFiles(t *testing.T, root string) []string {
+// doc is one of docsWithPaths: its path, its path relative to the root with / (for messages
+// and otherProjects), and its text.
+type doc struct{ path, rel, text string }
+
+func readDocs(t *testing.T, root string) []doc {
 	t.Helper()
-	var files []string
+	var docs []doc
 	for _, pattern := range docsWithPaths {
 		matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, matches...)
+		for _, path := range matches {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, doc{path: path, rel: filepath.ToSlash(rel), text: string(raw)})
+		}
 	}
-	return files
+	return docs
 }
 
 // fileNames is the set of base names of the files in the tree (outside .git).
