@@ -34,5 +34,6 @@
 //
 // The metrics are built fresh on every scrape (node_exporter style): [Scanner.Collector] returns a
 // prometheus.Collector bound to one scrape's context, made of one small collector per concern
-// (key counts and TTL, idle time, scrape meta-metrics, declared expectations).
+// (scrape meta-metrics, key counts and TTL, idle time, holders, declared expectations: the
+// metrics_*.go files).
 package collectors

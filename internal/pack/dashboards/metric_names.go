@@ -1,8 +1,9 @@
 package dashboards
 
 // Metric names the dashboards read. They are the public metric contract
-// (BRIEF.md); the tests check every name used in a query against what the
-// library and exporter really register and what the rules record.
+// (docs/metrics.md, docs/deploy.md#versioning); the tests check every name
+// used in a query against what the library and exporter really register and
+// what the rules record.
 const (
 	metricAcquireWait        = "lock_acquire_wait_seconds"
 	metricRenewals           = "lock_renewals_total"

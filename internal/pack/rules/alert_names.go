@@ -2,7 +2,7 @@ package rules
 
 // Alert names, one constant each so the builders, the drift and promtool tests and the
 // end-to-end test cannot spell one differently. The first seven are the public alert contract
-// (BRIEF.md, docs/deploy.md#versioning), the last three the extra exporter alerts.
+// (docs/runbook.md, docs/deploy.md#versioning), the last three the extra exporter alerts.
 const (
 	AlertNotOwnedRatioHigh        = "LockNotOwnedRatioHigh"
 	AlertRenewalFailureRatioHigh  = "LockRenewalFailureRatioHigh"
