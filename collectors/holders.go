@@ -19,14 +19,14 @@ func HolderLabel(holder string) string {
 	return KeyLabel(holder)
 }
 
-// readHolders GETs the holder key ({L}:holder, internal/lockkeys) of every key in the flight's top-K lists,
+// readHolders GETs the holder key ({L}:holder, internal/lockkeys) of every key in the pass's top-K lists,
 // once the pass has ended and before its final Result is built, in one pipeline routed by slot.
 // It never reads a lock key (the value is the owner's token), only the companion the lease
 // library writes beside it with Policy.RecordHolder; keys of other libraries have none. A pass
 // cut by its deadline skips it: its waiters already have their answer. A holder that cannot be
 // read (an ACL without GET on *:holder, a key of another type) is left out, not an error: the
 // lock is still counted and listed.
-func (s *Scanner) readHolders(f *flight) {
+func (s *Scanner) readHolders(f *pass) {
 	if f.ctx.Err() != nil {
 		return
 	}
@@ -65,7 +65,7 @@ func (s *Scanner) readHolders(f *flight) {
 
 // holderCandidates lists, once each, the whole key names in every namespace's top-K lists that
 // can have a holder key.
-func (f *flight) holderCandidates() []string {
+func (f *pass) holderCandidates() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	seen := map[string]bool{}
@@ -83,14 +83,14 @@ func (f *flight) holderCandidates() []string {
 	return keys
 }
 
-func (f *flight) setHolders(holders map[string]string) {
+func (f *pass) setHolders(holders map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.holders = holders
 }
 
 // withHolders sets the Holder of each listed key that has one; f.mu is held.
-func (f *flight) withHolders(keys []KeyInfo) []KeyInfo {
+func (f *pass) withHolders(keys []KeyInfo) []KeyInfo {
 	for i, k := range keys {
 		if !k.Cut {
 			keys[i].Holder = f.holders[k.Key]

@@ -26,7 +26,7 @@ type nsState struct {
 // limit keys: fence counters are counted, holder keys skipped, other keys claim a place under each matching
 // namespace's cap and are added to b for inspection. It returns where it stopped and whether
 // every namespace has reached its cap, so the pass can stop.
-func (f *flight) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
+func (f *pass) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := from
@@ -80,7 +80,7 @@ func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 }
 
 // merge folds one inspected batch into the namespaces its keys were admitted to.
-func (f *flight) merge(b *batch, replies []keyReply, idleKnown bool) {
+func (f *pass) merge(b *batch, replies []keyReply, idleKnown bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, r := range replies {
@@ -99,7 +99,7 @@ func (f *flight) merge(b *batch, replies []keyReply, idleKnown bool) {
 // error of its own. Node goroutines all start within microseconds of the slot map being loaded,
 // long before any waiter's deadline, so a node that has not registered yet is not a practical
 // concern.
-func (f *flight) snapshot(at time.Time) *Result {
+func (f *pass) snapshot(at time.Time) *Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	reached := f.allReached()
@@ -135,7 +135,7 @@ func (f *flight) snapshot(at time.Time) *Result {
 }
 
 // namespaceResult is namespace i's part of a snapshot; f.mu is held.
-func (f *flight) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
+func (f *pass) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
 	st := f.ns[i]
 	capped := st.truncated && st.inspected == st.examined
 	return NamespaceResult{

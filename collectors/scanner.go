@@ -29,7 +29,7 @@ type Scanner struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	flight  *flight
+	pass    *pass
 	closed  bool
 	running sync.WaitGroup
 }
@@ -77,12 +77,12 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 		s.mu.Unlock()
 		return closedResult(s.opts)
 	}
-	f := s.flight
-	// A flight past its deadline has stopped sending commands and is only waiting for the last
+	f := s.pass
+	// A pass past its deadline has stopped sending commands and is only waiting for the last
 	// replies: start afresh rather than hand its state to a new scrape.
 	if f == nil || !f.extend(deadline) {
-		f = newFlight(s.base, s.opts, s.cls, s.replies, now, deadline)
-		s.flight = f
+		f = newPass(s.base, s.opts, s.cls, s.replies, now, deadline)
+		s.pass = f
 		s.running.Add(1)
 		go s.run(f)
 	}
@@ -109,7 +109,7 @@ func (s *Scanner) Close() {
 	s.running.Wait()
 }
 
-func (s *Scanner) run(f *flight) {
+func (s *Scanner) run(f *pass) {
 	defer s.running.Done()
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
 		ctx, cancel := f.commandContext(f.ctx)
@@ -129,8 +129,8 @@ func (s *Scanner) run(f *flight) {
 	s.readHolders(f)
 
 	s.mu.Lock()
-	if s.flight == f {
-		s.flight = nil
+	if s.pass == f {
+		s.pass = nil
 	}
 	s.mu.Unlock()
 	f.finish(time.Now())

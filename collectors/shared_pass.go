@@ -24,14 +24,14 @@ var errAllNamespacesFailed = errors.New("every namespace failed")
 // merely large keyspace).
 const commandGrace = time.Second
 
-// flight is one pass over the keyspace in progress. Node workers merge each batch into the shared
-// state under mu, so any waiter can take a consistent snapshot at any moment.
+// pass is one walk over every node's keyspace in progress. Node workers merge each batch into
+// the shared state under mu, so any waiter can take a consistent snapshot at any moment.
 //
 // Its deadline can only move later: a scrape that arrives while it runs and has a later deadline
 // extends it rather than start a second pass (so identical scrapes share one pass) or accept a
 // pass cut at an earlier deadline (so a client with a short timeout cannot truncate Prometheus'
-// scrape). At most one flight per Scanner sends commands before its deadline.
-type flight struct {
+// scrape). At most one pass per Scanner sends commands before its deadline.
+type pass struct {
 	opts    Options
 	cls     *classifier
 	replies *replyClock
@@ -61,7 +61,7 @@ type flight struct {
 	holders      map[string]string // by whole key name; set by readHolders after the pass
 }
 
-// node tracks one Redis node's part in this flight.
+// node tracks one Redis node's part in this pass.
 type node struct {
 	addr    string
 	reached bool
@@ -93,8 +93,8 @@ func (c *replyClock) since(addr string, t time.Time) bool {
 	return !c.last[addr].Before(t)
 }
 
-func newFlight(base context.Context, opts Options, cls *classifier, replies *replyClock, start, deadline time.Time) *flight {
-	f := &flight{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
+func newPass(base context.Context, opts Options, cls *classifier, replies *replyClock, start, deadline time.Time) *pass {
+	f := &pass{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
@@ -103,16 +103,16 @@ func newFlight(base context.Context, opts Options, cls *classifier, replies *rep
 	return f
 }
 
-func (f *flight) expire() {
+func (f *pass) expire() {
 	f.mu.Lock()
 	f.expired = true
 	f.mu.Unlock()
 	f.stop()
 }
 
-// extend moves the deadline to d when d is later. It reports false when the flight has already
-// reached its deadline: the caller then needs a flight of its own.
-func (f *flight) extend(d time.Time) bool {
+// extend moves the deadline to d when d is later. It reports false when the pass has already
+// reached its deadline: the caller then needs a pass of its own.
+func (f *pass) extend(d time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.expired {
@@ -131,7 +131,7 @@ func (f *flight) extend(d time.Time) bool {
 
 // commandContext bounds one command (or pipeline): the deadline plus commandGrace, so that the
 // deadline is enforced by the scan loop and not by the socket.
-func (f *flight) commandContext(base context.Context) (context.Context, context.CancelFunc) {
+func (f *pass) commandContext(base context.Context) (context.Context, context.CancelFunc) {
 	f.mu.Lock()
 	d := f.deadline
 	f.mu.Unlock()
@@ -140,7 +140,7 @@ func (f *flight) commandContext(base context.Context) (context.Context, context.
 
 // cut reports whether an error is the scan being cut short (its deadline passed or the scanner
 // closed) rather than a Redis fault.
-func (f *flight) cut(err error) bool {
+func (f *pass) cut(err error) bool {
 	if f.ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return true
 	}
@@ -149,14 +149,14 @@ func (f *flight) cut(err error) bool {
 	return !time.Now().Before(f.deadline)
 }
 
-func (f *flight) finish(at time.Time) {
+func (f *pass) finish(at time.Time) {
 	f.timer.Stop()
 	f.stop()
 	f.final = f.snapshot(at)
 	close(f.done)
 }
 
-func (f *flight) startNode(addr string) *node {
+func (f *pass) startNode(addr string) *node {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodesStarted++
@@ -166,7 +166,7 @@ func (f *flight) startNode(addr string) *node {
 }
 
 // answered records that n answered a command.
-func (f *flight) answered(n *node) {
+func (f *pass) answered(n *node) {
 	f.replies.mark(n.addr, time.Now())
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -174,7 +174,7 @@ func (f *flight) answered(n *node) {
 }
 
 // scanned records one SCAN reply of n (keys returned after the server's filters).
-func (f *flight) scanned(n *node, keys int) {
+func (f *pass) scanned(n *node, keys int) {
 	f.answered(n)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -182,8 +182,8 @@ func (f *flight) scanned(n *node, keys int) {
 	f.keysScanned += int64(keys)
 }
 
-// allReached reports whether every node answered since the flight started; f.mu is held.
-func (f *flight) allReached() bool {
+// allReached reports whether every node answered since the pass started; f.mu is held.
+func (f *pass) allReached() bool {
 	if f.nodesStarted == 0 {
 		return false
 	}
@@ -195,20 +195,20 @@ func (f *flight) allReached() bool {
 	return true
 }
 
-func (f *flight) addKeyspace(keys int64) {
+func (f *pass) addKeyspace(keys int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keyspace += keys
 }
 
-func (f *flight) nodeDone() {
+func (f *pass) nodeDone() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodesDone++
 }
 
 // failNode records a failure of a whole node (its SCAN, or loading the cluster's slot map).
-func (f *flight) failNode(err error) {
+func (f *pass) failNode(err error) {
 	if f.cut(err) {
 		return
 	}
@@ -220,7 +220,7 @@ func (f *flight) failNode(err error) {
 }
 
 // failNamespace records an error confined to namespace i (a command on one of its keys failed).
-func (f *flight) failNamespace(i int, err error) {
+func (f *pass) failNamespace(i int, err error) {
 	if f.cut(err) {
 		return
 	}
@@ -231,14 +231,14 @@ func (f *flight) failNamespace(i int, err error) {
 	}
 }
 
-func (f *flight) idleUnavailable() {
+func (f *pass) idleUnavailable() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.noIdle = true
 }
 
 // passEnded records when the last node's pass ended.
-func (f *flight) passEnded(at time.Time) {
+func (f *pass) passEnded(at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.endedAt = at

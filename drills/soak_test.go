@@ -177,7 +177,7 @@ func TestSoak(t *testing.T) {
 	}
 	st := newStore(dataKeys)
 	policies := map[string]lease.Policy{
-		"soak-fence": {TTL: ttl, RenewInterval: 100 * time.Millisecond, RenewTimeout: 80 * time.Millisecond,
+		"soak-abandon": {TTL: ttl, RenewInterval: 100 * time.Millisecond, RenewTimeout: 80 * time.Millisecond,
 			MaxRenewFailures: 2, AcquireTimeout: 500 * time.Millisecond, RetryBackoff: 5 * time.Millisecond,
 			ReleaseTimeout: time.Second, Fencing: true},
 		"soak-continue": {TTL: ttl, RenewInterval: 100 * time.Millisecond, RenewTimeout: 80 * time.Millisecond,
@@ -186,7 +186,7 @@ func TestSoak(t *testing.T) {
 	}
 	nsOf := func(i int) string {
 		if i%2 == 0 {
-			return "soak-fence"
+			return "soak-abandon"
 		}
 		return "soak-continue"
 	}
@@ -284,7 +284,7 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d of %d applied writes went back in fence order", violations, logged)
 	}
 	total := tally{}
-	for ns, p := range map[string]int{"soak-fence": 0, "soak-continue": 1} {
+	for ns, p := range map[string]int{"soak-abandon": 0, "soak-continue": 1} {
 		var nt tally
 		for i := p; i < workers; i += 2 {
 			nt.add(tallies[i])

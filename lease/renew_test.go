@@ -135,7 +135,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 // Test 4: a renew after the key expired fails and is counted as not_owned; the Abandon policy
 // abandons at once, the Continue policy keeps the work running but stops renewing. (A renew
 // held up past the lease's expiry is a different case under Abandon: the lease is abandoned at
-// its lapse, see TestFenceAbandonsBeforeTheKeyCanExpire.)
+// its lapse, see TestAbandonBeforeTheKeyCanExpire.)
 func TestRenewAfterExpiry(t *testing.T) {
 	eachMode(t, func(t *testing.T, batching bool) {
 		t.Run("manual", func(t *testing.T) {
@@ -254,7 +254,7 @@ func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
 // failed, and ValidUntil itself is no later than the key's real expiry (checked against PTTL
 // right after acquiring). The TTL leaves two renew intervals of a second each, so that a tick
 // late by less than a second still fails before the lapse.
-func TestFenceAbandonsBeforeTheKeyCanExpire(t *testing.T) {
+func TestAbandonBeforeTheKeyCanExpire(t *testing.T) {
 	const ttl = 3 * time.Second
 	for _, tc := range []struct {
 		name string

@@ -30,10 +30,10 @@ func newBatch(size int) *batch {
 	return &batch{keys: make([]string, 0, size), off: append(make([]int32, 0, size+1), 0), ns: make([]int32, 0, size)}
 }
 
-// scanNode makes the flight's one pass over a node's keyspace: a single SCAN cursor whose keys
+// scanNode walks one node's keyspace for the pass: a single SCAN cursor whose keys
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
-func (s *Scanner) scanNode(f *flight, c nodeClient) {
+func (s *Scanner) scanNode(f *pass, c nodeClient) {
 	n := f.startNode(nodeAddr(c))
 	if size, err := s.dbSize(f, c); err == nil {
 		f.answered(n)
@@ -62,7 +62,7 @@ func (s *Scanner) scanNode(f *flight, c nodeClient) {
 	}
 }
 
-func (s *Scanner) dbSize(f *flight, c nodeClient) (int64, error) {
+func (s *Scanner) dbSize(f *pass, c nodeClient) (int64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	return c.DBSize(ctx).Result()
@@ -71,7 +71,7 @@ func (s *Scanner) dbSize(f *flight, c nodeClient) (int64, error) {
 // walk hands the keys of the node's SCAN loop, once admitted, to the workers in batches of at
 // most BatchSize. It reports whether the pass reached the end of the keyspace (or every
 // namespace's cap) without a node failure.
-func (s *Scanner) walk(f *flight, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
+func (s *Scanner) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
 	size := f.opts.BatchSize
 	var reply classified
 	b := newBatch(size)
@@ -126,7 +126,7 @@ type scanReply struct {
 // admitting its keys is off the critical path of the cursor chain: Redis can run the next SCAN
 // while the exporter sorts the last one. It closes out when the loop ends, at the deadline, or
 // when walk closes stop.
-func (s *Scanner) fetch(f *flight, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
+func (s *Scanner) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
 	defer close(out)
 	var cursor uint64
 	for f.ctx.Err() == nil {
@@ -156,7 +156,7 @@ func (s *Scanner) fetch(f *flight, c nodeClient, n *node, typed *bool, out chan<
 	}
 }
 
-func (s *Scanner) scanOnce(f *flight, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
+func (s *Scanner) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	count := int64(f.opts.BatchSize)
@@ -166,9 +166,9 @@ func (s *Scanner) scanOnce(f *flight, c nodeClient, cursor uint64, typed bool) (
 	return c.Scan(ctx, cursor, f.cls.match, count).Result()
 }
 
-// inspectBatch inspects one batch and folds it into the flight. An error on a key marks the
+// inspectBatch inspects one batch and folds it into the pass. An error on a key marks the
 // namespaces that key belongs to, and no other.
-func (s *Scanner) inspectBatch(f *flight, n *node, in *inspector, b *batch, withType bool) {
+func (s *Scanner) inspectBatch(f *pass, n *node, in *inspector, b *batch, withType bool) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	replies, idleKnown := in.inspect(ctx, b.keys, withType)
