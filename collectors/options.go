@@ -15,7 +15,7 @@ const (
 	// pipeline.
 	DefaultBatchSize = 1000
 	// DefaultMaxKeys caps the keys examined per namespace and scan: 100k keys cost Redis about
-	// 200k cheap commands, a bounded share of a 15s scrape interval.
+	// 200k cheap commands, a bounded share even of a 15s scrape interval (deploy/ uses 30s).
 	DefaultMaxKeys = 100_000
 	// DefaultTopK is how many of the stalest keys per namespace get their own series.
 	DefaultTopK = 5
