@@ -83,99 +83,151 @@ func runExporterComparison(ctx context.Context, sizes []int, rounds int, progres
 	return out, redisVersion(ctx, srv.Addr()), nil
 }
 
+// compareAt measures one keyspace size: a warm-up scrape of each exporter, interleaved timed
+// rounds, lock-exporter's peak heap, then the SCAN calls of 3 and of 8 namespaces.
 func compareAt(ctx context.Context, addr string, admin *redis.Client, locks, rounds int, progress io.Writer) (cmpResult, error) {
-	res := cmpResult{locks: locks}
 	ours, closeOurs, err := newLockScanner(addr, 3, locks)
 	if err != nil {
-		return res, err
+		return cmpResult{locks: locks}, err
 	}
 	defer closeOurs()
+	theirs, err := newCountKeysExporter(addr)
+	if err != nil {
+		return cmpResult{locks: locks}, err
+	}
+	c := &comparison{ours: ours, theirs: theirs, res: cmpResult{locks: locks}}
+	if err := c.warmUp(ctx); err != nil {
+		return c.res, err
+	}
+	for r := range rounds {
+		if err := c.round(ctx, admin, r); err != nil {
+			return c.res, err
+		}
+		c.reportRound(progress, r, rounds)
+	}
+	c.res.peakHeapMiB = float64(peakHeap(func() { _ = c.scrapeOurs(ctx) })) / (1 << 20)
+	if err := c.countScans(ctx, addr); err != nil {
+		return c.res, err
+	}
+	return c.res, nil
+}
+
+// comparison is the two exporters of one keyspace size and what they measured so far.
+type comparison struct {
+	ours   *collectors.Scanner
+	theirs *prometheus.Registry
+	res    cmpResult
+}
+
+// newCountKeysExporter registers redis_exporter, counting the keys of the three lock namespaces'
+// patterns, on a registry of its own.
+func newCountKeysExporter(addr string) (*prometheus.Registry, error) {
 	var patterns []string
 	for _, ns := range cmpNamespaces[:3] {
 		patterns = append(patterns, "db0="+cmpPattern(ns))
 	}
-	theirReg := prometheus.NewRegistry()
+	reg := prometheus.NewRegistry()
 	if _, err := exporter.NewRedisExporter("redis://"+addr, exporter.Options{
 		Namespace:          "redis",
 		CountKeys:          strings.Join(patterns, ","),
 		CheckKeysBatchSize: collectors.DefaultBatchSize,
 		ConnectionTimeouts: 5 * time.Minute,
-		Registry:           theirReg,
+		Registry:           reg,
 	}); err != nil {
-		return res, fmt.Errorf("redis_exporter: %w", err)
+		return nil, fmt.Errorf("redis_exporter: %w", err)
 	}
-	scrapeOurs := func() error {
-		r := ours.Scan(ctx)
-		var keys int64
-		for _, ns := range r.Namespaces {
-			if !ns.Complete {
-				return fmt.Errorf("lock-exporter: %s incomplete (%v)", ns.Namespace.Name, r.Err)
-			}
-			keys += ns.Keys
-		}
-		if !r.Up || keys != int64(locks) {
-			return fmt.Errorf("lock-exporter: up %v, %d keys (%v), want %d", r.Up, keys, r.Err, locks)
-		}
-		res.scans3 = r.ScanCalls
-		return nil
-	}
-	scrapeTheirs := func() error {
-		mfs, err := theirReg.Gather()
-		if err != nil {
-			return fmt.Errorf("redis_exporter: %w", err)
-		}
-		var counted float64
-		for _, mf := range mfs {
-			if mf.GetName() == "redis_keys_count" {
-				for _, m := range mf.GetMetric() {
-					counted += m.GetGauge().GetValue()
-				}
-			}
-		}
-		if int(counted) != locks {
-			return fmt.Errorf("redis_exporter counted %v keys, want %d", counted, locks)
-		}
-		return nil
-	}
-	// Warm-up: connections, first allocations.
-	if err := scrapeOurs(); err != nil {
-		return res, err
-	}
-	if err := scrapeTheirs(); err != nil {
-		return res, err
-	}
-	for r := range rounds {
-		order := []bool{true, false}
-		if r%2 == 1 {
-			order = []bool{false, true}
-		}
-		for _, isOurs := range order {
-			scrape, wall, cpu := scrapeTheirs, &res.theirWall, &res.theirCPU
-			if isOurs {
-				scrape, wall, cpu = scrapeOurs, &res.oursWall, &res.oursCPU
-			}
-			w, c, err := measure(ctx, admin, scrape)
-			if err != nil {
-				return res, err
-			}
-			*wall, *cpu = append(*wall, w), append(*cpu, c)
-		}
-		fmt.Fprintf(progress, "  %d locks, round %d/%d: lock-exporter %v (Redis CPU %v), redis_exporter %v (Redis CPU %v)\n",
-			locks, r+1, rounds, res.oursWall[r].Round(time.Millisecond), res.oursCPU[r].Round(time.Millisecond),
-			res.theirWall[r].Round(time.Millisecond), res.theirCPU[r].Round(time.Millisecond))
-	}
-	res.peakHeapMiB = float64(peakHeap(func() { _ = scrapeOurs() })) / (1 << 20)
+	return reg, nil
+}
 
-	eight, closeEight, err := newLockScanner(addr, 8, locks)
+// scrapeOurs scans with lock-exporter's engine, checks it saw every lock key and records its
+// SCAN calls.
+func (c *comparison) scrapeOurs(ctx context.Context) error {
+	r := c.ours.Scan(ctx)
+	var keys int64
+	for _, ns := range r.Namespaces {
+		if !ns.Complete {
+			return fmt.Errorf("lock-exporter: %s incomplete (%v)", ns.Namespace.Name, r.Err)
+		}
+		keys += ns.Keys
+	}
+	if !r.Up || keys != int64(c.res.locks) {
+		return fmt.Errorf("lock-exporter: up %v, %d keys (%v), want %d", r.Up, keys, r.Err, c.res.locks)
+	}
+	c.res.scans3 = r.ScanCalls
+	return nil
+}
+
+// scrapeTheirs gathers redis_exporter's metrics and checks its redis_keys_count adds up to
+// every lock key.
+func (c *comparison) scrapeTheirs() error {
+	mfs, err := c.theirs.Gather()
 	if err != nil {
-		return res, err
+		return fmt.Errorf("redis_exporter: %w", err)
+	}
+	var counted float64
+	for _, mf := range mfs {
+		if mf.GetName() == "redis_keys_count" {
+			for _, m := range mf.GetMetric() {
+				counted += m.GetGauge().GetValue()
+			}
+		}
+	}
+	if int(counted) != c.res.locks {
+		return fmt.Errorf("redis_exporter counted %v keys, want %d", counted, c.res.locks)
+	}
+	return nil
+}
+
+// warmUp scrapes each exporter once: connections, first allocations.
+func (c *comparison) warmUp(ctx context.Context) error {
+	if err := c.scrapeOurs(ctx); err != nil {
+		return err
+	}
+	return c.scrapeTheirs()
+}
+
+// turn is one exporter's part of a round: its scrape and where its times go.
+type turn struct {
+	scrape    func() error
+	wall, cpu *[]time.Duration
+}
+
+// round times one scrape of each exporter; lock-exporter goes first in even rounds.
+func (c *comparison) round(ctx context.Context, admin *redis.Client, r int) error {
+	turns := []turn{
+		{func() error { return c.scrapeOurs(ctx) }, &c.res.oursWall, &c.res.oursCPU},
+		{c.scrapeTheirs, &c.res.theirWall, &c.res.theirCPU},
+	}
+	if r%2 == 1 {
+		slices.Reverse(turns)
+	}
+	for _, t := range turns {
+		wall, cpu, err := measure(ctx, admin, t.scrape)
+		if err != nil {
+			return err
+		}
+		*t.wall, *t.cpu = append(*t.wall, wall), append(*t.cpu, cpu)
+	}
+	return nil
+}
+
+func (c *comparison) reportRound(progress io.Writer, r, rounds int) {
+	res := c.res
+	fmt.Fprintf(progress, "  %d locks, round %d/%d: lock-exporter %v (Redis CPU %v), redis_exporter %v (Redis CPU %v)\n",
+		res.locks, r+1, rounds, res.oursWall[r].Round(time.Millisecond), res.oursCPU[r].Round(time.Millisecond),
+		res.theirWall[r].Round(time.Millisecond), res.theirCPU[r].Round(time.Millisecond))
+}
+
+// countScans records the SCAN calls of one scan of all eight namespaces, then scrapes the three
+// again, so scans3 comes from a scrape next to it.
+func (c *comparison) countScans(ctx context.Context, addr string) error {
+	eight, closeEight, err := newLockScanner(addr, 8, c.res.locks)
+	if err != nil {
+		return err
 	}
 	defer closeEight()
-	res.scans8 = eight.Scan(ctx).ScanCalls
-	if err := scrapeOurs(); err != nil { // res.scans3 from a scrape next to the 8-namespace one
-		return res, err
-	}
-	return res, nil
+	c.res.scans8 = eight.Scan(ctx).ScanCalls
+	return c.scrapeOurs(ctx)
 }
 
 func newLockScanner(addr string, namespaces, locks int) (*collectors.Scanner, func(), error) {

@@ -91,65 +91,73 @@ const (
 	leaseBatching                 // Options.Batching: background flushers
 )
 
+// leaseWayLabels name each way in variant names and describe it in the report's Libraries table.
+var leaseWayLabels = map[leaseWay]struct{ suffix, note string }{
+	leaseDefault:  {"", "default client: a command finding a free send slot goes at once, later ones are sent together as one pipeline by one of their callers"},
+	leaseSingle:   {singleSuffix, "Options.NoCoalescing: one command per round trip (the default client before coalescing)"},
+	leaseBatching: {batchSuffix, "Options.Batching: concurrent callers' commands coalesced into go-redis pipelines by background goroutines of lease, each caller on its own deadline"},
+}
+
 // leaseVariant builds lease on a go-redis client in mode, its commands sent the way way says.
 func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clientMode) (variant, error) {
-	rdb, closeFn, suffix, err := goRedisClient(addr, conns, mode)
+	rdb, closeClient, suffix, err := goRedisClient(addr, conns, mode)
 	if err != nil {
 		return variant{}, err
 	}
+	ns, closeLease, err := benchNamespace(rdb, metrics, way)
+	if err != nil {
+		closeClient()
+		return variant{}, err
+	}
+	name, registry := leaseOff, "Registerer nil"
+	if metrics {
+		name, registry = leaseOn, "all seven lock_* families on a registry"
+	}
+	return variant{
+		name:   name + suffix + leaseWayLabels[way].suffix,
+		note:   registry + "; " + leaseWayLabels[way].note + "; TryAcquire + Release, default policy (renewer armed)",
+		worker: leaseWorker(ns),
+		close: func() {
+			closeLease()
+			closeClient()
+		},
+		redisKey: sameKey,
+	}, nil
+}
+
+// benchNamespace starts a lease Client on rdb, with its metrics on a registry of its own when
+// metrics is set, and declares the namespace the benchmark locks in.
+func benchNamespace(rdb redis.UniversalClient, metrics bool, way leaseWay) (*lease.Namespace, func(), error) {
 	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Batching: way == leaseBatching, NoCoalescing: way == leaseSingle}
-	switch way {
-	case leaseBatching:
-		suffix += batchSuffix
-	case leaseSingle:
-		suffix += singleSuffix
-	}
-	name, note := "lease (metrics off)"+suffix, "Registerer nil"
 	if metrics {
 		opts.Registerer = prometheus.NewRegistry()
-		name, note = "lease (metrics on)"+suffix, "all seven lock_* families on a registry"
 	}
 	c, err := lease.New(rdb, opts)
 	if err != nil {
-		closeFn()
-		return variant{}, err
+		return nil, nil, err
 	}
 	ns, err := c.Declare("bench", lease.Policy{TTL: lockTTL})
 	if err != nil {
 		_ = c.Close()
-		closeFn()
-		return variant{}, err
+		return nil, nil, err
 	}
-	switch way {
-	case leaseBatching:
-		note += "; Options.Batching: concurrent callers' commands coalesced into go-redis pipelines by background goroutines of lease, each caller on its own deadline"
-	case leaseSingle:
-		note += "; Options.NoCoalescing: one command per round trip (the default client before coalescing)"
-	default:
-		note += "; default client: a command finding a free send slot goes at once, later ones are sent together as one pipeline by one of their callers"
-	}
-	return variant{
-		name: name,
-		note: note + "; TryAcquire + Release, default policy (renewer armed)",
-		worker: func(key string) cycleFunc {
-			return func(ctx context.Context) (bool, error) {
-				l, err := ns.TryAcquire(ctx, key)
-				if errors.Is(err, lease.ErrBusy) {
-					return false, nil
-				}
-				if err != nil {
-					return false, err
-				}
-				return true, l.Release(ctx)
+	return ns, func() { _ = c.Close() }, nil
+}
+
+func leaseWorker(ns *lease.Namespace) func(key string) cycleFunc {
+	return func(key string) cycleFunc {
+		return func(ctx context.Context) (bool, error) {
+			l, err := ns.TryAcquire(ctx, key)
+			if errors.Is(err, lease.ErrBusy) {
+				return false, nil
 			}
-		},
-		close: func() {
-			_ = c.Close()
-			closeFn()
-		},
-		redisKey: sameKey,
-	}, nil
+			if err != nil {
+				return false, err
+			}
+			return true, l.Release(ctx)
+		}
+	}
 }
 
 func redislockVariant(addr string, conns int, mode clientMode) (variant, error) {

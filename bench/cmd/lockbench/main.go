@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -99,6 +98,18 @@ func runComparison(cfg config) error {
 	return os.WriteFile(cfg.out, []byte(md), 0o644)
 }
 
+// lockBench is one run of the lock benchmark: the server, the variants and the report the rounds
+// fill.
+type lockBench struct {
+	cfg      config
+	srv      *redisproc.Process
+	variants []variant // measured over the network
+	local    []variant // network removed
+	rep      *report
+}
+
+// runAll runs the lock benchmark on a redis-server of its own: warm-up, the rounds, then the
+// exporter's scrape benchmark, and writes the report.
 func runAll(cfg config) error {
 	ctx := context.Background()
 	srv, err := redisproc.Start(ctx, redisproc.Config{})
@@ -106,159 +117,169 @@ func runAll(cfg config) error {
 		return err
 	}
 	defer srv.Stop()
-
-	variants, err := buildVariants(srv.Addr(), cfg.goroutines, cfg.only)
+	b := &lockBench{cfg: cfg, srv: srv}
+	defer b.close()
+	if err := b.build(); err != nil {
+		return err
+	}
+	b.rep = newReport(cfg, machineFacts(ctx, srv.Addr()))
+	stopProfile, err := startCPUProfile(cfg.cpuProfile)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, v := range variants {
-			v.close()
+	defer stopProfile()
+	if err := b.warmUp(ctx); err != nil {
+		return err
+	}
+	for r := range cfg.rounds {
+		if err := b.round(ctx, r); err != nil {
+			return err
 		}
-	}()
+	}
+	if err := b.scrapeBench(); err != nil {
+		return err
+	}
+	return writeMarkdown(cfg.out, b.rep.markdown())
+}
 
-	local, err := clientOnlyVariants(srv.Addr())
+// build builds the variants -only names (all by default), over the network and without it.
+func (b *lockBench) build() error {
+	var err error
+	if b.variants, err = buildVariants(b.srv.Addr(), b.cfg.goroutines, b.cfg.only); err != nil {
+		return err
+	}
+	local, err := clientOnlyVariants(b.srv.Addr())
 	if err != nil {
 		return err
 	}
-	if cfg.only != "" {
-		local = slices.DeleteFunc(local, func(v variant) bool {
-			if slices.Contains(strings.Split(cfg.only, ","), v.name) {
-				return false
-			}
-			v.close()
-			return true
-		})
-	}
-	defer func() {
-		for _, v := range local {
-			v.close()
-		}
-	}()
+	b.local = pickOnly(local, b.cfg.only)
+	return nil
+}
 
-	rep := newReport(cfg, machineFacts(ctx, srv.Addr()))
-	if cfg.cpuProfile != "" {
-		f, err := os.Create(cfg.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
+func (b *lockBench) close() {
+	closeVariants(b.local)
+	closeVariants(b.variants)
+}
 
-	// Warm-up: dial every pool connection, load scripts, let the runtime settle.
+// startCPUProfile profiles the process into path until the returned stop is called; with no
+// path it does nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// warmUp dials every pool connection, loads the scripts and lets the runtime settle.
+func (b *lockBench) warmUp(ctx context.Context) error {
 	for _, s := range shapes {
-		for _, v := range variants {
-			if smp := run(ctx, v, keysFor(s, "warm:"+v.name, cfg.goroutines), 300*time.Millisecond); smp.errors > 0 {
+		for _, v := range b.variants {
+			if smp := run(ctx, v, keysFor(s, "warm:"+v.name, b.cfg.goroutines), 300*time.Millisecond); smp.errors > 0 {
 				return fmt.Errorf("%s, %s: warm-up: %d errors, first: %v", v.name, s.name, smp.errors, smp.firstErr)
 			}
 		}
 	}
-
-	for r := range cfg.rounds {
-		for i := range local {
-			v := local[(i+r)%len(local)]
-			smp := run(ctx, v, []string{"local"}, cfg.duration/3)
-			if smp.errors > 0 {
-				return fmt.Errorf("%s (no network): %d errors, first: %v", v.name, smp.errors, smp.firstErr)
-			}
-			rep.addLocal(r, v, smp)
-		}
-		for si, s := range shapes {
-			c, err := measureCeiling(ctx, srv.Addr(), srv.Port(), s, cfg.goroutines, cfg.ceilingN)
-			if err != nil {
-				return err
-			}
-			rep.addCeiling(si, c)
-			// Rotating the order spreads slow phases of a noisy machine over all variants.
-			order := slices.Clone(variants)
-			rot := (r + si) % len(order)
-			order = append(order[rot:], order[:rot]...)
-			for _, v := range order {
-				prefix := fmt.Sprintf("bench:r%d:%s", r, strings.ReplaceAll(v.name, " ", "_"))
-				smp := run(ctx, v, keysFor(s, prefix, cfg.goroutines), cfg.duration)
-				if smp.attempts == 0 {
-					return fmt.Errorf("%s, %s: no attempt finished", v.name, s.name)
-				}
-				rep.add(si, v, r, smp)
-				fmt.Fprintf(os.Stderr, "round %d/%d  %-18s %-20s %9.0f cycles/s %9.0f attempts/s %7.1f allocs %6d errors\n",
-					r+1, cfg.rounds, s.name, v.name, smp.cyclesPerSec(), smp.attemptsPerSec(), smp.allocsPerAttempt(), smp.errors)
-			}
-		}
-	}
-	if cfg.scrape {
-		fmt.Fprintln(os.Stderr, "running the exporter's scrape benchmark (collectors.BenchmarkScrape)…")
-		sr, err := runScrapeBench(cfg.root, cfg.scrapeTime)
-		if err != nil {
-			return err
-		}
-		rep.scrape = sr
-	}
-	md := rep.markdown()
-	if cfg.out == "" {
-		_, err = os.Stdout.WriteString(md)
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(cfg.out, []byte(md), 0o644)
+	return nil
 }
 
-func buildVariants(addr string, conns int, only string) ([]variant, error) {
-	var all []variant
-	add := func(v variant, err error) error {
-		if err == nil {
-			all = append(all, v)
-		}
+// round runs the network-free variants, then for every shape the ceiling and every variant.
+func (b *lockBench) round(ctx context.Context, r int) error {
+	if err := b.localRound(ctx, r); err != nil {
 		return err
 	}
-	closeAll := func() {
-		for _, v := range all {
-			v.close()
+	for si := range shapes {
+		if err := b.shapeRound(ctx, r, si); err != nil {
+			return err
 		}
 	}
-	for _, mode := range []clientMode{plainClient, autoPipeline} {
-		// On the AutoPipeline face lease sends single commands: go-redis does the batching.
-		way := leaseDefault
-		if mode == autoPipeline {
-			way = leaseSingle
+	return nil
+}
+
+// localRound runs every network-free variant once, one goroutine on one key, starting at a
+// different variant each round.
+func (b *lockBench) localRound(ctx context.Context, r int) error {
+	for i := range b.local {
+		v := b.local[(i+r)%len(b.local)]
+		smp := run(ctx, v, []string{"local"}, b.cfg.duration/3)
+		if smp.errors > 0 {
+			return fmt.Errorf("%s (no network): %d errors, first: %v", v.name, smp.errors, smp.firstErr)
 		}
-		if err := errors.Join(
-			add(leaseVariant(addr, conns, true, way, mode)),
-			add(leaseVariant(addr, conns, false, way, mode)),
-			add(redislockVariant(addr, conns, mode)),
-			add(redsyncVariant(addr, conns, mode)),
-		); err != nil {
-			closeAll()
-			return nil, err
-		}
+		b.rep.addLocal(r, v, smp)
 	}
-	if err := errors.Join(
-		add(leaseVariant(addr, conns, true, leaseSingle, plainClient)),
-		add(leaseVariant(addr, conns, true, leaseBatching, plainClient)),
-		add(leaseVariant(addr, conns, false, leaseBatching, plainClient)),
-		add(rueidislockVariant(addr)),
-	); err != nil {
-		closeAll()
-		return nil, err
+	return nil
+}
+
+// shapeRound measures the ceiling of one shape, then every variant in it.
+func (b *lockBench) shapeRound(ctx context.Context, r, si int) error {
+	c, err := measureCeiling(ctx, b.srv.Addr(), b.srv.Port(), shapes[si], b.cfg.goroutines, b.cfg.ceilingN)
+	if err != nil {
+		return err
 	}
-	if only == "" {
-		return all, nil
-	}
-	var picked []variant
-	for _, v := range all {
-		if slices.Contains(strings.Split(only, ","), v.name) {
-			picked = append(picked, v)
-		} else {
-			v.close()
+	b.rep.addCeiling(si, c)
+	// Rotating the order spreads slow phases of a noisy machine over all variants.
+	for _, v := range rotated(b.variants, r+si) {
+		if err := b.measureVariant(ctx, r, si, v); err != nil {
+			return err
 		}
 	}
-	if len(picked) == 0 {
-		return nil, fmt.Errorf("-only %q names no variant", only)
+	return nil
+}
+
+func rotated(vs []variant, by int) []variant {
+	order := slices.Clone(vs)
+	by %= len(order)
+	return append(order[by:], order[:by]...)
+}
+
+// measureVariant runs one variant on keys of its own for this round and adds the sample to the
+// report.
+func (b *lockBench) measureVariant(ctx context.Context, r, si int, v variant) error {
+	s := shapes[si]
+	prefix := fmt.Sprintf("bench:r%d:%s", r, strings.ReplaceAll(v.name, " ", "_"))
+	smp := run(ctx, v, keysFor(s, prefix, b.cfg.goroutines), b.cfg.duration)
+	if smp.attempts == 0 {
+		return fmt.Errorf("%s, %s: no attempt finished", v.name, s.name)
 	}
-	return picked, nil
+	b.rep.add(si, v, r, smp)
+	fmt.Fprintf(os.Stderr, "round %d/%d  %-18s %-20s %9.0f cycles/s %9.0f attempts/s %7.1f allocs %6d errors\n",
+		r+1, b.cfg.rounds, s.name, v.name, smp.cyclesPerSec(), smp.attemptsPerSec(), smp.allocsPerAttempt(), smp.errors)
+	return nil
+}
+
+// scrapeBench adds the exporter's scrape benchmark to the report when -scrape asks for it.
+func (b *lockBench) scrapeBench() error {
+	if !b.cfg.scrape {
+		return nil
+	}
+	fmt.Fprintln(os.Stderr, "running the exporter's scrape benchmark (collectors.BenchmarkScrape)…")
+	sr, err := runScrapeBench(b.cfg.root, b.cfg.scrapeTime)
+	if err != nil {
+		return err
+	}
+	b.rep.scrape = sr
+	return nil
+}
+
+// writeMarkdown writes md to the file out, creating its directory, or to stdout when out is
+// empty.
+func writeMarkdown(out, md string) error {
+	if out == "" {
+		_, err := os.Stdout.WriteString(md)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(out, []byte(md), 0o644)
 }

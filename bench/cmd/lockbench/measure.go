@@ -30,58 +30,94 @@ func (s sample) cyclesPerSec() float64     { return float64(s.acquired) / s.wall
 // CPU time and heap allocations over exactly that window. The workers are built before the
 // clock starts; the stop flag is read once per attempt.
 func run(ctx context.Context, v variant, keys []string, d time.Duration) sample {
+	var c crew
+	c.launch(ctx, bindWorkers(v, keys))
+	before := readUsageAtStart()
+	timer := time.AfterFunc(d, func() { c.stop.Store(true) })
+	c.start.Done()
+	c.done.Wait()
+	after := readUsageAtEnd()
+	timer.Stop()
+	return c.result(before, after)
+}
+
+func bindWorkers(v variant, keys []string) []cycleFunc {
 	workers := make([]cycleFunc, len(keys))
 	for i, k := range keys {
 		workers[i] = v.worker(k)
 	}
-	var (
-		stop             atomic.Bool
-		start            sync.WaitGroup
-		done             sync.WaitGroup
-		attempts, locked atomic.Int64
-		failures         atomic.Int64
-		errOnce          sync.Once
-		firstErr         error
-	)
-	start.Add(1)
+	return workers
+}
+
+// crew is the goroutines of one run: they start together, cycle until stop is set and add
+// their counts once, when they stop.
+type crew struct {
+	start, done                  sync.WaitGroup
+	stop                         atomic.Bool
+	attempts, acquired, failures atomic.Int64
+	errOnce                      sync.Once
+	firstErr                     error
+}
+
+// launch starts one goroutine per worker, each waiting for start.
+func (c *crew) launch(ctx context.Context, workers []cycleFunc) {
+	c.start.Add(1)
 	for _, w := range workers {
-		done.Go(func() {
-			var n, ok, bad int64
-			start.Wait()
-			for !stop.Load() {
-				acquired, err := w(ctx)
-				n++
-				switch {
-				case err != nil:
-					bad++
-					errOnce.Do(func() { firstErr = err })
-				case acquired:
-					ok++
-				}
-			}
-			attempts.Add(n)
-			locked.Add(ok)
-			failures.Add(bad)
-		})
+		c.done.Go(func() { c.work(ctx, w) })
 	}
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	cpu0 := processCPU()
-	t0 := time.Now()
-	timer := time.AfterFunc(d, func() { stop.Store(true) })
-	start.Done()
-	done.Wait()
-	wall := time.Since(t0)
-	cpu1 := processCPU()
-	runtime.ReadMemStats(&m1)
-	timer.Stop()
+}
+
+func (c *crew) work(ctx context.Context, w cycleFunc) {
+	var n, ok, bad int64
+	c.start.Wait()
+	for !c.stop.Load() {
+		acquired, err := w(ctx)
+		n++
+		switch {
+		case err != nil:
+			bad++
+			c.errOnce.Do(func() { c.firstErr = err })
+		case acquired:
+			ok++
+		}
+	}
+	c.attempts.Add(n)
+	c.acquired.Add(ok)
+	c.failures.Add(bad)
+}
+
+func (c *crew) result(before, after usage) sample {
 	return sample{
-		attempts: attempts.Load(), acquired: locked.Load(), errors: failures.Load(),
-		wall: wall, cpu: cpu1 - cpu0,
-		mallocs: m1.Mallocs - m0.Mallocs, bytes: m1.TotalAlloc - m0.TotalAlloc,
-		firstErr: firstErr,
+		attempts: c.attempts.Load(), acquired: c.acquired.Load(), errors: c.failures.Load(),
+		wall: after.at.Sub(before.at), cpu: after.cpu - before.cpu,
+		mallocs: after.mallocs - before.mallocs, bytes: after.bytes - before.bytes,
+		firstErr: c.firstErr,
 	}
+}
+
+// usage is the clock, this process's CPU time and its heap allocation counters at one moment.
+type usage struct {
+	at             time.Time
+	cpu            time.Duration
+	mallocs, bytes uint64
+}
+
+// readUsageAtStart collects garbage first, then reads the costly counters before the clock, and
+// readUsageAtEnd reads the clock first: the window they bound holds the run and little else.
+func readUsageAtStart() usage {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	cpu := processCPU()
+	return usage{at: time.Now(), cpu: cpu, mallocs: m.Mallocs, bytes: m.TotalAlloc}
+}
+
+func readUsageAtEnd() usage {
+	at := time.Now()
+	cpu := processCPU()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return usage{at: at, cpu: cpu, mallocs: m.Mallocs, bytes: m.TotalAlloc}
 }
 
 // processCPU is the user+system CPU time this process has used.

@@ -320,85 +320,109 @@ func verdict(ok, withinNoise bool) string {
 }
 
 func (r *report) targets(b *strings.Builder) {
-	has := func(name string) bool {
-		return slices.ContainsFunc(r.variants, func(v variant) bool { return v.name == name })
-	}
-	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	w("## Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
-	on, off := leaseOn, leaseOff
-	if has(on) {
+	fmt.Fprint(b, "## Targets\n\n| target | measured | verdict |\n|---|---|---|\n")
+	if r.hasVariant(leaseOn) {
 		for si, s := range shapes {
-			fastest := r.fastestPeer(si)
-			if fastest == "" {
-				continue
-			}
-			ratio := r.paired(si, on, fastest, sample.cyclesPerSec)
-			w("| %s: %s cycles/s ≥ fastest peer (%s) | %.2f× | %s |\n",
-				s.name, on, fastest, ratio, verdict(ratio >= 1, ratio >= 0.97))
-			leanest := r.leanestPeer(si)
-			onA := median(r.series(si, on, sample.allocsPerAttempt))
-			peer := median(r.series(si, leanest, sample.allocsPerAttempt))
-			w("| %s: %s allocs/op ≤ leanest peer (%s) | %.1f vs %.1f | %s |\n",
-				s.name, on, leanest, onA, peer, verdict(onA <= peer, false))
-			var each []string
-			for _, v := range r.variants {
-				if isPeer(v.name) {
-					each = append(each, fmt.Sprintf("%s %.2f×", v.name, r.paired(si, on, v.name, sample.cyclesPerSec)))
-				}
-			}
-			w("| %s: %s cycles/s vs each peer | %s | |\n", s.name, on, strings.Join(each, ", "))
-			if sc := on + singleSuffix; has(sc) {
-				w("| %s: %s (default, coalescing) cycles/s vs %s (Options.NoCoalescing, same run) | %.2f× | |\n",
-					s.name, on, sc, r.paired(si, on, sc, sample.cyclesPerSec))
-			}
-			if b := on + batchSuffix; has(b) {
-				ratio := r.paired(si, b, fastest, sample.cyclesPerSec)
-				w("| %s: %s (opt-in Options.Batching) cycles/s ≥ fastest peer (%s) | %.2f× | %s |\n",
-					s.name, b, fastest, ratio, verdict(ratio >= 1, ratio >= 0.97))
-				bA := median(r.series(si, b, sample.allocsPerAttempt))
-				w("| %s: %s allocs/op ≤ leanest peer (%s) | %.1f vs %.1f | %s |\n",
-					s.name, b, leanest, bA, peer, verdict(bA <= peer, false))
-				w("| %s: %s cycles/s vs %s (same run) | %.2f× | |\n",
-					s.name, b, on, r.paired(si, b, on, sample.cyclesPerSec))
-			}
-			if has(on + autoSuffix) {
-				ratio := r.paired(si, on+autoSuffix, fastest, sample.cyclesPerSec)
-				w("| %s, reference only: %s cycles/s vs %s | %.2f× | not a supported lease configuration (deadlines, see performance.md) |\n",
-					s.name, on+autoSuffix, fastest, ratio)
-			}
+			r.shapeTargets(b, si, s)
 		}
 	}
-	if has(on) && has(off) {
-		// The metrics' cost, measured without the network, set against a real cycle's client
-		// CPU (the stricter denominator: it is smaller than the cycle's wall time).
-		cost := r.metricsCost()
-		const distinct = 0
-		cycleCPU := median(r.series(distinct, off, sample.cpuNsPerAttempt))
-		localCycle := median(r.localSeries(off, sample.cpuNsPerAttempt))
-		wall := r.paired(distinct, on, off, sample.nsPerAttempt) - 1
-		w("| metrics cost < 3%% of a cycle | %+.0f ns CPU per cycle = %.2f%% of a real cycle's client CPU (%.0f ns), "+
-			"%.1f%% of the network-free cycle (%.0f ns); full-run wall on vs off %+.1f%% (noise) | %s |\n",
-			cost, 100*cost/cycleCPU, cycleCPU, 100*cost/localCycle, localCycle, 100*wall, verdict(cost/cycleCPU < 0.03, false))
+	if r.hasVariant(leaseOn) && r.hasVariant(leaseOff) {
+		r.metricsCostTarget(b)
 	}
 	if len(r.scrape) > 0 {
-		worst, heap1M, first, last := 0.0, math.NaN(), r.scrape[0], r.scrape[len(r.scrape)-1]
-		for _, row := range r.scrape {
-			worst = max(worst, row.metrics["x-ceiling"])
-			if row.keys == 1_000_000 {
-				heap1M = row.metrics["peak-heap-MiB"]
-			}
-		}
-		w("| exporter per-key cost ≤ 3× the PTTL pipeline ceiling | worst %.2f× | %s |\n", worst, verdict(worst <= 3, false))
-		w("| exporter peak heap < 64 MiB at 1M keys | %.1f MiB | %s |\n", heap1M, verdict(heap1M < 64, false))
-		// Redis's own per-command cost grows with the keyspace (the ceiling is measured on the
-		// seeded keyspace), so linearity is judged on the cost relative to the ceiling; the
-		// absolute growth is shown next to it.
-		lin := last.metrics["x-ceiling"] / first.metrics["x-ceiling"]
-		w("| exporter cost linear in keys: per-key cost ÷ ceiling at %d keys vs at %d | %.2f (absolute ns/key %.2f, ceiling %.2f) | %s |\n",
-			last.keys, first.keys, lin, last.metrics["ns/key"]/first.metrics["ns/key"],
-			last.metrics["ceiling-ns/PTTL"]/first.metrics["ceiling-ns/PTTL"], verdict(lin <= 1.25, lin <= 1.5))
+		r.exporterTargets(b)
 	}
-	w("\n")
+	fmt.Fprint(b, "\n")
+}
+
+func (r *report) hasVariant(name string) bool {
+	return slices.ContainsFunc(r.variants, func(v variant) bool { return v.name == name })
+}
+
+// peerMarks are what a lease variant is set against in one shape: the fastest peer's cycles/s
+// and the leanest peer's allocs/op.
+type peerMarks struct {
+	fastest, leanest string
+	leanestAllocs    float64
+}
+
+// shapeTargets are lease's rows for one shape: the default client against the peers, against
+// its other ways of sending commands and, for reference, on go-redis's AutoPipeline face.
+func (r *report) shapeTargets(b *strings.Builder, si int, s shape) {
+	fastest := r.fastestPeer(si)
+	if fastest == "" {
+		return
+	}
+	leanest := r.leanestPeer(si)
+	marks := peerMarks{fastest, leanest, median(r.series(si, leanest, sample.allocsPerAttempt))}
+	r.peerTargets(b, si, s, leaseOn, leaseOn, marks)
+	r.eachPeerRow(b, si, s)
+	if single := leaseOn + singleSuffix; r.hasVariant(single) {
+		fmt.Fprintf(b, "| %s: %s (default, coalescing) cycles/s vs %s (Options.NoCoalescing, same run) | %.2f× | |\n",
+			s.name, leaseOn, single, r.paired(si, leaseOn, single, sample.cyclesPerSec))
+	}
+	if batching := leaseOn + batchSuffix; r.hasVariant(batching) {
+		r.peerTargets(b, si, s, batching, batching+" (opt-in Options.Batching)", marks)
+		fmt.Fprintf(b, "| %s: %s cycles/s vs %s (same run) | %.2f× | |\n",
+			s.name, batching, leaseOn, r.paired(si, batching, leaseOn, sample.cyclesPerSec))
+	}
+	if auto := leaseOn + autoSuffix; r.hasVariant(auto) {
+		fmt.Fprintf(b, "| %s, reference only: %s cycles/s vs %s | %.2f× | not a supported lease configuration (deadlines, see performance.md) |\n",
+			s.name, auto, fastest, r.paired(si, auto, fastest, sample.cyclesPerSec))
+	}
+}
+
+// peerTargets are the two targets of the lease variant name: cycles/s at least the fastest
+// peer's (the row calls it label) and allocs/op at most the leanest peer's.
+func (r *report) peerTargets(b *strings.Builder, si int, s shape, name, label string, m peerMarks) {
+	ratio := r.paired(si, name, m.fastest, sample.cyclesPerSec)
+	fmt.Fprintf(b, "| %s: %s cycles/s ≥ fastest peer (%s) | %.2f× | %s |\n",
+		s.name, label, m.fastest, ratio, verdict(ratio >= 1, ratio >= 0.97))
+	allocs := median(r.series(si, name, sample.allocsPerAttempt))
+	fmt.Fprintf(b, "| %s: %s allocs/op ≤ leanest peer (%s) | %.1f vs %.1f | %s |\n",
+		s.name, name, m.leanest, allocs, m.leanestAllocs, verdict(allocs <= m.leanestAllocs, false))
+}
+
+func (r *report) eachPeerRow(b *strings.Builder, si int, s shape) {
+	var each []string
+	for _, v := range r.variants {
+		if isPeer(v.name) {
+			each = append(each, fmt.Sprintf("%s %.2f×", v.name, r.paired(si, leaseOn, v.name, sample.cyclesPerSec)))
+		}
+	}
+	fmt.Fprintf(b, "| %s: %s cycles/s vs each peer | %s | |\n", s.name, leaseOn, strings.Join(each, ", "))
+}
+
+// metricsCostTarget sets the metrics' cost, measured without the network, against a real
+// cycle's client CPU (the stricter denominator: it is smaller than the cycle's wall time).
+func (r *report) metricsCostTarget(b *strings.Builder) {
+	cost := r.metricsCost()
+	const distinct = 0
+	cycleCPU := median(r.series(distinct, leaseOff, sample.cpuNsPerAttempt))
+	localCycle := median(r.localSeries(leaseOff, sample.cpuNsPerAttempt))
+	wall := r.paired(distinct, leaseOn, leaseOff, sample.nsPerAttempt) - 1
+	fmt.Fprintf(b, "| metrics cost < 3%% of a cycle | %+.0f ns CPU per cycle = %.2f%% of a real cycle's client CPU (%.0f ns), "+
+		"%.1f%% of the network-free cycle (%.0f ns); full-run wall on vs off %+.1f%% (noise) | %s |\n",
+		cost, 100*cost/cycleCPU, cycleCPU, 100*cost/localCycle, localCycle, 100*wall, verdict(cost/cycleCPU < 0.03, false))
+}
+
+func (r *report) exporterTargets(b *strings.Builder) {
+	worst, heap1M, first, last := 0.0, math.NaN(), r.scrape[0], r.scrape[len(r.scrape)-1]
+	for _, row := range r.scrape {
+		worst = max(worst, row.metrics["x-ceiling"])
+		if row.keys == 1_000_000 {
+			heap1M = row.metrics["peak-heap-MiB"]
+		}
+	}
+	fmt.Fprintf(b, "| exporter per-key cost ≤ 3× the PTTL pipeline ceiling | worst %.2f× | %s |\n", worst, verdict(worst <= 3, false))
+	fmt.Fprintf(b, "| exporter peak heap < 64 MiB at 1M keys | %.1f MiB | %s |\n", heap1M, verdict(heap1M < 64, false))
+	// Redis's own per-command cost grows with the keyspace (the ceiling is measured on the
+	// seeded keyspace), so linearity is judged on the cost relative to the ceiling; the
+	// absolute growth is shown next to it.
+	lin := last.metrics["x-ceiling"] / first.metrics["x-ceiling"]
+	fmt.Fprintf(b, "| exporter cost linear in keys: per-key cost ÷ ceiling at %d keys vs at %d | %.2f (absolute ns/key %.2f, ceiling %.2f) | %s |\n",
+		last.keys, first.keys, lin, last.metrics["ns/key"]/first.metrics["ns/key"],
+		last.metrics["ceiling-ns/PTTL"]/first.metrics["ceiling-ns/PTTL"], verdict(lin <= 1.25, lin <= 1.5))
 }
 
 // scrapeColumns are shown first, in this order, when the benchmark reports them; any other
