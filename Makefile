@@ -89,9 +89,12 @@ lint:
 	cd observe/rueidisobserve && $(GO) vet ./...
 	cd observe/peertest && $(GO) vet ./...
 
-## demo: run the demo command, lockwatch-demo (starts its own redis-server; DEMO_FLAGS="--duration 2m" etc.)
+## demo: build and run the demo command, lockwatch-demo (starts its own redis-server;
+## DEMO_FLAGS="--duration 2m" etc.). Built, not `go run`: go run exits 1 on the terminal's Ctrl-C
+## even when the demo stops cleanly, and make would report that as an error.
 demo:
-	$(GO) run ./cmd/lockwatch-demo $(DEMO_FLAGS)
+	$(GO) build -o bin/lockwatch-demo ./cmd/lockwatch-demo
+	./bin/lockwatch-demo $(DEMO_FLAGS)
 
 ## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
 e2e: tools
