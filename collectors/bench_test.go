@@ -5,10 +5,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/redishook"
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // BenchmarkScrape scans 10k, 100k and 1M live lock keys on one real server and reports, per
@@ -70,7 +69,7 @@ func BenchmarkScrape(b *testing.B) {
 			cmdsPerKey := float64(counter.n.Load()) / float64(scans*n)
 
 			// Heap is sampled in a separate, untimed scan: ReadMemStats stops the world.
-			peak := peakHeapDuring(scan)
+			peak := testkit.PeakHeap(scan)
 
 			b.ReportMetric(nsPerKey, "ns/key")
 			b.ReportMetric(cmdsPerKey, "cmds/key")
@@ -173,31 +172,4 @@ func redisCPU(b *testing.B, c *redis.Client) float64 {
 		}
 	}
 	return total
-}
-
-// peakHeapDuring runs f while sampling the live Go heap every 2ms and returns the largest
-// HeapAlloc seen.
-func peakHeapDuring(f func()) uint64 {
-	runtime.GC()
-	var peak uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	f()
-	close(done)
-	wg.Wait()
-	return peak
 }

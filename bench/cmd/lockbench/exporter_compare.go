@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/oliver006/redis_exporter/exporter"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/redisproc"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 )
 
 // The exporter comparison: lock-exporter's scan engine against redis_exporter's --count-keys for
@@ -26,12 +25,6 @@ import (
 // three namespaces (string locks, TTLs from 10s to 10min, one in fifty without TTL) and as many
 // unrelated keys of four types. Rounds alternate which exporter goes first; the results are
 // medians per scrape of wall time and of the Redis server's CPU time (INFO cpu).
-
-// cmpNamespaces are the lock namespaces; the last five match nothing and serve the 8-namespace
-// SCAN count only.
-var cmpNamespaces = []string{"sched", "wf", "approval", "none1", "none2", "none3", "none4", "none5"}
-
-func cmpPattern(ns string) string { return "app:" + ns + ":lock:*" }
 
 // cmpResult is one keyspace size.
 type cmpResult struct {
@@ -71,9 +64,10 @@ func runExporterComparison(ctx context.Context, sizes []int, rounds int, progres
 	seeded := 0
 	for _, locks := range sizes {
 		fmt.Fprintf(progress, "exporter comparison: seeding %d lock keys and %d other keys…\n", locks, locks)
-		if seeded, err = seedMixed(ctx, admin, seeded, locks); err != nil {
+		if err := testkit.SeedMixedKeyspace(ctx, admin, seeded, locks); err != nil {
 			return nil, "", err
 		}
+		seeded = locks
 		res, err := compareAt(ctx, srv.Addr(), admin, locks, rounds, progress)
 		if err != nil {
 			return nil, "", err
@@ -105,7 +99,7 @@ func compareAt(ctx context.Context, addr string, admin *redis.Client, locks, rou
 		}
 		c.reportRound(progress, r, rounds)
 	}
-	c.res.peakHeapMiB = float64(peakHeap(func() { _ = c.scrapeOurs(ctx) })) / (1 << 20)
+	c.res.peakHeapMiB = float64(testkit.PeakHeap(func() { _ = c.scrapeOurs(ctx) })) / (1 << 20)
 	if err := c.countScans(ctx, addr); err != nil {
 		return c.res, err
 	}
@@ -123,8 +117,8 @@ type comparison struct {
 // patterns, on a registry of its own.
 func newCountKeysExporter(addr string) (*prometheus.Registry, error) {
 	var patterns []string
-	for _, ns := range cmpNamespaces[:3] {
-		patterns = append(patterns, "db0="+cmpPattern(ns))
+	for _, ns := range testkit.MixedKeyspaceNamespaces()[:3] {
+		patterns = append(patterns, "db0="+testkit.MixedKeyspacePattern(ns))
 	}
 	reg := prometheus.NewRegistry()
 	if _, err := exporter.NewRedisExporter("redis://"+addr, exporter.Options{
@@ -234,8 +228,8 @@ func newLockScanner(addr string, namespaces, locks int) (*collectors.Scanner, fu
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
 		DisableIdentity: true, PoolSize: collectors.ConnectionsPerNode()})
 	opts := collectors.Options{MaxKeys: locks, Timeout: 5 * time.Minute, Logger: slog.New(slog.DiscardHandler)}
-	for _, ns := range cmpNamespaces[:namespaces] {
-		opts.Namespaces = append(opts.Namespaces, collectors.Namespace{Name: ns, Pattern: cmpPattern(ns)})
+	for _, ns := range testkit.MixedKeyspaceNamespaces()[:namespaces] {
+		opts.Namespaces = append(opts.Namespaces, collectors.Namespace{Name: ns, Pattern: testkit.MixedKeyspacePattern(ns)})
 	}
 	s, err := collectors.NewScanner(c, opts)
 	if err != nil {
@@ -277,63 +271,6 @@ func serverCPU(ctx context.Context, c *redis.Client) (time.Duration, error) {
 		}
 	}
 	return time.Duration(total * float64(time.Second)), nil
-}
-
-// peakHeap runs f while sampling the live Go heap every 2ms and returns the largest HeapAlloc.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var peak uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	f()
-	close(done)
-	wg.Wait()
-	return peak
-}
-
-// seedMixed adds lock keys from..to-1 over the three lock namespaces and as many unrelated keys,
-// pipelined 10k at a time. TTLs carry an hour on top so no key expires during the run.
-func seedMixed(ctx context.Context, c *redis.Client, from, to int) (int, error) {
-	ttls := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 10 * time.Minute}
-	for start := from; start < to; start += 10_000 {
-		pipe := c.Pipeline()
-		for i := start; i < min(start+10_000, to); i++ {
-			ttl := ttls[i%len(ttls)] + time.Hour
-			if i%50 == 0 {
-				ttl = 0
-			}
-			pipe.Set(ctx, "app:"+cmpNamespaces[i%3]+":lock:"+strconv.Itoa(i), "token-0123456789abcdef", ttl)
-			other := "app:data:" + strconv.Itoa(i)
-			switch i % 4 {
-			case 0:
-				pipe.Set(ctx, other, "value", 0)
-			case 1:
-				pipe.HSet(ctx, other, "field", "value")
-			case 2:
-				pipe.RPush(ctx, other, "item")
-			default:
-				pipe.SAdd(ctx, other, "member")
-			}
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			return from, fmt.Errorf("seed: %w", err)
-		}
-	}
-	return to, nil
 }
 
 // comparisonMarkdown renders the results as a section of docs/performance.md.
