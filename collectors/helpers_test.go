@@ -2,7 +2,6 @@ package collectors
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -189,16 +188,4 @@ func absent(t testing.TB, got map[string][]sample, name, ns string) {
 			t.Fatalf("%s{lock_namespace=%q} = %v, want absent", name, ns, s.value)
 		}
 	}
-}
-
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }

@@ -32,12 +32,7 @@ func TestExporterBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	unreachable := closed.Addr().String()
-	closed.Close()
+	unreachable := testkit.UnusedAddr(t)
 	ns := []string{"--namespace", "jobs=jobs:*"}
 
 	cases := []struct {

@@ -109,14 +109,14 @@ func TestIncident(t *testing.T) {
 		t.Fatal(err)
 	}
 	exporterCfgFile := writeFile(t, work, "exporter.yml", marshal(t, exporterCfg))
-	exporterAddr := freeAddr(t)
+	exporterAddr := testkit.UnusedAddr(t)
 	exporter := startProcess(t, "lock-exporter", exporterBin, "--config.file", exporterCfgFile, "--web.listen-address", exporterAddr, "--log.level", "error")
 	exporter.waitReady(t, "http://"+exporterAddr+"/-/healthy")
 
 	// The webhook receiver, Alertmanager with deploy/alertmanager's routes, Prometheus with
 	// deploy/prometheus's jobs and the generated rules.
 	recv := startReceiver(t)
-	amAddr := freeAddr(t)
+	amAddr := testkit.UnusedAddr(t)
 	amCfg := writeFile(t, work, "alertmanager.yml", alertmanagerConfig(t, root, recv.addr))
 	am := startProcess(t, "alertmanager", alertmanagerBin, "--config.file="+amCfg, "--storage.path="+filepath.Join(work, "am"),
 		"--web.listen-address="+amAddr, "--cluster.listen-address=")
@@ -134,7 +134,7 @@ func TestIncident(t *testing.T) {
 	for _, r := range generated {
 		ruleFiles = append(ruleFiles, writeFile(t, work, filepath.Base(r.Path), r.Data))
 	}
-	promAddr := freeAddr(t)
+	promAddr := testkit.UnusedAddr(t)
 	promCfg := writeFile(t, work, "prometheus.yml", prometheusConfig(t, root, ruleFiles, exporterAddr, appListener.Addr().String(), amAddr))
 	prom := startProcess(t, "prometheus", prometheusBin, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(work, "tsdb"),
 		"--web.listen-address="+promAddr, "--rules.alert.resend-delay="+interval.String())

@@ -29,6 +29,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -57,7 +58,7 @@ func TestOTLPPathDrivesTheSameAlert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	promAddr := freeAddr(t)
+	promAddr := testkit.UnusedAddr(t)
 	promCfg := writeFile(t, work, "prometheus.yml", otlpPrometheusConfig(t, root, appListener.Addr().String()))
 	prom := startProcess(t, "prometheus", prometheusBin, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(work, "tsdb"),
 		"--web.listen-address="+promAddr, "--web.enable-otlp-receiver")

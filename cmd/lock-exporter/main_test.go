@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -90,18 +89,6 @@ func startServerWith(t *testing.T, tweak func(*env), vars map[string]string, arg
 	}
 	t.Cleanup(func() { s.stop() })
 	return s
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // get fetches path, with Prometheus' scrape timeout header when timeout > 0.

@@ -249,7 +249,7 @@ func TestScrapeRefusesWhatIsNotAConfiguredTarget(t *testing.T) {
 func TestMetricsKeepsItsRedisBesideTargets(t *testing.T) {
 	own := redistest.Start(t)
 	seedLocks(t, own.Client(t), map[string]seed{"jobs:own": {ttl: time.Minute}})
-	config := testkit.MultiTargetConfig(t, "", [3]string{"other", closedAddr(t), downPassword})
+	config := testkit.MultiTargetConfig(t, "", [3]string{"other", testkit.UnusedAddr(t), downPassword})
 	s := startServer(t, nil, "--config.file", config, "--redis.addr", own.Addr)
 	_, body := s.get(t, "/metrics", 5*time.Second)
 	wantMetric(t, body, "lock_exporter_up", 1)

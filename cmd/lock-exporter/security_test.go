@@ -77,7 +77,7 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	limits := exporter.DefaultHTTPLimits
 	limits.ReadHeader, limits.ReadBody, limits.Idle = 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
 	s := startServerWith(t, func(e *env) { e.httpLimits = &limits }, nil,
-		"--web.config.file", web, "--redis.addr", closedAddr(t), "--namespace", "jobs=jobs:*")
+		"--web.config.file", web, "--redis.addr", testkit.UnusedAddr(t), "--namespace", "jobs=jobs:*")
 	addr := strings.TrimPrefix(s.url, "http://")
 
 	const conns = 50
