@@ -12,10 +12,9 @@ import (
 
 // Write puts files under root, creating directories as needed, and reports one line per file:
 // "updated" for a file it wrote because its content changed or it did not exist, "unchanged" for
-// one already up to date (left untouched, so its modification time stays). It returns how many it
-// wrote. The
-// files are meant to be committed and read by Prometheus, Grafana and kubectl, so they are
-// world-readable like the rest of a checkout.
+// one already up to date (left untouched, so its modification time stays). It returns how many
+// it wrote. The files are meant to be committed and read by Prometheus, Grafana and kubectl, so
+// they are world-readable like the rest of a checkout.
 func Write(root string, files []File, report io.Writer) (updated int, err error) {
 	for _, f := range files {
 		same, err := upToDate(root, f)

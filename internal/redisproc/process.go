@@ -43,7 +43,6 @@ type Process struct {
 	cfg     Config
 	bin     string
 	port    int
-	addr    string
 	tempDir bool // Dir was created by Start and is removed by Stop
 
 	mu     sync.Mutex
@@ -84,7 +83,6 @@ func (p *Process) startOnFreePort(ctx context.Context) error {
 		if p.port, err = FreePort(); err != nil {
 			return fmt.Errorf("pick a port for redis-server: %w", err)
 		}
-		p.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port))
 		if err = p.launch(ctx); err == nil || ctx.Err() != nil {
 			return err
 		}
@@ -93,7 +91,7 @@ func (p *Process) startOnFreePort(ctx context.Context) error {
 }
 
 // Addr is the server's host:port, always on 127.0.0.1.
-func (p *Process) Addr() string { return p.addr }
+func (p *Process) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
 
 // Port is the TCP port the server listens on.
 func (p *Process) Port() int { return p.port }
@@ -224,7 +222,7 @@ func (p *Process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd == nil {
-		return fmt.Errorf("signal %v to %s: %w", sig, p.addr, ErrNotRunning)
+		return fmt.Errorf("signal %v to %s: %w", sig, p.Addr(), ErrNotRunning)
 	}
 	return p.cmd.Process.Signal(sig)
 }

@@ -35,7 +35,7 @@ func (p *Process) waitReady(ctx context.Context, exited chan error) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on %s did not answer PING within %s: %s", p.addr, readyTimeout, p.logTail())
+			return fmt.Errorf("redis-server on %s did not answer PING within %s: %s", p.Addr(), readyTimeout, p.logTail())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -45,7 +45,7 @@ func (p *Process) waitReady(ctx context.Context, exited chan error) error {
 // (ACLs, passwords): any reply, even NOAUTH, proves the server is accepting commands. A TLS-only
 // server is ready once it accepts TCP connections.
 func (p *Process) ready() error {
-	conn, err := net.DialTimeout("tcp", p.addr, 200*time.Millisecond)
+	conn, err := net.DialTimeout("tcp", p.Addr(), 200*time.Millisecond)
 	if err != nil {
 		return err
 	}
