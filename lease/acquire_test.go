@@ -63,9 +63,11 @@ func TestAcquireWaitDeadlineBackoffAndCancel(t *testing.T) {
 				}
 				defer holder.Release(context.Background())
 
+				// The clock starts before the context's deadline or cancel timer does, so
+				// that minElapsed is a true lower bound however the goroutine is scheduled.
+				start := time.Now()
 				ctx, cancel := tc.ctx()
 				defer cancel()
-				start := time.Now()
 				_, err = n.Acquire(ctx, key)
 				elapsed := time.Since(start)
 				if !errors.Is(err, ErrBusy) {

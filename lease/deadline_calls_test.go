@@ -63,6 +63,11 @@ func startDeadlineCalls(t *testing.T, calls []deadlineCall, check func(c deadlin
 	var wg sync.WaitGroup
 	for _, c := range calls {
 		wg.Go(func() {
+			// The clock starts before the context, whose deadline is then at least bound
+			// after start: started after it, a call that honours its deadline to the
+			// nanosecond could measure short of bound by however long the goroutine was
+			// descheduled in between.
+			start := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), c.bound)
 			if c.cancelled {
 				cancel()
@@ -70,7 +75,6 @@ func startDeadlineCalls(t *testing.T, calls []deadlineCall, check func(c deadlin
 				time.AfterFunc(c.bound, cancel)
 			}
 			defer cancel()
-			start := time.Now()
 			err := c.run(ctx)
 			took := time.Since(start)
 			if took < c.bound {

@@ -22,9 +22,9 @@ func TestProxyModes(t *testing.T) {
 	defer c.Close()
 
 	ping := func(timeout time.Duration) (time.Duration, error) {
+		start := time.Now() // before the deadline is set, so took >= timeout when it is met
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		start := time.Now()
 		err := c.Ping(ctx).Err()
 		return time.Since(start), err
 	}
