@@ -41,8 +41,8 @@ func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
 		cli.EnvName("namespace")+" is split at every comma: give a pattern containing one by flag or in the file")
 
 	fs.StringVar(&c.Redis.Addr, "redis.addr", c.Redis.Addr, "Redis address: host:port, redis://[user@]host:port[/db] or rediss://… for TLS")
-	fs.StringSliceVar(&c.Redis.ClusterAddrs, "redis.cluster-addr", c.Redis.ClusterAddrs, "Redis Cluster seed node (host:port or URL); repeatable or comma-separated; selects Cluster mode")
-	fs.StringSliceVar(&c.Redis.SentinelAddrs, "redis.sentinel-addr", c.Redis.SentinelAddrs, "Redis Sentinel address; repeatable or comma-separated; selects Sentinel mode")
+	cli.StringListVar(fs, &c.Redis.ClusterAddrs, "redis.cluster-addr", c.Redis.ClusterAddrs, "Redis Cluster seed node (host:port or URL); repeatable or comma-separated; selects Cluster mode")
+	cli.StringListVar(fs, &c.Redis.SentinelAddrs, "redis.sentinel-addr", c.Redis.SentinelAddrs, "Redis Sentinel address; repeatable or comma-separated; selects Sentinel mode")
 	fs.StringVar(&c.Redis.SentinelMaster, "redis.sentinel-master", c.Redis.SentinelMaster, "name of the master the Sentinels monitor")
 	fs.StringVar(&c.Redis.Username, "redis.username", c.Redis.Username, "Redis ACL user (see docs/exporter.md for the least-privilege ACL)")
 	fs.StringVar(&c.Redis.PasswordFile, "redis.password-file", c.Redis.PasswordFile, "file holding the Redis password, re-read on every new connection (else "+envRedisPassword+")")

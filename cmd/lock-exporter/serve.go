@@ -34,7 +34,7 @@ func (sf *serveFlags) define(fs *pflag.FlagSet, st *settings) {
 	fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
 	cli.IntVar(fs, &c.Scan.MaxConcurrentTargets, "scan.max-concurrent-targets", c.Scan.MaxConcurrentTargets,
 		fmt.Sprintf("targets scanned at once on %s (0: %d); scrapes beyond it wait until their deadline", exporter.ScrapePath, exporterconfig.DefaultMaxConcurrentTargets))
-	fs.StringSliceVar(&sf.listen, "web.listen-address", []string{exporter.DefaultListenAddress}, "address to serve on, [host]:port; repeatable")
+	cli.StringListVar(fs, &sf.listen, "web.listen-address", []string{exporter.DefaultListenAddress}, "address to serve on, [host]:port; repeatable")
 	fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")
 	fs.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth); see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md")
 	sf.logs = cli.AddLogFlags(fs, "info")

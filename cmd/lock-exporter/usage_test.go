@@ -52,6 +52,12 @@ func TestBadInput(t *testing.T) {
 		{"missing password file", nil, []string{ns, "--redis.password-file", "/nonexistent/pw"}, "redis.password-file: /nonexistent/pw"},
 		{"TLS file without rediss", nil, []string{ns, "--redis.tls-ca-file", "/etc/hostname"}, "need rediss:// addresses"},
 		{"cluster and sentinel", nil, []string{ns, "--redis.cluster-addr", "a:1", "--redis.sentinel-addr", "b:1"}, "exclusive"},
+		// A stray quote in a list flag is part of an address, judged as one (it was encoding/csv's
+		// `parse error on line 1, column 4: bare " in non-quoted-field`).
+		{"quote in a list flag", nil, []string{ns, "--redis.cluster-addr", `a:1,"b:1`}, `redis.cluster-addr "\"b:1": host "\"b": want a DNS name or an IP address`},
+		{"empty item in a list flag", nil, []string{ns, "--redis.sentinel-addr", "a:1,,b:1", "--redis.sentinel-master", "m"}, `redis.sentinel-addr "": empty address`},
+		{"redis port not a number", nil, []string{ns, "--redis.addr", "redis:port"}, `redis.addr "redis:port": port "port": want a number from 1 to 65535`},
+		{"redis port zero in a URL", nil, []string{ns, "--redis.addr", "redis://redis:0"}, `redis.addr "redis://redis:0": port "0": want a number from 1 to 65535`},
 		{"bad log level", nil, []string{ns, "--log.level", "loud"}, `--log.level "loud": want debug, info, warn or error`},
 		{"bad log format", nil, []string{ns, "--log.format", "xml"}, `--log.format "xml": want logfmt or json`},
 		{"bad web config", nil, []string{ns, "--web.config.file", badWeb}, "--web.config.file"},

@@ -97,6 +97,42 @@ func TestFlagValues(t *testing.T) {
 	}
 }
 
+func TestStringListVar(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  string
+		want []string
+	}{
+		{"default kept", nil, "", []string{"d:1"}},
+		{"first use replaces the default", []string{"--addr", "a:1"}, "", []string{"a:1"}},
+		{"uses add up", []string{"--addr", "a:1,b:1", "--addr", "c:1"}, "", []string{"a:1", "b:1", "c:1"}},
+		{"quotes are kept, not parsed", []string{"--addr", `"a:1,b:1"`}, "", []string{`"a:1`, `b:1"`}},
+		{"empty items are kept for validation", []string{"--addr", "a:1,,"}, "", []string{"a:1", "", ""}},
+		{"empty value is an empty list", []string{"--addr", ""}, "", nil},
+		{"environment list", nil, "e:1,f:1", []string{"e:1", "f:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := NewFlagSet("test")
+			var addrs []string
+			StringListVar(fs, &addrs, "addr", []string{"d:1"}, "")
+			getenv := func(name string) string {
+				if name == EnvName("addr") {
+					return tt.env
+				}
+				return ""
+			}
+			if err := ParseWithEnv(fs, tt.args, getenv); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprintf("%q", addrs) != fmt.Sprintf("%q", tt.want) {
+				t.Errorf("addrs = %q, want %q", addrs, tt.want)
+			}
+		})
+	}
+}
+
 func TestUsageMessage(t *testing.T) {
 	tests := []struct {
 		err  error

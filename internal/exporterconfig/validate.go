@@ -3,6 +3,7 @@ package exporterconfig
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -219,6 +220,9 @@ func parseAddr(s string) (endpoint, error) {
 		if _, _, err := net.SplitHostPort(s); err != nil {
 			return endpoint{}, fmt.Errorf("want host:port or a redis:// or rediss:// URL")
 		}
+		if err := checkHostPort(s); err != nil {
+			return endpoint{}, err
+		}
 		return endpoint{hostport: s}, nil
 	}
 	u, err := url.Parse(s)
@@ -244,6 +248,9 @@ func parseAddr(s string) (endpoint, error) {
 	if u.Port() == "" {
 		ep.hostport = net.JoinHostPort(u.Hostname(), "6379")
 	}
+	if err := checkHostPort(ep.hostport); err != nil {
+		return endpoint{}, err
+	}
 	if u.RawQuery != "" {
 		return endpoint{}, fmt.Errorf("query parameters are not supported; use the exporter's flags")
 	}
@@ -255,4 +262,42 @@ func parseAddr(s string) (endpoint, error) {
 		ep.db = db
 	}
 	return ep, nil
+}
+
+// checkHostPort judges the parts of a host:port that net.SplitHostPort leaves unchecked, so
+// that a typo is refused at start rather than retried as a failing dial on every scrape: the
+// port is a number from 1 to 65535, and the host is empty (this machine), an IP address or a DNS
+// name.
+func checkHostPort(hostport string) error {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return fmt.Errorf("want host:port or a redis:// or rediss:// URL")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("port %q: want a number from 1 to 65535", port)
+	}
+	if _, err := netip.ParseAddr(host); host != "" && err != nil && !isDNSName(host) {
+		return fmt.Errorf("host %q: want a DNS name or an IP address", host)
+	}
+	return nil
+}
+
+// isDNSName reports whether host is made of dot-separated labels of letters, digits, '-' and
+// '_' (found in service records and some internal names), with a trailing dot allowed.
+func isDNSName(host string) bool {
+	host = strings.TrimSuffix(host, ".")
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(host, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, r := range label {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
