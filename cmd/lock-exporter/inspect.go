@@ -15,16 +15,18 @@ import (
 
 	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/cli"
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
 const inspectSynopsis = "lock-exporter inspect [flags] [NAMESPACE]\n\n" +
 	"Lists a namespace's live locks, keys without TTL first, then the stalest, with remaining TTL,\n" +
 	"idle time, fence value and holder (written by lease namespaces with RecordHolder). Name the\n" +
 	"namespace as an argument or with --namespace NAME (a configured one), or define it with\n" +
-	"--namespace NAME=PATTERN; it may be left out when only one is configured. Lock values (owner\n" +
-	"tokens) are never read: the scan uses SCAN, PTTL, OBJECT IDLETIME (and TYPE), and GET only on\n" +
-	"fence and holder keys. Exit status 3: the scan was cut short or stopped at --scan.max-keys, so\n" +
-	"the counts are a lower bound."
+	"--namespace NAME=PATTERN; it may be left out when only one is configured. --target NAME reads\n" +
+	"that configured target's Redis (targets: in --config.file) instead of the redis section's.\n" +
+	"Lock values (owner tokens) are never read: the scan uses SCAN, PTTL, OBJECT IDLETIME (and\n" +
+	"TYPE), and GET only on fence and holder keys. Exit status 3: the scan was cut short or stopped\n" +
+	"at --scan.max-keys, so the counts are a lower bound."
 
 const defaultInspectLimit = 20
 
@@ -38,6 +40,7 @@ const companionTimeout = 2 * time.Second
 
 // inspectFlags are inspect's own flags.
 type inspectFlags struct {
+	target     string
 	limit      int
 	sort       string
 	output     string
@@ -61,6 +64,7 @@ func (f *inspectFlags) validate() error {
 // define adds inspect's flags to the shared ones.
 func (f *inspectFlags) define(fs *pflag.FlagSet, st *settings) {
 	defineConfigFlags(fs, st)
+	fs.StringVar(&f.target, "target", f.target, "read the configured target of this name (targets: in --config.file) instead of the redis section's Redis")
 	cli.IntVar(fs, &f.limit, "limit", f.limit, fmt.Sprintf("list at most this many keys (1 to %d)", collectors.MaxTopK))
 	fs.StringVar(&f.sort, "sort", f.sort, "order of the listed keys: idle (stalest first) or ttl (shortest remaining TTL first)")
 	fs.StringVar(&f.output, "output", f.output, "table, or json (full key names, for scripts)")
@@ -78,18 +82,22 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
-	client, err := st.cfg.NewClient()
+	cfg, err := inspectedConfig(st.cfg, fl.target)
+	if err != nil {
+		return usageError(e, "inspect", err)
+	}
+	client, err := cfg.NewClient()
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
 	defer client.Close()
-	opts := inspectScanOptions(st, ns, fl)
+	opts := inspectScanOptions(cfg, ns, fl)
 	res, err := scanOnce(ctx, client, opts)
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
 	if !res.Up && !(errors.Is(res.Err, collectors.ErrNoAnswer) && answersPing(ctx, client)) {
-		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", st.cfg.Redis.Describe(), oneLine(res.Err))
+		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", describeInspected(cfg, fl.target), oneLine(res.Err))
 		return exitFailure
 	}
 	// Up, or reachable but cut before its first reply: the namespace result is then incomplete
@@ -109,9 +117,39 @@ func chooseNamespace(st *settings, fs *pflag.FlagSet, fl *inspectFlags) (collect
 	return ns, fl.validate()
 }
 
+// inspectedConfig is the configuration whose Redis inspect reads: cfg itself, or with --target
+// the named target's connection settings beside cfg's scan settings and namespaces, as the
+// target's scrapes use them. The redis.* flags and LOCK_EXPORTER_REDIS_* variables set the redis
+// section, which --target leaves aside, so a pod's environment does not stand in its way.
+func inspectedConfig(cfg exporterconfig.Config, target string) (exporterconfig.Config, error) {
+	if target == "" {
+		return cfg, nil
+	}
+	if len(cfg.Targets) == 0 {
+		return cfg, fmt.Errorf("--target %q: no targets configured (targets: in --config.file)", target)
+	}
+	t, err := cfg.TargetNamed(target)
+	if err != nil {
+		names := make([]string, len(cfg.Targets))
+		for i, t := range cfg.Targets {
+			names[i] = t.Name
+		}
+		return cfg, fmt.Errorf("--target %q: %w (configured: %s)", target, err, strings.Join(names, ", "))
+	}
+	return cfg.ForTarget(t), nil
+}
+
+// describeInspected names the Redis inspect read, for its error line.
+func describeInspected(cfg exporterconfig.Config, target string) string {
+	if target == "" {
+		return cfg.Redis.Describe()
+	}
+	return fmt.Sprintf("target %q, %s", target, cfg.Redis.Describe())
+}
+
 // inspectScanOptions scans the one namespace, keeping --limit keys with their full names.
-func inspectScanOptions(st *settings, ns collectors.Namespace, fl inspectFlags) collectors.Options {
-	opts := st.cfg.ScannerOptions()
+func inspectScanOptions(cfg exporterconfig.Config, ns collectors.Namespace, fl inspectFlags) collectors.Options {
+	opts := cfg.ScannerOptions()
 	opts.Namespaces = []collectors.Namespace{ns}
 	opts.TopK = fl.limit
 	opts.FullKeys = true // a handful of keys, printed once

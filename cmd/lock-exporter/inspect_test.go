@@ -258,3 +258,92 @@ func firstLine(s string) string {
 func regexpMatch(pattern, s string) bool {
 	return regexp.MustCompile(pattern).MatchString(s)
 }
+
+// TestInspectTarget reads a configured target's Redis with --target, beside a redis section that
+// points elsewhere (as LOCK_EXPORTER_REDIS_ADDR would in the exporter's pod): each run lists the
+// keys of the Redis it names and no other, and no run prints a target's password.
+func TestInspectTarget(t *testing.T) {
+	section := redistest.Start(t)
+	seedLocks(t, section.Client(t), map[string]seed{"jobs:section": {ttl: time.Minute, idle: 5}})
+	payments, paymentsClient := testkit.StartPasswordRedis(t, livePassword)
+	seedLocks(t, paymentsClient, map[string]seed{
+		"jobs:pay-1": {ttl: time.Minute, idle: 30},
+		"jobs:pay-2": {idle: 60},
+	})
+	down, _ := testkit.StartPasswordRedis(t, downPassword)
+	downAddr := down.Addr
+	down.Kill()
+	config := testkit.MultiTargetConfig(t, "", [3]string{"payments", payments.Addr, livePassword}, [3]string{"down", downAddr, downPassword})
+	noTargets := testkit.WriteFile(t, "plain.yml", "namespaces:\n  - {name: jobs, pattern: 'jobs:*'}\n")
+	env := map[string]string{"LOCK_EXPORTER_REDIS_ADDR": section.Addr}
+
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantHeader string   // the first line of stdout, as a regexp
+		wantRows   []string // the keys listed, in order
+		wantErr    string   // the one line on stderr
+	}{
+		{
+			name:       "the redis section without --target",
+			args:       []string{"--config.file", config, "jobs"},
+			wantCode:   exitOK,
+			wantHeader: `^namespace "jobs" .*: 1 live key, 0 without TTL`,
+			wantRows:   []string{"jobs:section"},
+		},
+		{
+			name:       "a configured target",
+			args:       []string{"--config.file", config, "--target", "payments", "jobs"},
+			wantCode:   exitOK,
+			wantHeader: `^namespace "jobs" .*: 2 live keys, 1 without TTL`,
+			wantRows:   []string{"jobs:pay-2", "jobs:pay-1"},
+		},
+		{
+			name:     "a target that is down",
+			args:     []string{"--config.file", config, "--target", "down", "jobs"},
+			wantCode: exitFailure,
+			wantErr:  `lock-exporter inspect: cannot read Redis (target "down", ` + downAddr + `)`,
+		},
+		{
+			name:     "an unknown target",
+			args:     []string{"--config.file", config, "--target", "orders", "jobs"},
+			wantCode: exitUsage,
+			wantErr:  `--target "orders": unknown target (configured: payments, down)`,
+		},
+		{
+			name:     "no targets configured",
+			args:     []string{"--config.file", noTargets, "--target", "payments"},
+			wantCode: exitUsage,
+			wantErr:  `--target "payments": no targets configured (targets: in --config.file)`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, env, append([]string{"inspect"}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit status %d, want %d (stderr %q)", code, tt.wantCode, stderr)
+			}
+			if strings.Contains(stdout+stderr, livePassword) || strings.Contains(stdout+stderr, downPassword) {
+				t.Errorf("inspect printed a target's password: %q %q", stdout, stderr)
+			}
+			if tt.wantErr != "" {
+				if stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.wantErr) {
+					t.Errorf("stdout %q, stderr %q; want nothing and one line containing %q", stdout, stderr, tt.wantErr)
+				}
+				return
+			}
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			if !regexp.MustCompile(tt.wantHeader).MatchString(lines[0]) {
+				t.Errorf("header %q, want %q", lines[0], tt.wantHeader)
+			}
+			var keys []string
+			for _, row := range lines[2:] {
+				keys = append(keys, strings.Fields(row)[0])
+			}
+			if strings.Join(keys, " ") != strings.Join(tt.wantRows, " ") {
+				t.Errorf("listed %q, want %q", keys, tt.wantRows)
+			}
+		})
+	}
+}
