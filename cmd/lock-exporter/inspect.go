@@ -78,11 +78,11 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return handleParseError(e, "inspect", inspectSynopsis, fs, err)
 	}
-	ns, err := chooseNamespace(st, fs, &fl)
+	cfg, err := inspectedConfig(st, fl.target)
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
-	cfg, err := inspectedConfig(st.cfg, fl.target)
+	ns, err := chooseNamespace(cfg, st, fs, &fl)
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
@@ -107,8 +107,8 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 
 // chooseNamespace is the namespace named by argument or --namespace, with --limit, --sort and
 // --output checked.
-func chooseNamespace(st *settings, fs *pflag.FlagSet, fl *inspectFlags) (collectors.Namespace, error) {
-	ns, err := pickNamespace(st, append(st.selectors, fs.Args()...))
+func chooseNamespace(cfg exporterconfig.Config, st *settings, fs *pflag.FlagSet, fl *inspectFlags) (collectors.Namespace, error) {
+	ns, err := pickNamespace(cfg.ScannerOptions().Namespaces, st.flagNamespaces, append(st.selectors, fs.Args()...))
 	if err != nil {
 		return ns, err
 	}
@@ -117,11 +117,13 @@ func chooseNamespace(st *settings, fs *pflag.FlagSet, fl *inspectFlags) (collect
 	return ns, fl.validate()
 }
 
-// inspectedConfig is the configuration whose Redis inspect reads: cfg itself, or with --target
-// the named target's connection settings beside cfg's scan settings and namespaces, as the
-// target's scrapes use them. The redis.* flags and LOCK_EXPORTER_REDIS_* variables set the redis
-// section, which --target leaves aside, so a pod's environment does not stand in its way.
-func inspectedConfig(cfg exporterconfig.Config, target string) (exporterconfig.Config, error) {
+// inspectedConfig is the configuration whose Redis inspect reads: the settings' own, or with
+// --target the named target's, as its scrapes use it (its connection settings, the file's scan
+// settings, its own namespaces or else the file's). The redis.* flags and LOCK_EXPORTER_REDIS_*
+// variables set the redis section, which --target leaves aside, so a pod's environment does not
+// stand in its way; namespaces defined with --namespace NAME=PATTERN are always inspectable.
+func inspectedConfig(st *settings, target string) (exporterconfig.Config, error) {
+	cfg := st.cfg
 	if target == "" {
 		return cfg, nil
 	}
@@ -136,7 +138,20 @@ func inspectedConfig(cfg exporterconfig.Config, target string) (exporterconfig.C
 		}
 		return cfg, fmt.Errorf("--target %q: %w (configured: %s)", target, err, strings.Join(names, ", "))
 	}
-	return cfg.ForTarget(t), nil
+	sub := cfg.ForTarget(t)
+	if len(t.Namespaces) == 0 {
+		return sub, nil // the file's namespaces, with those of the flags among them
+	}
+	sub.Namespaces = slices.Clone(sub.Namespaces)
+	for _, ns := range cfg.Namespaces {
+		if slices.Contains(st.flagNamespaces, ns.Name) {
+			sub.Namespaces = append(sub.Namespaces, ns)
+		}
+	}
+	if err := sub.Validate(); err != nil { // a flag's namespace may take a target's name
+		return sub, fmt.Errorf("--target %q: %w", target, err)
+	}
+	return sub, nil
 }
 
 // describeInspected names the Redis inspect read, for its error line.
@@ -246,10 +261,10 @@ func ttlOrder(ttl time.Duration) time.Duration {
 	return ttl
 }
 
-// pickNamespace chooses the namespace to inspect: the one named (by argument or by --namespace
-// NAME), else the only one --namespace NAME=PATTERN defined, else the only one configured.
-func pickNamespace(st *settings, named []string) (collectors.Namespace, error) {
-	all := st.cfg.ScannerOptions().Namespaces
+// pickNamespace chooses the namespace to inspect among all: the one named (by argument or by
+// --namespace NAME), else the only one --namespace NAME=PATTERN defined (flagNamespaces), else
+// the only one configured.
+func pickNamespace(all []collectors.Namespace, flagNamespaces, named []string) (collectors.Namespace, error) {
 	byName := func(name string) (collectors.Namespace, bool) {
 		for _, ns := range all {
 			if ns.Name == name {
@@ -270,11 +285,13 @@ func pickNamespace(st *settings, named []string) (collectors.Namespace, error) {
 			return ns, nil
 		}
 		return collectors.Namespace{}, fmt.Errorf("unknown namespace %q (configured: %s)", named[0], strings.Join(names, ", "))
-	case len(st.flagNamespaces) == 1:
-		ns, _ := byName(st.flagNamespaces[0])
+	case len(flagNamespaces) == 1:
+		ns, _ := byName(flagNamespaces[0])
 		return ns, nil
 	case len(all) == 1:
 		return all[0], nil
+	case len(all) == 0: // an exporter of targets alone, each with namespaces of its own
+		return collectors.Namespace{}, errors.New("no namespace configured for the redis section's Redis: give --namespace NAME=PATTERN, or --target NAME to read a target")
 	}
 	return collectors.Namespace{}, fmt.Errorf("name the namespace to inspect (configured: %s)", strings.Join(names, ", "))
 }

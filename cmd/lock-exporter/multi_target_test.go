@@ -260,6 +260,59 @@ func TestMetricsKeepsItsRedisBesideTargets(t *testing.T) {
 	waitRedialsEnded(t)
 }
 
+// TestTargetNamespaces serves two targets on one real Redis: "jobs" scans the file's namespaces,
+// "orders" lists its own, and each scrape reports its target's namespaces alone.
+func TestTargetNamespaces(t *testing.T) {
+	srv, c := testkit.StartPasswordRedis(t, livePassword)
+	seedLocks(t, c, map[string]seed{
+		"jobs:1":         {ttl: time.Minute},
+		"orders:lock:1":  {ttl: time.Minute},
+		"orders:lock:2":  {idle: 30},
+		"orders:cache:9": {ttl: time.Minute},
+	})
+	pw := testkit.WriteFile(t, "live.pw", livePassword+"\n")
+	config := testkit.WriteFile(t, "exporter.yml", fmt.Sprintf(`namespaces:
+  - {name: jobs, pattern: "jobs:*"}
+targets:
+  - {name: jobs, addr: %[1]s, password_file: %[2]s}
+  - name: orders
+    addr: %[1]s
+    password_file: %[2]s
+    namespaces:
+      - {name: fulfilment, pattern: "orders:lock:*"}
+`, srv.Addr, pw))
+	s := startServer(t, nil, "--config.file", config)
+
+	_, body := s.get(t, scrapeURL("jobs"), 5*time.Second)
+	wantMetric(t, body, `lock_keys{lock_namespace="jobs"}`, 1)
+	if strings.Contains(body, `lock_namespace="fulfilment"`) {
+		t.Errorf("the jobs target reports the orders target's namespace")
+	}
+	_, body = s.get(t, scrapeURL("orders"), 5*time.Second)
+	wantMetric(t, body, "lock_exporter_up", 1)
+	wantMetric(t, body, `lock_keys{lock_namespace="fulfilment"}`, 2)
+	wantMetric(t, body, `lock_keys_without_ttl{lock_namespace="fulfilment"}`, 1)
+	if strings.Contains(body, `lock_namespace="jobs"`) {
+		t.Errorf("the orders target, which lists its own namespaces, reports the file's")
+	}
+
+	// inspect reads each target with its namespaces, and joins an ad hoc one to a target's own.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target", "orders"}, `namespace "fulfilment" (pattern "orders:lock:*"): 2 live keys`},
+		{[]string{"--target", "jobs"}, `namespace "jobs" (pattern "jobs:*"): 1 live key`},
+		{[]string{"--target", "orders", "--namespace", "cache=orders:cache:*"}, `namespace "cache" (pattern "orders:cache:*"): 1 live key`},
+	} {
+		code, stdout, stderr := runCmd(t, nil, append([]string{"inspect", "--config.file", config}, tc.args...)...)
+		if first, _, _ := strings.Cut(stdout, "\n"); code != exitOK || !strings.HasPrefix(first, tc.want) {
+			t.Errorf("inspect %v: status %d, first line %q (stderr %q); want 0 and %q", tc.args, code, first, stderr, tc.want)
+		}
+	}
+	s.stop()
+}
+
 // TestTargetFlagsAndConfigErrors: bad target settings are one-line usage errors.
 func TestTargetFlagsAndConfigErrors(t *testing.T) {
 	config := testkit.MultiTargetConfig(t, "", [3]string{"a", "127.0.0.1:1", downPassword})
@@ -271,6 +324,11 @@ func TestTargetFlagsAndConfigErrors(t *testing.T) {
 		{[]string{"--config.file", config, "--scan.max-concurrent-targets", "-2"}, "scan.max-concurrent-targets must be at least 1, got -2"},
 		{[]string{"--config.file", testkit.WriteFile(t, "dup.yml",
 			"namespaces: [{name: j, pattern: 'j:*'}]\ntargets: [{name: a, addr: 'a:1'}, {name: a, addr: 'b:1'}]\n")}, `duplicate target name "a"`},
+		// Targets with namespaces of their own need none of the file's, unless a --redis.* flag
+		// asks /metrics to scan the redis section's Redis as well.
+		{[]string{"--config.file", testkit.WriteFile(t, "own.yml",
+			"targets: [{name: a, addr: 'a:1', namespaces: [{name: j, pattern: 'j:*'}]}]\n"), "--redis.addr", "localhost:6379"},
+			"no namespace configured for the redis section's Redis"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCmd(t, nil, append([]string{"--web.listen-address", "127.0.0.1:0"}, tt.args...)...)

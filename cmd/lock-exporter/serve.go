@@ -68,6 +68,12 @@ func serveOptions(e *env, st *settings, fs *pflag.FlagSet, sf serveFlags) (expor
 	if err := web.Validate(); err != nil {
 		return exporter.Options{}, err
 	}
+	targetsOnly := !scansDefaultRedis(st, fs)
+	if !targetsOnly && len(st.cfg.Namespaces) == 0 {
+		// Validate let this pass as an exporter of targets alone, but a --redis.* flag asked for
+		// the default Redis to be scanned as well, and it has no namespaces of its own.
+		return exporter.Options{}, errors.New("no namespace configured for the redis section's Redis: give --namespace NAME=PATTERN or namespaces in --config.file")
+	}
 	sf.logs.Writer = e.stderr
 	return exporter.Options{
 		Config:     st.cfg,
@@ -76,7 +82,7 @@ func serveOptions(e *env, st *settings, fs *pflag.FlagSet, sf serveFlags) (expor
 		Listening:  e.listening,
 		HTTPLimits: e.httpLimits,
 		// With targets and no Redis of its own, /metrics serves the exporter's own metrics only.
-		TargetsOnly: !scansDefaultRedis(st, fs),
+		TargetsOnly: targetsOnly,
 	}, nil
 }
 

@@ -23,7 +23,8 @@ const maxTargetNameLen = 128
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]*$`)
 
 // Target is one Redis deployment served on /scrape?target=NAME: a name and the same connection
-// settings as the redis section, inline. The scan settings and namespaces are the file's.
+// settings as the redis section, inline. The scan settings are the file's; so are the
+// namespaces, unless the target lists its own, for a deployment whose locks are named apart.
 //
 //	targets:
 //	  - name: payments
@@ -32,9 +33,14 @@ var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]*$`)
 //	    password_file: /etc/lock-exporter/payments.password
 //	  - name: orders
 //	    cluster_addrs: [redis-orders-0:6379, redis-orders-1:6379]
+//	    namespaces:                   # instead of the file's
+//	      - {name: fulfilment, pattern: "orders:lock:*"}
 type Target struct {
 	Name  string `yaml:"name"`
 	Redis `yaml:",inline"`
+	// Namespaces, when given, are scanned on this target instead of the file's namespaces
+	// (and the --namespace flags, which add to the file's).
+	Namespaces []Namespace `yaml:"namespaces"`
 	// InlinePassword is only here to refuse it with a clear message: a password belongs in
 	// password_file, not in a configuration file that is often a ConfigMap or in a repository.
 	InlinePassword string `yaml:"password"`
@@ -63,12 +69,22 @@ func (c Config) MaxConcurrentTargetScans() int {
 }
 
 // ForTarget is the configuration for scanning target t: its connection settings with the file's
-// scan settings and namespaces. The environment's passwords (LOCK_EXPORTER_REDIS_PASSWORD) belong
-// to the redis section only, never to a target.
+// scan settings, and its own namespaces or else the file's. The environment's passwords
+// (LOCK_EXPORTER_REDIS_PASSWORD) belong to the redis section only, never to a target.
 func (c Config) ForTarget(t Target) Config {
 	r := t.Redis
 	r.Password, r.SentinelPassword = "", ""
-	return Config{Redis: r, Scan: c.Scan, Namespaces: c.Namespaces}
+	namespaces := c.Namespaces
+	if len(t.Namespaces) > 0 {
+		namespaces = t.Namespaces
+	}
+	return Config{Redis: r, Scan: c.Scan, Namespaces: namespaces}
+}
+
+// TargetsOnly reports whether the exporter serves targets alone: targets are configured and the
+// redis section says nothing but the default address, so /metrics scans no Redis of its own.
+func (c Config) TargetsOnly() bool {
+	return len(c.Targets) > 0 && c.Redis.IsDefault()
 }
 
 // NewTargetClient builds the client for target t, its own connection pool sized like the
@@ -107,6 +123,9 @@ func (c Config) validateTargets() error {
 			return invalidf("target %q: no address: give addr, cluster_addrs or sentinel_addrs", t.Name)
 		}
 		sub := c.ForTarget(t)
+		if len(sub.Namespaces) == 0 {
+			return invalidf("target %q: no namespace configured: list namespaces under the target, or give namespaces in --config.file", t.Name)
+		}
 		if err := sub.Validate(); err != nil {
 			return invalidf("target %q: %w", t.Name, err)
 		}

@@ -100,6 +100,9 @@ func TestInvalidTargets(t *testing.T) {
 		{"sentinel without master", "[{name: a, sentinel_addrs: ['s:1']}]", `target "a": redis.sentinel-addr needs redis.sentinel-master`},
 		{"TLS without rediss", "[{name: a, addr: 'a:1', tls: {server_name: x}}]", `target "a": redis TLS settings need rediss://`},
 		{"unknown field", "[{name: a, addr: 'a:1', pasword_file: x}]", `unknown field "pasword_file"`},
+		{"duplicate namespace of a target", "[{name: a, addr: 'a:1', namespaces: [{name: x, pattern: 'x:*'}, {name: x, pattern: 'y:*'}]}]", `target "a": duplicate namespace name "x"`},
+		{"bad pattern of a target", "[{name: a, addr: 'a:1', namespaces: [{name: x, pattern: 'x:[a'}]}]", `target "a": namespace "x": pattern "x:[a": unterminated [`},
+		{"unknown field of a target's namespace", "[{name: a, addr: 'a:1', namespaces: [{name: x, patern: 'x:*'}]}]", `unknown field "patern"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,6 +133,67 @@ func TestInvalidTargets(t *testing.T) {
 	})
 }
 
+// TestTargetNamespaces: a target that lists namespaces is scanned for those instead of the
+// file's, and an exporter of targets alone needs no namespaces of the file's when each target has
+// its own, but refuses a target left with none.
+func TestTargetNamespaces(t *testing.T) {
+	own := []Namespace{{Name: "fulfilment", Pattern: "orders:lock:*"}}
+	cfg := Defaults()
+	cfg.Namespaces = []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
+	cfg.Targets = []Target{
+		{Name: "payments", Redis: Redis{Addr: "payments:6379"}},
+		{Name: "orders", Redis: Redis{Addr: "orders:6379"}, Namespaces: own},
+	}
+	for _, tc := range []struct {
+		target string
+		want   string
+	}{{"payments", "jobs"}, {"orders", "fulfilment"}} {
+		tg, _ := cfg.TargetNamed(tc.target)
+		if got := cfg.ForTarget(tg).Namespaces; len(got) != 1 || got[0].Name != tc.want {
+			t.Errorf("ForTarget(%s).Namespaces = %+v, want %s alone", tc.target, got, tc.want)
+		}
+	}
+
+	tests := []struct {
+		name string
+		file string
+		want string // "" when valid
+	}{
+		{
+			name: "targets alone, each with its own",
+			file: "targets:\n  - {name: a, addr: 'a:1', namespaces: [{name: x, pattern: 'x:*'}]}\n  - {name: b, addr: 'b:1', namespaces: [{name: y, pattern: 'y:*'}]}\n",
+		},
+		{
+			name: "targets alone, one without",
+			file: "targets:\n  - {name: a, addr: 'a:1', namespaces: [{name: x, pattern: 'x:*'}]}\n  - {name: b, addr: 'b:1'}\n",
+			want: `target "b": no namespace configured: list namespaces under the target, or give namespaces in --config.file`,
+		},
+		{
+			name: "a redis section of its own needs the file's namespaces",
+			file: "redis: {addr: 'r:1'}\ntargets:\n  - {name: a, addr: 'a:1', namespaces: [{name: x, pattern: 'x:*'}]}\n",
+			want: "no namespace configured: give --namespace NAME=PATTERN or namespaces in --config.file",
+		},
+		{
+			name: "a target's namespace may share a name with the file's",
+			file: "namespaces: [{name: x, pattern: 'x:*'}]\ntargets:\n  - {name: a, addr: 'a:1', namespaces: [{name: x, pattern: 'other:*'}]}\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(testkit.WriteFile(t, "c.yml", tt.file))
+			if err == nil {
+				err = cfg.Validate()
+			}
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate = %v, want valid", err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("Validate = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestDocumentedTargetsLoad loads the configuration-file example of docs/exporter.md, whose
 // targets show the inline redis fields (tls included), with the strict loader.
 func TestDocumentedTargetsLoad(t *testing.T) {
@@ -152,7 +216,7 @@ func TestDocumentedTargetsLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	orders, err := cfg.TargetNamed("orders")
-	if err != nil || len(cfg.Targets) != 2 || orders.TLS.CAFile == "" || len(orders.ClusterAddrs) != 2 {
+	if err != nil || len(cfg.Targets) != 2 || orders.TLS.CAFile == "" || len(orders.ClusterAddrs) != 2 || len(orders.Namespaces) != 1 {
 		t.Errorf("documented targets = %+v, %v", cfg.Targets, err)
 	}
 	if cfg.Scan.MaxConcurrentTargets != DefaultMaxConcurrentTargets {

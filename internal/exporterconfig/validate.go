@@ -19,7 +19,9 @@ func (c Config) Validate() error {
 	if err := c.Scan.validate(); err != nil {
 		return err
 	}
-	if len(c.Namespaces) == 0 {
+	// An exporter of targets alone needs no namespaces of the file's when every target lists
+	// its own; validateTargets then checks that each one has some.
+	if len(c.Namespaces) == 0 && !c.TargetsOnly() {
 		return invalidf("no namespace configured: give --namespace NAME=PATTERN or namespaces in --config.file")
 	}
 	seen := map[string]bool{}
