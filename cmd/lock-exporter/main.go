@@ -40,6 +40,8 @@ type env struct {
 	listening func(addrs []string)
 	// httpLimits, when set, replaces exporter.DefaultHTTPLimits (tests shorten the idle timeout).
 	httpLimits *exporter.HTTPLimits
+	// reloads asks the server to read its configuration again: SIGHUP in the real process.
+	reloads <-chan struct{}
 }
 
 // command is one subcommand. Adding one is one entry in commands and a run function.
@@ -62,7 +64,24 @@ func main() {
 	// and one warning per failed scan, so its own lines would only repeat them.
 	redis.SetLogger(quietRedisLogger{})
 	stampVersion()
-	os.Exit(run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
+	os.Exit(run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reloads: hangups()}, os.Args[1:]))
+}
+
+// hangups turns each SIGHUP into a reload request, as Prometheus and its exporters do. A SIGHUP
+// that arrives while a reload is pending adds nothing: the pending one reads the newest file.
+func hangups() <-chan struct{} {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGHUP)
+	reloads := make(chan struct{}, 1)
+	go func() {
+		for range signals {
+			select {
+			case reloads <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return reloads
 }
 
 // run dispatches to a subcommand, or serves when the first argument is a flag or absent.

@@ -56,6 +56,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "", err)
 	}
+	// SIGHUP and POST /-/reload read the configuration file again, with the same flags.
+	opts.Reloads = e.reloads
+	opts.Reload = func() (exporter.Scope, error) { return reloadScope(e, args) }
 	return serveExitStatus(e, exporter.Serve(ctx, opts))
 }
 
@@ -68,22 +71,42 @@ func serveOptions(e *env, st *settings, fs *pflag.FlagSet, sf serveFlags) (expor
 	if err := web.Validate(); err != nil {
 		return exporter.Options{}, err
 	}
+	scope, err := serveScope(st, fs)
+	if err != nil {
+		return exporter.Options{}, err
+	}
+	sf.logs.Writer = e.stderr
+	return exporter.Options{
+		Config:      scope.Config,
+		Web:         web,
+		Logger:      promslog.New(sf.logs),
+		Listening:   e.listening,
+		HTTPLimits:  e.httpLimits,
+		TargetsOnly: scope.TargetsOnly,
+	}, nil
+}
+
+// serveScope is what the server scans for these settings: with targets and no Redis of its own,
+// /metrics serves the exporter's own metrics only.
+func serveScope(st *settings, fs *pflag.FlagSet) (exporter.Scope, error) {
 	targetsOnly := !scansDefaultRedis(st, fs)
 	if !targetsOnly && len(st.cfg.Namespaces) == 0 {
 		// Validate let this pass as an exporter of targets alone, but a --redis.* flag asked for
 		// the default Redis to be scanned as well, and it has no namespaces of its own.
-		return exporter.Options{}, errors.New("no namespace configured for the redis section's Redis: give --namespace NAME=PATTERN or namespaces in --config.file")
+		return exporter.Scope{}, errors.New("no namespace configured for the redis section's Redis: give --namespace NAME=PATTERN or namespaces in --config.file")
 	}
-	sf.logs.Writer = e.stderr
-	return exporter.Options{
-		Config:     st.cfg,
-		Web:        web,
-		Logger:     promslog.New(sf.logs),
-		Listening:  e.listening,
-		HTTPLimits: e.httpLimits,
-		// With targets and no Redis of its own, /metrics serves the exporter's own metrics only.
-		TargetsOnly: targetsOnly,
-	}, nil
+	return exporter.Scope{Config: st.cfg, TargetsOnly: targetsOnly}, nil
+}
+
+// reloadScope reads the configuration again as at start: the same flags and environment over
+// the configuration file's current content.
+func reloadScope(e *env, args []string) (exporter.Scope, error) {
+	var sf serveFlags
+	st, fs, err := parseSettings(e, "lock-exporter", args, sf.define, false)
+	if err != nil {
+		return exporter.Scope{}, err
+	}
+	return serveScope(st, fs)
 }
 
 // serveExitStatus maps Serve's result to the exit status: 2 for options it could not use, 1 for

@@ -33,20 +33,34 @@ var DefaultHTTPLimits = HTTPLimits{
 }
 
 func newHTTPServer(h http.Handler, scanTimeout time.Duration, limits *HTTPLimits, logger *slog.Logger) *http.Server {
-	l := DefaultHTTPLimits
-	if limits != nil {
-		l = *limits
-	}
-	if scanTimeout <= 0 {
-		scanTimeout = collectors.DefaultTimeout
-	}
+	l := httpLimits(limits)
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: l.ReadHeader,
 		ReadTimeout:       l.ReadBody,
-		WriteTimeout:      scanTimeout + l.WriteMargin,
-		IdleTimeout:       l.Idle,
-		MaxHeaderBytes:    l.MaxHeaderBytes,
-		ErrorLog:          slogErrorLog(logger),
+		// Each scan-serving request sets its own write deadline from the live configuration
+		// (see liveGeneration.handler); this one covers the other paths and the start-up scan
+		// timeout.
+		WriteTimeout:   scanTimeoutOrDefault(scanTimeout) + l.WriteMargin,
+		IdleTimeout:    l.Idle,
+		MaxHeaderBytes: l.MaxHeaderBytes,
+		ErrorLog:       slogErrorLog(logger),
 	}
+}
+
+// httpLimits is limits, or DefaultHTTPLimits when nil.
+func httpLimits(limits *HTTPLimits) HTTPLimits {
+	if limits == nil {
+		return DefaultHTTPLimits
+	}
+	return *limits
+}
+
+// scanTimeoutOrDefault is the scan timeout a write deadline allows for, collectors' default
+// when unset.
+func scanTimeoutOrDefault(t time.Duration) time.Duration {
+	if t <= 0 {
+		return collectors.DefaultTimeout
+	}
+	return t
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
@@ -56,6 +55,14 @@ type Options struct {
 	Listening func(addrs []string)
 	// HTTPLimits, when set, replaces DefaultHTTPLimits.
 	HTTPLimits *HTTPLimits
+	// Reload, when set, reads the configuration again (cmd/lock-exporter re-reads its file with
+	// the same flags and environment). Serve calls it on each receive from Reloads and on each
+	// POST to ReloadPath, and serves the result when it opens; on an error it keeps serving
+	// what it served. Listen addresses, the web configuration file (read per connection
+	// anyway) and the logger keep their start values.
+	Reload func() (Scope, error)
+	// Reloads, when set, asks for a reload on each receive (SIGHUP in cmd/lock-exporter).
+	Reloads <-chan struct{}
 	// TargetsOnly: the metrics path scans no Redis of its own and serves the exporter's own
 	// metrics only, so a multi-target exporter does not report a Redis nobody configured as
 	// down. Whether a Redis was given depends on which flags were set, so the command decides
@@ -73,92 +80,52 @@ func Serve(ctx context.Context, opts Options) error {
 	if err := opts.Web.Validate(); err != nil {
 		return usageError{err}
 	}
-	if opts.TargetsOnly && len(opts.Config.Targets) == 0 {
-		return usageError{errNoTargets}
+	static := newStaticRegistry()
+	deps := generationDeps{
+		static:  static,
+		targets: newTargetMetrics(static),
+		path:    opts.Web.TelemetryPath,
+		limits:  httpLimits(opts.HTTPLimits),
+		logger:  opts.Logger,
 	}
-	scanner, closeScanner, err := newDefaultScanner(opts)
+	if opts.Extra != nil {
+		deps.static = prometheus.Gatherers{static, opts.Extra}
+	}
+	reloads := newReloadMetrics(static)
+	first, err := newGeneration(Scope{Config: opts.Config, TargetsOnly: opts.TargetsOnly}, deps)
 	if err != nil {
 		return usageError{err}
 	}
-	defer closeScanner()
-	targets, err := newTargetSet(opts.Config, opts.Logger)
-	if err != nil {
-		return usageError{err}
-	}
-	defer targets.Close()
-	mux, err := newMux(opts, scanner, targets)
-	if err != nil {
-		return usageError{err}
-	}
+	deps.targets.track(first.targetNames)
+	reloads.succeeded(time.Now())
+	live := &liveGeneration{gen: first}
+	defer live.swap(nil) // closes the last generation once its requests have ended
+	r := &reloader{read: opts.Reload, live: live, deps: deps, metrics: reloads, logger: opts.Logger}
+	mux := newMux(opts, static, live, r)
 	listeners, err := listen(opts.Web.ListenAddresses)
 	if err != nil {
 		return err
 	}
-	return serveUntilDone(ctx, opts, mux, listeners, len(targets.order))
+	return serveUntilDone(ctx, opts, mux, listeners, r)
 }
 
-// newDefaultScanner scans the Config's redis section for the metrics path; with
-// Options.TargetsOnly there is none (nil) and the metrics path serves the exporter's own metrics
-// only. The returned func closes what was opened.
-func newDefaultScanner(opts Options) (*collectors.Scanner, func(), error) {
-	if opts.TargetsOnly {
-		return nil, func() {}, nil
-	}
-	client, err := opts.Config.NewClient()
-	if err != nil {
-		return nil, nil, err
-	}
-	scanOpts := opts.Config.ScannerOptions()
-	scanOpts.Logger = opts.Logger
-	scanner, err := collectors.NewScanner(client, scanOpts)
-	if err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	return scanner, func() {
-		scanner.Close()
-		client.Close()
-	}, nil
-}
-
-// newMux routes the metrics path, the targets' scrape path when there are targets, the health
-// path and, unless metrics are served on "/", the landing page.
-func newMux(opts Options, scanner *collectors.Scanner, targets *targetSet) (*http.ServeMux, error) {
-	static := newStaticRegistry()
-	var gatherer prometheus.Gatherer = static
-	if opts.Extra != nil {
-		gatherer = prometheus.Gatherers{static, opts.Extra}
-	}
+// newMux routes the metrics path, the targets' scrape path, the health path, the reload path
+// when the configuration can be reloaded and, unless metrics are served on "/", the landing
+// page. The scan-serving routes follow the live generation, so a reload changes what they serve.
+func newMux(opts Options, static *prometheus.Registry, live *liveGeneration, r *reloader) *http.ServeMux {
 	path := opts.Web.TelemetryPath
 	mux := http.NewServeMux()
 	// promhttp_metric_handler_requests_total and _in_flight count the metrics path's own scrapes.
-	mux.Handle(path, promhttp.InstrumentMetricHandler(static, &metricsHandler{
-		scanner: scanner,
-		static:  gatherer,
-		ceiling: time.Duration(opts.Config.Scan.Timeout),
-		offset:  time.Duration(opts.Config.Scan.TimeoutOffset),
-		logger:  opts.Logger,
-	}))
-	if len(targets.order) > 0 {
-		mux.Handle(ScrapePath, &targetHandler{
-			targets: targets,
-			limiter: newScanLimiter(opts.Config.MaxConcurrentTargetScans()),
-			metrics: newTargetMetrics(static, targets),
-			ceiling: time.Duration(opts.Config.Scan.Timeout),
-			offset:  time.Duration(opts.Config.Scan.TimeoutOffset),
-			logger:  opts.Logger,
-		})
-	}
+	mux.Handle(path, promhttp.InstrumentMetricHandler(static, live.handler(func(g *generation) http.Handler { return g.metrics })))
+	mux.Handle(ScrapePath, live.handler((*generation).scrapeOrFallback))
 	mux.HandleFunc(healthPath, serveHealth)
-	if path == "/" {
-		return mux, nil
+	if opts.Reload != nil {
+		mux.Handle(ReloadPath, r)
 	}
-	landing, err := newLandingPage(path, targets)
-	if err != nil {
-		return nil, err
+	if path != "/" {
+		mux.Handle("/", live.handler(func(g *generation) http.Handler { return g.landing }))
 	}
-	mux.Handle("/", landing)
-	return mux, nil
+	return mux
 }
 
 // newStaticRegistry holds the metrics that do not come from a scan: build info, Go and process.
@@ -208,8 +175,9 @@ func listen(addrs []string) ([]net.Listener, error) {
 	return listeners, nil
 }
 
-// serveUntilDone serves on listeners until ctx ends or serving fails.
-func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listeners []net.Listener, targets int) error {
+// serveUntilDone serves on listeners until ctx ends or serving fails, reloading the
+// configuration on each receive from opts.Reloads.
+func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listeners []net.Listener, r *reloader) error {
 	logger := opts.Logger
 	server := newHTTPServer(mux, time.Duration(opts.Config.Scan.Timeout), opts.HTTPLimits, logger)
 	served := make(chan error, 1)
@@ -220,12 +188,8 @@ func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listene
 			WebConfigFile:      &webConfig,
 		}, logger)
 	}()
-	redisDesc := "none (targets only)"
-	if !opts.TargetsOnly {
-		redisDesc = opts.Config.Redis.Describe()
-	}
-	logger.Info("lock-exporter started", "version", BuildVersion(), "namespaces", len(opts.Config.Namespaces),
-		"redis", redisDesc, "targets", targets, "telemetry_path", opts.Web.TelemetryPath)
+	logger.Info("lock-exporter started", append([]any{"version", BuildVersion()},
+		append(describeScope(r.live.current()), "telemetry_path", opts.Web.TelemetryPath)...)...)
 	if opts.Listening != nil {
 		addrs := make([]string, len(listeners))
 		for i, l := range listeners {
@@ -234,10 +198,15 @@ func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listene
 		opts.Listening(addrs)
 	}
 
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %v", err)
-	case <-ctx.Done():
+	for done := false; !done; {
+		select {
+		case err := <-served:
+			return fmt.Errorf("serve: %v", err)
+		case <-opts.Reloads:
+			_ = r.reload() // logged, and counted in the reload metrics
+		case <-ctx.Done():
+			done = true
+		}
 	}
 	logger.Info("shutting down")
 	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)

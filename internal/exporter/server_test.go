@@ -55,6 +55,7 @@ func TestServeErrorKinds(t *testing.T) {
 		{"telemetry path not absolute", func(o *Options) { o.Web.TelemetryPath = "metrics" }, true, `--web.telemetry-path "metrics"`},
 		{"telemetry path is the health path", func(o *Options) { o.Web.TelemetryPath = healthPath }, true, "--web.telemetry-path"},
 		{"telemetry path is the targets' scrape path", func(o *Options) { o.Web.TelemetryPath = ScrapePath }, true, `--web.telemetry-path "/scrape"`},
+		{"telemetry path is the reload path", func(o *Options) { o.Web.TelemetryPath = ReloadPath }, true, `--web.telemetry-path "/-/reload"`},
 		{"targets only without targets", func(o *Options) { o.TargetsOnly = true }, true, "no Redis to scan"},
 		{"listen address without port", func(o *Options) { o.Web.ListenAddresses = []string{"9866"} }, true, `--web.listen-address "9866"`},
 		{"web config missing", func(o *Options) { o.Web.ConfigFile = "/nonexistent/web.yml" }, true, "--web.config.file"},

@@ -46,7 +46,9 @@ func TestScrapeWaitsForAScanSlot(t *testing.T) {
 	}
 	defer ts.Close()
 	reg := prometheus.NewRegistry()
-	h := &targetHandler{targets: ts, limiter: newScanLimiter(1), metrics: newTargetMetrics(reg, ts), ceiling: 10 * time.Second,
+	metrics := newTargetMetrics(reg)
+	metrics.track(ts.order)
+	h := &targetHandler{targets: ts, limiter: newScanLimiter(1), metrics: metrics, ceiling: 10 * time.Second,
 		offset: 100 * time.Millisecond, logger: slog.New(slog.DiscardHandler)}
 	scrape := func() *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, scrapeURL("live"), nil)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
 )
@@ -26,8 +27,8 @@ type Web struct {
 
 // Validate checks what can be checked before anything listens; each error names the flag.
 func (w Web) Validate() error {
-	if w.TelemetryPath == "" || w.TelemetryPath[0] != '/' || w.TelemetryPath == healthPath || w.TelemetryPath == ScrapePath {
-		return fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s and %s", w.TelemetryPath, healthPath, ScrapePath)
+	if p := w.TelemetryPath; !strings.HasPrefix(p, "/") || p == healthPath || p == ReloadPath || p == ScrapePath {
+		return fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s, %s and %s", w.TelemetryPath, healthPath, ReloadPath, ScrapePath)
 	}
 	if err := CheckListenAddresses(w.ListenAddresses); err != nil {
 		return err
