@@ -8,15 +8,18 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors"
 	"github.com/lockwatch/lockwatch/internal/exporter"
+	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/redistest"
 	"github.com/lockwatch/lockwatch/lease"
@@ -30,14 +33,14 @@ const (
 	pattern       = "scheduler:job:*"
 	keyWithTTL    = "scheduler:job:1"
 	keyWithoutTTL = "scheduler:job:2"
+	target        = "metricnames" // the exporter's one target, the same Redis
 )
 
 // Gathered starts a redis-server, declares a namespace on a lease client registered on a fresh
-// registry, scans seeded keys with the exporter's collectors on another fresh registry, and
-// returns every sample name the two registries expose. Histogram families expand to their
-// _bucket, _sum and _count series and summaries to the name, _sum and _count, which is how
-// PromQL sees them. The exporter's Go and process collectors are not included: the pack does
-// not read them.
+// registry, runs the real exporter over seeded keys (its metrics path and one target's scrape),
+// and returns every sample name the library and the exporter expose. Histogram families expand
+// to their _bucket, _sum and _count series and summaries to the name, _sum and _count, which is
+// how PromQL sees them.
 func Gathered(tb testing.TB) map[string]bool {
 	tb.Helper()
 	srv := redistest.Start(tb)
@@ -45,7 +48,12 @@ func Gathered(tb testing.TB) map[string]bool {
 	names := map[string]bool{}
 	addFamilies(tb, names, libraryRegistry(tb, rdb))
 	seedLockKeys(tb, rdb)
-	families := addFamilies(tb, names, exporterRegistry(tb, rdb))
+	families := exporterFamilies(tb, srv.Addr)
+	for _, mf := range families {
+		for _, n := range SampleNames(mf) {
+			names[n] = true
+		}
+	}
 	// A scan that failed would silently drop most exporter families; make that loud.
 	if up := gaugeValue(families, "lock_exporter_up"); up != 1 {
 		tb.Fatalf("metricnames: the exporter's scan of %s failed (lock_exporter_up %v)", srv.Addr, up)
@@ -88,26 +96,75 @@ func seedLockKeys(tb testing.TB, rdb redis.UniversalClient) {
 	}
 }
 
-// exporterRegistry is a fresh registry with the exporter's lock collectors over rdb on it; the
-// scanner is closed when tb ends.
-func exporterRegistry(tb testing.TB, rdb redis.UniversalClient) *prometheus.Registry {
+// exporterFamilies runs the real exporter (exporter.Serve) on a free loopback port over the
+// Redis at addr, as its own Redis and as one target, and returns the families of its metrics
+// path and of the target's scrape: the scan metrics and the exporter's own (build info, reload
+// and target metrics), as Prometheus would scrape them.
+func exporterFamilies(tb testing.TB, addr string) []*dto.MetricFamily {
 	tb.Helper()
-	scanner, err := collectors.NewScanner(rdb, collectors.Options{
-		Namespaces: []collectors.Namespace{{
-			Name:                  namespace,
-			Pattern:               pattern,
-			ExpectedTTL:           time.Minute,
-			ExpectedRenewInterval: 20 * time.Second,
-		}},
-		Logger: quiet(),
-	})
-	if err != nil {
-		tb.Fatalf("metricnames: collectors.NewScanner: %v", err)
+	cfg := exporterconfig.Defaults()
+	cfg.Redis.Addr = addr
+	cfg.Namespaces = []exporterconfig.Namespace{{
+		Name:                  namespace,
+		Pattern:               pattern,
+		ExpectedTTL:           exporterconfig.Duration(time.Minute),
+		ExpectedRenewInterval: exporterconfig.Duration(20 * time.Second),
+	}}
+	cfg.Targets = []exporterconfig.Target{{Name: target, Redis: exporterconfig.Redis{Addr: addr}}}
+	if err := cfg.Validate(); err != nil {
+		tb.Fatalf("metricnames: exporter configuration: %v", err)
 	}
-	tb.Cleanup(scanner.Close)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(scanner.Collector(context.Background()), exporter.NewBuildInfoCollector())
-	return reg
+	listening := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- exporter.Serve(ctx, exporter.Options{
+			Config:    cfg,
+			Web:       exporter.Web{ListenAddresses: []string{"127.0.0.1:0"}, TelemetryPath: "/metrics"},
+			Logger:    quiet(),
+			Listening: func(addrs []string) { listening <- addrs[0] },
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			tb.Errorf("metricnames: exporter: %v", err)
+		}
+	}()
+	var base string
+	select {
+	case a := <-listening:
+		base = "http://" + a
+	case err := <-served:
+		tb.Fatalf("metricnames: exporter did not start: %v", err)
+	}
+	var families []*dto.MetricFamily
+	for _, path := range []string{"/metrics", exporter.ScrapePath + "?target=" + target} {
+		families = append(families, scrape(tb, base+path)...)
+	}
+	return families
+}
+
+// scrape fetches url and parses its text exposition.
+func scrape(tb testing.TB, url string) []*dto.MetricFamily {
+	tb.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(url)
+	if err != nil {
+		tb.Fatalf("metricnames: %v", err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	byName, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		tb.Fatalf("metricnames: %s: %v", url, err)
+	}
+	families := make([]*dto.MetricFamily, 0, len(byName))
+	for _, mf := range byName {
+		families = append(families, mf)
+	}
+	return families
 }
 
 func addFamilies(tb testing.TB, names map[string]bool, g prometheus.Gatherer) []*dto.MetricFamily {

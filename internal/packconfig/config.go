@@ -76,6 +76,9 @@ type Alerts struct {
 	ExporterScrapeIncomplete SimpleAlert `yaml:"exporter_scrape_incomplete"`
 	// ExporterKeysTruncated configures LockExporterKeysTruncated (per-namespace key cap hit).
 	ExporterKeysTruncated SimpleAlert `yaml:"exporter_keys_truncated"`
+	// ExporterConfigReloadFailed configures LockExporterConfigReloadFailed (the configuration
+	// file does not load; the previous one is still served).
+	ExporterConfigReloadFailed SimpleAlert `yaml:"exporter_config_reload_failed"`
 }
 
 // Tier is one window pair of a multi-window ratio alert: the ratio over Long and over Short must
@@ -172,12 +175,13 @@ func Default() Config {
 				Severity: "warning", ThresholdSeconds: 1, Long: d("30m"), Short: d("5m"),
 				MinAcquires: 100, For: d("15m"),
 			},
-			KeyWithoutTTL:            SimpleAlert{Severity: "warning", For: d("10m")},
-			RenewalStalled:           StalledAlert{Severity: "warning", Factor: 2, For: d("2m")},
-			ExporterRedisDown:        SimpleAlert{Severity: "critical", For: d("5m")},
-			ExporterAbsent:           SimpleAlert{Severity: "warning", For: d("10m")},
-			ExporterScrapeIncomplete: SimpleAlert{Severity: "warning", For: d("15m")},
-			ExporterKeysTruncated:    SimpleAlert{Severity: "info", For: d("30m")},
+			KeyWithoutTTL:              SimpleAlert{Severity: "warning", For: d("10m")},
+			RenewalStalled:             StalledAlert{Severity: "warning", Factor: 2, For: d("2m")},
+			ExporterRedisDown:          SimpleAlert{Severity: "critical", For: d("5m")},
+			ExporterAbsent:             SimpleAlert{Severity: "warning", For: d("10m")},
+			ExporterScrapeIncomplete:   SimpleAlert{Severity: "warning", For: d("15m")},
+			ExporterKeysTruncated:      SimpleAlert{Severity: "info", For: d("30m")},
+			ExporterConfigReloadFailed: SimpleAlert{Severity: "warning", For: d("10m")},
 		},
 		Dashboards: defaultDashboards(),
 	}

@@ -2,16 +2,17 @@ package rules
 
 // Alert names, one constant each so the builders, the drift and promtool tests and the
 // end-to-end test cannot spell one differently. The first seven are the public alert contract
-// (docs/runbook.md, docs/deploy.md#versioning), the last three the extra exporter alerts.
+// (docs/runbook.md, docs/deploy.md#versioning), the last four the extra exporter alerts.
 const (
-	AlertNotOwnedRatioHigh        = "LockNotOwnedRatioHigh"
-	AlertRenewalFailureRatioHigh  = "LockRenewalFailureRatioHigh"
-	AlertAbandonmentsSustained    = "LockAbandonmentsSustained"
-	AlertWaitP99High              = "LockWaitP99High"
-	AlertKeyWithoutTTL            = "LockKeyWithoutTTL"
-	AlertRenewalStalled           = "LockRenewalStalled"
-	AlertExporterRedisDown        = "LockExporterRedisDown"
-	AlertExporterAbsent           = "LockExporterAbsent"
-	AlertExporterScrapeIncomplete = "LockExporterScrapeIncomplete"
-	AlertExporterKeysTruncated    = "LockExporterKeysTruncated"
+	AlertNotOwnedRatioHigh          = "LockNotOwnedRatioHigh"
+	AlertRenewalFailureRatioHigh    = "LockRenewalFailureRatioHigh"
+	AlertAbandonmentsSustained      = "LockAbandonmentsSustained"
+	AlertWaitP99High                = "LockWaitP99High"
+	AlertKeyWithoutTTL              = "LockKeyWithoutTTL"
+	AlertRenewalStalled             = "LockRenewalStalled"
+	AlertExporterRedisDown          = "LockExporterRedisDown"
+	AlertExporterAbsent             = "LockExporterAbsent"
+	AlertExporterScrapeIncomplete   = "LockExporterScrapeIncomplete"
+	AlertExporterKeysTruncated      = "LockExporterKeysTruncated"
+	AlertExporterConfigReloadFailed = "LockExporterConfigReloadFailed"
 )

@@ -19,6 +19,7 @@ func (b builder) exporterAlerts() []alertSpec {
 		b.exporterAbsent(a.ExporterAbsent),
 		b.exporterScrapeIncomplete(a.ExporterScrapeIncomplete),
 		b.exporterKeysTruncated(a.ExporterKeysTruncated),
+		b.exporterConfigReloadFailed(a.ExporterConfigReloadFailed),
 	)
 }
 
@@ -99,6 +100,20 @@ func (b builder) exporterKeysTruncated(c packconfig.SimpleAlert) []alertSpec {
 			"key cap in lock namespace {{ $labels.lock_namespace }} for %s "+
 			"(lock_exporter_keys_truncated {{ $value }}): counts cover only the keys scanned before the cap.",
 			c.For),
+	})
+}
+
+// exporterConfigReloadFailed fires while an exporter serves an older configuration than its
+// file: a reload (SIGHUP, POST /-/reload) found the file unloadable, so namespaces or targets
+// added there are not monitored. A restart would fail outright on the same file.
+func (b builder) exporterConfigReloadFailed(c packconfig.SimpleAlert) []alertSpec {
+	return tuned(c, alertSpec{
+		name:    AlertExporterConfigReloadFailed,
+		expr:    b.exp("lock_exporter_config_last_reload_successful") + " == 0",
+		summary: "The lock exporter's configuration file does not load.",
+		description: fmt.Sprintf("lock-exporter {{ $labels.instance }} has failed to reload its configuration "+
+			"for %s and still serves the previous one: what changed in the file is not monitored, and a "+
+			"restart would fail on the same file. Its log names the reason.", c.For),
 	})
 }
 
