@@ -139,11 +139,14 @@ type liveGeneration struct {
 	gen *generation // nil once retired at shutdown
 }
 
-// acquire returns the live generation for one request; release must follow.
+// acquire returns the live generation for one request, and release must follow; nil once the
+// last generation is retired (a request that slipped past a failed server's shutdown).
 func (l *liveGeneration) acquire() *generation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.gen.requests++
+	if l.gen != nil {
+		l.gen.requests++
+	}
 	return l.gen
 }
 
@@ -185,6 +188,10 @@ func (l *liveGeneration) current() Scope {
 func (l *liveGeneration) handler(pick func(*generation) http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g := l.acquire()
+		if g == nil {
+			http.Error(w, "lock-exporter is shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		defer l.release(g)
 		// Not every ResponseWriter supports deadlines; the server's WriteTimeout then applies.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.writeTimeout))

@@ -24,6 +24,7 @@ func TestLiveGenerationClosesAfterLastRequest(t *testing.T) {
 		{"shutdown closes the last one", "ssx", "012"},
 		{"shutdown waits for a request in flight", "sax", "0"},
 		{"shutdown then the request ends", "saxr", "01"},
+		{"no generation after shutdown", "xa", "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,7 +38,9 @@ func TestLiveGenerationClosesAfterLastRequest(t *testing.T) {
 			for _, op := range tt.ops {
 				switch op {
 				case 'a':
-					held = append(held, live.acquire())
+					if g := live.acquire(); g != nil {
+						held = append(held, g)
+					}
 				case 'r':
 					live.release(held[0])
 					held = held[1:]

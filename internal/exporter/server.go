@@ -61,7 +61,8 @@ type Options struct {
 	// what it served. Listen addresses, the web configuration file (read per connection
 	// anyway) and the logger keep their start values.
 	Reload func() (Scope, error)
-	// Reloads, when set, asks for a reload on each receive (SIGHUP in cmd/lock-exporter).
+	// Reloads, when set with Reload, asks for a reload on each receive (SIGHUP in
+	// cmd/lock-exporter).
 	Reloads <-chan struct{}
 	// TargetsOnly: the metrics path scans no Redis of its own and serves the exporter's own
 	// metrics only, so a multi-target exporter does not report a Redis nobody configured as
@@ -198,11 +199,15 @@ func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listene
 		opts.Listening(addrs)
 	}
 
+	reloads := opts.Reloads
+	if opts.Reload == nil {
+		reloads = nil // nothing to reload with: never selected
+	}
 	for done := false; !done; {
 		select {
 		case err := <-served:
 			return fmt.Errorf("serve: %v", err)
-		case <-opts.Reloads:
+		case <-reloads:
 			_ = r.reload() // logged, and counted in the reload metrics
 		case <-ctx.Done():
 			done = true
