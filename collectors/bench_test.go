@@ -156,20 +156,9 @@ func pttlCeiling(b *testing.B, srv *redistest.Server, admin *redis.Client, test 
 // redisCPU returns the server's used CPU time (user + system) in nanoseconds.
 func redisCPU(b *testing.B, c *redis.Client) float64 {
 	b.Helper()
-	info, err := c.Info(context.Background(), "cpu").Result()
+	cpu, err := testkit.RedisCPU(context.Background(), c)
 	if err != nil {
-		b.Fatalf("INFO cpu: %v", err)
+		b.Fatal(err)
 	}
-	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
-			secs, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu %q: %v", line, err)
-			}
-			total += secs * 1e9
-		}
-	}
-	return total
+	return float64(cpu)
 }

@@ -241,7 +241,7 @@ func newLockScanner(addr string, namespaces, locks int) (*collectors.Scanner, fu
 
 // measure runs one scrape and returns its wall time and the Redis server's CPU time over it.
 func measure(ctx context.Context, admin *redis.Client, scrape func() error) (wall, cpu time.Duration, err error) {
-	cpu0, err := serverCPU(ctx, admin)
+	cpu0, err := testkit.RedisCPU(ctx, admin)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -250,27 +250,8 @@ func measure(ctx context.Context, admin *redis.Client, scrape func() error) (wal
 		return 0, 0, err
 	}
 	wall = time.Since(start)
-	cpu1, err := serverCPU(ctx, admin)
+	cpu1, err := testkit.RedisCPU(ctx, admin)
 	return wall, cpu1 - cpu0, err
-}
-
-func serverCPU(ctx context.Context, c *redis.Client) (time.Duration, error) {
-	info, err := c.Info(ctx, "cpu").Result()
-	if err != nil {
-		return 0, err
-	}
-	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
-			secs, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return 0, fmt.Errorf("INFO cpu %q: %w", line, err)
-			}
-			total += secs
-		}
-	}
-	return time.Duration(total * float64(time.Second)), nil
 }
 
 // comparisonMarkdown renders the results as a section of docs/performance.md.
