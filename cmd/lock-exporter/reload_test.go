@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,11 +30,11 @@ func (s *server) post(t *testing.T, path string) (int, string) {
 		t.Fatalf("POST %s: %v", path, err)
 	}
 	defer resp.Body.Close()
-	body := new(strings.Builder)
-	if _, err := bufio.NewReader(resp.Body).WriteTo(body); err != nil {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, body.String()
+	return resp.StatusCode, string(body)
 }
 
 // configFile is a configuration file the test rewrites under a running exporter.

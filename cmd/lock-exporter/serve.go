@@ -128,7 +128,7 @@ func serveExitStatus(e *env, err error) int {
 // variable — so that a multi-target exporter's own /metrics does not report a Redis nobody
 // configured as down.
 func scansDefaultRedis(st *settings, fs *pflag.FlagSet) bool {
-	if len(st.cfg.Targets) == 0 || !st.cfg.Redis.IsDefault() {
+	if !st.cfg.TargetsOnly() {
 		return true
 	}
 	given := false

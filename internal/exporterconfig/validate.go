@@ -219,9 +219,6 @@ func parseAddr(s string) (endpoint, error) {
 		return endpoint{}, fmt.Errorf("empty address")
 	}
 	if !strings.Contains(s, "://") {
-		if _, _, err := net.SplitHostPort(s); err != nil {
-			return endpoint{}, fmt.Errorf("want host:port or a redis:// or rediss:// URL")
-		}
 		if err := checkHostPort(s); err != nil {
 			return endpoint{}, err
 		}
