@@ -1,8 +1,12 @@
 # lockwatch — every target works on a fresh Debian machine once .ci/run's packages are installed.
 GO    ?= go
 # Heavy tools (promtool, amtool, prometheus) live in tools/go.mod so they never enter the
-# library's module graph.
-TOOL  := $(GO) tool -modfile=tools/go.mod
+# library's module graph. tools/ is not in the workspace (go.work), and -modfile needs
+# workspace mode off.
+TOOL  := GOWORK=off $(GO) tool -modfile=tools/go.mod
+# The modules of the workspace, each tested and vetted on its own: the library (.), the commands
+# (cmd), the library's heavy tests (integration), the benchmarks and the peer-library tests.
+MODULES := . cmd integration bench observe/rueidisobserve observe/peertest
 
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -15,19 +19,20 @@ STAMP_LDFLAGS  = -X $(VERSION_PKG).Revision=$(REVISION) -X $(VERSION_PKG).Branch
 	-X $(VERSION_PKG).BuildUser=$(BUILD_USER) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 LDFLAGS  := -X $(VERSION_PKG).Version=$(VERSION) $(STAMP_LDFLAGS)
 
-.PHONY: build test test-loaded lint generate tools fuzz soak demo e2e bench bench-exporter release
+.PHONY: tidy build test test-loaded lint generate tools fuzz soak demo e2e bench bench-exporter release
+
+## tidy: go mod tidy in every module (tools/tidy-modules: go mod tidy does not read go.work)
+tidy:
+	tools/tidy-modules
 
 ## build: compile every package, and the exporter into bin/ with its version stamped
 build:
-	$(GO) build ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) build ./...); done
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lock-exporter ./cmd/lock-exporter
 
 ## test: lint, then every test (real redis-server processes) with the race detector
 test: lint tools
-	$(GO) test -race -count=1 ./...
-	cd bench && $(GO) test -race -count=1 ./...
-	cd observe/rueidisobserve && $(GO) test -race -count=1 ./...
-	cd observe/peertest && $(GO) test -race -count=1 ./...
+	@set -e; for m in $(MODULES); do echo "test module $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 	$(MAKE) --no-print-directory fuzz
 
 ## test-loaded: `make test` LOADED_RUNS times (3) while LOAD_HOGS CPU-bound processes (2) run
@@ -62,7 +67,7 @@ test-loaded:
 # "context deadline exceeded" at the deadline (golang/go#75804, fixed in Go 1.27).
 # `make fuzz FUZZTIME=500000x` overrides every budget (a duration works too, with that risk).
 FUZZ_TARGETS := ./collectors:FuzzKeyLabel:50000x ./collectors:FuzzNamespace:80000x \
-	./internal/exporterconfig:FuzzLoad:4000x ./internal/exporterconfig:FuzzParseNamespace:30000x \
+	./cmd/internal/exporterconfig:FuzzLoad:4000x ./cmd/internal/exporterconfig:FuzzParseNamespace:30000x \
 	./internal/lockkeys:FuzzKindOf:200000x
 FUZZTIME ?=
 
@@ -84,10 +89,7 @@ tools:
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
-	cd observe/rueidisobserve && $(GO) vet ./...
-	cd observe/peertest && $(GO) vet ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
 ## demo: build and run the demo command, lockwatch-demo (starts its own redis-server;
 ## DEMO_FLAGS="--duration 2m" etc.). Built, not `go run`: go run exits 1 on the terminal's Ctrl-C
@@ -99,7 +101,7 @@ demo:
 ## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
 e2e: tools
 	$(TOOL) prometheus --version >/dev/null
-	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 15m ./e2e
+	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 15m ./cmd/internal/e2e
 
 ## bench: lease vs bsm/redislock, redsync and rueidislock, the redis-benchmark ceilings and the
 ## exporter's scrape cost, on a redis-server it starts; writes docs/performance-results.md (~6 min),
@@ -122,7 +124,7 @@ generate:
 ## soak: the long soak drill (SOAK=2m by default) — many workers, few keys, pauses past the TTL
 SOAK ?= 2m
 soak:
-	LOCKWATCH_SOAK=$(SOAK) $(GO) test -race -count=1 -run TestSoak -timeout 15m -v ./drills
+	LOCKWATCH_SOAK=$(SOAK) $(GO) test -race -count=1 -run TestSoak -timeout 15m -v ./integration/drills
 
 ## release: versioned lock-exporter binaries for linux/amd64 and linux/arm64 in dist/, with
 ## SHA256SUMS, and the image ghcr.io/lockwatch/lock-exporter:<version> when a docker engine runs.

@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
-	github.com/lockwatch/lockwatch v0.0.0
+	github.com/lockwatch/lockwatch v0.1.0
 	github.com/oliver006/redis_exporter v1.74.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
@@ -30,5 +30,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/lockwatch/lockwatch => ../

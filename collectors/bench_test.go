@@ -13,9 +13,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/redishook"
-	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // BenchmarkScrape scans 10k, 100k and 1M live lock keys on one real server and reports, per

@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // TestCluster scans a real three-master Redis Cluster: every master's keys are counted once, the

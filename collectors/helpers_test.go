@@ -11,7 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 )
 
 // seeder creates lock keys with a chosen TTL and idle time. RESTORE ... IDLETIME sets a key's

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/lease"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
-	"github.com/lockwatch/lockwatch/internal/redishook"
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // scanArgs records the arguments of every SCAN and counts TYPE commands.

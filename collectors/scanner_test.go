@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/lockwatch/lockwatch/internal/redishook"
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 func TestMain(m *testing.M) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // TestSecondsIsExact checks that every whole number of milliseconds up to 200 s, and a few

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // Test 9: a waiting acquire honours its deadline and backoff (ErrBusy near the deadline) and

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/lockwatch/lockwatch/internal/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 )
 
 // metricsPaths are the three ways a Client can be built, in the order a round starts with.

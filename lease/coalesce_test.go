@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redishook"
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

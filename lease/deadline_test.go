@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // Against a frozen Redis, calls on a context without a deadline return within the policy's own

@@ -3,7 +3,7 @@ package lease
 import (
 	"testing"
 
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // The library links the OpenTelemetry API only.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // Test 6: a fenced write from the older owner is rejected; the newer owner's write applies, and

@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/redishook"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // env is one test's view of Redis: its own go-redis client (so hooks stay local), its own

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/internal/redisproc"
+	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
 	"go.uber.org/goleak"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 func TestPolicyDefaults(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // ValidUntil counts from when the acquire or renew was sent, not from when its reply came: a

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestBinaryLinksNoDemoOrTestCode keeps the production binary free of the demo (its workload,

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/internal/cli"
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
 // Passwords have no flag (a flag would show in process listings), only these variables.

@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
-	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/internal/cli"
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
 const inspectSynopsis = "lock-exporter inspect [flags] [NAMESPACE]\n\n" +

@@ -21,8 +21,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/cli"
-	"github.com/lockwatch/lockwatch/internal/exporter"
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 )
 
 // Exit statuses.

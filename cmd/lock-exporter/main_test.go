@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/lockwatch/lockwatch/internal/exporter"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestServedMetricsAreDocumented: every lock_* metric family the exporter serves, on /metrics

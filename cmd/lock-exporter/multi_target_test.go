@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/exporter"
-	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // Passwords of the two targets: no response and no log line may ever contain them.

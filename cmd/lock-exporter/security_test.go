@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/lockwatch/lockwatch/internal/exporter"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestSecretsNeverPrinted gives a Redis password in every place an address can come from (flag,

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // TestSentinel scans the master a real Sentinel points to.

@@ -9,10 +9,10 @@ import (
 	"github.com/prometheus/common/promslog"
 	"github.com/spf13/pflag"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/internal/cli"
-	"github.com/lockwatch/lockwatch/internal/exporter"
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
 )
 
 const serveSynopsis = "lock-exporter [flags]"

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,8 +15,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // metricValue returns the value of the series line that starts with series (name and labels,
@@ -225,6 +226,8 @@ func promtoolCheck(t *testing.T, exposition string) {
 	t.Helper()
 	root := testkit.RepoRoot(t)
 	cmd := exec.Command(testkit.GoBinary(), "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "promtool", "check", "metrics")
+	// tools/go.mod is not in the workspace (go.work): -modfile works only with workspace mode off.
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	cmd.Dir = root
 	cmd.Stdin = strings.NewReader(exposition)
 	var out bytes.Buffer

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestBadInput checks that every bad flag, variable or file exits 2 with exactly one line on

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
-	"github.com/lockwatch/lockwatch/internal/exporter"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 )
 
 // stampVersion fills prometheus/common/version's Version when -ldflags did not (go build, go

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/lockwatch/lockwatch/internal/demo"
+	"github.com/lockwatch/lockwatch/cmd/internal/demo"
 )
 
 // announce tells the test harness where the demo listens, then prints the banner.

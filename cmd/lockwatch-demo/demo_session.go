@@ -8,10 +8,10 @@ import (
 
 	"github.com/prometheus/common/promslog"
 
-	"github.com/lockwatch/lockwatch/internal/cli"
-	"github.com/lockwatch/lockwatch/internal/demo"
-	"github.com/lockwatch/lockwatch/internal/exporter"
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+	"github.com/lockwatch/lockwatch/cmd/internal/demo"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 )
 
 // runSession is one demo: start Redis when none is given, connect the workload, serve

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/lockwatch/lockwatch/internal/exporter"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 )
 
 // exporterRun is internal/exporter serving in the background.

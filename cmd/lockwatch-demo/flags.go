@@ -7,10 +7,10 @@ import (
 
 	"github.com/prometheus/common/promslog"
 
-	"github.com/lockwatch/lockwatch/internal/cli"
-	"github.com/lockwatch/lockwatch/internal/demo"
-	"github.com/lockwatch/lockwatch/internal/exporter"
-	"github.com/lockwatch/lockwatch/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+	"github.com/lockwatch/lockwatch/cmd/internal/demo"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 )
 
 const synopsis = "lockwatch-demo [flags]"

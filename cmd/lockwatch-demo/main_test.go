@@ -13,8 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 func TestMain(m *testing.M) {

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lockwatch/lockwatch/internal/pack"
-	"github.com/lockwatch/lockwatch/internal/pack/dashboards"
-	"github.com/lockwatch/lockwatch/internal/pack/manifests"
-	"github.com/lockwatch/lockwatch/internal/pack/rules"
-	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/dashboards"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/manifests"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/rules"
+	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 )
 
 // packFiles renders the whole pack for cfg: the rule files, the dashboards and the Kubernetes

@@ -26,7 +26,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 )
 
 func main() {

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/internal/pack"
-	"github.com/lockwatch/lockwatch/internal/pack/dashboards"
-	"github.com/lockwatch/lockwatch/internal/pack/rules"
-	"github.com/lockwatch/lockwatch/internal/packconfig"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/dashboards"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/rules"
+	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 )
 
 func runCmd(args ...string) (code int, stdout, stderr string) {

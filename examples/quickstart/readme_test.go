@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // TestREADMEShowsThisProgram: the README's library example is this file from `package main` on,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // serverMatch asks a real Redis whether SCAN MATCH pattern returns key, in a database that holds

@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
-	github.com/lockwatch/lockwatch v0.0.0
-	github.com/lockwatch/lockwatch/observe/rueidisobserve v0.0.0-00010101000000-000000000000
+	github.com/lockwatch/lockwatch v0.1.0
+	github.com/lockwatch/lockwatch/observe/rueidisobserve v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
@@ -25,9 +25,4 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-replace (
-	github.com/lockwatch/lockwatch => ../../
-	github.com/lockwatch/lockwatch/observe/rueidisobserve => ../rueidisobserve
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/bsm/redislock"
 
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestStaleReleaseBurstFiresLockNotOwnedRatioHigh drives the pack's own rules with counters
@@ -55,6 +55,8 @@ func TestStaleReleaseBurstFiresLockNotOwnedRatioHigh(t *testing.T) {
 	}
 	file := writePromtoolTest(t, root, series)
 	cmd := exec.Command(testkit.GoBinary(), "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "promtool", "test", "rules", file)
+	// tools/go.mod is not in the workspace (go.work): -modfile works only with workspace mode off.
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)

@@ -3,7 +3,7 @@ module github.com/lockwatch/lockwatch/observe/rueidisobserve
 go 1.26.0
 
 require (
-	github.com/lockwatch/lockwatch v0.0.0
+	github.com/lockwatch/lockwatch v0.1.0
 	github.com/redis/rueidis v1.0.79
 )
 
@@ -22,5 +22,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/lockwatch/lockwatch => ../../

@@ -16,8 +16,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/internal/redisproc"
-	"github.com/lockwatch/lockwatch/internal/testkit"
+	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // The exporter comparison: lock-exporter's scan engine against redis_exporter's --count-keys for

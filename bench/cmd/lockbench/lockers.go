@@ -16,7 +16,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
-	"github.com/lockwatch/lockwatch/internal/redishook"
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/lease"
 )
 

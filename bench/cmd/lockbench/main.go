@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/redisproc"
+	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
 )
 
 type config struct {

@@ -1,0 +1,32 @@
+package drills
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
+)
+
+// redisLog collects go-redis' own log lines (dial failures during outages); every audit
+// searches it for tokens too.
+var redisLog = &testkit.SyncBuffer{}
+
+type redisLogger struct{}
+
+func (redisLogger) Printf(_ context.Context, format string, v ...any) {
+	fmt.Fprintf(redisLog, format+"\n", v...)
+}
+
+func TestMain(m *testing.M) {
+	redis.SetLogger(redisLogger{})
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
