@@ -8,19 +8,16 @@ import (
 )
 
 // TestBinaryLinksNoDemoOrTestCode keeps the production binary free of the demo (its workload,
-// redis-server launcher and injected faults, in cmd/lockwatch-demo and internal/demo), of fault
+// redis-server launcher and injected faults, in cmd/lockwatch-demo and cmd/internal/demo), of fault
 // injection and of the test harness: what `go list -deps` reports for this command must name
 // none of them.
 func TestBinaryLinksNoDemoOrTestCode(t *testing.T) {
 	const module = "github.com/lockwatch/lockwatch/"
 	forbidden := []string{
-		"internal/demo",
-		"internal/faultproxy",
-		"internal/redistest",
-		"internal/testkit",
-		"internal/redisproc",
-		"internal/redishook",
-		"internal/pgtest",
+		"cmd/internal/demo",
+		"cmd/internal/testharness",
+		"internal/testharness",
+		"integration",
 		"cmd/lockwatch-demo",
 	}
 	deps := testkit.Deps(t, "./cmd/lock-exporter")

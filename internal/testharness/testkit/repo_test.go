@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestRepoRoot finds the main module's root from this package's directory, not tools/go.mod
-// or anything below the root.
+// TestRepoRoot finds the checkout's root (the library module's, beside go.work) from this
+// package's directory, not cmd/go.mod, tools/go.mod or anything else below the root.
 func TestRepoRoot(t *testing.T) {
 	root := RepoRoot(t)
 	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
@@ -18,7 +18,7 @@ func TestRepoRoot(t *testing.T) {
 	if first, _, _ := strings.Cut(string(data), "\n"); first != "module github.com/lockwatch/lockwatch" {
 		t.Errorf("RepoRoot() = %s whose go.mod starts %q, want the lockwatch module", root, first)
 	}
-	if _, err := os.Stat(filepath.Join(root, "internal", "testkit", "repo.go")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "internal", "testharness", "testkit", "repo.go")); err != nil {
 		t.Errorf("RepoRoot() = %s: %v", root, err)
 	}
 }
