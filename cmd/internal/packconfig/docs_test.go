@@ -30,7 +30,7 @@ func settingPaths(t reflect.Type, prefix string) []string {
 // backquotes, or through the placeholder forms it explains (alerts.<ratio>.…, and the simple
 // alerts' table with their three keys). A new setting without documentation fails here.
 func TestEverySettingIsDocumented(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "pack.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "pack.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
