@@ -19,7 +19,8 @@ STAMP_LDFLAGS  = -X $(VERSION_PKG).Revision=$(REVISION) -X $(VERSION_PKG).Branch
 	-X $(VERSION_PKG).BuildUser=$(BUILD_USER) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 LDFLAGS  := -X $(VERSION_PKG).Version=$(VERSION) $(STAMP_LDFLAGS)
 
-.PHONY: tidy build test test-loaded lint generate tools fuzz soak demo e2e bench bench-exporter release
+.PHONY: tidy build test test-loaded lint generate tools fuzz soak demo e2e bench bench-exporter release \
+	image image-test chart-test
 
 ## tidy: go mod tidy in every module (tools/tidy-modules: go mod tidy does not read go.work)
 tidy:
@@ -126,12 +127,46 @@ SOAK ?= 2m
 soak:
 	LOCKWATCH_SOAK=$(SOAK) $(GO) test -race -count=1 -run TestSoak -timeout 15m -v ./integration/drills
 
-## release: versioned lock-exporter binaries for linux/amd64 and linux/arm64 in dist/, with
-## SHA256SUMS, and the image ghcr.io/lockwatch/lock-exporter:<version> when a docker engine runs.
-## The version is the VERSION file (RELEASE_VERSION=v0.2.0-rc.1 overrides it); see docs/deploy.md.
+## image: the lock-exporter image, FROM scratch, built by podman (or CONTAINER_TOOL=buildah|docker)
+## without a daemon and without pulling anything: the static binary and the host's CA bundle are
+## staged in build/image/ and deploy/Dockerfile copies them. Tagged $(RELEASE_IMAGE):$(RELEASE_VERSION).
 RELEASE_VERSION ?= $(shell cat VERSION)
 RELEASE_IMAGE   ?= ghcr.io/lockwatch/lock-exporter
 RELEASE_ARCHES  := amd64 arm64
+CONTAINER_TOOL  ?= podman
+IMAGE_ARCH      ?= $(shell $(GO) env GOARCH)
+IMAGE_CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+image:
+	@rm -rf build/image && mkdir -p build/image
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath \
+		-ldflags "-s -w -X $(VERSION_PKG).Version=$(RELEASE_VERSION) $(STAMP_LDFLAGS)" \
+		-o build/image/lock-exporter ./cmd/lock-exporter
+	cp $(IMAGE_CA_BUNDLE) build/image/ca-certificates.crt
+	$(CONTAINER_TOOL) build --platform linux/$(IMAGE_ARCH) -f deploy/Dockerfile \
+		--build-arg VERSION=$(RELEASE_VERSION) --build-arg REVISION=$(REVISION) \
+		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+		-t $(RELEASE_IMAGE):$(RELEASE_VERSION) build/image
+
+## image-test: build the image, then run it against a real redis-server (podman, as root) and
+## check /metrics, /scrape?target=, its user and its read-only root filesystem. .ci/run runs it.
+## IMAGE_RUN_FLAGS are the podman run settings this machine needs (see docs/deploy.md#the-image).
+IMAGE_RUN_FLAGS ?= --runtime=runc --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
+image-test: image
+	LOCKWATCH_IMAGE=$(RELEASE_IMAGE):$(RELEASE_VERSION) LOCKWATCH_IMAGE_RUN_FLAGS="$(IMAGE_RUN_FLAGS)" \
+		$(GO) test -count=1 -v -run '^TestImage$$' ./cmd/internal/deploytest
+
+## chart-test: helm lint and helm template of deploy/helm/lock-exporter over a matrix of values,
+## every object strictly decoded into the Kubernetes and prometheus-operator types, the chart's
+## rules equal to alerts/, and the committed examples under deploy/helm/examples up to date.
+## helm and those types live in tools/helm/go.mod, apart from tools/go.mod's Prometheus.
+chart-test:
+	cd tools/helm && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## release: versioned lock-exporter binaries for linux/amd64 and linux/arm64, the image as an OCI
+## archive and the Helm chart package in dist/, with SHA256SUMS over all of them.
+## The version is the VERSION file (RELEASE_VERSION=v0.2.0-rc.1 overrides it); see docs/deploy.md.
+CHART_DIR := deploy/helm/lock-exporter
+HELM      := $(GO) tool -modfile=tools/helm/go.mod helm
 release:
 	@case "$(RELEASE_VERSION)" in v[0-9]*.[0-9]*.[0-9]*) ;; \
 	  *) echo "release: version \"$(RELEASE_VERSION)\" is not vMAJOR.MINOR.PATCH"; exit 2;; esac
@@ -143,13 +178,8 @@ release:
 			-o $$out ./cmd/lock-exporter; \
 		echo "wrote $$out"; \
 	done
-	@cd dist && sha256sum lock-exporter-* > SHA256SUMS && echo "wrote dist/SHA256SUMS"
-	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
-		docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) \
-			--build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) \
-			--build-arg BUILD_DATE=$(BUILD_DATE) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) . && \
-		echo "built image $(RELEASE_IMAGE):$(RELEASE_VERSION)"; \
-	else \
-		echo "release: no docker engine reachable, image NOT built;"; \
-		echo "  on a machine with one: docker build -f deploy/Dockerfile --build-arg VERSION=$(RELEASE_VERSION) --build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) --build-arg BUILD_DATE=$(BUILD_DATE) -t $(RELEASE_IMAGE):$(RELEASE_VERSION) ."; \
-	fi
+	$(MAKE) --no-print-directory image
+	$(CONTAINER_TOOL) save --format oci-archive \
+		-o dist/lock-exporter-$(RELEASE_VERSION)-image-linux-$(IMAGE_ARCH).oci.tar $(RELEASE_IMAGE):$(RELEASE_VERSION)
+	$(HELM) package $(CHART_DIR) --destination dist
+	@cd dist && sha256sum lock-exporter-* > SHA256SUMS && echo "wrote dist/SHA256SUMS" && ls -l
