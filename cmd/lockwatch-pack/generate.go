@@ -6,15 +6,16 @@ import (
 
 	"github.com/lockwatch/lockwatch/cmd/internal/pack"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/dashboards"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/helmchart"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/manifests"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 )
 
-// packFiles renders the whole pack for cfg: the rule files, the dashboards and the Kubernetes
-// manifests that embed them, sorted by path.
+// packFiles renders the whole pack for cfg: the rule files, the dashboards, the Kubernetes
+// manifests and the Helm chart that embed them, sorted by path.
 func packFiles(cfg packconfig.Config) ([]pack.File, error) {
-	return pack.Generate(cfg, rules.Generate, dashboards.Generate, manifests.Generate)
+	return pack.Generate(cfg, rules.Generate, dashboards.Generate, manifests.Generate, helmchart.Generate)
 }
 
 // writePack writes the pack under root and says, file by file, what it did, then how many files

@@ -1,0 +1,102 @@
+{{/* The chart's name, or nameOverride. */}}
+{{- define "lock-exporter.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The objects' name: fullnameOverride, else the release name when it already contains the chart's
+name, else "<release>-<chart>"; cut to 63 characters, the limit of a DNS label.
+*/}}
+{{- define "lock-exporter.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The labels a Deployment selects its pods by; they never change after install. */}}
+{{- define "lock-exporter.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "lock-exporter.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of every object. */}}
+{{- define "lock-exporter.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "lock-exporter.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: lockwatch
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the objects the Prometheus Operator selects (ServiceMonitor, PodMonitor,
+PrometheusRule): the common labels plus monitoringLabels, e.g. kube-prometheus-stack's
+release: <its release>.
+*/}}
+{{- define "lock-exporter.monitoringLabels" -}}
+{{ include "lock-exporter.labels" . }}
+{{- with .Values.monitoringLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The image reference: the tag defaults to the chart's appVersion, the release it was cut with. */}}
+{{- define "lock-exporter.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+"true" when the chart serves one Redis on /metrics (redis.addr, cluster_addrs or sentinel_addrs
+set), "" when it serves only targets.
+*/}}
+{{- define "lock-exporter.singleRedis" -}}
+{{- if or .Values.redis.addr .Values.redis.cluster_addrs .Values.redis.sentinel_addrs }}true{{ end }}
+{{- end }}
+
+{{/* Where the single Redis' password Secret is mounted in the container. */}}
+{{- define "lock-exporter.redisPasswordFile" -}}
+/etc/lock-exporter/secrets/redis/password
+{{- end }}
+
+{{/*
+The exporter's configuration file (docs/exporter.md), built as data and written with toYaml so
+values never splice into YAML text. Targets keep every exporter field they were given; their
+existingSecret becomes a password_file, the Secret mounted at /etc/lock-exporter/secrets/target-<i>.
+*/}}
+{{- define "lock-exporter.config" -}}
+{{- $cfg := dict }}
+{{- with .Values.namespaces }}{{ $_ := set $cfg "namespaces" . }}{{ end }}
+{{- if include "lock-exporter.singleRedis" . }}
+{{- $redis := dict }}
+{{- range $k, $v := omit .Values.redis "existingSecret" "existingSecretPasswordKey" }}
+{{- if $v }}{{ $_ := set $redis $k $v }}{{ end }}
+{{- end }}
+{{- if .Values.redis.existingSecret }}
+{{- $_ := set $redis "password_file" (include "lock-exporter.redisPasswordFile" .) }}
+{{- end }}
+{{- $_ := set $cfg "redis" $redis }}
+{{- end }}
+{{- with .Values.scan }}{{ $_ := set $cfg "scan" . }}{{ end }}
+{{- if .Values.targets }}
+{{- $targets := list }}
+{{- range $i, $t := .Values.targets }}
+{{- $out := omit $t "existingSecret" "existingSecretPasswordKey" }}
+{{- if $t.existingSecret }}
+{{- $_ := set $out "password_file" (printf "/etc/lock-exporter/secrets/target-%d/password" $i) }}
+{{- end }}
+{{- $targets = append $targets $out }}
+{{- end }}
+{{- $_ := set $cfg "targets" $targets }}
+{{- end }}
+{{- toYaml $cfg }}
+{{- end }}
