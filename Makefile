@@ -20,7 +20,7 @@ STAMP_LDFLAGS  = -X $(VERSION_PKG).Revision=$(REVISION) -X $(VERSION_PKG).Branch
 LDFLAGS  := -X $(VERSION_PKG).Version=$(VERSION) $(STAMP_LDFLAGS)
 
 .PHONY: tidy build test test-loaded lint generate tools fuzz soak demo e2e bench bench-exporter release \
-	image image-test chart-test
+	image image-test chart-test chart-examples
 
 ## tidy: go mod tidy in every module (tools/tidy-modules: go mod tidy does not read go.work)
 tidy:
@@ -161,6 +161,11 @@ image-test: image
 ## helm and those types live in tools/helm/go.mod, apart from tools/go.mod's Prometheus.
 chart-test:
 	cd tools/helm && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## chart-examples: rewrite deploy/helm/examples/*.yaml (helm template of the default values and of
+## multi-target-values.yaml) after a change to the chart or the pack
+chart-examples:
+	cd tools/helm && LOCKWATCH_UPDATE_CHART_EXAMPLES=1 $(GO) test -count=1 -run TestExamplesUpToDate ./charttest
 
 ## release: versioned lock-exporter binaries for linux/amd64 and linux/arm64, the image as an OCI
 ## archive and the Helm chart package in dist/, with SHA256SUMS over all of them.

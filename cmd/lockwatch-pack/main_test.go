@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/cmd/internal/pack"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/dashboards"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/helmchart"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 )
@@ -45,10 +47,23 @@ func TestCommittedPackIsGenerated(t *testing.T) {
 				f.Path, firstDifference(committed, f.Data))
 		}
 	}
-	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json"} {
-		onDisk, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(owned)))
-		if err != nil {
-			t.Fatal(err)
+	// The chart's directory is the generator's alone: every file in it, at any depth.
+	var chartFiles []string
+	err = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(helmchart.Dir)), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			chartFiles = append(chartFiles, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json", ""} {
+		onDisk := chartFiles
+		if owned != "" {
+			if onDisk, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(owned))); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, p := range onDisk {
 			rel, err := filepath.Rel(root, p)
@@ -200,6 +215,11 @@ func TestCheckoutRoot(t *testing.T) {
 // TestReportsWhatItWrote: the first run lists every file as updated, a second run as unchanged,
 // and a run after an override names exactly the files the override changed.
 func TestReportsWhatItWrote(t *testing.T) {
+	files, err := packFiles(packconfig.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(files)
 	out := t.TempDir()
 	code, stdout, stderr := runCmd("--out", out)
 	if code != 0 {
@@ -209,13 +229,14 @@ func TestReportsWhatItWrote(t *testing.T) {
 		"updated   alerts/lockwatch-alerts.yml", "updated   alerts/lockwatch-recording.yml",
 		"updated   dashboards/lockwatch-overview.json", "updated   dashboards/lockwatch-instances.json",
 		"updated   deploy/kubernetes/prometheusrule.yaml", "updated   deploy/kubernetes/dashboards.yaml",
-		"6 of 6 files updated under " + out,
+		"updated   deploy/helm/lock-exporter/Chart.yaml", "updated   deploy/helm/lock-exporter/files/rules/lockwatch-alerts.yml",
+		fmt.Sprintf("%d of %d files updated under %s", n, n, out),
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("first run does not say %q:\n%s", want, stdout)
 		}
 	}
-	if _, stdout, _ = runCmd("--out", out); !strings.Contains(stdout, "0 of 6 files updated") ||
+	if _, stdout, _ = runCmd("--out", out); !strings.Contains(stdout, fmt.Sprintf("0 of %d files updated", n)) ||
 		!strings.Contains(stdout, "unchanged alerts/lockwatch-alerts.yml") {
 		t.Errorf("second run does not report everything unchanged:\n%s", stdout)
 	}
@@ -227,7 +248,8 @@ func TestReportsWhatItWrote(t *testing.T) {
 	for _, want := range []string{
 		"updated   alerts/lockwatch-alerts.yml", "unchanged alerts/lockwatch-recording.yml",
 		"unchanged dashboards/lockwatch-overview.json", "updated   deploy/kubernetes/prometheusrule.yaml",
-		"2 of 6 files updated",
+		"updated   deploy/helm/lock-exporter/files/rules/lockwatch-alerts.yml",
+		fmt.Sprintf("3 of %d files updated", n),
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("run with a new runbook URL does not say %q:\n%s", want, stdout)
