@@ -158,20 +158,21 @@ image-test: image
 ## chart-test: helm lint and helm template of deploy/helm/lock-exporter over a matrix of values,
 ## every object strictly decoded into the Kubernetes and prometheus-operator types, the chart's
 ## rules equal to alerts/, and the committed examples under deploy/helm/examples up to date.
-## helm and those types live in tools/helm/go.mod, apart from tools/go.mod's Prometheus.
+## helm and those types live in tools/helm/go.mod, apart from tools/go.mod's Prometheus; like
+## tools/, it is not in the workspace (go.work), so it runs with GOWORK=off.
 chart-test:
-	cd tools/helm && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd tools/helm && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 
 ## chart-examples: rewrite deploy/helm/examples/*.yaml (helm template of the default values and of
 ## multi-target-values.yaml) after a change to the chart or the pack
 chart-examples:
-	cd tools/helm && LOCKWATCH_UPDATE_CHART_EXAMPLES=1 $(GO) test -count=1 -run TestExamplesUpToDate ./charttest
+	cd tools/helm && GOWORK=off LOCKWATCH_UPDATE_CHART_EXAMPLES=1 $(GO) test -count=1 -run TestExamplesUpToDate ./charttest
 
 ## release: versioned lock-exporter binaries for linux/amd64 and linux/arm64, the image as an OCI
 ## archive and the Helm chart package in dist/, with SHA256SUMS over all of them.
 ## The version is the VERSION file (RELEASE_VERSION=v0.2.0-rc.1 overrides it); see docs/deploy.md.
 CHART_DIR := deploy/helm/lock-exporter
-HELM      := $(GO) tool -modfile=tools/helm/go.mod helm
+HELM      := GOWORK=off $(GO) tool -modfile=tools/helm/go.mod helm
 release:
 	@case "$(RELEASE_VERSION)" in v[0-9]*.[0-9]*.[0-9]*) ;; \
 	  *) echo "release: version \"$(RELEASE_VERSION)\" is not vMAJOR.MINOR.PATCH"; exit 2;; esac

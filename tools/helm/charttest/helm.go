@@ -58,7 +58,10 @@ func helmBinary(t *testing.T) string {
 	t.Helper()
 	helmOnce.Do(func() {
 		var out []byte
-		out, helmErr = exec.Command("go", "tool", "-n", "helm").Output()
+		// This module is not in the repository's workspace (go.work): its own go.mod decides.
+		cmd := exec.Command("go", "tool", "-n", "helm")
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		out, helmErr = cmd.Output()
 		helmPath = strings.TrimSpace(string(out))
 	})
 	if helmErr != nil {

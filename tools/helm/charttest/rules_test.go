@@ -37,6 +37,9 @@ alerts:
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "go", "run", "./cmd/lockwatch-pack", "--config", overrides, "--out", out)
 		cmd.Dir = repoRoot(t)
+		// lockwatch-pack is in the cmd module, built through the repository's workspace (go.work),
+		// whatever GOWORK this test runs with.
+		cmd.Env = append(os.Environ(), "GOWORK=")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("lockwatch-pack: %v\n%s", err, msg)
 		}
