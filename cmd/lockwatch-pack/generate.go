@@ -12,10 +12,12 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 )
 
-// packFiles renders the whole pack for cfg: the rule files, the dashboards, the Kubernetes
-// manifests and the Helm chart that embed them, sorted by path.
+// packFiles renders the whole pack for cfg: the rule files, the dashboards (provisioning and
+// grafana.com import forms), the Kubernetes manifests and the Helm chart that embed them, sorted
+// by path.
 func packFiles(cfg packconfig.Config) ([]pack.File, error) {
-	return pack.Generate(cfg, rules.Generate, dashboards.Generate, manifests.Generate, helmchart.Generate)
+	return pack.Generate(cfg, rules.Generate, dashboards.Generate, dashboards.GenerateImport,
+		manifests.Generate, helmchart.Generate)
 }
 
 // writePack writes the pack under root and says, file by file, what it did, then how many files

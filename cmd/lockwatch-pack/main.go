@@ -1,16 +1,22 @@
 // Command lockwatch-pack generates lockwatch's monitoring pack: the Prometheus recording and
-// alerting rules in alerts/, the Grafana dashboards in dashboards/, and the Kubernetes
-// PrometheusRule and dashboard ConfigMaps in deploy/kubernetes/.
+// alerting rules in alerts/, the Grafana dashboards in dashboards/ (provisioning form) and
+// dashboards-import/ (grafana.com import form), the Kubernetes PrometheusRule and dashboard
+// ConfigMaps in deploy/kubernetes/, and the Helm chart in deploy/helm/lock-exporter/. Everything
+// it writes is compiled in, so an installed binary needs no checkout:
+//
+//	go install github.com/lockwatch/lockwatch/cmd/lockwatch-pack@VERSION
+//	lockwatch-pack --config my-pack.yml --out ./lockwatch-pack
 //
 // Usage:
 //
 //	lockwatch-pack [--config FILE] [--out DIR] [--print-config]
 //
 // With no --config the output is the committed pack. --config names a YAML file of overrides:
-// only the keys given change, unknown keys are an error (see internal/packconfig). --out is the
-// root the files are written under (alerts/…, dashboards/…, deploy/kubernetes/…); it defaults to the root of the
-// lockwatch checkout containing the working directory. --print-config prints the effective
-// configuration, every key with its value, as a starting point for an overrides file.
+// only the keys given change, unknown keys are an error (see cmd/internal/packconfig). --out is the
+// root the files are written under (alerts/…, dashboards/…, deploy/…); it defaults to the root
+// of the lockwatch checkout containing the working directory, and is required outside one.
+// --print-config prints the effective configuration, every key with its value, as a starting
+// point for an overrides file.
 //
 // It prints one line per file, "updated" or "unchanged", and a count, so `make generate` says
 // what it changed. docs/pack.md documents every setting.
@@ -77,7 +83,7 @@ func parseFlags(args []string) (options, string, error) {
 	fs := pflag.NewFlagSet("lockwatch-pack", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&opts.configPath, "config", "", "YAML file of overrides to the default pack configuration")
-	fs.StringVar(&opts.out, "out", "", "root directory to write the pack under: alerts/, dashboards/, deploy/kubernetes/ (default: the lockwatch checkout's root)")
+	fs.StringVar(&opts.out, "out", "", "root directory to write the pack under: alerts/, dashboards/, dashboards-import/, deploy/ (default: the lockwatch checkout's root; required outside one)")
 	fs.BoolVar(&opts.printConfig, "print-config", false, "print the effective configuration as YAML and exit")
 	if err := fs.Parse(args); err != nil {
 		return opts, fs.FlagUsages(), err

@@ -58,7 +58,7 @@ func TestCommittedPackIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json", ""} {
+	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json", dashboards.ImportDir + "/*.json", ""} {
 		onDisk := chartFiles
 		if owned != "" {
 			if onDisk, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(owned))); err != nil {
