@@ -125,7 +125,7 @@ targets:
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d %s", code, metrics)
 	}
-	t.Logf("/metrics, first lines:\n%s", firstLines(metrics, "lock_", 8))
+	t.Logf("/metrics, first lines:\n%s\n...\n%s", firstLines(metrics, "lock_", 8), firstLines(metrics, "lock_key", 8))
 	want(t, "/metrics", metrics, "lock_exporter_up", nil, 1)
 	want(t, "/metrics", metrics, "lock_keys", map[string]string{"lock_namespace": "jobs"}, 2)
 	want(t, "/metrics", metrics, "lock_keys_without_ttl", map[string]string{"lock_namespace": "jobs"}, 1)
