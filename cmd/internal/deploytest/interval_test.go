@@ -15,13 +15,16 @@ const scrapeInterval = "30s"
 
 var intervalSetting = regexp.MustCompile(`(?m)^\s*(?:scrape_interval|interval):\s*(\S+)`)
 
-// TestOneScrapeInterval: prometheus.yml, the ServiceMonitor and PodMonitor, and every scrape
-// configuration shown in the docs agree on the scrape interval.
+// TestOneScrapeInterval: prometheus.yml, the ServiceMonitor and PodMonitor, the Helm chart's
+// defaults and its rendered examples, and every scrape configuration shown in the docs agree on
+// the scrape interval.
 func TestOneScrapeInterval(t *testing.T) {
 	root := testkit.RepoRoot(t)
 	files := []string{
 		filepath.Join(root, "deploy", "prometheus", "prometheus.yml"),
 		filepath.Join(root, "deploy", "kubernetes", "monitors.yaml"),
+		filepath.Join(root, "deploy", "helm", "lock-exporter", "values.yaml"),
+		filepath.Join(root, "deploy", "helm", "examples", "multi-target.yaml"),
 		filepath.Join(root, "README.md"),
 	}
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
