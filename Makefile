@@ -38,7 +38,7 @@ test: lint tools
 ## test-loaded: `make test` LOADED_RUNS times (3) while LOAD_HOGS CPU-bound processes (2) run
 ## beside it the whole time: stress-ng if installed, else `yes`. The hogs are stopped when the
 ## target ends, passes or fails. Each run's wall time is printed. To check a timing change in a
-## few packages: make test-loaded LOADED_CMD='go test -race -count=1 ./lease/ ./drills/'
+## few packages: make test-loaded LOADED_CMD='go test -race -count=1 ./lease/ ./integration/drills/'
 LOAD_HOGS   ?= 2
 LOADED_RUNS ?= 3
 LOADED_CMD  ?= $(MAKE) --no-print-directory test
@@ -116,7 +116,7 @@ bench-exporter:
 	cd bench && $(GO) run ./cmd/lockbench -exporter-comparison -out ../docs/performance-exporter.md
 
 ## generate: rewrite alerts/*.yml, dashboards/*.json and the generated deploy/kubernetes manifests
-## from internal/packconfig defaults, or
+## from cmd/internal/packconfig defaults, or
 ## from your overrides with `make generate PACK_CONFIG=my-pack.yml`
 generate:
 	$(GO) run ./cmd/lockwatch-pack $(if $(PACK_CONFIG),--config $(PACK_CONFIG))

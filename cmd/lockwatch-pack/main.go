@@ -7,7 +7,7 @@
 //	lockwatch-pack [--config FILE] [--out DIR] [--print-config]
 //
 // With no --config the output is the committed pack. --config names a YAML file of overrides:
-// only the keys given change, unknown keys are an error (see internal/packconfig). --out is the
+// only the keys given change, unknown keys are an error (see cmd/internal/packconfig). --out is the
 // root the files are written under (alerts/…, dashboards/…, deploy/kubernetes/…); it defaults to the root of the
 // lockwatch checkout containing the working directory. --print-config prints the effective
 // configuration, every key with its value, as a starting point for an overrides file.
