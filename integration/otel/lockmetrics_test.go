@@ -83,9 +83,11 @@ func promFamilies(t *testing.T) map[string]family {
 	histograms := map[string]*prometheus.HistogramVec{"acquire_wait": f.AcquireWait, "held_seconds": f.HeldSeconds}
 	counters := map[string]*prometheus.CounterVec{"renewals": f.Renewals, "releases": f.Releases, "abandoned": f.Abandoned, "fenced_writes": f.FencedWrites}
 	recorder{
-		observer: func(fam, o string) lockmetrics.Observer { return histograms[fam].WithLabelValues(labelValues("ns", o)...) },
-		counter:  func(fam, o string) lockmetrics.Counter { return counters[fam].WithLabelValues(labelValues("ns", o)...) },
-		gauge:    func(string) lockmetrics.Gauge { return f.Held.WithLabelValues("ns") },
+		observer: func(fam, o string) lockmetrics.Observer {
+			return histograms[fam].WithLabelValues(labelValues("ns", o)...)
+		},
+		counter: func(fam, o string) lockmetrics.Counter { return counters[fam].WithLabelValues(labelValues("ns", o)...) },
+		gauge:   func(string) lockmetrics.Gauge { return f.Held.WithLabelValues("ns") },
 	}.recordAll()
 	mfs, err := reg.Gather()
 	if err != nil {
