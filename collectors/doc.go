@@ -2,7 +2,7 @@
 //
 // A [Scanner] makes one pass over each node's keyspace per scrape: a single SCAN cursor whose
 // keys are sorted into the configured namespaces on the exporter's side, with the semantics of
-// the server's own SCAN MATCH (internal/glob). Only keys some namespace wants are inspected, by
+// the server's own SCAN MATCH (checked against redis-server by this repository's tests). Only keys some namespace wants are inspected, by
 // pipelined PTTL and OBJECT IDLETIME (and TYPE, unless the server filtered by type). So Redis
 // does the work of one SCAN walk of the keyspace, whatever the number of namespaces, plus two or
 // three cheap commands per lock key. What the server can filter, it does: with every namespace
@@ -14,7 +14,7 @@
 //
 // Aggregation streams: a scan keeps counters, a minimum, a maximum and two bounded heaps (the K
 // stalest keys, and the K stalest keys without expiry) per namespace, never the list of keys;
-// a kept key holds at most MaxKeyLabelLen bytes of its name. What it holds besides is the keys in
+// a kept key holds at most 128 bytes of its name. What it holds besides is the keys in
 // flight: per node, the SCAN reply being classified and up to 2 × inspectWorkers + 1 batches of
 // BatchSize keys. Memory is therefore O(nodes × BatchSize + namespaces × K), whatever the number
 // of keys; MaxBatchSize and MaxTopK bound both terms.
@@ -23,8 +23,10 @@
 // be O(keys). Counts can therefore overstate by the few keys that were returned twice during a
 // resize; minimum TTL and maximum idle time are unaffected, and the top-K lists are de-duplicated.
 //
-// Keys shaped exactly as the lease library's fence and write-fence keys (internal/lockkeys) are
-// not locks: they are counted apart (lock_fence_keys) and not inspected.
+// Keys shaped exactly as the lease library's fence and write-fence keys ("{L}:fence" for lock
+// key L, "{D}:writefence" for data key D, the hash tag kept when the key has one;
+// docs/lease.md#fencing) are not locks: they are counted apart (lock_fence_keys) and not
+// inspected.
 //
 // Deadlines: a pass stops sending commands at its deadline by itself; the socket gets a second
 // more, so that a reply in flight is not turned into an i/o timeout that would look like a

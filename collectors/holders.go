@@ -8,14 +8,14 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// MaxHolderBytes bounds how much of a holder key's value the exporter keeps. lease writes at most
+// maxHolderBytes bounds how much of a holder key's value the exporter keeps. lease writes at most
 // 256 bytes; a key of the same shape written by something else could hold anything.
-const MaxHolderBytes = 1024
+const maxHolderBytes = 1024
 
-// HolderLabel renders a holder description for the holder label: escaped and length-capped by
+// holderLabel renders a holder description for the holder label: escaped and length-capped by
 // the same rules as the key label (KeyLabel), so a hostile value cannot break the exposition
 // format or grow a series without bound.
-func HolderLabel(holder string) string {
+func holderLabel(holder string) string {
 	return KeyLabel(holder)
 }
 
@@ -49,8 +49,8 @@ func (s *Scanner) readHolders(f *pass) {
 		v, err := cmd.Result()
 		switch {
 		case err == nil && v != "":
-			if len(v) > MaxHolderBytes {
-				v = v[:MaxHolderBytes]
+			if len(v) > maxHolderBytes {
+				v = v[:maxHolderBytes]
 			}
 			found[keys[i]] = v
 		case err != nil && !errors.Is(err, redis.Nil) && firstErr == nil:

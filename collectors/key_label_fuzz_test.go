@@ -55,7 +55,7 @@ func unquoteRedisCLI(s string) (string, bool) {
 // FuzzKeyLabel checks the promises PrintableKey and KeyLabel make for any key bytes:
 // printable valid UTF-8; PrintableKey pasted into redis-cli between double quotes is the key
 // again (so inspect output can be copied into a command safely); KeyLabel stays within
-// MaxKeyLabelLen, equals PrintableKey when that fits, and tells short keys apart.
+// maxKeyLabelLen, equals PrintableKey when that fits, and tells short keys apart.
 func FuzzKeyLabel(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"cordum:scheduler:job:42", "cordum:scheduler:job:43"},
@@ -79,14 +79,14 @@ func FuzzKeyLabel(f *testing.F) {
 				t.Fatalf("PrintableKey(%q) = %q reads back in redis-cli as %q (ok %v)", key, p, back, ok)
 			}
 			l := KeyLabel(key)
-			if len(l) > MaxKeyLabelLen || !printable(l) {
-				t.Fatalf("KeyLabel(%q) = %q: want printable UTF-8 of at most %d bytes", key, l, MaxKeyLabelLen)
+			if len(l) > maxKeyLabelLen || !printable(l) {
+				t.Fatalf("KeyLabel(%q) = %q: want printable UTF-8 of at most %d bytes", key, l, maxKeyLabelLen)
 			}
-			if len(p) <= MaxKeyLabelLen && l != p {
+			if len(p) <= maxKeyLabelLen && l != p {
 				t.Fatalf("KeyLabel(%q) = %q, want PrintableKey %q (it fits)", key, l, p)
 			}
 		}
-		if a != b && len(PrintableKey(a)) <= MaxKeyLabelLen && len(PrintableKey(b)) <= MaxKeyLabelLen && KeyLabel(a) == KeyLabel(b) {
+		if a != b && len(PrintableKey(a)) <= maxKeyLabelLen && len(PrintableKey(b)) <= maxKeyLabelLen && KeyLabel(a) == KeyLabel(b) {
 			t.Fatalf("keys %q and %q share the label %q", a, b, KeyLabel(a))
 		}
 	})

@@ -1,6 +1,10 @@
 package collectors
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockwatch/lockwatch/internal/duration"
+)
 
 // expectations exports what the configuration declares about each namespace, so that rules can
 // compare observed idle time and TTL with the renew cadence owners promised.
@@ -25,10 +29,10 @@ func (e *expectations) describe(ch chan<- *prometheus.Desc) {
 func (e *expectations) update(res *Result, ch chan<- prometheus.Metric) {
 	for _, ns := range res.Namespaces {
 		if ttl := ns.Namespace.ExpectedTTL; ttl > 0 {
-			ch <- gauge(e.ttl, Seconds(ttl), ns.Namespace.Name)
+			ch <- gauge(e.ttl, duration.Seconds(ttl), ns.Namespace.Name)
 		}
 		if every := ns.Namespace.ExpectedRenewInterval; every > 0 {
-			ch <- gauge(e.renew, Seconds(every), ns.Namespace.Name)
+			ch <- gauge(e.renew, duration.Seconds(every), ns.Namespace.Name)
 		}
 	}
 }

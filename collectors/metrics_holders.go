@@ -31,7 +31,7 @@ func (h *holderInfo) update(res *Result, ch chan<- prometheus.Metric) {
 			}
 			seen[k.Label] = true
 			if k.Holder != "" {
-				ch <- gauge(h.info, 1, ns.Namespace.Name, k.Label, HolderLabel(k.Holder))
+				ch <- gauge(h.info, 1, ns.Namespace.Name, k.Label, holderLabel(k.Holder))
 			}
 		}
 	}

@@ -1,6 +1,10 @@
 package collectors
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockwatch/lockwatch/internal/duration"
+)
 
 // idleStats reports how long lock keys have gone untouched. A renewer that stalls stops touching
 // its key, so the idle time of a live lock grows past its renew interval.
@@ -32,7 +36,7 @@ func (d *idleStats) update(res *Result, ch chan<- prometheus.Metric) {
 	for ns := range res.knownNamespaces() {
 		name := ns.Namespace.Name
 		if ns.HasIdle {
-			ch <- gauge(d.idleMax, Seconds(ns.MaxIdle), name)
+			ch <- gauge(d.idleMax, duration.Seconds(ns.MaxIdle), name)
 		}
 		perKey(d.idle, name, ns.Stalest, ch)
 		perKey(d.noTTLIdle, name, ns.StalestNoTTL, ch)
@@ -48,6 +52,6 @@ func perKey(desc *prometheus.Desc, namespace string, keys []KeyInfo, ch chan<- p
 			continue
 		}
 		seen[k.Label] = true
-		ch <- gauge(desc, Seconds(k.Idle), namespace, k.Label)
+		ch <- gauge(desc, duration.Seconds(k.Idle), namespace, k.Label)
 	}
 }

@@ -1,6 +1,10 @@
 package collectors
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockwatch/lockwatch/internal/duration"
+)
 
 // keyStats reports how many lock keys live in each namespace and how close to expiry they are.
 // Nothing is reported when Redis could not be read, or for a namespace whose commands failed: a
@@ -36,7 +40,7 @@ func (k *keyStats) update(res *Result, ch chan<- prometheus.Metric) {
 		ch <- gauge(k.fence, float64(ns.FenceKeys), name)
 		ch <- gauge(k.withoutTTL, float64(ns.KeysWithoutTTL), name)
 		if ns.HasTTL {
-			ch <- gauge(k.ttlMin, Seconds(ns.MinTTL), name)
+			ch <- gauge(k.ttlMin, duration.Seconds(ns.MinTTL), name)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package collectors
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockwatch/lockwatch/internal/duration"
+)
 
 // scrapeMeta reports on the scan itself: whether Redis answered, how long the pass took, whether
 // the key cap, the deadline or an error cut a namespace short, and how much of the keyspace the
@@ -49,7 +53,7 @@ func (m *scrapeMeta) update(res *Result, ch chan<- prometheus.Metric) {
 	ch <- gauge(m.up, boolGauge(res.Up))
 	for _, ns := range res.Namespaces {
 		name := ns.Namespace.Name
-		ch <- gauge(m.duration, Seconds(ns.Duration), name)
+		ch <- gauge(m.duration, duration.Seconds(ns.Duration), name)
 		ch <- gauge(m.truncated, boolGauge(ns.Truncated), name)
 		ch <- gauge(m.complete, boolGauge(ns.Complete), name)
 		ch <- gauge(m.success, boolGauge(res.Up && ns.Err == nil), name)

@@ -50,16 +50,18 @@ const maxNamespaceNameLen = 128
 // ErrInvalidOptions is matched (errors.Is) by every validation error of Options and Namespace.
 var ErrInvalidOptions = errors.New("invalid collector options")
 
-// OptionsError is a validation error of Options or Namespace. Problem is the message without
-// ErrInvalidOptions' words, for a caller that names the kind of error itself (lock-exporter
-// reports a bad namespace as a configuration error).
-type OptionsError struct{ Problem string }
+// optionsError is a validation error of Options or Namespace. Problem is the message without
+// ErrInvalidOptions' words, for a caller that names the kind of error itself: lock-exporter
+// reports a bad namespace as a configuration error, and reads Problem through an interface
+// (errors.As with interface{ Problem() string }) so that no error type joins the API.
+type optionsError struct{ problem string }
 
-func (e *OptionsError) Error() string        { return ErrInvalidOptions.Error() + ": " + e.Problem }
-func (e *OptionsError) Is(target error) bool { return target == ErrInvalidOptions }
+func (e *optionsError) Error() string        { return ErrInvalidOptions.Error() + ": " + e.problem }
+func (e *optionsError) Is(target error) bool { return target == ErrInvalidOptions }
+func (e *optionsError) Problem() string      { return e.problem }
 
 func invalidOptions(format string, args ...any) error {
-	return &OptionsError{Problem: fmt.Sprintf(format, args...)}
+	return &optionsError{problem: fmt.Sprintf(format, args...)}
 }
 
 // Namespace is one family of lock keys, reported under its own lock_namespace label.
@@ -67,7 +69,7 @@ type Namespace struct {
 	// Name is the lock_namespace label value: non-empty printable UTF-8, at most 128 bytes.
 	Name string
 	// Pattern is a Redis glob, e.g. "cordum:scheduler:job:*", matched with the semantics of
-	// SCAN MATCH (the scan classifies keys itself; see internal/glob).
+	// SCAN MATCH (the scan classifies keys itself, as the server would).
 	Pattern string
 	// ExpectedTTL is the lease TTL the namespace's owners use; zero means not declared, and
 	// lock_expected_ttl_seconds is then not exported.
@@ -129,7 +131,7 @@ type Options struct {
 	// earlier wins.
 	Timeout time.Duration
 	// FullKeys keeps whole key names in the top-K lists (for inspect, which prints a handful
-	// once). Otherwise a kept key is cut to MaxKeyLabelLen bytes, its label computed from the
+	// once). Otherwise a kept key is cut to 128 bytes, its label computed from the
 	// whole key first, so that a namespace of megabyte key names holds kilobytes, not megabytes.
 	FullKeys bool
 	// Logger receives scan failures; nil discards them.

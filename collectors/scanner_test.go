@@ -191,8 +191,8 @@ func TestBinaryKeys(t *testing.T) {
 	labels := map[string]bool{}
 	for _, smp := range got["lock_key_idle_seconds"] {
 		k := smp.labels["key"]
-		if !utf8.ValidString(k) || len(k) > MaxKeyLabelLen || strings.ContainsAny(k, "\n\x00") {
-			t.Errorf("key label %q: want valid, printable UTF-8 of at most %d bytes", k, MaxKeyLabelLen)
+		if !utf8.ValidString(k) || len(k) > maxKeyLabelLen || strings.ContainsAny(k, "\n\x00") {
+			t.Errorf("key label %q: want valid, printable UTF-8 of at most %d bytes", k, maxKeyLabelLen)
 		}
 		labels[k] = true
 	}

@@ -20,9 +20,9 @@ type KeyInfo struct {
 	Idle time.Duration
 	// Label is KeyLabel of the whole key (set for the keys a Result lists).
 	Label string
-	// Cut is true when Key holds only the first MaxKeyLabelLen bytes of a longer key name.
+	// Cut is true when Key holds only the first 128 bytes of a longer key name.
 	Cut bool
-	// Holder is the value of the key's holder key ("{L}:holder" for lock key L, at most MaxHolderBytes),
+	// Holder is the value of the key's holder key ("{L}:holder" for lock key L, at most 1024 bytes),
 	// read for the keys a complete Result lists; "" when the lock records none (taken without
 	// Policy.RecordHolder, or by another library), when Cut, or when it could not be read.
 	Holder string
@@ -40,7 +40,7 @@ func staler(a, b KeyInfo) bool {
 // topK keeps the k stalest keys seen in a stream. It is a heap whose root is the least stale
 // kept key, so a candidate is compared with the root only; the index map (by label, which is
 // derived from the whole key) de-duplicates keys that SCAN returned twice. Memory is O(k): a kept
-// key is cut to MaxKeyLabelLen bytes unless full keys were asked for.
+// key is cut to maxKeyLabelLen bytes unless full keys were asked for.
 type topK struct {
 	k     int
 	full  bool
@@ -56,8 +56,8 @@ func newTopK(k int, full bool) *topK {
 // unless full) that does not pin the reply buffer it was sliced from.
 func (t *topK) keep(ki KeyInfo) KeyInfo {
 	ki.Label = KeyLabel(ki.Key)
-	if !t.full && len(ki.Key) > MaxKeyLabelLen {
-		ki.Key, ki.Cut = ki.Key[:MaxKeyLabelLen], true
+	if !t.full && len(ki.Key) > maxKeyLabelLen {
+		ki.Key, ki.Cut = ki.Key[:maxKeyLabelLen], true
 	}
 	ki.Key = strings.Clone(ki.Key)
 	return ki

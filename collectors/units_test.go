@@ -62,15 +62,15 @@ func TestKeyLabel(t *testing.T) {
 	}
 	a, b := KeyLabel(long+"a"), KeyLabel(long+"b")
 	for _, l := range []string{a, b} {
-		if len(l) > MaxKeyLabelLen || !utf8.ValidString(l) || !strings.HasPrefix(l, "éé") {
-			t.Errorf("long key label %q: want valid UTF-8 prefix within %d bytes", l, MaxKeyLabelLen)
+		if len(l) > maxKeyLabelLen || !utf8.ValidString(l) || !strings.HasPrefix(l, "éé") {
+			t.Errorf("long key label %q: want valid UTF-8 prefix within %d bytes", l, maxKeyLabelLen)
 		}
 	}
 	if a == b {
 		t.Errorf("two long keys with one prefix share the label %q", a)
 	}
-	if bin := KeyLabel(strings.Repeat("\xff", 200)); len(bin) > MaxKeyLabelLen || !utf8.ValidString(bin) {
-		t.Errorf("long binary key label %q: want valid UTF-8 within %d bytes", bin, MaxKeyLabelLen)
+	if bin := KeyLabel(strings.Repeat("\xff", 200)); len(bin) > maxKeyLabelLen || !utf8.ValidString(bin) {
+		t.Errorf("long binary key label %q: want valid UTF-8 within %d bytes", bin, maxKeyLabelLen)
 	}
 }
 
@@ -141,7 +141,7 @@ func TestPrintableKeyKeepsLength(t *testing.T) {
 	}
 }
 
-// TestTopKBoundsKeyLength feeds megabyte key names: the kept keys hold at most MaxKeyLabelLen
+// TestTopKBoundsKeyLength feeds megabyte key names: the kept keys hold at most maxKeyLabelLen
 // bytes each (with the label of the whole key), unless full keys were asked for.
 func TestTopKBoundsKeyLength(t *testing.T) {
 	for _, full := range []bool{false, true} {
@@ -152,11 +152,11 @@ func TestTopKBoundsKeyLength(t *testing.T) {
 		}
 		for _, k := range top.sorted() {
 			switch {
-			case !full && (len(k.Key) > MaxKeyLabelLen || !k.Cut):
-				t.Errorf("kept %d bytes of a 1 MiB key (cut %v), want at most %d", len(k.Key), k.Cut, MaxKeyLabelLen)
+			case !full && (len(k.Key) > maxKeyLabelLen || !k.Cut):
+				t.Errorf("kept %d bytes of a 1 MiB key (cut %v), want at most %d", len(k.Key), k.Cut, maxKeyLabelLen)
 			case full && len(k.Key) < 1<<20:
 				t.Errorf("full keys: kept %d bytes", len(k.Key))
-			case len(k.Label) > MaxKeyLabelLen:
+			case len(k.Label) > maxKeyLabelLen:
 				t.Errorf("label of %d bytes", len(k.Label))
 			}
 		}

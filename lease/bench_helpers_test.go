@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -88,4 +89,16 @@ func benchAcquireReleaseCases(b *testing.B, cases []acquireReleaseCase) {
 			benchParallelAcquireRelease(b, declareBench(b, rdb, opts, bc.policy), bc.name)
 		})
 	}
+}
+
+// median is the middle of xs (the mean of the two middle values for an even count); 0 for none.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

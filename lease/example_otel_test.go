@@ -5,75 +5,38 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"go.opentelemetry.io/otel/sdk/resource"
-	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel"
 
 	"github.com/lockwatch/lockwatch/lease"
 )
 
-// otlpMeterProvider is how an application that runs OpenTelemetry would build its provider:
-// OTLP/HTTP straight to Prometheus' OTLP receiver (prometheus --web.enable-otlp-receiver) or to
-// a collector, every 15s. service.name becomes the job label and service.instance.id the
-// instance label, which the pack's recording rules aggregate by.
-func otlpMeterProvider(ctx context.Context, endpointURL, service, instance string) (*metric.MeterProvider, error) {
-	exporter, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(endpointURL))
-	if err != nil {
-		return nil, err
-	}
-	return metric.NewMeterProvider(
-		metric.WithReader(metric.NewPeriodicReader(exporter, metric.WithInterval(15*time.Second))),
-		metric.WithResource(resource.NewWithAttributes(semconv.SchemaURL,
-			semconv.ServiceName(service), semconv.ServiceInstanceID(instance))),
-	), nil
-}
-
-// An OpenTelemetry-instrumented application passes its MeterProvider instead of a Registerer.
-// The library starts no exporter of its own. Here a manual reader stands in for
-// otlpMeterProvider(ctx, "http://prometheus:9090/api/v1/otlp/v1/metrics", "billing", hostname),
-// so the example can show what the library records.
+// An OpenTelemetry-instrumented application passes its MeterProvider instead of a Registerer:
+// here the global one, which the application's own SDK set-up installs with
+// otel.SetMeterProvider (until it does, the global provider records nothing). The library
+// starts no exporter and links only the OTel metric API. How to build a provider that exports
+// OTLP to Prometheus, and what the library then records, is the runnable
+// Example_leaseOpenTelemetry in the repository's integration/otel (docs/lease.md shows it).
 func ExampleNew_openTelemetry() {
 	ctx := context.Background()
-	reader := metric.NewManualReader()
-	provider := metric.NewMeterProvider(metric.WithReader(reader))
-	defer provider.Shutdown(ctx)
-	_ = otlpMeterProvider // the production provider, above
-
 	rdb := exampleRedis()
 	defer rdb.Close()
-	locks, err := lease.New(rdb, lease.Options{MeterProvider: provider})
+	locks, err := lease.New(rdb, lease.Options{MeterProvider: otel.GetMeterProvider()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	defer locks.Close() // unregisters the library's callbacks from the provider
 	invoices, err := locks.Declare("invoices", lease.Policy{TTL: 10 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	err = invoices.Do(ctx, "invoices:run:7", func(ctx context.Context, fence int64) error { return nil })
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, m := range rm.ScopeMetrics[0].Metrics {
-		// Prometheus adds the unit ("s" → _seconds) and, to counters, _total.
-		fmt.Printf("%s %s\n", m.Name, m.Unit)
-	}
+	err = invoices.Do(ctx, "invoices:run:7", func(ctx context.Context, fence int64) error {
+		fmt.Println("invoice run 7 holds its lease")
+		return nil
+	})
+	fmt.Println("done:", err)
 	// Output:
-	// lock_acquire_wait_seconds s
-	// lock_renewals {renewal}
-	// lock_releases {release}
-	// lock_abandoned {lease}
-	// lock_held_seconds s
-	// lock_held {lease}
-	// lock_fenced_writes {write}
+	// invoice run 7 holds its lease
+	// done: <nil>
 }

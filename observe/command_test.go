@@ -17,7 +17,6 @@ const (
 	testRefresh = "local v = redis.call(\"get\", KEYS[1])\nif v == ARGV[1] then return redis.call(\"pexpire\", KEYS[1], ARGV[2]) end\nreturn 0"
 	testAcquire = `return redis.call("SET", KEYS[1], ARGV[1], "NX", "EX", ARGV[2])`
 	testMulti   = `if redis.call("msetnx", unpack(KEYS)) == 1 then for _, k in ipairs(KEYS) do redis.call("pexpire", k, ARGV[2]) end return 1 end return 0`
-	testMGetDel = `local vs = redis.call("mget", unpack(KEYS)) for _, v in ipairs(vs) do if v ~= ARGV[1] then return 0 end end return redis.call("del", unpack(KEYS))`
 	testOther   = `return redis.call("INCR", KEYS[1])`
 )
 

@@ -8,7 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
-	"github.com/lockwatch/lockwatch/internal/lockmetrics/lockmetricstest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // fakeClock is a manual clock for the state machine's time-based rules.
@@ -77,7 +77,7 @@ func checkJobs(t *testing.T, g prometheus.Gatherer, wants ...jobsValue) {
 // series returns the series name{lock_namespace=ns[,outcome]} gathered from g.
 func series(t *testing.T, g prometheus.Gatherer, name, ns, outcome string) []*dto.Metric {
 	t.Helper()
-	return lockmetricstest.Gathered(t, g, name, lockmetrics.NamespaceLabel, ns, "outcome", outcome)
+	return testkit.Gathered(t, g, name, lockmetrics.NamespaceLabel, ns, "outcome", outcome)
 }
 
 // do runs one command through Begin/Done with the given reply and returns whether it was

@@ -6,11 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
-
-var globMatch = glob.Match
 
 // untrackedHelp documents lock_observe_untracked_total on both paths.
 const untrackedHelp = "Locks the observe hook counted but did not track (held gauge, hold and wait times) because MaxTracked was reached."

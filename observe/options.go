@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/lockwatch/lockwatch/internal/glob"
 )
 
 // Namespace maps lock keys to a lock_namespace label. Pattern uses Redis glob rules, exactly
@@ -169,7 +171,7 @@ func orDefault[T comparable](v, def T) T {
 // namespaceOf returns the first namespace whose pattern matches key, or nil.
 func (o *Observer) namespaceOf(key string) *namespace {
 	for _, ns := range o.namespaces {
-		if globMatch(ns.pattern, key) {
+		if glob.Match(ns.pattern, key) {
 			return ns
 		}
 	}

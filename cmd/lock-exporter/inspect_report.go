@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/duration"
 )
 
 // inspectReport is what inspect prints, as a table or as JSON.
@@ -55,7 +56,7 @@ func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []
 		Keys:           nr.Keys,
 		KeysWithoutTTL: nr.KeysWithoutTTL,
 		FenceKeys:      nr.FenceKeys,
-		ScanSeconds:    collectors.Seconds(nr.Duration),
+		ScanSeconds:    duration.Seconds(nr.Duration),
 		Complete:       nr.Complete,
 		Truncated:      nr.Truncated,
 		Partial:        !nr.Complete || nr.Truncated || nr.Err != nil,
@@ -68,7 +69,7 @@ func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []
 		r.Error = oneLine(nr.Err)
 	}
 	if nr.HasTTL {
-		v := collectors.Seconds(nr.MinTTL)
+		v := duration.Seconds(nr.MinTTL)
 		r.MinTTLSeconds = &v
 	}
 	for i, k := range rows {
@@ -78,11 +79,11 @@ func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []
 			row.Holder, row.holderLabel = &printable, collectors.KeyLabel(*h)
 		}
 		if k.TTL != collectors.NoTTL {
-			v := collectors.Seconds(k.TTL)
+			v := duration.Seconds(k.TTL)
 			row.TTLSeconds = &v
 		}
 		if idleAvailable {
-			v := collectors.Seconds(k.Idle)
+			v := duration.Seconds(k.Idle)
 			row.IdleSeconds = &v
 		}
 		r.Listed = append(r.Listed, row)

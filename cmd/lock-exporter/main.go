@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -92,20 +91,9 @@ func run(ctx context.Context, e *env, args []string) int {
 				return c.run(ctx, e, args[1:])
 			}
 		}
-		if hint := movedCommand(args[0]); hint != "" {
-			return usageError(e, args[0], errors.New(hint))
-		}
 		return usageError(e, "", fmt.Errorf("unknown command %q (commands: %s; no command serves /metrics)", args[0], commandNames()))
 	}
 	return runServe(ctx, e, args)
-}
-
-// movedCommand says where a former subcommand went, or "" for a name that never was one.
-func movedCommand(name string) string {
-	if name == "demo" {
-		return "the demo is its own command now: run lockwatch-demo (make demo)"
-	}
-	return ""
 }
 
 func commandNames() string {

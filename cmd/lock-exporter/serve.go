@@ -128,7 +128,7 @@ func serveExitStatus(e *env, err error) int {
 // variable — so that a multi-target exporter's own /metrics does not report a Redis nobody
 // configured as down.
 func scansDefaultRedis(st *settings, fs *pflag.FlagSet) bool {
-	if !st.cfg.TargetsOnly() {
+	if !st.cfg.TargetsWithDefaultRedis() {
 		return true
 	}
 	given := false

@@ -7,7 +7,7 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 )
 
-// exporterRun is internal/exporter serving in the background.
+// exporterRun is cmd/internal/exporter serving in the background.
 type exporterRun struct {
 	listening chan []string
 	done      chan error

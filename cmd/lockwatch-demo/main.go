@@ -1,7 +1,7 @@
 // Command lockwatch-demo runs a demo workload — five lock patterns from the seeds, with injected
 // faults — against a Redis (its own redis-server unless --redis.addr is given), and serves the
 // workload's lease library metrics and the exporter's scan of the demo keys on one /metrics,
-// through the same server lock-exporter runs (internal/exporter). It is a command of its own so
+// through the same server lock-exporter runs (cmd/internal/exporter). It is a command of its own so
 // that the production lock-exporter binary links no demo or fault-injection code.
 //
 //	lockwatch-demo [flags]    (make demo)

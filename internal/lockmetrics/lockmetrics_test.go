@@ -28,3 +28,10 @@ func TestRegisterRejectsConflictingFamily(t *testing.T) {
 		t.Fatal("Register accepted a registry where lock_renewals_total is a different metric")
 	}
 }
+
+// (The OTel instruments' tests that need an SDK MeterProvider are in integration/otel.)
+func TestNewInstrumentsNilProvider(t *testing.T) {
+	if _, err := NewInstruments(nil); err == nil {
+		t.Fatal("NewInstruments(nil) returned no error")
+	}
+}

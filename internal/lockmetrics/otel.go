@@ -20,7 +20,7 @@ const ScopeName = "github.com/lockwatch/lockwatch"
 // monotonic counters, _total; annotations in braces ("{renewal}") add nothing. The names
 // therefore carry no _total, and the two histograms keep _seconds in the name because
 // "lock_held" is also the gauge's name: a translator that finds the unit's word already among
-// the name's tokens does not add it again. internal/lockmetrics' tests pin the result with the
+// the name's tokens does not add it again. integration/otel's tests pin the result with the
 // real translator.
 const (
 	AcquireWaitInstrument  = "lock_acquire_wait_seconds"

@@ -7,7 +7,7 @@ import (
 // ExporterConfig is the lock-exporter configuration that watches the demo's namespaces on the
 // Redis at addr, with each namespace's declared TTL and renew interval, so the exporter's
 // expectation gauges and LockRenewalStalled have their inputs. It is validated: the demo serves
-// it with internal/exporter, and the end-to-end test writes it as the exporter's YAML file.
+// it with cmd/internal/exporter, and the end-to-end test writes it as the exporter's YAML file.
 func ExporterConfig(addr string, namespaces []Namespace) (exporterconfig.Config, error) {
 	cfg := exporterconfig.Defaults()
 	cfg.Redis.Addr = addr

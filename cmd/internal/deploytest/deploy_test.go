@@ -1,5 +1,6 @@
-// Package deploy holds no code: its tests check the deployment files next to them with the
-// tools that will load them (promtool, amtool) and with the schemas they must follow.
+// Package deploytest holds no code: its tests check the repository's deployment files (deploy/)
+// with the tools that will load them (promtool, amtool) and with the schemas they must follow,
+// and keep the docs' paths, anchors and identifiers true (docs_*_test.go).
 package deploytest
 
 import (

@@ -35,6 +35,9 @@ var (
 	// source, doc or data extension.
 	repoPath = regexp.MustCompile(`^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*/?$`)
 	fileName = regexp.MustCompile(`\.(?:go|md|ya?ml|json|sh)$`)
+	// moduleTag is a submodule's release tag (`cmd/vX.Y.Z`, `observe/rueidisobserve/v0.1.0`),
+	// which looks like a path but names a git tag.
+	moduleTag = regexp.MustCompile(`/v(?:X\.Y\.Z|\d+\.\d+\.\d+)$`)
 )
 
 // otherProjects are bare file names the docs cite from other projects' trees, by doc.
@@ -43,7 +46,7 @@ var otherProjects = map[string]string{
 }
 
 // TestDocPathsExist: every repository path a doc names (a relative link, or a code span such as
-// `lease/release.go`, `internal/pack/`) exists, and every bare file name (`release.go`) is the
+// `lease/release.go`, `cmd/internal/pack/`) exists, and every bare file name (`release.go`) is the
 // name of some file in the tree; so a file moved or renamed without its docs fails here.
 func TestDocPathsExist(t *testing.T) {
 	root := testkit.RepoRoot(t)
@@ -58,7 +61,7 @@ func TestDocPathsExist(t *testing.T) {
 		}
 		for _, m := range codeSpan.FindAllStringSubmatch(doc.text, -1) {
 			span := m[1]
-			if !repoPath.MatchString(span) {
+			if !repoPath.MatchString(span) || moduleTag.MatchString(span) {
 				continue
 			}
 			switch {

@@ -66,9 +66,9 @@ type Options struct {
 	Reloads <-chan struct{}
 	// TargetsOnly: the metrics path scans no Redis of its own and serves the exporter's own
 	// metrics only, so a multi-target exporter does not report a Redis nobody configured as
-	// down. Whether a Redis was given depends on which flags were set, so the command decides
-	// (lock-exporter: targets configured, the built-in redis section and no --redis.* flag).
-	// Serve refuses it without targets.
+	// down. Whether a Redis was given depends on the file and on which flags were set, so the
+	// command decides (lock-exporter: exporterconfig.Config.TargetsWithDefaultRedis, which
+	// reads the file alone, and no --redis.* flag). Serve refuses it without targets.
 	TargetsOnly bool
 }
 

@@ -232,3 +232,22 @@ func TestMissingFile(t *testing.T) {
 		t.Errorf("Load of a missing file: %v", err)
 	}
 }
+
+// A namespace the collectors refuse is reported as a configuration error with the collectors'
+// problem alone: one line, without "invalid collector options", which says nothing the exit
+// status does not.
+func TestNamespaceErrorsCarryTheProblemOnly(t *testing.T) {
+	_, err := ParseNamespace("jobs=jobs:[x")
+	if err == nil || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("ParseNamespace: %v, want ErrInvalid", err)
+	}
+	if strings.Contains(err.Error(), collectors.ErrInvalidOptions.Error()) || !strings.Contains(err.Error(), "unterminated [") {
+		t.Errorf("ParseNamespace error %q, want the problem without %q", err, collectors.ErrInvalidOptions)
+	}
+	cfg := Defaults()
+	cfg.Namespaces = []Namespace{{Name: "a", Pattern: ""}}
+	err = cfg.Validate()
+	if err == nil || err.Error() != `namespace "a": pattern "": empty pattern` {
+		t.Errorf("Validate: %v, want exactly the collectors' problem", err)
+	}
+}

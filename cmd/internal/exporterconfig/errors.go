@@ -25,11 +25,12 @@ func invalidf(format string, args ...any) error {
 }
 
 // namespaceProblem is a collectors validation error's problem, without the collectors kind: the
-// error it goes into is a configuration error already.
+// error it goes into is a configuration error already. collectors' validation errors have a
+// Problem method (and match collectors.ErrInvalidOptions); their type is not exported.
 func namespaceProblem(err error) string {
-	var oe *collectors.OptionsError
-	if errors.As(err, &oe) {
-		return oe.Problem
+	var p interface{ Problem() string }
+	if errors.Is(err, collectors.ErrInvalidOptions) && errors.As(err, &p) {
+		return p.Problem()
 	}
 	return err.Error()
 }

@@ -81,9 +81,11 @@ func (c Config) ForTarget(t Target) Config {
 	return Config{Redis: r, Scan: c.Scan, Namespaces: namespaces}
 }
 
-// TargetsOnly reports whether the exporter serves targets alone: targets are configured and the
-// redis section says nothing but the default address, so /metrics scans no Redis of its own.
-func (c Config) TargetsOnly() bool {
+// TargetsWithDefaultRedis reports what the configuration alone says about the redis section's
+// Redis: targets are configured and the redis section says nothing but the built-in default
+// address. The command decides from this and its --redis.* flags whether /metrics scans a Redis
+// of its own (exporter.Scope.TargetsOnly is that decision, file and flags together).
+func (c Config) TargetsWithDefaultRedis() bool {
 	return len(c.Targets) > 0 && c.Redis.IsDefault()
 }
 

@@ -55,6 +55,31 @@ targets:
 	if !cfg.Redis.IsDefault() {
 		t.Errorf("a file without a redis section: IsDefault false")
 	}
+	if !cfg.TargetsWithDefaultRedis() {
+		t.Errorf("targets and no redis section: TargetsWithDefaultRedis false")
+	}
+}
+
+// TargetsWithDefaultRedis reads the configuration alone: it needs targets, and a redis section
+// that names nothing but the default address.
+func TestTargetsWithDefaultRedis(t *testing.T) {
+	target := []Target{{Name: "payments", Redis: Redis{Addr: "payments:6379"}}}
+	def := Defaults().Redis
+	other := def
+	other.Addr = "redis.internal:6379"
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want bool
+	}{
+		{"targets, default redis section", Config{Redis: def, Targets: target}, true},
+		{"targets and a redis address", Config{Redis: other, Targets: target}, false},
+		{"no targets", Config{Redis: def}, false},
+	} {
+		if got := tt.cfg.TargetsWithDefaultRedis(); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
 }
 
 func TestTargetDefaultsAndIsolation(t *testing.T) {

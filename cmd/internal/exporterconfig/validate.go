@@ -21,7 +21,7 @@ func (c Config) Validate() error {
 	}
 	// An exporter of targets alone needs no namespaces of the file's when every target lists
 	// its own; validateTargets then checks that each one has some.
-	if len(c.Namespaces) == 0 && !c.TargetsOnly() {
+	if len(c.Namespaces) == 0 && !c.TargetsWithDefaultRedis() {
 		return invalidf("no namespace configured: give --namespace NAME=PATTERN or namespaces in --config.file")
 	}
 	seen := map[string]bool{}

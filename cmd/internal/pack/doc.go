@@ -7,8 +7,8 @@
 // Files under a root and says which of them changed; Stale compares them with a root without
 // writing, which is how the drift tests prove the committed files are the generator's output.
 //
-// The generators live in internal/pack/rules, internal/pack/dashboards and
-// internal/pack/manifests; cmd/lockwatch-pack lists them and writes their output. The pack's
+// The generators live in cmd/internal/pack/rules, cmd/internal/pack/dashboards and
+// cmd/internal/pack/manifests; cmd/lockwatch-pack lists them and writes their output. The pack's
 // public interface is what those produce (the committed files), the lockwatch-pack command and
 // its YAML settings (docs/pack.md), not a Go API: that is why all of this is internal.
 package pack

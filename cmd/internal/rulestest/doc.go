@@ -1,5 +1,6 @@
-// Package rulestest holds the promtool unit tests of the generated rules (the *_test.yml files
-// next to this one) and the Go tests that run them, so that `go test ./...` covers them.
+// Package rulestest holds the Go tests that run the promtool unit tests of the generated rules
+// (the *_test.yml files in the repository's rules_test/ directory, beside alerts/) and check
+// that they cover every rule, so that `make test` covers them.
 //
 // Run one file by hand with
 //

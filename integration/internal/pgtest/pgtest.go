@@ -1,4 +1,4 @@
-// Package pgtest starts real PostgreSQL servers for tests, the way internal/redistest starts
+// Package pgtest starts real PostgreSQL servers for tests, the way internal/testharness/redistest starts
 // redis-server: each in its own temporary directory, listening on a free loopback port and on a
 // unix socket inside that directory, and stopped when the test that started it ends.
 //

@@ -1,6 +1,7 @@
-// Package redishook holds what lockwatch's go-redis hooks share: the tests' fault injectors and
-// command counters, the demo's simulated network links and the benchmark's network-free
-// client. The production binary links none of it.
+// Package redishook holds what lockwatch's go-redis hooks share: a pass-through base for the
+// tests' fault injectors and command counters, and AnswerLocally, the network-free client of the
+// benchmarks (lease's, collectors', integration/otel's and bench/cmd/lockbench). The production
+// binary links none of it (cmd/lock-exporter's deps test checks that).
 package redishook
 
 import "github.com/redis/go-redis/v9"

@@ -1,6 +1,6 @@
 // Package redisproc starts and supervises lockwatch's own throw-away redis-server processes,
-// data servers and Sentinels watching one of them: the tests' (internal/redistest, the lease
-// package's shared server), the demo's (internal/demo) and the benchmark's (bench/cmd/lockbench).
+// data servers and Sentinels watching one of them: the tests' (internal/testharness/redistest, the lease
+// package's shared server), the demo's (cmd/internal/demo) and the benchmark's (bench/cmd/lockbench).
 // It owns how such a server is configured, how its port is picked, how readiness is judged and
 // how the process is stopped; the testing.TB and context flavours are thin wrappers around
 // Process.

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,6 +48,40 @@ func TestMetricValueMissingSeriesFails(t *testing.T) {
 	} {
 		if !fails(func(t testing.TB) { MetricValue(t, reg, "ops_total", labels...) }) {
 			t.Errorf("MetricValue(ops_total%v) did not fail the test", labels)
+		}
+	}
+}
+
+// Gathered matches the label pairs it is given and nothing more: a label left out is a
+// wildcard, a label given as "" matches a series without it.
+func TestGathered(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ops_total", Help: "h"}, []string{"ns", "outcome"})
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "held", Help: "h"}, []string{"ns"})
+	reg.MustRegister(c, g)
+	c.WithLabelValues("a", "ok").Add(3)
+	c.WithLabelValues("a", "failed").Add(1)
+	c.WithLabelValues("b", "ok").Add(5)
+	g.WithLabelValues("a").Set(2)
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		want   []float64 // the values found, in gathering order (sorted by label values)
+	}{
+		{"ops_total", []string{"ns", "a", "outcome", "ok"}, []float64{3}},
+		{"ops_total", []string{"ns", "a"}, []float64{1, 3}},
+		{"ops_total", nil, []float64{1, 3, 5}},
+		{"ops_total", []string{"ns", "c"}, nil},
+		{"held", []string{"ns", "a", "outcome", ""}, []float64{2}},
+		{"held", []string{"outcome", "ok"}, nil},
+		{"missing", nil, nil},
+	} {
+		var got []float64
+		for _, m := range Gathered(t, reg, tc.name, tc.labels...) {
+			got = append(got, m.GetCounter().GetValue()+m.GetGauge().GetValue())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Gathered(%s%v) = %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}
 }

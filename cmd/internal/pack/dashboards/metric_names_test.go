@@ -50,7 +50,7 @@ func rulesFor(t *testing.T, cfg packconfig.Config) ruleOutput {
 
 // TestMetricNamesExist checks every metric name a dashboard query reads: it
 // must be registered by the lease library or the exporter (gathered from
-// their real registries by internal/metricnames), or recorded by the rules
+// their real registries by cmd/internal/testharness/metricnamestest), or recorded by the rules
 // generated from the same config. ALERTS must select at least one alert the
 // rules define.
 func TestMetricNamesExist(t *testing.T) {

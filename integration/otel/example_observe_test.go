@@ -1,4 +1,4 @@
-package observe_test
+package otel_test
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"github.com/lockwatch/lockwatch/observe"
 )
 
-// An OpenTelemetry-instrumented application passes its MeterProvider instead of a Registerer;
-// the Observer starts no exporter of its own. In production the provider would export OTLP to
-// Prometheus' OTLP receiver or a collector (see lease's ExampleNew_openTelemetry); here a manual
-// reader shows what the Observer reports as soon as it exists: its counters and lock_held at
-// zero, named so that Prometheus adds _total to counters. The histograms appear with their
-// first observation.
-func ExampleNew_openTelemetry() {
+// An OpenTelemetry-instrumented application passes its MeterProvider to observe.New instead of
+// a Registerer; the Observer starts no exporter of its own. In production the provider would
+// export OTLP to Prometheus' OTLP receiver or a collector (see otlpMeterProvider in
+// Example_leaseOpenTelemetry); here a manual reader shows what the Observer reports as soon as
+// it exists: its counters and lock_held at zero, named so that Prometheus adds _total to
+// counters. The histograms appear with their first observation.
+func Example_observeOpenTelemetry() {
 	ctx := context.Background()
 	reader := metric.NewManualReader()
 	provider := metric.NewMeterProvider(metric.WithReader(reader))

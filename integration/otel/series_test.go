@@ -1,7 +1,7 @@
-// Package lockmetricstest reads the lock metrics back in tests of the packages that record them
-// (lease, observe), on both paths, keyed alike, so that a test can require the OTel path to
-// hold what Prometheus would store of the client_golang path.
-package lockmetricstest
+package otel_test
+
+// These helpers read the lock metrics back on both paths, keyed alike, so that a test can
+// require the OTel path to hold what Prometheus would store of the client_golang path.
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
-// ManualProvider is an OTel SDK MeterProvider read by hand through the returned reader, shut
+// manualProvider is an OTel SDK MeterProvider read by hand through the returned reader, shut
 // down when t ends.
-func ManualProvider(t testing.TB) (*sdkmetric.MeterProvider, *sdkmetric.ManualReader) {
+func manualProvider(t testing.TB) (*sdkmetric.MeterProvider, *sdkmetric.ManualReader) {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -29,11 +29,11 @@ func ManualProvider(t testing.TB) (*sdkmetric.MeterProvider, *sdkmetric.ManualRe
 	return mp, reader
 }
 
-// OTelSeries collects reader once and returns what Prometheus' OTLP receiver would store of it,
-// keyed as PromSeries keys a scrape: the names through the real otlptranslator with
+// otelSeries collects reader once and returns what Prometheus' OTLP receiver would store of it,
+// keyed as promSeries keys a scrape: the names through the real otlptranslator with
 // Prometheus' default strategy, a counter's or gauge's value, and for a histogram its count,
 // sum and cumulative bucket counts. Instruments of a scope other than the library's fail t.
-func OTelSeries(t testing.TB, reader *sdkmetric.ManualReader) map[string]float64 {
+func otelSeries(t testing.TB, reader *sdkmetric.ManualReader) map[string]float64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
@@ -54,12 +54,12 @@ func OTelSeries(t testing.TB, reader *sdkmetric.ManualReader) map[string]float64
 				}
 				name := translate(t, namer, m, typ)
 				for _, dp := range d.DataPoints {
-					out[SeriesKey(t, name, dp.Attributes)] = float64(dp.Value)
+					out[seriesKey(t, name, dp.Attributes)] = float64(dp.Value)
 				}
 			case metricdata.Histogram[float64]:
 				name := translate(t, namer, m, otlptranslator.MetricTypeHistogram)
 				for _, dp := range d.DataPoints {
-					key := SeriesKey(t, name, dp.Attributes)
+					key := seriesKey(t, name, dp.Attributes)
 					out[key+" count"], out[key+" sum"] = float64(dp.Count), dp.Sum
 					var cumulative uint64
 					for i, bound := range dp.Bounds {
@@ -84,8 +84,8 @@ func translate(t testing.TB, namer otlptranslator.MetricNamer, m metricdata.Metr
 	return name
 }
 
-// PromSeries is OTelSeries for a scrape of a client_golang gatherer.
-func PromSeries(t testing.TB, g prometheus.Gatherer) map[string]float64 {
+// promSeries is otelSeries for a scrape of a client_golang gatherer.
+func promSeries(t testing.TB, g prometheus.Gatherer) map[string]float64 {
 	t.Helper()
 	families, err := g.Gather()
 	if err != nil {
@@ -98,7 +98,7 @@ func PromSeries(t testing.TB, g prometheus.Gatherer) map[string]float64 {
 			for _, lp := range m.GetLabel() {
 				kvs = append(kvs, attribute.String(lp.GetName(), lp.GetValue()))
 			}
-			key := SeriesKey(t, f.GetName(), attribute.NewSet(kvs...))
+			key := seriesKey(t, f.GetName(), attribute.NewSet(kvs...))
 			switch {
 			case m.Counter != nil:
 				out[key] = m.Counter.GetValue()
@@ -118,9 +118,9 @@ func PromSeries(t testing.TB, g prometheus.Gatherer) map[string]float64 {
 
 func formatBound(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-// SeriesKey is name{namespace,outcome}, either part empty where the series has no such label.
+// seriesKey is name{namespace,outcome}, either part empty where the series has no such label.
 // A label other than the two fails t: nothing else (a lock value least of all) may become one.
-func SeriesKey(t testing.TB, name string, attrs attribute.Set) string {
+func seriesKey(t testing.TB, name string, attrs attribute.Set) string {
 	t.Helper()
 	var ns, outcome string
 	for _, kv := range attrs.ToSlice() {
@@ -136,9 +136,9 @@ func SeriesKey(t testing.TB, name string, attrs attribute.Set) string {
 	return fmt.Sprintf("%s{%s,%s}", name, ns, outcome)
 }
 
-// Counts keeps of series what does not depend on when the events happened: counters, gauges
+// counts keeps of series what does not depend on when the events happened: counters, gauges
 // and histogram counts, without histogram sums and buckets.
-func Counts(series map[string]float64) map[string]float64 {
+func counts(series map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	for key, v := range series {
 		if !strings.HasSuffix(key, " sum") && !strings.Contains(key, " le=") {
@@ -148,9 +148,9 @@ func Counts(series map[string]float64) map[string]float64 {
 	return out
 }
 
-// Compare fails t on any difference between the two paths but one: a histogram series that
+// compare fails t on any difference between the two paths but one: a histogram series that
 // client_golang creates at zero appears with OTel at its first observation.
-func Compare(t testing.TB, prom, otel map[string]float64) {
+func compare(t testing.TB, prom, otel map[string]float64) {
 	t.Helper()
 	for key, want := range prom {
 		got, ok := otel[key]

@@ -1,4 +1,4 @@
-package lease
+package otel_test
 
 import (
 	"context"
@@ -15,15 +15,16 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
+	"github.com/lockwatch/lockwatch/lease"
 )
 
 // metricsPaths are the three ways a Client can be built, in the order a round starts with.
 var metricsPaths = []string{"off", "prometheus", "otel"}
 
 // benchNamespace is a namespace with the default policy on a Client with the given metrics path.
-func benchNamespace(b *testing.B, rdb *redis.Client, path string) *Namespace {
+func benchNamespace(b *testing.B, rdb *redis.Client, path string) *lease.Namespace {
 	b.Helper()
-	opts := Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	switch path {
 	case "prometheus":
 		opts.Registerer = prometheus.NewRegistry()
@@ -34,11 +35,12 @@ func benchNamespace(b *testing.B, rdb *redis.Client, path string) *Namespace {
 		b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 		opts.MeterProvider = mp
 	}
-	c, err := New(rdb, opts)
+	c, err := lease.New(rdb, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := c.Declare("bench", Policy{})
+	b.Cleanup(func() { _ = c.Close() })
+	n, err := c.Declare("bench", lease.Policy{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func processCPU(b *testing.B) time.Duration {
 }
 
 // cycles runs count Acquire + Release cycles on n and returns the CPU time per cycle.
-func cycles(b *testing.B, n *Namespace, key string, count int) time.Duration {
+func cycles(b *testing.B, n *lease.Namespace, key string, count int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	start := processCPU(b)
@@ -71,20 +73,20 @@ func cycles(b *testing.B, n *Namespace, key string, count int) time.Duration {
 	return (processCPU(b) - start) / time.Duration(count)
 }
 
-// BenchmarkMetricsOverhead sets what each metrics path adds to a lock cycle against the client
+// BenchmarkLeaseMetricsOverhead sets what each metrics path adds to a lock cycle against the client
 // CPU time of a real cycle, in the same run. Every b.N iteration is one round: network-free
 // cycles on a Client without metrics, with client_golang and with OTel, then real cycles on
 // each, in an order rotated from round to round. Figures are medians over rounds; the
 // overheads are medians of per-round ratios (network-free difference over the round's real
 // cycle CPU). Run with a fixed round count: -benchtime 15x.
-func BenchmarkMetricsOverhead(b *testing.B) {
+func BenchmarkLeaseMetricsOverhead(b *testing.B) {
 	const netFreeCycles, realCycles = 20000, 1000
 	local := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	local.AddHook(redishook.AnswerLocally{})
 	defer local.Close()
 	remote := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	defer remote.Close()
-	netFree, real := map[string]*Namespace{}, map[string]*Namespace{}
+	netFree, real := map[string]*lease.Namespace{}, map[string]*lease.Namespace{}
 	for _, p := range metricsPaths {
 		netFree[p], real[p] = benchNamespace(b, local, p), benchNamespace(b, remote, p)
 		cycles(b, real[p], "bench:warm:"+p, 50)

@@ -1,4 +1,4 @@
-package observe
+package otel_test
 
 import (
 	"context"
@@ -16,22 +16,22 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/lockwatch/lockwatch/internal/lockmetrics/lockmetricstest"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
-	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
+	"github.com/lockwatch/lockwatch/internal/testhooks"
+	"github.com/lockwatch/lockwatch/observe"
 )
 
 // otelObserver is an Observer whose metrics go to an OTel SDK MeterProvider read by hand.
 type otelObserver struct {
-	*Observer
+	*observe.Observer
 	reader *sdkmetric.ManualReader
 }
 
-func newOTelObserver(t *testing.T, opts Options) *otelObserver {
+func newOTelObserver(t *testing.T, opts observe.Options) *otelObserver {
 	t.Helper()
-	mp, reader := lockmetricstest.ManualProvider(t)
+	mp, reader := manualProvider(t)
 	opts.MeterProvider = mp
-	o, err := New(opts)
+	o, err := observe.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,33 +40,34 @@ func newOTelObserver(t *testing.T, opts Options) *otelObserver {
 }
 
 // series returns what Prometheus' OTLP receiver would store of one collection, keyed as
-// lockmetricstest.PromSeries keys a scrape.
+// promSeries keys a scrape.
 func (o *otelObserver) series(t *testing.T) map[string]float64 {
 	t.Helper()
-	return lockmetricstest.OTelSeries(t, o.reader)
+	return otelSeries(t, o.reader)
 }
 
 // twoPathObservers are two Observers with the same options and one manual clock, one on a
 // Prometheus registry and one on an OTel MeterProvider, both hooked on every client: each
 // sees every command with the same timestamps, so their series must be equal.
 type twoPathObservers struct {
-	prom  *Observer
+	prom  *observe.Observer
 	reg   *prometheus.Registry
 	otel  *otelObserver
 	clock *fakeClock
 }
 
-func newTwoPathObservers(t *testing.T, opts Options) *twoPathObservers {
+func newTwoPathObservers(t *testing.T, opts observe.Options) *twoPathObservers {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	promOpts := opts
 	promOpts.Registerer = reg
-	prom, err := New(promOpts)
+	prom, err := observe.New(promOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &twoPathObservers{prom: prom, reg: reg, otel: newOTelObserver(t, opts), clock: &fakeClock{t: time.Unix(1_700_000_000, 0)}}
-	p.prom.now, p.otel.now = p.clock.now, p.clock.now
+	testhooks.SetObserverClock(p.prom, p.clock.now)
+	testhooks.SetObserverClock(p.otel.Observer, p.clock.now)
 	return p
 }
 
@@ -80,11 +81,11 @@ func (p *twoPathObservers) hook(rdb *redis.Client) {
 // not-owned and failed releases, a hold ended by a refused renew and one by a release, and a
 // lock past MaxTracked. After Prometheus' OTLP translation the OTel path must hold exactly the
 // Prometheus path's series, with the same values, sums and buckets.
-func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
+func TestObserveOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	obs := newTwoPathObservers(t, Options{
-		Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "approvals", Pattern: "approval:*"}},
+	obs := newTwoPathObservers(t, observe.Options{
+		Namespaces: []observe.Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "approvals", Pattern: "approval:*"}},
 		MaxTracked: 3,
 	})
 	rdb := srv.Client(t)
@@ -160,8 +161,8 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 	}
 	srv.Resume()
 
-	prom, otel := lockmetricstest.PromSeries(t, obs.reg), obs.otel.series(t)
-	lockmetricstest.Compare(t, prom, otel)
+	prom, otel := promSeries(t, obs.reg), obs.otel.series(t)
+	compare(t, prom, otel)
 	// The story must have reached every outcome, or the comparison proves less than it says.
 	want := map[string]float64{
 		"lock_acquire_wait_seconds{jobs,acquired} count":      3,   // A, B, G
@@ -192,10 +193,10 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 // New on a MeterProvider reports the same series at zero as New on a registry (histograms
 // aside, which OTel has only from their first observation), and no series the wire cannot
 // derive; Close stops the counters, lock_held and lock_observe_untracked.
-func TestOTelNewReportsTheSameZeroSeries(t *testing.T) {
-	obs := newTwoPathObservers(t, Options{Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
+func TestObserveOTelNewReportsTheSameZeroSeries(t *testing.T) {
+	obs := newTwoPathObservers(t, observe.Options{Namespaces: []observe.Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
 	otel := obs.otel.series(t)
-	lockmetricstest.Compare(t, lockmetricstest.PromSeries(t, obs.reg), otel)
+	compare(t, promSeries(t, obs.reg), otel)
 	if len(otel) != 8 {
 		t.Errorf("OTel series at start: %v, want the 6 counters, lock_held and lock_observe_untracked_total", slices.Sorted(maps.Keys(otel)))
 	}
@@ -219,10 +220,10 @@ func TestOTelNewReportsTheSameZeroSeries(t *testing.T) {
 // Prometheus path: with no lock command after an expiry and a given-up wait, the very next
 // collection shows lock_held back at 0, the hold ended at the key's deadline and the wait
 // counted busy.
-func TestOTelCollectionSweepsExpiredState(t *testing.T) {
-	o := newOTelObserver(t, Options{Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
+func TestObserveOTelCollectionSweepsExpiredState(t *testing.T) {
+	o := newOTelObserver(t, observe.Options{Namespaces: []observe.Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	o.now = clock.now
+	testhooks.SetObserverClock(o.Observer, clock.now)
 	do(o.Observer, clock, 10*time.Millisecond, ok, "set", "jobs:1", "value-A", "nx", "px", "1000")
 	do(o.Observer, clock, 10*time.Millisecond, nilReply, "set", "jobs:1", "value-B", "nx", "px", "1000")
 	if got := o.series(t)["lock_held{jobs,}"]; got != 1 {
@@ -247,23 +248,23 @@ func TestOTelCollectionSweepsExpiredState(t *testing.T) {
 	}
 }
 
-func TestNewNeedsExactlyOneMetricsPath(t *testing.T) {
+func TestObserveNewNeedsExactlyOneMetricsPath(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider()
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	nss := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
+	nss := []observe.Namespace{{Name: "jobs", Pattern: "jobs:*"}}
 	tests := []struct {
 		name string
-		opts Options
+		opts observe.Options
 		want error
 	}{
-		{"neither", Options{Namespaces: nss}, ErrNoRegisterer},
-		{"both", Options{Registerer: prometheus.NewRegistry(), MeterProvider: mp, Namespaces: nss}, ErrBothMetricsPaths},
-		{"registerer", Options{Registerer: prometheus.NewRegistry(), Namespaces: nss}, nil},
-		{"meter provider", Options{MeterProvider: mp, Namespaces: nss}, nil},
+		{"neither", observe.Options{Namespaces: nss}, observe.ErrNoRegisterer},
+		{"both", observe.Options{Registerer: prometheus.NewRegistry(), MeterProvider: mp, Namespaces: nss}, observe.ErrBothMetricsPaths},
+		{"registerer", observe.Options{Registerer: prometheus.NewRegistry(), Namespaces: nss}, nil},
+		{"meter provider", observe.Options{MeterProvider: mp, Namespaces: nss}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := New(tt.opts)
+			o, err := observe.New(tt.opts)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("New: %v, want %v", err, tt.want)
 			}
@@ -276,16 +277,10 @@ func TestNewNeedsExactlyOneMetricsPath(t *testing.T) {
 	}
 }
 
-// observe links the OpenTelemetry API only: an application that passes no MeterProvider pays
-// for no SDK, and one that does brings its own SDK and exporters.
-func TestObserveLinksOnlyTheOTelAPI(t *testing.T) {
-	testkit.CheckLinksOnlyOTelAPI(t, "./observe")
-}
-
 // Collections run while callers lock: the sweep inside the collection and the hook paths share
 // the tracker and the SDK's aggregators without a race or a deadlock, and every cycle counts.
-func TestOTelCollectsWhileLocking(t *testing.T) {
-	o := newOTelObserver(t, Options{Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
+func TestObserveOTelCollectsWhileLocking(t *testing.T) {
+	o := newOTelObserver(t, observe.Options{Namespaces: []observe.Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
 	const workers, cycles = 4, 300
 	done := make(chan struct{})
 	collected := make(chan int)
@@ -312,8 +307,8 @@ func TestOTelCollectsWhileLocking(t *testing.T) {
 			defer wg.Done()
 			for i := range cycles {
 				key, value := fmt.Sprintf("jobs:%d:%d", w, i), fmt.Sprintf("value-%d-%d", w, i)
-				o.Begin(StringArgs{"set", key, value, "nx", "px", "60000"}).Done(ok)
-				o.Begin(StringArgs{"eval", testRelease, "1", key, value}).Done(one)
+				o.Begin(observe.StringArgs{"set", key, value, "nx", "px", "60000"}).Done(ok)
+				o.Begin(observe.StringArgs{"eval", testRelease, "1", key, value}).Done(one)
 			}
 		}()
 	}

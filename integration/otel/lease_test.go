@@ -1,4 +1,4 @@
-package lease
+package otel_test
 
 import (
 	"context"
@@ -14,40 +14,60 @@ import (
 	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/lockwatch/lockwatch/internal/lockmetrics/lockmetricstest"
+	"github.com/lockwatch/lockwatch/lease"
 )
 
-// otelEnv is a Client whose metrics go to an OTel SDK MeterProvider read by hand.
-type otelEnv struct {
+// leaseEnv is a lease Client on the shared server with its own go-redis client, and either a
+// registry (the client_golang path) or an OTel SDK MeterProvider read by hand.
+type leaseEnv struct {
 	rdb    *redis.Client
-	c      *Client
+	c      *lease.Client
+	reg    *prometheus.Registry
 	reader *sdkmetric.ManualReader
 }
 
-func newOTelEnv(t testing.TB) *otelEnv {
+func newLeaseEnv(t testing.TB, opts lease.Options) *leaseEnv {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
-	mp, reader := lockmetricstest.ManualProvider(t)
-	c, err := New(rdb, Options{MeterProvider: mp, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := lease.New(rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return &otelEnv{rdb: rdb, c: c, reader: reader}
+	return &leaseEnv{rdb: rdb, c: c}
+}
+
+// newPromEnv is a Client on the client_golang path, on a registry of its own.
+func newPromEnv(t testing.TB) *leaseEnv {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	e := newLeaseEnv(t, lease.Options{Registerer: reg})
+	e.reg = reg
+	return e
+}
+
+// newOTelEnv is a Client whose metrics go to an OTel SDK MeterProvider read by hand.
+func newOTelEnv(t testing.TB) *leaseEnv {
+	t.Helper()
+	mp, reader := manualProvider(t)
+	e := newLeaseEnv(t, lease.Options{MeterProvider: mp})
+	e.reader = reader
+	return e
 }
 
 // series returns every series the reader holds, keyed as Prometheus names them after its OTLP
 // translation (name{lock_namespace,outcome}).
-func (e *otelEnv) series(t testing.TB) map[string]float64 {
+func (e *leaseEnv) series(t testing.TB) map[string]float64 {
 	t.Helper()
-	return lockmetricstest.OTelSeries(t, e.reader)
+	return otelSeries(t, e.reader)
 }
 
 // lockStory takes n through every outcome the library counts without background timing: an
 // acquire, a busy and a failed acquire, an ok, a failed and a not-owned renew, applied and
 // rejected fenced writes, a not-owned, an ok and a skipped release.
-func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *Namespace) {
+func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *lease.Namespace) {
 	t.Helper()
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)
@@ -57,7 +77,7 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *Namespace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.TryAcquire(ctx, key); !errors.Is(err, ErrBusy) {
+	if _, err := n.TryAcquire(ctx, key); !errors.Is(err, lease.ErrBusy) {
 		t.Fatalf("second TryAcquire: %v, want ErrBusy", err)
 	}
 	if _, err := n.TryAcquire(cancelled, uniqueKey(t)); err == nil {
@@ -74,7 +94,7 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *Namespace) {
 	}
 	// The key expires under the old owner; a new owner takes it and writes.
 	rdb.Del(ctx, key)
-	if err := old.Renew(ctx); !errors.Is(err, ErrNotOwned) {
+	if err := old.Renew(ctx); !errors.Is(err, lease.ErrNotOwned) {
 		t.Fatalf("renew after expiry: %v, want ErrNotOwned", err)
 	}
 	next, err := n.TryAcquire(ctx, key)
@@ -84,10 +104,10 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *Namespace) {
 	if err := n.FencedSet(ctx, next.Fence(), data, "next", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.FencedSet(ctx, old.Fence(), data, "stale", time.Minute); !errors.Is(err, ErrStaleFence) {
+	if err := n.FencedSet(ctx, old.Fence(), data, "stale", time.Minute); !errors.Is(err, lease.ErrStaleFence) {
 		t.Fatalf("stale fenced write: %v, want ErrStaleFence", err)
 	}
-	if err := old.Release(ctx); !errors.Is(err, ErrNotOwned) {
+	if err := old.Release(ctx); !errors.Is(err, lease.ErrNotOwned) {
 		t.Fatalf("stale release: %v, want ErrNotOwned", err)
 	}
 	if err := next.Release(ctx); err != nil {
@@ -106,15 +126,15 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *Namespace) {
 // series with the same values as through the client_golang path: every counter and gauge,
 // and every histogram's count. Histogram series the client_golang path creates at zero appear
 // with OTel at their first observation; no other difference is allowed.
-func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
-	prom := newEnv(t, sharedAddr)
+func TestLeaseOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
+	prom := newPromEnv(t)
 	otel := newOTelEnv(t)
-	for _, c := range []*Client{prom.c, otel.c} {
-		n, err := c.Declare("scheduler", Policy{DisableRenewal: true, Fencing: true})
+	for _, c := range []*lease.Client{prom.c, otel.c} {
+		n, err := c.Declare("scheduler", lease.Policy{DisableRenewal: true, Fencing: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ttlHold, err := c.Declare("ttlhold", Policy{DisableRenewal: true, ReleaseMode: HoldUntilExpiry})
+		ttlHold, err := c.Declare("ttlhold", lease.Policy{DisableRenewal: true, ReleaseMode: lease.HoldUntilExpiry})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,8 +142,8 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 	}
 	// The two stories ran at different times: their durations, so histogram sums and buckets,
 	// differ; what they counted may not.
-	got := lockmetricstest.Counts(otel.series(t))
-	lockmetricstest.Compare(t, lockmetricstest.Counts(lockmetricstest.PromSeries(t, prom.reg)), got)
+	got := counts(otel.series(t))
+	compare(t, counts(promSeries(t, prom.reg)), got)
 	// The story must have reached every outcome, or the comparison proves less than it says.
 	for _, key := range []string{
 		"lock_acquire_wait_seconds{scheduler,acquired} count", "lock_acquire_wait_seconds{scheduler,busy} count", "lock_acquire_wait_seconds{scheduler,error} count",
@@ -142,9 +162,9 @@ func TestOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 
 // Declaring a namespace on the OTel path creates its counters and gauge at zero, as on the
 // client_golang path, so rate() counts the first event; closing the Client stops them.
-func TestOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
+func TestLeaseOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
 	e := newOTelEnv(t)
-	if _, err := e.c.Declare("approval", Policy{}); err != nil {
+	if _, err := e.c.Declare("approval", lease.Policy{}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{
@@ -166,13 +186,13 @@ func TestOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
 	}
 }
 
-func TestNewRejectsBothMetricsPaths(t *testing.T) {
+func TestLeaseNewRejectsBothMetricsPaths(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	mp := sdkmetric.NewMeterProvider()
 	defer func() { _ = mp.Shutdown(context.Background()) }()
-	_, err := New(rdb, Options{Registerer: prometheus.NewRegistry(), MeterProvider: mp})
-	if !errors.Is(err, ErrInvalidPolicy) {
+	_, err := lease.New(rdb, lease.Options{Registerer: prometheus.NewRegistry(), MeterProvider: mp})
+	if !errors.Is(err, lease.ErrInvalidPolicy) {
 		t.Fatalf("New with a Registerer and a MeterProvider: %v, want ErrInvalidPolicy", err)
 	}
 }

@@ -1,10 +1,9 @@
-package lockmetrics
+package otel_test
 
 import (
 	"context"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -13,8 +12,9 @@ import (
 	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
 // family is what Prometheus stores of one metric family: the name, the type, the label names
@@ -42,25 +42,25 @@ func contract() map[string]string {
 
 // recorder records one event on every series of one namespace, through either path.
 type recorder struct {
-	observer func(family, outcome string) Observer
-	counter  func(family, outcome string) Counter
-	gauge    func(family string) Gauge
+	observer func(family, outcome string) lockmetrics.Observer
+	counter  func(family, outcome string) lockmetrics.Counter
+	gauge    func(family string) lockmetrics.Gauge
 }
 
 func (r recorder) recordAll() {
-	for _, o := range []string{OutcomeAcquired, OutcomeBusy, OutcomeError} {
+	for _, o := range []string{lockmetrics.OutcomeAcquired, lockmetrics.OutcomeBusy, lockmetrics.OutcomeError} {
 		r.observer("acquire_wait", o).Observe(0.003)
 	}
-	for _, o := range []string{OutcomeOK, OutcomeFailed, OutcomeNotOwned} {
+	for _, o := range []string{lockmetrics.OutcomeOK, lockmetrics.OutcomeFailed, lockmetrics.OutcomeNotOwned} {
 		r.counter("renewals", o).Inc()
 	}
-	for _, o := range []string{OutcomeOK, OutcomeNotOwned, OutcomeError, OutcomeSkipped} {
+	for _, o := range []string{lockmetrics.OutcomeOK, lockmetrics.OutcomeNotOwned, lockmetrics.OutcomeError, lockmetrics.OutcomeSkipped} {
 		r.counter("releases", o).Inc()
 	}
 	r.counter("abandoned", "").Inc()
 	r.observer("held_seconds", "").Observe(12)
 	r.gauge("held").Inc()
-	for _, o := range []string{OutcomeApplied, OutcomeRejected} {
+	for _, o := range []string{lockmetrics.OutcomeApplied, lockmetrics.OutcomeRejected} {
 		r.counter("fenced_writes", o).Inc()
 	}
 }
@@ -76,16 +76,18 @@ func labelValues(ns, outcome string) []string {
 func promFamilies(t *testing.T) map[string]family {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	f, err := Register(reg)
+	f, err := lockmetrics.Register(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	histograms := map[string]*prometheus.HistogramVec{"acquire_wait": f.AcquireWait, "held_seconds": f.HeldSeconds}
 	counters := map[string]*prometheus.CounterVec{"renewals": f.Renewals, "releases": f.Releases, "abandoned": f.Abandoned, "fenced_writes": f.FencedWrites}
 	recorder{
-		observer: func(fam, o string) Observer { return histograms[fam].WithLabelValues(labelValues("ns", o)...) },
-		counter:  func(fam, o string) Counter { return counters[fam].WithLabelValues(labelValues("ns", o)...) },
-		gauge:    func(string) Gauge { return f.Held.WithLabelValues("ns") },
+		observer: func(fam, o string) lockmetrics.Observer {
+			return histograms[fam].WithLabelValues(labelValues("ns", o)...)
+		},
+		counter: func(fam, o string) lockmetrics.Counter { return counters[fam].WithLabelValues(labelValues("ns", o)...) },
+		gauge:   func(string) lockmetrics.Gauge { return f.Held.WithLabelValues("ns") },
 	}.recordAll()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -102,7 +104,7 @@ func promFamilies(t *testing.T) map[string]family {
 			if mf.GetType() == dto.MetricType_HISTOGRAM {
 				var bounds []string
 				for _, b := range m.GetHistogram().GetBucket() {
-					bounds = append(bounds, formatFloat(b.GetUpperBound()))
+					bounds = append(bounds, formatBound(b.GetUpperBound()))
 				}
 				fam.buckets = strings.Join(bounds, ",")
 			}
@@ -118,25 +120,25 @@ func promFamilies(t *testing.T) map[string]family {
 // as the receiver maps them (monotonic sum → counter, non-monotonic sum → gauge).
 func otelFamilies(t *testing.T, strategy otlptranslator.TranslationStrategyOption) map[string]family {
 	t.Helper()
-	rm := collectOTel(t, func(i *Instruments) {
+	rm := collectOTel(t, func(i *lockmetrics.Instruments) {
 		histograms := map[string]metric.Float64Histogram{"acquire_wait": i.AcquireWait, "held_seconds": i.HeldSeconds}
 		counters := map[string]metric.Int64ObservableCounter{"renewals": i.Renewals, "releases": i.Releases, "abandoned": i.Abandoned, "fenced_writes": i.FencedWrites}
 		recorder{
-			observer: func(fam, o string) Observer {
-				return HistogramSeries(histograms[fam], Attributes("ns", o))
+			observer: func(fam, o string) lockmetrics.Observer {
+				return lockmetrics.HistogramSeries(histograms[fam], lockmetrics.Attributes("ns", o))
 			},
-			counter: func(fam, o string) Counter {
-				return i.Counter(counters[fam], Attributes("ns", o))
+			counter: func(fam, o string) lockmetrics.Counter {
+				return i.Counter(counters[fam], lockmetrics.Attributes("ns", o))
 			},
-			gauge: func(string) Gauge { return i.UpDown(i.Held, Attributes("ns", "")) },
+			gauge: func(string) lockmetrics.Gauge { return i.UpDown(i.Held, lockmetrics.Attributes("ns", "")) },
 		}.recordAll()
 	})
 	namer := otlptranslator.NewMetricNamer("", strategy)
 	labelNamer := otlptranslator.LabelNamer{UTF8Allowed: !strategy.ShouldEscape()}
 	out := make(map[string]family)
 	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != ScopeName {
-			t.Errorf("scope %q, want %q", sm.Scope.Name, ScopeName)
+		if sm.Scope.Name != lockmetrics.ScopeName {
+			t.Errorf("scope %q, want %q", sm.Scope.Name, lockmetrics.ScopeName)
 		}
 		for _, m := range sm.Metrics {
 			typ, otype, keys, bounds := describe(t, m.Data)
@@ -187,7 +189,7 @@ func describe(t *testing.T, data metricdata.Aggregation) (typ string, otype otlp
 			addKeys(dp.Attributes)
 			var b []string
 			for _, bound := range dp.Bounds {
-				b = append(b, formatFloat(bound))
+				b = append(b, formatBound(bound))
 			}
 			bounds = strings.Join(b, ",")
 		}
@@ -197,11 +199,11 @@ func describe(t *testing.T, data metricdata.Aggregation) (typ string, otype otlp
 	return typ, otype, slices.Sorted(maps.Keys(keySet)), bounds
 }
 
-// TestOTelTranslatesToContract pins the OTel instruments' names, units, kinds, attributes and
+// TestLockmetricsOTelTranslatesToContract pins the OTel instruments' names, units, kinds, attributes and
 // buckets: through Prometheus' OTLP translation they must give exactly the families (names,
 // types, label names, buckets, help) that the client_golang path registers, and those must be
 // the contract.
-func TestOTelTranslatesToContract(t *testing.T) {
+func TestLockmetricsOTelTranslatesToContract(t *testing.T) {
 	prom := promFamilies(t)
 	for name, typ := range contract() {
 		if prom[name].typ != typ {
@@ -236,7 +238,7 @@ func TestOTelTranslatesToContract(t *testing.T) {
 
 // A bound counter or up-down series exists at 0 before its first event, as a client_golang
 // child does; the series then count what is recorded.
-func TestOTelSeriesStartAtZeroAndCount(t *testing.T) {
+func TestLockmetricsOTelSeriesStartAtZeroAndCount(t *testing.T) {
 	values := func(rm metricdata.ResourceMetrics) map[string]int64 {
 		out := map[string]int64{}
 		for _, sm := range rm.ScopeMetrics {
@@ -251,16 +253,16 @@ func TestOTelSeriesStartAtZeroAndCount(t *testing.T) {
 		}
 		return out
 	}
-	var renewOK, renewFailed Counter
-	var held Gauge
+	var renewOK, renewFailed lockmetrics.Counter
+	var held lockmetrics.Gauge
 	mp, reader := manualProvider(t)
-	i, err := NewInstruments(mp)
+	i, err := lockmetrics.NewInstruments(mp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	renewOK = i.Counter(i.Renewals, Attributes("ns", OutcomeOK))
-	renewFailed = i.Counter(i.Renewals, Attributes("ns", OutcomeFailed))
-	held = i.UpDown(i.Held, Attributes("ns", ""))
+	renewOK = i.Counter(i.Renewals, lockmetrics.Attributes("ns", lockmetrics.OutcomeOK))
+	renewFailed = i.Counter(i.Renewals, lockmetrics.Attributes("ns", lockmetrics.OutcomeFailed))
+	held = i.UpDown(i.Held, lockmetrics.Attributes("ns", ""))
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -284,28 +286,12 @@ func TestOTelSeriesStartAtZeroAndCount(t *testing.T) {
 	}
 }
 
-func TestNewInstrumentsNilProvider(t *testing.T) {
-	if _, err := NewInstruments(nil); err == nil {
-		t.Fatal("NewInstruments(nil) returned no error")
-	}
-}
-
-// manualProvider is an SDK MeterProvider read by hand through reader, shut down when t ends.
-// (lockmetricstest.ManualProvider is the same for other packages; it imports this one.)
-func manualProvider(t *testing.T) (*sdkmetric.MeterProvider, *sdkmetric.ManualReader) {
-	t.Helper()
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	return mp, reader
-}
-
 // collectOTel creates the instruments on an SDK MeterProvider with a manual reader, lets record
 // use them, and returns one collection.
-func collectOTel(t *testing.T, record func(*Instruments)) metricdata.ResourceMetrics {
+func collectOTel(t *testing.T, record func(*lockmetrics.Instruments)) metricdata.ResourceMetrics {
 	t.Helper()
 	mp, reader := manualProvider(t)
-	i, err := NewInstruments(mp)
+	i, err := lockmetrics.NewInstruments(mp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,12 +303,10 @@ func collectOTel(t *testing.T, record func(*Instruments)) metricdata.ResourceMet
 	return rm
 }
 
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
 // Two producers on one provider (two lease Clients) that count the same namespace add up, as
 // two Clients on one Prometheus registry share a child; after Close a producer's series are no
 // longer reported.
-func TestOTelProducersShareAProviderAndClose(t *testing.T) {
+func TestLockmetricsOTelProducersShareAProviderAndClose(t *testing.T) {
 	mp, reader := manualProvider(t)
 	renewals := func() (int64, bool) {
 		var rm metricdata.ResourceMetrics
@@ -331,7 +315,7 @@ func TestOTelProducersShareAProviderAndClose(t *testing.T) {
 		}
 		for _, sm := range rm.ScopeMetrics {
 			for _, m := range sm.Metrics {
-				if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == RenewalsInstrument {
+				if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == lockmetrics.RenewalsInstrument {
 					for _, dp := range sum.DataPoints {
 						return dp.Value, true
 					}
@@ -340,16 +324,16 @@ func TestOTelProducersShareAProviderAndClose(t *testing.T) {
 		}
 		return 0, false
 	}
-	a, err := NewInstruments(mp)
+	a, err := lockmetrics.NewInstruments(mp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewInstruments(mp)
+	b, err := lockmetrics.NewInstruments(mp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Counter(a.Renewals, Attributes("ns", OutcomeOK)).Inc()
-	bOK := b.Counter(b.Renewals, Attributes("ns", OutcomeOK))
+	a.Counter(a.Renewals, lockmetrics.Attributes("ns", lockmetrics.OutcomeOK)).Inc()
+	bOK := b.Counter(b.Renewals, lockmetrics.Attributes("ns", lockmetrics.OutcomeOK))
 	bOK.Inc()
 	bOK.Inc()
 	if got, _ := renewals(); got != 3 {
@@ -371,13 +355,13 @@ func TestOTelProducersShareAProviderAndClose(t *testing.T) {
 
 // OnCollect's function runs before the observable series are read, so what it changes (and
 // what it records on a histogram) is in the same collection, not the next one.
-func TestOTelOnCollectRunsBeforeTheSeriesAreRead(t *testing.T) {
-	var held Gauge
+func TestLockmetricsOTelOnCollectRunsBeforeTheSeriesAreRead(t *testing.T) {
+	var held lockmetrics.Gauge
 	var calls int
-	rm := collectOTel(t, func(i *Instruments) {
-		held = i.UpDown(i.Held, Attributes("ns", ""))
+	rm := collectOTel(t, func(i *lockmetrics.Instruments) {
+		held = i.UpDown(i.Held, lockmetrics.Attributes("ns", ""))
 		held.Inc()
-		wait := HistogramSeries(i.AcquireWait, Attributes("ns", OutcomeBusy))
+		wait := lockmetrics.HistogramSeries(i.AcquireWait, lockmetrics.Attributes("ns", lockmetrics.OutcomeBusy))
 		i.OnCollect(func() {
 			calls++
 			held.Dec()
@@ -392,11 +376,11 @@ func TestOTelOnCollectRunsBeforeTheSeriesAreRead(t *testing.T) {
 		for _, m := range sm.Metrics {
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
-				if m.Name == HeldInstrument && len(d.DataPoints) == 1 {
+				if m.Name == lockmetrics.HeldInstrument && len(d.DataPoints) == 1 {
 					heldValue = d.DataPoints[0].Value
 				}
 			case metricdata.Histogram[float64]:
-				if m.Name == AcquireWaitInstrument && len(d.DataPoints) == 1 {
+				if m.Name == lockmetrics.AcquireWaitInstrument && len(d.DataPoints) == 1 {
 					waits = int64(d.DataPoints[0].Count)
 				}
 			}

@@ -1,4 +1,7 @@
-package collectors
+// Package duration converts durations for what lockwatch exposes: the exporter's /metrics
+// (collectors) and lock-exporter inspect's JSON, so that both print the same number for the
+// same duration.
+package duration
 
 import "time"
 
