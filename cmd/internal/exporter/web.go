@@ -23,6 +23,9 @@ type Web struct {
 	TelemetryPath string
 	// ConfigFile is an exporter-toolkit web configuration (TLS, basic auth); empty for none.
 	ConfigFile string
+	// EnableLifecycle serves POST ReloadPath (with Options.Reload). Off by default, as in
+	// Prometheus: a reload rebuilds clients, so it is not for anyone who reaches the port.
+	EnableLifecycle bool
 }
 
 // Validate checks what can be checked before anything listens; each error names the flag.
