@@ -27,7 +27,7 @@ func reloadingExporter(t *testing.T, path string) (base string) {
 		if err != nil {
 			return Scope{}, err
 		}
-		return Scope{Config: cfg, TargetsOnly: cfg.TargetsOnly()}, cfg.Validate()
+		return Scope{Config: cfg, TargetsOnly: cfg.TargetsWithDefaultRedis()}, cfg.Validate()
 	}
 	scope, err := read()
 	if err != nil {
