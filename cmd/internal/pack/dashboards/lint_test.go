@@ -3,6 +3,7 @@ package dashboards
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -121,7 +122,9 @@ func lintTemplate(r reporter, in lintInput, name, label string) {
 }
 
 // lintTemplateLabelPromQL: every query variable is label_values(selector,
-// label) with a selector that parses.
+// label) with a selector that parses, or query_result(expr) with an
+// expression that parses (its $__range filled in) and a /regex/ with one
+// capture group that takes the value out of each result line.
 func lintTemplateLabelPromQL(r reporter, in lintInput) {
 	for _, v := range in.d.Templating.List {
 		if v.Type != dashboard.VariableTypeQuery {
@@ -131,9 +134,23 @@ func lintTemplateLabelPromQL(r reporter, in lintInput) {
 		if v.Query != nil {
 			q = deref(v.Query.String)
 		}
+		if m := queryResult.FindStringSubmatch(q); m != nil {
+			expr, err := interpolate(m[1], map[string]string{"__range": "1h", varJob: ".+", varInstance: ".+", "cluster": ".*", "region": ".*"})
+			if err == nil {
+				_, err = promql.ParseExpr(expr)
+			}
+			if err != nil {
+				r.Errorf("variable %s: query_result expression %q does not parse: %v", v.Name, m[1], err)
+			}
+			re := deref(v.Regex)
+			if len(re) < 2 || re[0] != '/' || re[len(re)-1] != '/' || regexp.MustCompile(`\([^?]`).FindAllStringIndex(re, -1) == nil {
+				r.Errorf("variable %s: query_result needs a /regex/ with a capture group, got %q", v.Name, re)
+			}
+			continue
+		}
 		m := labelValues.FindStringSubmatch(q)
 		if m == nil {
-			r.Errorf("variable %s: %q is not label_values(selector, label)", v.Name, q)
+			r.Errorf("variable %s: %q is not label_values(selector, label) or query_result(expr)", v.Name, q)
 			continue
 		}
 		if _, err := promql.ParseExpr(m[1]); err != nil {
