@@ -94,11 +94,13 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
-## demo: build and run the demo command, lockwatch-demo (starts its own redis-server;
+## demo: build the demo command, lockwatch-demo, and lock-exporter (for the inspect it suggests),
+## and run the demo (starts its own redis-server;
 ## DEMO_FLAGS="--duration 2m" etc.). Built, not `go run`: go run exits 1 on the terminal's Ctrl-C
 ## even when the demo stops cleanly, and make would report that as an error.
 demo:
 	$(GO) build -o bin/lockwatch-demo ./cmd/lockwatch-demo
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lock-exporter ./cmd/lock-exporter
 	./bin/lockwatch-demo $(DEMO_FLAGS)
 
 ## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
