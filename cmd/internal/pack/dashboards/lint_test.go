@@ -18,7 +18,8 @@ import (
 // lintRules are grafana/dashboard-linter's rules: the default set of its
 // lint/rules.go plus uneditable-dashboard-rule, each checked the way the
 // linter checks it, with two deliberate exceptions written into the rule
-// (docs/dashboards.md lists them for users who run the linter themselves):
+// (dashboards/.lint excludes them for the upstream linter, and
+// lint_file_test.go keeps that file and the findings in step):
 //   - target-job-rule: exporter series filter on $exporter_job, the scrape job
 //     of lock-exporter, not on $job, the applications' job; ALERTS series are
 //     filtered by namespace only, so alerts of every job are listed.

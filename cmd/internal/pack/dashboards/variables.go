@@ -44,6 +44,12 @@ func variables(s settings, withStore bool) []cog.Builder[dashboard.VariableModel
 	if withStore {
 		namespaces = namespaceSource(sel)
 	}
+	namespaceVar := multiVariable(varNamespace, "Lock namespace",
+		"Lock namespace: a group of locks that share one policy (TTL, renew interval).",
+		namespaces.query, allValueLabel)
+	if namespaces.regex != "" {
+		namespaceVar.Regex(namespaces.regex)
+	}
 	vars := []cog.Builder[dashboard.VariableModel]{ds}
 	vars = append(vars, clusterVariables(sel, withStore)...)
 	vars = append(vars,
@@ -53,9 +59,7 @@ func variables(s settings, withStore bool) []cog.Builder[dashboard.VariableModel
 		multiVariable(varInstance, "Instance",
 			"Process (scrape target) within the selected jobs. Panels built on recording rules are already summed over instances and ignore this filter.",
 			"label_values("+metricHeld+matchers(sel.withClusters(`job=~"$job"`), sel.library)+", instance)", allValueLabel),
-		multiVariable(varNamespace, "Lock namespace",
-			"Lock namespace: a group of locks that share one policy (TTL, renew interval).",
-			namespaces.query, allValueLabel).Regex(namespaces.regex),
+		namespaceVar,
 	)
 	if withStore {
 		vars = append(vars, multiVariable(varExporterJob, "Exporter job",
