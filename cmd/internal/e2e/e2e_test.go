@@ -192,6 +192,9 @@ func TestIncident(t *testing.T) {
 	// Every panel of both dashboards has data while the incident is on, for the default pack
 	// and for the multi-cluster one.
 	checkPanels(t, panelPack{name: "default pack", prom: panelSource{"http://" + promAddr}, dashboards: generateDashboards(t, packOverrides)})
+	// The second Prometheus evaluates its own copy of the alert: the firing-alerts panel needs it
+	// to have fired there too, which can be an evaluation behind the first.
+	promAPI{base: clusterPack.prom.base}.waitQuery(t, time.Minute, `ALERTS{alertname="`+rules.AlertAbandonmentsSustained+`", alertstate="firing", lock_namespace="scheduler"}`)
 	checkPanels(t, clusterPack)
 
 	// 2. Recovery: faults off, the no-TTL lock deleted.
