@@ -94,12 +94,19 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
-## demo: build and run the demo command, lockwatch-demo (starts its own redis-server;
+## demo: build the demo command, lockwatch-demo, and lock-exporter (for the inspect it suggests),
+## and run the demo (starts its own redis-server; DEMO_PROMETHEUS=1 also starts a Prometheus with
+## the generated rules, tools/demo-prometheus, and prints where its alerts fire;
 ## DEMO_FLAGS="--duration 2m" etc.). Built, not `go run`: go run exits 1 on the terminal's Ctrl-C
 ## even when the demo stops cleanly, and make would report that as an error.
 demo:
 	$(GO) build -o bin/lockwatch-demo ./cmd/lockwatch-demo
-	./bin/lockwatch-demo $(DEMO_FLAGS)
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lock-exporter ./cmd/lock-exporter
+	@if [ -n "$(DEMO_PROMETHEUS)" ]; then \
+		$(TOOL) prometheus --version >/dev/null && GO="$(GO)" tools/demo-prometheus $(DEMO_FLAGS); \
+	else \
+		./bin/lockwatch-demo $(DEMO_FLAGS); \
+	fi
 
 ## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
 e2e: tools

@@ -7,7 +7,8 @@
 // does the work of one SCAN walk of the keyspace, whatever the number of namespaces, plus two or
 // three cheap commands per lock key. What the server can filter, it does: with every namespace
 // counting strings only, SCAN ... TYPE string (Redis 6 and later; a server that refuses it is
-// remembered and gets TYPE per key); with every pattern sharing a literal prefix, MATCH prefix*.
+// remembered and gets TYPE per key); with every pattern sharing a literal prefix, MATCH *prefix*
+// (the leading star lets the fence keys "{prefix…}:fence" through).
 // It never runs KEYS, never runs a Lua loop on the server, and never GETs a lock key: GET would
 // reset the key's idle time and read the owner's token. On Redis Cluster every master is scanned
 // concurrently and the results are merged.

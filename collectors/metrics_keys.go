@@ -22,7 +22,7 @@ func newKeyStats() *keyStats {
 		ttlMin: namespaceDesc("lock_key_ttl_min_seconds",
 			"Smallest remaining TTL among the namespace's keys that have one; absent when none has."),
 		fence: namespaceDesc("lock_fence_keys",
-			"Keys under the namespace's pattern shaped as the lease library's fence and write-fence keys ({L}:fence, {L}:writefence of a lock key L); not locks, not in lock_keys."),
+			"Fence and write-fence keys of the lease library ({L}:fence, {L}:writefence) whose lock key L, or the key itself, matches the namespace's pattern; not locks, not in lock_keys."),
 	}
 }
 

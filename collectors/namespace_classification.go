@@ -32,8 +32,17 @@ func newClassifier(namespaces []Namespace) *classifier {
 		}
 		c.stringsOnly = c.stringsOnly && ns.stringsOnly()
 	}
-	if prefix != "" {
+	switch {
+	case prefix == "":
+	case prefix[0] == '{':
+		// Companion keys of locks under a braced prefix keep that prefix.
 		c.match = prefix + "*"
+	default:
+		// The fence and holder keys of lock "jobs:1" are "{jobs:1}:fence" and
+		// "{jobs:1}:holder" (internal/lockkeys): they start with "{" + prefix. No glob
+		// matches exactly both shapes, so the pass asks for every key containing the prefix;
+		// SCAN walks the same buckets either way, and classify drops the few extra keys.
+		c.match = "*" + prefix + "*"
 	}
 	return c
 }
@@ -76,17 +85,36 @@ type classified struct {
 	ns        []int32
 }
 
+// classifyCompanion appends to dst the index of every namespace that matches the companion key
+// itself or either lock it may belong to (lockkeys.LockOf), so that the fence key
+// "{jobs:1}:fence" counts under the pattern "jobs:*" of its lock.
+func (c *classifier) classifyCompanion(key, base, unwrapped string, dst []int32) []int32 {
+	for i, ns := range c.namespaces {
+		if glob.ScanMatch(ns.Pattern, key) ||
+			base != "" && glob.ScanMatch(ns.Pattern, base) ||
+			unwrapped != "" && glob.ScanMatch(ns.Pattern, unwrapped) {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}
+
 // sort classifies a SCAN reply into r, reusing r's slices.
 func (c *classifier) sort(keys []string, r *classified) {
 	r.keys, r.companion, r.off, r.ns = r.keys[:0], r.companion[:0], append(r.off[:0], 0), r.ns[:0]
 	for _, key := range keys {
 		before := len(r.ns)
-		r.ns = c.classify(key, r.ns)
+		kind, base, unwrapped := lockkeys.LockOf(key)
+		if kind == lockkeys.NotCompanion {
+			r.ns = c.classify(key, r.ns)
+		} else {
+			r.ns = c.classifyCompanion(key, base, unwrapped, r.ns)
+		}
 		if len(r.ns) == before {
 			continue
 		}
 		r.keys = append(r.keys, key)
-		r.companion = append(r.companion, lockkeys.KindOf(key))
+		r.companion = append(r.companion, kind)
 		r.off = append(r.off, int32(len(r.ns)))
 	}
 }

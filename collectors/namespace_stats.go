@@ -18,6 +18,7 @@ type nsState struct {
 	hasIdle            bool
 	top                *topK // stalest keys
 	noTTLTop           *topK // stalest keys without expiry
+	soonest            *topK // keys with the shortest TTL; nil unless Options.Soonest
 	truncated          bool
 	err                error
 }
@@ -70,8 +71,13 @@ func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 	if k.TTL == NoTTL {
 		st.noTTL++
 		st.noTTLTop.offer(k)
-	} else if !st.hasTTL || k.TTL < st.minTTL {
-		st.minTTL, st.hasTTL = k.TTL, true
+	} else {
+		if !st.hasTTL || k.TTL < st.minTTL {
+			st.minTTL, st.hasTTL = k.TTL, true
+		}
+		if st.soonest != nil {
+			st.soonest.offer(k)
+		}
 	}
 	if idleKnown && (!st.hasIdle || k.Idle > st.maxIdle) {
 		st.maxIdle, st.hasIdle = k.Idle, true
@@ -149,6 +155,7 @@ func (f *pass) namespaceResult(i int, passDone bool, dur time.Duration) Namespac
 		HasIdle:        st.hasIdle,
 		Stalest:        f.withHolders(st.top.sorted()),
 		StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
+		Soonest:        st.soonest.sortedOrNil(),
 		Truncated:      st.truncated,
 		Complete:       st.err == nil && (passDone || capped),
 		Err:            st.err,

@@ -203,12 +203,13 @@ func TestTypesAndPushdown(t *testing.T) {
 			if typed != tt.wantTyped || (tt.wantTyped && hook.types != 0) || (!tt.wantTyped && hook.types == 0) {
 				t.Errorf("SCAN TYPE arg %q, %d TYPE commands; want pushdown %v", hook.scanArg("type"), hook.types, tt.wantTyped)
 			}
-			wantMatch := "app:*"
+			// "*prefix*": the fence keys of locks under the prefix are "{prefix…}:fence".
+			wantMatch := "*app:*"
 			if len(tt.ns) == 1 {
-				wantMatch = literalPrefix(tt.ns[0].Pattern) + "*"
+				wantMatch = "*" + literalPrefix(tt.ns[0].Pattern) + "*"
 			}
 			if got := hook.scanArg("match"); got != wantMatch {
-				t.Errorf("SCAN MATCH %q, want the shared literal prefix %s", got, wantMatch)
+				t.Errorf("SCAN MATCH %q, want the shared literal prefix within stars, %s", got, wantMatch)
 			}
 		})
 	}
@@ -273,7 +274,9 @@ func TestScanTypeFallback(t *testing.T) {
 
 // TestFenceKeysByShape checks that only the lease library's companion shapes are skipped, that
 // fence counters are counted as lock_fence_keys and holder keys not at all; a lock named
-// "w:deploy:fence" or "w:deploy:holder" is a lock.
+// "w:deploy:fence" or "w:deploy:holder" is a lock. A fence key counts under the namespace of its
+// lock even when the braces lease adds ("{w:deploy:build}:fence") keep the pattern "w:deploy:*"
+// from matching the fence key itself.
 func TestFenceKeysByShape(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv.Addr)
@@ -304,7 +307,7 @@ func TestFenceKeysByShape(t *testing.T) {
 		metric, ns string
 		want       float64
 	}{
-		{"lock_keys", "w", 3}, {"lock_fence_keys", "w", 0}, {"lock_keys_without_ttl", "w", 0},
+		{"lock_keys", "w", 3}, {"lock_fence_keys", "w", 2}, {"lock_keys_without_ttl", "w", 0},
 		{"lock_keys", "tagged", 1}, {"lock_fence_keys", "tagged", 2},
 	} {
 		if v := only(t, got, tt.metric, tt.ns); v != tt.want {

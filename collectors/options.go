@@ -134,6 +134,9 @@ type Options struct {
 	// once). Otherwise a kept key is cut to 128 bytes, its label computed from the
 	// whole key first, so that a namespace of megabyte key names holds kilobytes, not megabytes.
 	FullKeys bool
+	// Soonest keeps, beside the stalest, the TopK keys with the shortest remaining TTL of each
+	// namespace (NamespaceResult.Soonest), for inspect --sort ttl. Off for the exporter.
+	Soonest bool
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
 }

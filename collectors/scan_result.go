@@ -48,6 +48,9 @@ type NamespaceResult struct {
 	Stalest []KeyInfo
 	// StalestNoTTL lists at most TopK keys without expiry, stalest first.
 	StalestNoTTL []KeyInfo
+	// Soonest lists at most TopK keys with an expiry, shortest remaining TTL first; only with
+	// Options.Soonest.
+	Soonest []KeyInfo
 	// Truncated is true when the MaxKeys cap stopped the scan.
 	Truncated bool
 	// Complete is true when the pass ran to its end on every node (or the namespace reached its

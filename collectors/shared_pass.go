@@ -98,7 +98,11 @@ func newPass(base context.Context, opts Options, cls *classifier, replies *reply
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		f.ns = append(f.ns, &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys)})
+		st := &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys)}
+		if opts.Soonest {
+			st.soonest = newTopKBy(opts.TopK, opts.FullKeys, sooner)
+		}
+		f.ns = append(f.ns, st)
 	}
 	return f
 }

@@ -37,19 +37,32 @@ func staler(a, b KeyInfo) bool {
 	return a.Key < b.Key
 }
 
-// topK keeps the k stalest keys seen in a stream. It is a heap whose root is the least stale
-// kept key, so a candidate is compared with the root only; the index map (by label, which is
+// sooner orders keys for inspect's --sort ttl: shorter remaining TTL first, then by name. Only
+// keys with an expiry are offered.
+func sooner(a, b KeyInfo) bool {
+	if a.TTL != b.TTL {
+		return a.TTL < b.TTL
+	}
+	return a.Key < b.Key
+}
+
+// topK keeps the k keys that come first by before (staler, unless made with newTopKBy) seen in a
+// stream. It is a heap whose root is the kept key that comes last, so a candidate is compared
+// with the root only; the index map (by label, which is
 // derived from the whole key) de-duplicates keys that SCAN returned twice. Memory is O(k): a kept
 // key is cut to maxKeyLabelLen bytes unless full keys were asked for.
 type topK struct {
-	k     int
-	full  bool
-	items []KeyInfo
-	index map[string]int
+	k      int
+	full   bool
+	before func(a, b KeyInfo) bool
+	items  []KeyInfo
+	index  map[string]int
 }
 
-func newTopK(k int, full bool) *topK {
-	return &topK{k: k, full: full, index: make(map[string]int, k)}
+func newTopK(k int, full bool) *topK { return newTopKBy(k, full, staler) }
+
+func newTopKBy(k int, full bool, before func(a, b KeyInfo) bool) *topK {
+	return &topK{k: k, full: full, before: before, index: make(map[string]int, k)}
 }
 
 // keep prepares a key for storage: its label from the whole name, and a copy of the name (cut
@@ -67,7 +80,7 @@ func (t *topK) keep(ki KeyInfo) KeyInfo {
 func (t *topK) offer(ki KeyInfo) {
 	// The common case, and the cheap one: not staler than the least stale kept key. (A kept key
 	// that SCAN returns again no staler than that keeps its first reading.)
-	if len(t.items) == t.k && !staler(ki, t.items[0]) {
+	if len(t.items) == t.k && !t.before(ki, t.items[0]) {
 		return
 	}
 	ki = t.keep(ki)
@@ -86,14 +99,14 @@ func (t *topK) offer(ki KeyInfo) {
 	heap.Fix(t, 0)
 }
 
-// sorted returns the kept keys, stalest first.
+// sorted returns the kept keys in order (stalest first, for staler).
 func (t *topK) sorted() []KeyInfo {
 	out := slices.Clone(t.items)
 	slices.SortFunc(out, func(a, b KeyInfo) int {
-		if staler(a, b) {
+		if t.before(a, b) {
 			return -1
 		}
-		if staler(b, a) {
+		if t.before(b, a) {
 			return 1
 		}
 		return 0
@@ -101,9 +114,17 @@ func (t *topK) sorted() []KeyInfo {
 	return out
 }
 
+// sortedOrNil is sorted for a list that may not be kept (nil).
+func (t *topK) sortedOrNil() []KeyInfo {
+	if t == nil {
+		return nil
+	}
+	return t.sorted()
+}
+
 // heap.Interface: a min-heap by staleness, so the root is the first key to evict.
 func (t *topK) Len() int           { return len(t.items) }
-func (t *topK) Less(i, j int) bool { return staler(t.items[j], t.items[i]) }
+func (t *topK) Less(i, j int) bool { return t.before(t.items[j], t.items[i]) }
 func (t *topK) Swap(i, j int) {
 	t.items[i], t.items[j] = t.items[j], t.items[i]
 	t.index[t.items[i].Label] = i

@@ -180,5 +180,9 @@ func FuzzPrefixPushdown(f *testing.F) {
 		if !glob.ScanMatch(c.match, key) {
 			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q does not", pattern, key, c.match)
 		}
+		// The lock's fence key counts under the namespace too, so SCAN must return it.
+		if fence := lockkeys.Fence(key); !glob.ScanMatch(c.match, fence) {
+			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q hides its fence key %q", pattern, key, c.match, fence)
+		}
 	})
 }

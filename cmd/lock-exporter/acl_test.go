@@ -75,17 +75,23 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		}
 
 		// Every granted command is used: without it, inspect (the same scan) fails or
-		// loses the fence values.
+		// loses the fence values. Redis answered, so the namespace is FAILED (status 3), not
+		// "cannot read Redis" (status 1).
 		for _, drop := range [][]string{{"+scan"}, {"+pttl"}, {"+object|idletime"}} {
 			testkit.SetACL(t, srv, without(rules, drop...))
-			if code, _, _ := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*"); code != exitFailure {
-				t.Errorf("ACL without %v: inspect status %d, want %d", drop, code, exitFailure)
+			code, stdout, stderr := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
+			if code != exitPartial || !regexpMatch(`^namespace "jobs" .*FAILED: .*NOPERM`, firstLine(stdout)) {
+				t.Errorf("ACL without %v: inspect status %d, stdout %q, stderr %q; want %d and a FAILED summary naming jobs", drop, code, stdout, stderr, exitPartial)
 			}
 		}
 		testkit.SetACL(t, srv, without(rules, "(+get", "%R~*:fence", "%R~*:holder)"))
-		_, _, stderr = runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
+		_, stdout, stderr = runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
 		if !strings.Contains(stderr, "fence values unavailable: NOPERM") || !strings.Contains(stderr, "holders unavailable: NOPERM") {
 			t.Errorf("ACL without the GET selector: stderr %q, want the fence and holder notes", stderr)
+		}
+		// Unreadable is "?" in both columns; "-" would claim the lock has no holder.
+		if !regexpMatch(`(?m)^jobs:1\s+\S+\s+2m\d?s\s+\?\s+\?$`, stdout) {
+			t.Errorf("ACL without the GET selector: stdout %q, want FENCE and HOLDER ?", stdout)
 		}
 		// The exporter reads holder keys too; a user without that grant loses the holder series only.
 		_, body = startServer(t, aclVars, "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*").get(t, "/metrics", 5*time.Second)
@@ -123,8 +129,38 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		for _, n := range cluster.Nodes {
 			testkit.SetACL(t, n, without(rules, "+cluster|slots"))
 		}
-		if code, _, _ := runCmd(t, aclVars, "inspect", "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*"); code != exitFailure {
-			t.Errorf("ACL without +cluster|slots: inspect status %d, want %d", code, exitFailure)
+		if code, stdout, _ := runCmd(t, aclVars, "inspect", "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*"); code != exitPartial || !strings.Contains(firstLine(stdout), "FAILED") {
+			t.Errorf("ACL without +cluster|slots: inspect status %d, stdout %q; want %d and FAILED", code, stdout, exitPartial)
 		}
 	})
+}
+
+// TestInspectACLLimitedToOnePrefix is the user of issue #27: an ACL user whose key pattern is
+// jobs:* inspects orders. Redis answers and refuses the namespace's keys, so inspect prints a
+// FAILED summary naming orders and exits 3; only unreachable Redis or refused credentials exit 1.
+func TestInspectACLLimitedToOnePrefix(t *testing.T) {
+	srv := redistest.Start(t)
+	seedLocks(t, srv.Client(t), map[string]seed{"jobs:1": {ttl: time.Minute, idle: 10}, "orders:1": {ttl: time.Minute, idle: 10}})
+	var rules []string
+	for _, r := range testkit.DocumentedACL(t, aclPassword) {
+		if r == "%R~*" {
+			r = "%R~jobs:*"
+		}
+		rules = append(rules, r)
+	}
+	testkit.SetACL(t, srv, rules)
+
+	code, stdout, stderr := runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "orders=orders:*")
+	if code != exitPartial || !regexpMatch(`^namespace "orders" .*FAILED: .*NOPERM`, firstLine(stdout)) {
+		t.Errorf("orders under a jobs:* ACL: status %d, stdout %q, stderr %q; want %d and a FAILED summary naming orders", code, stdout, stderr, exitPartial)
+	}
+	code, stdout, _ = runCmd(t, aclVars, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
+	if code != exitOK || !strings.Contains(firstLine(stdout), "1 live key") {
+		t.Errorf("jobs under a jobs:* ACL: status %d, stdout %q; want 0 and 1 key", code, stdout)
+	}
+	wrong := map[string]string{"LOCK_EXPORTER_REDIS_USERNAME": aclUser, "LOCK_EXPORTER_REDIS_PASSWORD": "not-the-password"}
+	code, stdout, stderr = runCmd(t, wrong, "inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*")
+	if code != exitFailure || stdout != "" || !strings.Contains(stderr, "cannot read Redis") || !strings.Contains(stderr, "WRONGPASS") {
+		t.Errorf("wrong password: status %d, stdout %q, stderr %q; want %d and cannot read Redis", code, stdout, stderr, exitFailure)
+	}
 }

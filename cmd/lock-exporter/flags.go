@@ -27,6 +27,9 @@ type settings struct {
 	// selectors are --namespace values without '=' where the command allows them (inspect):
 	// they name a configured namespace instead of defining one.
 	selectors []string
+	// types are the --type values: the Redis types the flags' namespaces count, as a file
+	// namespace's types: field.
+	types []string
 }
 
 // defineFunc adds a subcommand's flags to fs, bound to st.
@@ -39,6 +42,7 @@ func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
 	fs.StringVar(&st.configFile, "config.file", "", "YAML configuration file (redis, scan, namespaces); flags and environment override it")
 	fs.StringArrayVar(&st.namespaces, "namespace", nil, "lock namespace as NAME=PATTERN (SCAN MATCH glob); repeatable, added to the file's namespaces. "+
 		cli.EnvName("namespace")+" is split at every comma: give a pattern containing one by flag or in the file")
+	cli.StringListVar(fs, &st.types, "type", nil, "Redis type the --namespace NAME=PATTERN namespaces count as locks: string (default) or hash (Redisson); repeatable or comma-separated, as a file namespace's types:")
 
 	fs.StringVar(&c.Redis.Addr, "redis.addr", c.Redis.Addr, "Redis address: host:port, redis://[user@]host:port[/db] or rediss://… for TLS")
 	cli.StringListVar(fs, &c.Redis.ClusterAddrs, "redis.cluster-addr", c.Redis.ClusterAddrs, "Redis Cluster seed node (host:port or URL); repeatable or comma-separated; selects Cluster mode")
@@ -87,8 +91,12 @@ func parseSettings(e *env, name string, args []string, define defineFunc, select
 		if err != nil {
 			return nil, fs, err
 		}
+		ns.Types = st.types
 		st.cfg.Namespaces = append(st.cfg.Namespaces, ns)
 		st.flagNamespaces = append(st.flagNamespaces, ns.Name)
+	}
+	if len(st.types) > 0 && len(st.flagNamespaces) == 0 {
+		return nil, fs, fmt.Errorf("--type %s: it applies to namespaces defined with --namespace NAME=PATTERN, and none is (a file namespace takes types: instead)", strings.Join(st.types, ","))
 	}
 	st.cfg.Redis.Password = e.getenv(envRedisPassword)
 	st.cfg.Redis.SentinelPassword = e.getenv(envSentinelPassword)

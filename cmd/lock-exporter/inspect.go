@@ -96,12 +96,13 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
-	if !res.Up && !(errors.Is(res.Err, collectors.ErrNoAnswer) && answersPing(ctx, client)) {
+	if !res.Up && !redisAnswers(ctx, client) {
 		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", describeInspected(cfg, fl.target), oneLine(res.Err))
 		return exitFailure
 	}
-	// Up, or reachable but cut before its first reply: the namespace result is then incomplete
-	// (a lower bound, possibly 0 keys) and the report says PARTIAL.
+	// Up, or Redis answered but the scan failed or was cut before its first reply: the namespace
+	// result is then incomplete (a lower bound, possibly 0 keys) and the report says FAILED or
+	// PARTIAL, with exit status 3.
 	return printInspection(ctx, e, client, res, fl, opts.MaxKeys)
 }
 
@@ -168,6 +169,8 @@ func inspectScanOptions(cfg exporterconfig.Config, ns collectors.Namespace, fl i
 	opts.Namespaces = []collectors.Namespace{ns}
 	opts.TopK = fl.limit
 	opts.FullKeys = true // a handful of keys, printed once
+	// --sort ttl lists the keys that expire soonest, which the stalest need not include.
+	opts.Soonest = fl.sort == "ttl"
 	return opts
 }
 
@@ -187,6 +190,10 @@ func scanOnce(ctx context.Context, client redis.UniversalClient, opts collectors
 // its notes, and returns the exit status: exitPartial when the counts are a lower bound.
 func printInspection(ctx context.Context, e *env, client redis.UniversalClient, res *collectors.Result, fl inspectFlags, maxKeys int) int {
 	nr := res.Namespaces[0]
+	if !res.Up && nr.Err == nil && res.Err != nil && !errors.Is(res.Err, collectors.ErrNoAnswer) {
+		// A failure of the whole pass (SCAN refused, say) is this namespace's failure too.
+		nr.Err, nr.Complete = res.Err, false
+	}
 	rows := listedKeys(nr, fl)
 	comp := readCompanions(ctx, client, rows)
 	rep := newInspectReport(nr, res.IdleTimeAvailable, rows, comp, maxKeys)
@@ -199,6 +206,11 @@ func printInspection(ctx context.Context, e *env, client redis.UniversalClient, 
 		rep.writeTable(e.stdout)
 	}
 	printNotes(e, len(rows), nr.Keys, res.IdleTimeAvailable, comp)
+	if nr.Keys == 0 && nr.Err == nil {
+		if typ, n := otherTypeKeys(ctx, client, nr.Namespace); typ != "" {
+			fmt.Fprintln(e.stderr, typeHint(nr.Namespace, typ, n))
+		}
+	}
 	if rep.Partial {
 		return exitPartial
 	}
@@ -222,7 +234,8 @@ func printNotes(e *env, listed int, keys int64, idleTimeAvailable bool, comp com
 }
 
 // listedKeys picks at most limit keys: those without expiry first (unless turned off), then the
-// stalest others, each once; then orders them as --sort says, keeping the keys without TTL ahead.
+// stalest others (--sort idle) or those that expire soonest (--sort ttl), each once; then orders
+// them as --sort says, keeping the keys without TTL ahead.
 func listedKeys(nr collectors.NamespaceResult, fl inspectFlags) []collectors.KeyInfo {
 	var rows []collectors.KeyInfo
 	seen := map[string]bool{}
@@ -236,6 +249,9 @@ func listedKeys(nr collectors.NamespaceResult, fl inspectFlags) []collectors.Key
 	}
 	if fl.noTTLFirst {
 		add(nr.StalestNoTTL)
+	}
+	if fl.sort == "ttl" {
+		add(nr.Soonest)
 	}
 	add(nr.Stalest)
 	slices.SortStableFunc(rows, func(a, b collectors.KeyInfo) int {

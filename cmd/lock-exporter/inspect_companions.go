@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,16 +19,19 @@ const maxHolderBytes = 1024
 // companions are the fence value and the holder of each listed key, read from the lease
 // library's companion keys, never from the lock key itself: lock values are owner tokens.
 type companions struct {
-	fences    []string  // the fence counter, "-" without one, "?" when unreadable
-	holders   []*string // the holder, nil without one (another library's lock) or when unreadable
-	fenceErr  error     // the first failed fence GET
-	holderErr error     // the first failed holder GET
+	fences     []string  // the fence counter, "-" without one, "?" when unreadable
+	fenceNums  []*int64  // the fence counter as a number, nil without one or when unreadable
+	holders    []*string // the holder, nil without one (another library's lock) or when unreadable
+	holderLost []bool    // the holder GET failed: HOLDER shows "?"
+	fenceErr   error     // the first failed fence GET
+	holderErr  error     // the first failed holder GET
 }
 
 // readCompanions GETs the fence key and the holder key (internal/lockkeys) of each key in one pipeline. The
 // documented ACL grants GET on exactly those key shapes.
 func readCompanions(ctx context.Context, client redis.UniversalClient, keys []collectors.KeyInfo) companions {
-	c := companions{fences: make([]string, len(keys)), holders: make([]*string, len(keys))}
+	c := companions{fences: make([]string, len(keys)), fenceNums: make([]*int64, len(keys)),
+		holders: make([]*string, len(keys)), holderLost: make([]bool, len(keys))}
 	if len(keys) == 0 {
 		return c
 	}
@@ -43,7 +47,11 @@ func readCompanions(ctx context.Context, client redis.UniversalClient, keys []co
 	_, _ = pipe.Exec(ctx) // each reply is judged on its own below
 	for i := range keys {
 		c.fences[i] = fenceValue(fences[i], &c.fenceErr)
+		if n, err := strconv.ParseInt(c.fences[i], 10, 64); err == nil {
+			c.fenceNums[i] = &n
+		}
 		c.holders[i] = holderValue(holders[i], &c.holderErr)
+		c.holderLost[i] = holders[i].Err() != nil && !errors.Is(holders[i].Err(), redis.Nil)
 	}
 	return c
 }
@@ -83,10 +91,27 @@ func holderValue(cmd *redis.StringCmd, firstErr *error) *string {
 	return &v
 }
 
-// answersPing reports whether Redis answers at all. A scan whose deadline passed before the first
-// reply cannot tell a slow start from an unreachable server; a PING afterwards can.
-func answersPing(ctx context.Context, client redis.UniversalClient) bool {
+// redisAnswers reports whether Redis can be reached and accepted the credentials, so that a scan
+// that failed says FAILED or PARTIAL about the namespace (exit 3) rather than "cannot read Redis"
+// (exit 1). A PING after the scan tells: a reply, or an error reply other than an authentication
+// failure (NOPERM from an ACL without +ping is still Redis answering an authenticated user). A
+// scan whose deadline passed before the first reply cannot tell a slow start from an unreachable
+// server either; the PING can.
+func redisAnswers(ctx context.Context, client redis.UniversalClient) bool {
 	ctx, cancel := context.WithTimeout(ctx, companionTimeout)
 	defer cancel()
-	return client.Ping(ctx).Err() == nil
+	err := client.Ping(ctx).Err()
+	var reply redis.Error
+	return err == nil || errors.As(err, &reply) && !authFailure(err)
+}
+
+// authFailure reports whether err is Redis refusing the connection's credentials.
+func authFailure(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"WRONGPASS", "NOAUTH", "ERR AUTH", "ERR invalid password", "ERR invalid username"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
 }

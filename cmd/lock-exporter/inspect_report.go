@@ -12,7 +12,9 @@ import (
 	"github.com/lockwatch/lockwatch/internal/duration"
 )
 
-// inspectReport is what inspect prints, as a table or as JSON.
+// inspectReport is what inspect prints, as a table or as JSON. The JSON is a contract that
+// docs/exporter.md documents field by field: numbers are JSON numbers, and a value that is absent
+// or could not be read is null, never a placeholder string.
 type inspectReport struct {
 	Namespace      string      `json:"namespace"`
 	Pattern        string      `json:"pattern"`
@@ -23,7 +25,9 @@ type inspectReport struct {
 	ScanSeconds    float64     `json:"scan_seconds"`
 	Complete       bool        `json:"complete"`
 	Truncated      bool        `json:"truncated"`
-	Error          string      `json:"error,omitempty"`
+	Error          *string     `json:"error"`
+	FenceError     *string     `json:"fence_error"`
+	HolderError    *string     `json:"holder_error"`
 	Partial        bool        `json:"partial"`
 	Listed         []inspected `json:"keys_listed"`
 
@@ -34,19 +38,30 @@ type inspectReport struct {
 
 // inspected is one listed key. Key is the whole name, escaped as redis-cli reads it inside double
 // quotes; TTLSeconds is null for a key without expiry, IdleSeconds null when idle time is
-// unavailable; Holder is null when the lock has no holder key (taken without RecordHolder, or by
-// another library), escaped like Key otherwise.
+// unavailable; Fence is the fence counter, null when the lock has none or it could not be read
+// (the report's fence_error says which); Holder is null when the lock has no holder key (taken
+// without RecordHolder, or by another library) or it could not be read (holder_error), escaped
+// like Key otherwise.
 type inspected struct {
 	Key         string   `json:"key"`
 	TTLSeconds  *float64 `json:"ttl_seconds"`
 	IdleSeconds *float64 `json:"idle_seconds"`
-	Fence       string   `json:"fence"`
+	Fence       *int64   `json:"fence"`
 	Holder      *string  `json:"holder"`
 
 	label       string
+	fenceLabel  string
 	holderLabel string
 	ttl         time.Duration
 	idle        time.Duration
+}
+
+// optional is s as a JSON value: null when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []collectors.KeyInfo, comp companions, maxKeys int) *inspectReport {
@@ -66,17 +81,27 @@ func newInspectReport(nr collectors.NamespaceResult, idleAvailable bool, rows []
 		duration:       nr.Duration,
 	}
 	if nr.Err != nil {
-		r.Error = oneLine(nr.Err)
+		r.Error = optional(oneLine(nr.Err))
+	}
+	if comp.fenceErr != nil {
+		r.FenceError = optional(oneLine(comp.fenceErr))
+	}
+	if comp.holderErr != nil {
+		r.HolderError = optional(oneLine(comp.holderErr))
 	}
 	if nr.HasTTL {
 		v := duration.Seconds(nr.MinTTL)
 		r.MinTTLSeconds = &v
 	}
 	for i, k := range rows {
-		row := inspected{Key: collectors.PrintableKey(k.Key), Fence: comp.fences[i], label: collectors.KeyLabel(k.Key), holderLabel: "-", ttl: k.TTL, idle: k.Idle}
-		if h := comp.holders[i]; h != nil {
+		row := inspected{Key: collectors.PrintableKey(k.Key), Fence: comp.fenceNums[i], label: collectors.KeyLabel(k.Key),
+			fenceLabel: comp.fences[i], holderLabel: "-", ttl: k.TTL, idle: k.Idle}
+		switch h := comp.holders[i]; {
+		case h != nil:
 			printable := collectors.PrintableKey(*h)
 			row.Holder, row.holderLabel = &printable, collectors.KeyLabel(*h)
+		case comp.holderLost[i]:
+			row.holderLabel = "?" // unreadable, as FENCE shows it: not "no holder"
 		}
 		if k.TTL != collectors.NoTTL {
 			v := duration.Seconds(k.TTL)
@@ -115,7 +140,7 @@ func (r *inspectReport) writeTable(w io.Writer) {
 		if r.idleAvailable {
 			idle = k.idle.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.label, formatTTL(k.ttl), idle, k.Fence, k.holderLabel)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.label, formatTTL(k.ttl), idle, k.fenceLabel, k.holderLabel)
 	}
 	tw.Flush()
 }
@@ -123,8 +148,8 @@ func (r *inspectReport) writeTable(w io.Writer) {
 // caveat says on the summary line why the counts are a lower bound, if they are.
 func (r *inspectReport) caveat() string {
 	var why []string
-	if r.Error != "" {
-		why = append(why, "FAILED: "+r.Error)
+	if r.Error != nil {
+		why = append(why, "FAILED: "+*r.Error)
 	} else if !r.Complete {
 		why = append(why, "PARTIAL: the scan was cut short (--scan.timeout), counts are a lower bound")
 	}

@@ -71,6 +71,15 @@ func TestInspect(t *testing.T) {
 			wantRows:   []string{`^jobs:stuck none `, `^jobs:fresh `, `^jobs:(old|bin\\xff) `, `^jobs:(old|bin\\xff) `},
 		},
 		{
+			// The soonest-expiring keys, not the stalest reordered: jobs:fresh is the least
+			// stale key, and the first to expire.
+			name:       "by TTL, limited",
+			args:       []string{"--config.file", config, "jobs", "--sort", "ttl", "--without-ttl-first=false", "--limit", "2"},
+			wantHeader: `namespace "jobs" .*: 4 live keys`,
+			wantRows:   []string{`^jobs:fresh (4\.\d+|5)s `, `^jobs:(old|bin\\xff) `},
+			wantNote:   "note: showing 2 of 4 keys (--limit)",
+		},
+		{
 			name:       "by idle time only",
 			args:       []string{"--config.file", config, "jobs", "--without-ttl-first=false", "--limit", "2"},
 			wantHeader: `namespace "jobs" .*: 4 live keys`,
@@ -166,6 +175,7 @@ func TestInspectJSONAndLongKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("json output does not parse: %v", err)
 	}
+	checkJSONContract(t, stdout)
 	if rep.Keys != 2 || rep.KeysWithoutTTL != 1 || rep.Partial || len(rep.Listed) != 2 ||
 		rep.Listed[0].Key != "jobs:short" || rep.Listed[0].TTLSeconds != nil || rep.Listed[1].Key != long || rep.Listed[1].TTLSeconds == nil {
 		t.Errorf("json report: keys=%d withoutTTL=%d partial=%v listed=%d, want the key without TTL first and the long key whole", rep.Keys, rep.KeysWithoutTTL, rep.Partial, len(rep.Listed))
@@ -238,7 +248,7 @@ func TestInspectReportSecondsAreExact(t *testing.T) {
 		Keys:      1, HasTTL: true, MinTTL: 1868 * time.Millisecond, Complete: true, Duration: 1118 * time.Millisecond,
 	}
 	rows := []collectors.KeyInfo{{Key: "jobs:1", TTL: 1868 * time.Millisecond, Idle: 3 * time.Second}}
-	rep := newInspectReport(nr, true, rows, companions{fences: []string{"-"}, holders: []*string{nil}}, 100)
+	rep := newInspectReport(nr, true, rows, companions{fences: []string{"-"}, fenceNums: []*int64{nil}, holders: []*string{nil}, holderLost: []bool{false}}, 100)
 	var out strings.Builder
 	if err := rep.writeJSON(&out); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/lockwatch/lockwatch/cmd/internal/demo"
@@ -25,7 +27,7 @@ func printBanner(e *env, w *demo.Workload, redisAddr, where string, addrs []stri
 	for _, ns := range w.Namespaces() {
 		fmt.Fprintf(e.stdout, "    %-10s %s\n", ns.Name, ns.Story)
 	}
-	for _, l := range append(w.StatusLegend(), demo.NextSteps(redisAddr, addrs[0], w.Namespaces())...) {
+	for _, l := range append(w.StatusLegend(), demo.NextSteps(redisAddr, addrs[0], exporterCommand(), w.Namespaces())...) {
 		fmt.Fprintln(e.stdout, l)
 	}
 	fmt.Fprintln(e.stdout, "Ctrl-C stops the demo.")
@@ -42,3 +44,29 @@ func redactURL(addr string) string {
 	}
 	return u.Redacted()
 }
+
+// exporterCommand is how to run lock-exporter from here: the binary `make demo` builds beside
+// this one (bin/lock-exporter), by the path that reaches it from the working directory, else
+// `go run ./cmd/lock-exporter`, which works from the repository root.
+func exporterCommand() string {
+	self, err := os.Executable()
+	if err != nil {
+		return goRunExporter
+	}
+	wd, _ := os.Getwd()
+	return exporterCommandFor(self, wd)
+}
+
+// exporterCommandFor is exporterCommand for the demo binary self run from the directory wd.
+func exporterCommandFor(self, wd string) string {
+	path := filepath.Join(filepath.Dir(self), "lock-exporter")
+	if _, err := os.Stat(path); err != nil {
+		return goRunExporter
+	}
+	if rel, err := filepath.Rel(wd, path); wd != "" && err == nil && !strings.HasPrefix(rel, "..") {
+		return "./" + rel
+	}
+	return path
+}
+
+const goRunExporter = "go run ./cmd/lock-exporter"

@@ -2,7 +2,8 @@
 // with every change (a test checks the README shows this file's code unchanged).
 //
 // It takes a lease lock on a Redis, runs one job under it with its fencing token, and serves the
-// library's metrics on :2112 for Prometheus to scrape, the way a worker would:
+// library's metrics on :2112 for Prometheus to scrape, the way a worker would, until Ctrl-C (or
+// for --duration):
 //
 //	go run ./examples/quickstart --redis.addr localhost:6379
 package main
@@ -13,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -28,15 +30,16 @@ import (
 func main() {
 	addr := flag.String("redis.addr", "localhost:6379", "Redis to take the lock on")
 	listen := flag.String("metrics.listen", "127.0.0.1:2112", "where to serve /metrics")
+	serveFor := flag.Duration("duration", 0, "keep serving /metrics this long after the job (0: until Ctrl-C)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *addr, *listen); err != nil {
+	if err := run(ctx, *addr, *listen, *serveFor); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, addr, listen string) error {
+func run(ctx context.Context, addr, listen string, serveFor time.Duration) error {
 	// ContextTimeoutEnabled lets the lease's renew and acquire timeouts bound each command.
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
@@ -55,9 +58,13 @@ func run(ctx context.Context, addr, listen string) error {
 		return fmt.Errorf("namespace: %w", err)
 	}
 
-	srv := &http.Server{Addr: listen, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Printf("metrics server: %v", err)
 		}
 	}()
@@ -72,13 +79,22 @@ func run(ctx context.Context, addr, listen string) error {
 	switch {
 	case errors.Is(err, lease.ErrBusy):
 		fmt.Println("job 42 is running elsewhere; skipping")
-		return nil
 	case errors.Is(err, lease.ErrAbandoned):
 		return fmt.Errorf("lease lost mid-job, the next owner redoes it: %w", err)
 	case err != nil:
 		return fmt.Errorf("job 42: %w", err)
+	default:
+		fmt.Println("job 42 done; lock released")
 	}
-	fmt.Println("job 42 done; lock released")
+
+	// A worker lives on after one job: keep serving, so Prometheus has the lock metrics to scrape.
+	fmt.Printf("serving metrics on http://%s/metrics until Ctrl-C\n", ln.Addr())
+	if serveFor > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, serveFor)
+		defer cancel()
+	}
+	<-ctx.Done()
 	return nil
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestREADMEShowsThisProgram: the README's library example is this file from `package main` on,
@@ -40,7 +43,7 @@ func TestRunAgainstRedis(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	addr := fmt.Sprintf("127.0.0.1:%d", srv.Port())
-	if err := run(ctx, addr, "127.0.0.1:0"); err != nil {
+	if err := run(ctx, addr, "127.0.0.1:0", time.Millisecond); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	rdb := srv.Client(t)
@@ -51,10 +54,50 @@ func TestRunAgainstRedis(t *testing.T) {
 	if err := rdb.Set(ctx, "scheduler:job:42", "another-worker", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(ctx, addr, "127.0.0.1:0"); err != nil {
+	if err := run(ctx, addr, "127.0.0.1:0", time.Millisecond); err != nil {
 		t.Fatalf("run while the lock is held elsewhere: %v", err)
 	}
 	if v, err := rdb.Get(ctx, "scheduler:job:42").Result(); err != nil || v != "another-worker" {
 		t.Errorf("the other worker's lock was touched: %q, %v", v, err)
 	}
+}
+
+// TestServesMetricsUntilInterrupted checks that the example keeps serving the lock metrics after
+// its job, until its context ends (Ctrl-C): a quickstart that exits leaves nothing to scrape.
+func TestServesMetricsUntilInterrupted(t *testing.T) {
+	srv := redistest.Start(t)
+	listen := testkit.UnusedAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port()), listen, 0) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run after Ctrl-C: %v", err)
+		}
+		http.DefaultClient.CloseIdleConnections()
+	}()
+	// The release counter appears once the job is over; the metrics must still be served 2s on.
+	released := `lock_releases_total{lock_namespace="scheduler",outcome="ok"} 1`
+	testkit.Eventually(t, 10*time.Second, "the job's release on /metrics", func() bool {
+		return strings.Contains(scrape(listen), released)
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("run returned %v right after the job; want it to serve until interrupted", err)
+	case <-time.After(2 * time.Second):
+	}
+	if !strings.Contains(scrape(listen), released) {
+		t.Errorf("/metrics no longer served 2s after the job")
+	}
+}
+
+func scrape(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -79,6 +79,28 @@ func KindOf(key string) Kind {
 	return NotCompanion
 }
 
+// LockOf is KindOf that also names the lock a companion key belongs to. A companion key can have
+// two possible locks: "{a}:fence" is the fence key of lock "{a}" (which keeps its own hash tag)
+// and of lock "a" (which companion wrapped in braces). base is the first (key without its
+// suffix, "" when that has no hash tag), unwrapped the second ("" when the key without its suffix
+// is not "{…}" around a key without a hash tag). Both are "" for a key that is no companion.
+func LockOf(key string) (kind Kind, base, unwrapped string) {
+	kind = KindOf(key)
+	if kind == NotCompanion {
+		return kind, "", ""
+	}
+	prefix := key[:strings.LastIndexByte(key, ':')]
+	if hasHashTag(prefix) {
+		base = prefix
+	}
+	if inner, ok := strings.CutPrefix(prefix, "{"); ok {
+		if inner, ok = strings.CutSuffix(inner, "}"); ok && !hasHashTag(inner) {
+			unwrapped = inner
+		}
+	}
+	return kind, base, unwrapped
+}
+
 // companionBase reports whether base is what companion puts before the suffix: a key that keeps
 // its own hash tag, or "{" + a key without one + "}".
 func companionBase(base string) bool {

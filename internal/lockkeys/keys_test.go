@@ -46,6 +46,15 @@ func TestKindOf(t *testing.T) {
 		if got := KindOf(Holder(lock)); got != HolderCompanion {
 			t.Errorf("KindOf(%q) (holder key of %q) = %v, want HolderCompanion", Holder(lock), lock, got)
 		}
+		// LockOf names the lock back, so a companion can be counted under its lock's namespace.
+		for _, key := range []string{Fence(lock), WriteFence(lock), Holder(lock)} {
+			if _, base, unwrapped := LockOf(key); base != lock && unwrapped != lock {
+				t.Errorf("LockOf(%q) = %q, %q; want %q among them", key, base, unwrapped, lock)
+			}
+		}
+	}
+	if kind, base, unwrapped := LockOf("jobs:1"); kind != NotCompanion || base != "" || unwrapped != "" {
+		t.Errorf("LockOf of a lock = %v, %q, %q", kind, base, unwrapped)
 	}
 	tests := []struct {
 		key  string
@@ -94,6 +103,13 @@ func FuzzKindOf(f *testing.F) {
 			for _, lock := range candidates {
 				if Fence(lock) == key || WriteFence(lock) == key || Holder(lock) == key {
 					produced = true
+				}
+			}
+		}
+		if kind, base, unwrapped := LockOf(key); kind != NotCompanion {
+			for _, lock := range []string{base, unwrapped} {
+				if lock != "" && Fence(lock) != key && WriteFence(lock) != key && Holder(lock) != key {
+					t.Errorf("LockOf(%q) names %q, whose companions are not the key", key, lock)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -41,12 +42,17 @@ func (w *Workload) addReplica(name string) error {
 	r.rdb = redis.NewClient(&ro)
 	r.rdb.AddHook(r.link)
 	w.replicas[name] = r
-	c, err := lease.New(r.rdb, lease.Options{Registerer: w.reg, Logger: w.opts.Logger.With("replica", name)})
+	// Each replica names itself as the holder, so inspect's HOLDER column and the exporter's
+	// lock_key_holder_info show which replica holds a stale lock.
+	holder := fmt.Sprintf("%s pid %d", name, os.Getpid())
+	c, err := lease.New(r.rdb, lease.Options{Registerer: w.reg, Logger: w.opts.Logger.With("replica", name), Holder: holder})
 	if err != nil {
 		return err
 	}
 	for _, ns := range w.namespaces {
-		l, err := c.Declare(ns.Name, ns.policy)
+		policy := ns.policy
+		policy.RecordHolder = true
+		l, err := c.Declare(ns.Name, policy)
 		if err != nil {
 			return fmt.Errorf("demo: namespace %s: %w", ns.Name, err)
 		}

@@ -91,11 +91,14 @@ func (w *Workload) StatusLine() string {
 	if err != nil {
 		return fmt.Sprintf("demo: status unavailable: %v", err)
 	}
-	turbulence := "on"
-	if !w.turbulence.Load() {
-		turbulence = "off"
+	state := "turbulence on"
+	switch {
+	case w.stopped.Load():
+		state = "stopped" // the final line: no fault is being injected any more
+	case !w.turbulence.Load():
+		state = "turbulence off"
 	}
-	line := fmt.Sprintf("%s | now: %s held | since start: %s, %s, %s, %s, %s, %s | turbulence %s",
+	line := fmt.Sprintf("%s | now: %s held | since start: %s, %s, %s, %s, %s, %s | %s",
 		w.uptime().Truncate(time.Second),
 		count(t.Held, "lease", "leases"),
 		count(t.Acquired, "acquire", "acquires"), count(t.Busy, "busy", "busy"),
@@ -103,7 +106,7 @@ func (w *Workload) StatusLine() string {
 		count(t.NotOwned, "not-owned renew/release", "not-owned renews/releases"),
 		count(t.Abandoned, "abandoned", "abandoned"),
 		count(t.FencedRejected, "fenced write rejected", "fenced writes rejected"),
-		turbulence)
+		state)
 	if n := w.warnings.repeats(); n > 0 {
 		line += " | " + count(float64(n), "repeated warning", "repeated warnings") + " not shown"
 	}
@@ -131,12 +134,13 @@ func (w *Workload) StatusLegend() []string {
 }
 
 // NextSteps are what to try while the demo runs: look at the demo's locks the way an operator
-// would, and load the dashboards and rules that read these metrics.
-func NextSteps(redisAddr, metricsAddr string, namespaces []Namespace) []string {
+// would, and load the dashboards and rules that read these metrics. exporter is the command that
+// runs lock-exporter here (a path that exists, or `go run ./cmd/lock-exporter`).
+func NextSteps(redisAddr, metricsAddr, exporter string, namespaces []Namespace) []string {
 	ns := namespaces[0]
 	return []string{
 		"Next steps (in another terminal):",
-		fmt.Sprintf("  inspect live locks: lock-exporter inspect --redis.addr %s --namespace '%s=%s'", redisAddr, ns.Name, ns.Pattern),
+		fmt.Sprintf("  inspect live locks: %s inspect --redis.addr %s --namespace '%s=%s'", exporter, redisAddr, ns.Name, ns.Pattern),
 		fmt.Sprintf("  metrics:            curl -s http://%s/metrics | grep -E '^lock_(abandoned_total|keys_without_ttl|renewals_total)'", metricsAddr),
 		"  dashboards:         import dashboards/lockwatch-overview.json into Grafana (docs/dashboards.md)",
 		"  alert rules:        load alerts/*.yml into a Prometheus scraping the metrics URL (docs/deploy.md)",

@@ -47,9 +47,9 @@ func TestStatusLineSaysWhatIsCurrentAndWhatIsATotal(t *testing.T) {
 			t.Errorf("legend lacks %q:\n%s", want, legend)
 		}
 	}
-	steps := strings.Join(NextSteps("127.0.0.1:6400", "127.0.0.1:9866", w.Namespaces()), "\n")
+	steps := strings.Join(NextSteps("127.0.0.1:6400", "127.0.0.1:9866", "./bin/lock-exporter", w.Namespaces()), "\n")
 	for _, want := range []string{
-		"lock-exporter inspect --redis.addr 127.0.0.1:6400 --namespace 'scheduler=lockwatch-demo:scheduler:*'",
+		"./bin/lock-exporter inspect --redis.addr 127.0.0.1:6400 --namespace 'scheduler=lockwatch-demo:scheduler:*'",
 		"http://127.0.0.1:9866/metrics", "dashboards/lockwatch-overview.json", "alerts/*.yml",
 	} {
 		if !strings.Contains(steps, want) {

@@ -39,6 +39,7 @@ type Workload struct {
 	replicas   map[string]*replica
 	turbulence atomic.Bool
 	started    atomic.Int64 // Run's start, Unix nanoseconds; read by the status line
+	stopped    atomic.Bool  // Run's workers have stopped: the status line says so, not "turbulence on"
 	warnings   *repeatCounter
 }
 
@@ -106,6 +107,7 @@ func (w *Workload) Run(ctx context.Context) error {
 	defer w.Close()
 	w.started.Store(time.Now().UnixNano())
 	w.runWorkers(ctx)
+	w.stopped.Store(true)
 	for _, r := range w.replicas {
 		r.link.heal()
 	}

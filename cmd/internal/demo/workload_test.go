@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,9 @@ func TestRunStopsAndCleansUp(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(runCtx) }()
 	var (
-		tot libraryTotals
-		err error
+		tot       libraryTotals
+		err       error
+		sawHolder bool
 	)
 	for giveUp := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if tot, err = w.totals(); err != nil {
@@ -37,6 +39,14 @@ func TestRunStopsAndCleansUp(t *testing.T) {
 		}
 		if tot.Acquired > 0 && tot.Abandoned > 0 {
 			break
+		}
+		// Holders are recorded, so inspect's HOLDER column names the replica.
+		if keys, err := srv.Client(t).Keys(ctx, "*:holder").Result(); err == nil {
+			for _, k := range keys {
+				if v, _ := srv.Client(t).Get(ctx, k).Result(); regexp.MustCompile(`^[a-z]+-[ab] pid \d+$`).MatchString(v) {
+					sawHolder = true
+				}
+			}
 		}
 		if time.Now().After(giveUp) {
 			t.Errorf("totals after 60s: %+v; want acquisitions and an abandonment", tot)
@@ -49,6 +59,13 @@ func TestRunStopsAndCleansUp(t *testing.T) {
 	}
 	if n, err := srv.Client(t).DBSize(ctx).Result(); err != nil || n != 0 {
 		t.Errorf("keys left after Run: %d (%v)", n, err)
+	}
+	if !sawHolder {
+		t.Error("no holder key naming a replica (\"scheduler-a pid N\") while the workload ran")
+	}
+	// The line printed after Ctrl-C: nothing is injected any more.
+	if line := w.StatusLine(); !strings.Contains(line, "| stopped") || strings.Contains(line, "turbulence") {
+		t.Errorf("status line after Run: %q, want \"| stopped\" and no turbulence", line)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockwatch/lockwatch/cmd/internal/demo"
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
@@ -108,6 +109,12 @@ func TestIncident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A namespace only the exporter sees, as a cron script's lock taken without any lockwatch
+	// library: the dashboards must still offer it (checkNamespaceOptions).
+	exporterCfg.Namespaces = append(exporterCfg.Namespaces, exporterconfig.Namespace{Name: legacyNamespace, Pattern: "legacy-cron:lock:*"})
+	if err := srv.Client(t).Set(context.Background(), "legacy-cron:lock:nightly", "cron@host-1", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
 	exporterCfgFile := writeFile(t, work, "exporter.yml", marshal(t, exporterCfg))
 	exporterAddr := testkit.UnusedAddr(t)
 	exporter := startProcess(t, "lock-exporter", exporterBin, "--config.file", exporterCfgFile, "--web.listen-address", exporterAddr, "--log.level", "error")
@@ -139,6 +146,8 @@ func TestIncident(t *testing.T) {
 	prom := startProcess(t, "prometheus", prometheusBin, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(work, "tsdb"),
 		"--web.listen-address="+promAddr, "--rules.alert.resend-delay="+interval.String())
 	prom.waitReady(t, "http://"+promAddr+"/-/ready")
+	// The same targets scraped for a multi-cluster pack (panels only: it sends no alerts).
+	clusterPack := startClusterPrometheus(t, root, work, prometheusBin, exporterAddr, appListener.Addr().String())
 	t.Logf("all servers up after %s", time.Since(start).Round(time.Second))
 
 	// The whole incident must finish within budget, however the steps' own timeouts add up.
@@ -179,6 +188,14 @@ func TestIncident(t *testing.T) {
 	abandoned := map[string]string{"severity": "warning", "lock_namespace": "scheduler", "job": "lockwatch-apps"}
 	expect(start, 2*time.Minute, rules.AlertKeyWithoutTTL, "firing", "/ticket", noTTL)
 	expect(start, 4*time.Minute, rules.AlertAbandonmentsSustained, "firing", "/ticket", abandoned)
+
+	// Every panel of both dashboards has data while the incident is on, for the default pack
+	// and for the multi-cluster one.
+	checkPanels(t, panelPack{name: "default pack", prom: panelSource{"http://" + promAddr}, dashboards: generateDashboards(t, packOverrides)})
+	// The second Prometheus evaluates its own copy of the alert: the firing-alerts panel needs it
+	// to have fired there too, which can be an evaluation behind the first.
+	promAPI{base: clusterPack.prom.base}.waitQuery(t, time.Minute, `ALERTS{alertname="`+rules.AlertAbandonmentsSustained+`", alertstate="firing", lock_namespace="scheduler"}`)
+	checkPanels(t, clusterPack)
 
 	// 2. Recovery: faults off, the no-TTL lock deleted.
 	recovered := time.Now()

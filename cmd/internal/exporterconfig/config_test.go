@@ -92,6 +92,10 @@ func TestInvalid(t *testing.T) {
 	}{
 		{"unknown field", "namespaces:\n  - name: a\n    patern: 'a:*'\n", nil, `line 3: unknown field "patern"`},
 		{"unknown section", "redsi:\n  addr: x\n", nil, `line 1: unknown field "redsi"`},
+		{"password in the file", "redis:\n  addr: x:1\n  password: hunter2\n", nil,
+			`line 3: unknown field "password": the file holds no secrets; give password_file (a file holding it) or, for the redis section, LOCK_EXPORTER_REDIS_PASSWORD`},
+		{"sentinel password in the file", "redis:\n  sentinel_password: hunter2\n", nil,
+			`line 2: unknown field "sentinel_password": the file holds no secrets; give sentinel_password_file (a file holding it) or, for the redis section, LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD`},
 		{"bad duration", "scan:\n  timeout: soon\n", nil, `line 2: invalid duration "soon"`},
 		{"bad number", "scan:\n  top_k: many\n", nil, `line 2: invalid value "many" (want int)`},
 		{"not YAML", "redis: [\n", nil, "line"},

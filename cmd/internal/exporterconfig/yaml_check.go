@@ -69,7 +69,7 @@ func checkMapping(n *yaml.Node, t reflect.Type) error {
 		key, value := n.Content[i], n.Content[i+1]
 		at := slices.IndexFunc(fields, func(f yamlField) bool { return f.key == key.Value })
 		if at < 0 {
-			return fmt.Errorf("line %d: unknown field %q", key.Line, key.Value)
+			return fmt.Errorf("line %d: unknown field %q%s", key.Line, key.Value, secretHint(fields, key.Value))
 		}
 		if err := checkNode(value, fields[at].typ); err != nil {
 			return err
@@ -99,4 +99,24 @@ func yamlFields(t reflect.Type) []yamlField {
 		}
 	}
 	return fields
+}
+
+// secretEnv names the environment variable that carries each secret of the redis section.
+var secretEnv = map[string]string{
+	"password":          "LOCK_EXPORTER_REDIS_PASSWORD",
+	"sentinel_password": "LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD",
+}
+
+// secretHint tells a user who wrote a secret (password:) into the file where it goes instead:
+// the mapping's NAME_file field, or the redis section's environment variable. The file never
+// holds secrets, so that it can be committed and shown.
+func secretHint(fields []yamlField, key string) string {
+	if !slices.ContainsFunc(fields, func(f yamlField) bool { return f.key == key+"_file" }) {
+		return ""
+	}
+	hint := fmt.Sprintf(": the file holds no secrets; give %s_file (a file holding it)", key)
+	if env, ok := secretEnv[key]; ok {
+		hint += " or, for the redis section, " + env
+	}
+	return hint
 }

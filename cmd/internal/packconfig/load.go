@@ -43,7 +43,7 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return Config{}, err
+		return Config{}, withLine(&doc, err)
 	}
 	return cfg, nil
 }

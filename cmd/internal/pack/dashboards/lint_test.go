@@ -3,6 +3,7 @@ package dashboards
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 // lintRules are grafana/dashboard-linter's rules: the default set of its
 // lint/rules.go plus uneditable-dashboard-rule, each checked the way the
 // linter checks it, with two deliberate exceptions written into the rule
-// (docs/dashboards.md lists them for users who run the linter themselves):
+// (dashboards/.lint excludes them for the upstream linter, and
+// lint_file_test.go keeps that file and the findings in step):
 //   - target-job-rule: exporter series filter on $exporter_job, the scrape job
 //     of lock-exporter, not on $job, the applications' job; ALERTS series are
 //     filtered by namespace only, so alerts of every job are listed.
@@ -121,7 +123,9 @@ func lintTemplate(r reporter, in lintInput, name, label string) {
 }
 
 // lintTemplateLabelPromQL: every query variable is label_values(selector,
-// label) with a selector that parses.
+// label) with a selector that parses, or query_result(expr) with an
+// expression that parses (its $__range filled in) and a /regex/ with one
+// capture group that takes the value out of each result line.
 func lintTemplateLabelPromQL(r reporter, in lintInput) {
 	for _, v := range in.d.Templating.List {
 		if v.Type != dashboard.VariableTypeQuery {
@@ -131,9 +135,23 @@ func lintTemplateLabelPromQL(r reporter, in lintInput) {
 		if v.Query != nil {
 			q = deref(v.Query.String)
 		}
+		if m := queryResult.FindStringSubmatch(q); m != nil {
+			expr, err := interpolate(m[1], map[string]string{"__range": "1h", varJob: ".+", varInstance: ".+", "cluster": ".*", "region": ".*"})
+			if err == nil {
+				_, err = promql.ParseExpr(expr)
+			}
+			if err != nil {
+				r.Errorf("variable %s: query_result expression %q does not parse: %v", v.Name, m[1], err)
+			}
+			re := deref(v.Regex)
+			if len(re) < 2 || re[0] != '/' || re[len(re)-1] != '/' || regexp.MustCompile(`\([^?]`).FindAllStringIndex(re, -1) == nil {
+				r.Errorf("variable %s: query_result needs a /regex/ with a capture group, got %q", v.Name, re)
+			}
+			continue
+		}
 		m := labelValues.FindStringSubmatch(q)
 		if m == nil {
-			r.Errorf("variable %s: %q is not label_values(selector, label)", v.Name, q)
+			r.Errorf("variable %s: %q is not label_values(selector, label) or query_result(expr)", v.Name, q)
 			continue
 		}
 		if _, err := promql.ParseExpr(m[1]); err != nil {

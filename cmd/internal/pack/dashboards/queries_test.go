@@ -43,6 +43,21 @@ func panelQueries(d dashboard.Dashboard) []query {
 // labelValues matches Grafana's label_values(selector, label) variable query.
 var labelValues = regexp.MustCompile(`^label_values\((.+),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$`)
 
+// queryResult matches Grafana's query_result(expr) variable query.
+var queryResult = regexp.MustCompile(`^query_result\((.+)\)$`)
+
+// variableExpr is the PromQL a variable query runs: label_values' selector or query_result's
+// expression.
+func variableExpr(q string) (string, bool) {
+	if m := labelValues.FindStringSubmatch(q); m != nil {
+		return m[1], true
+	}
+	if m := queryResult.FindStringSubmatch(q); m != nil {
+		return m[1], true
+	}
+	return "", false
+}
+
 // variableQueries returns the series selector of every query variable.
 func variableQueries(t *testing.T, d dashboard.Dashboard) []query {
 	t.Helper()
@@ -56,12 +71,12 @@ func variableQueries(t *testing.T, d dashboard.Dashboard) []query {
 			t.Errorf("%s: no query", where)
 			continue
 		}
-		m := labelValues.FindStringSubmatch(*v.Query.String)
-		if m == nil {
-			t.Errorf("%s: %q is not label_values(selector, label)", where, *v.Query.String)
+		expr, ok := variableExpr(*v.Query.String)
+		if !ok {
+			t.Errorf("%s: %q is not label_values(selector, label) or query_result(expr)", where, *v.Query.String)
 			continue
 		}
-		qs = append(qs, query{where: where, expr: m[1], instant: true})
+		qs = append(qs, query{where: where, expr: expr, instant: true})
 	}
 	return qs
 }

@@ -40,9 +40,15 @@ func variables(s settings, withStore bool) []cog.Builder[dashboard.VariableModel
 	// Every variable below the cluster ones lists only what the selected
 	// clusters report.
 	library := metricHeld + matchers(sel.cluster(), sel.library)
-	namespaces := library
+	namespaces := namespaceVariable{query: "label_values(" + library + ", lock_namespace)"}
 	if withStore {
 		namespaces = namespaceSource(sel)
+	}
+	namespaceVar := multiVariable(varNamespace, "Lock namespace",
+		"Lock namespace: a group of locks that share one policy (TTL, renew interval).",
+		namespaces.query, allValueLabel)
+	if namespaces.regex != "" {
+		namespaceVar.Regex(namespaces.regex)
 	}
 	vars := []cog.Builder[dashboard.VariableModel]{ds}
 	vars = append(vars, clusterVariables(sel, withStore)...)
@@ -53,9 +59,7 @@ func variables(s settings, withStore bool) []cog.Builder[dashboard.VariableModel
 		multiVariable(varInstance, "Instance",
 			"Process (scrape target) within the selected jobs. Panels built on recording rules are already summed over instances and ignore this filter.",
 			"label_values("+metricHeld+matchers(sel.withClusters(`job=~"$job"`), sel.library)+", instance)", allValueLabel),
-		multiVariable(varNamespace, "Lock namespace",
-			"Lock namespace: a group of locks that share one policy (TTL, renew interval).",
-			"label_values("+namespaces+", lock_namespace)", allValueLabel),
+		namespaceVar,
 	)
 	if withStore {
 		vars = append(vars, multiVariable(varExporterJob, "Exporter job",
@@ -65,16 +69,35 @@ func variables(s settings, withStore bool) []cog.Builder[dashboard.VariableModel
 	return vars
 }
 
-// namespaceSource selects series from both the library and the exporter, so a
+// namespaceVariable is the namespace variable's query, and the regex that
+// picks the value out of each result line ("" for label_values).
+type namespaceVariable struct{ query, regex string }
+
+// namespaceQueryResultRegex takes the namespace out of a query_result line
+// such as `{lock_namespace="jobs"} 1 1700000000000`.
+const namespaceQueryResultRegex = `/lock_namespace="([^"]+)"/`
+
+// namespaceSource lists namespaces from both the library and the exporter, so a
 // namespace appears even when only one side reports it (the exporter also
-// watches locks that are not taken through the library). Grafana takes one
-// selector here, so the library's configured matchers win when both are set.
-func namespaceSource(sel selectors) string {
-	extra := sel.library
-	if extra == "" {
-		extra = sel.exporter
+// watches locks that are not taken through the library: Redisson, a cron
+// script). Without selectors one label_values over both metric names does it.
+// label_values takes a single selector, which cannot hold the library's
+// matchers for one metric and the exporter's for the other, so with a
+// selector set the variable runs an instant query over the dashboard's range
+// instead (query_result, refreshed on every time range change).
+func namespaceSource(sel selectors) namespaceVariable {
+	if strings.TrimSpace(sel.library) == "" && strings.TrimSpace(sel.exporter) == "" {
+		return namespaceVariable{query: "label_values(" +
+			matchers(sel.withClusters(`__name__=~"`+metricHeld+`|`+metricKeys+`"`), "") + ", lock_namespace)"}
 	}
-	return matchers(sel.withClusters(`__name__=~"`+metricHeld+`|`+metricKeys+`"`), extra)
+	last := func(metric, extra string) string {
+		return "last_over_time(" + metric + matchers(sel.cluster(), extra) + "[$__range])"
+	}
+	return namespaceVariable{
+		query: "query_result(group by (lock_namespace) (" +
+			last(metricHeld, sel.library) + " or " + last(metricKeys, sel.exporter) + "))",
+		regex: namespaceQueryResultRegex,
+	}
 }
 
 // clusterVariables returns one variable per configured cluster label, each
