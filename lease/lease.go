@@ -26,9 +26,11 @@ type Lease struct {
 	ns *Namespace
 	leaseID
 	fence    int64
-	acquired time.Time
+	acquired time.Time // when the hold started, set by nsMetrics.holdStarted (zero without metrics)
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
+	// prevHeld and nextHeld link the namespace's held leases (heldList), guarded by its mutex.
+	prevHeld, nextHeld *Lease
 
 	mu       sync.Mutex
 	state    leaseState
@@ -45,7 +47,7 @@ type Lease struct {
 func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tried time.Time) *Lease {
 	l := &Lease{ns: n, leaseID: id, fence: fence, validUntil: tried.Add(n.policy.TTL)}
 	l.ctx, l.cancel = context.WithCancelCause(parent)
-	l.acquired = n.m.holdStarted()
+	n.m.holdStarted(l)
 	if !n.policy.DisableRenewal {
 		// A timer rather than a goroutine per lease: a renewer goroutine exists only while a
 		// renew is in flight, so short critical sections cost no goroutine at all.

@@ -55,7 +55,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	} else {
 		err = n.release(ctx, l.leaseID)
 	}
-	n.m.holdEnded(l.acquired)
+	n.m.holdEnded(l)
 	l.unlockLocal()
 	return err
 }

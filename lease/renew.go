@@ -189,7 +189,7 @@ func (l *Lease) abandonLocked(reason error) logLine {
 	n := l.ns
 	l.state = stateAbandoned
 	n.m.leaseAbandoned()
-	n.m.holdEnded(l.acquired)
+	n.m.holdEnded(l)
 	l.cancel(ErrAbandoned)
 	return logLine{slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped", []slog.Attr{
 		slog.String(namespaceLabel, n.name), slog.String("key", l.key),

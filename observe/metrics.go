@@ -12,22 +12,17 @@ import (
 // untrackedHelp documents lock_observe_untracked_total on both paths.
 const untrackedHelp = "Locks the observe hook counted but did not track (held gauge, hold and wait times) because MaxTracked was reached."
 
-// nsMetrics are one namespace's series that the wire can derive, on either metrics path.
-type nsMetrics struct {
-	waitAcquired, waitBusy, waitError   lockmetrics.Observer
-	renewOK, renewFailed, renewNotOwned lockmetrics.Counter
-	relOK, relNotOwned, relError        lockmetrics.Counter
-	heldSeconds                         lockmetrics.Observer
-	held                                lockmetrics.Gauge
-}
+// nsMetrics are one namespace's series, bound in internal/lockmetrics as lease binds its own,
+// with the scope the wire can derive.
+type nsMetrics = lockmetrics.Series
 
 // metricsPath is where an Observer's metrics go: a Prometheus registry (promPath) or an OTel
 // MeterProvider (otelPath). Both create the same series under the same names after
 // Prometheus' OTLP translation.
 type metricsPath interface {
-	// namespace binds ns's series. The ones the wire cannot derive (lock_abandoned_total,
-	// lock_fenced_writes_total, lock_releases_total{outcome="skipped"}) are not created.
-	namespace(ns string) *nsMetrics
+	// namespace binds ns's series, oldest feeding lock_held_oldest_seconds. The ones the wire
+	// cannot derive (lockmetrics.WireScope) are not created.
+	namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics
 	// untracked is lock_observe_untracked_total.
 	untracked() lockmetrics.Counter
 	// sweepOnCollect makes every scrape or collection run sweep first.
@@ -56,21 +51,8 @@ func newPromPath(reg prometheus.Registerer) (*promPath, error) {
 	return &promPath{reg: reg, fams: fams, dropped: dropped}, nil
 }
 
-func (p *promPath) namespace(ns string) *nsMetrics {
-	f := p.fams
-	return &nsMetrics{
-		waitAcquired:  f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeAcquired),
-		waitBusy:      f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeBusy),
-		waitError:     f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeError),
-		renewOK:       f.Renewals.WithLabelValues(ns, lockmetrics.OutcomeOK),
-		renewFailed:   f.Renewals.WithLabelValues(ns, lockmetrics.OutcomeFailed),
-		renewNotOwned: f.Renewals.WithLabelValues(ns, lockmetrics.OutcomeNotOwned),
-		relOK:         f.Releases.WithLabelValues(ns, lockmetrics.OutcomeOK),
-		relNotOwned:   f.Releases.WithLabelValues(ns, lockmetrics.OutcomeNotOwned),
-		relError:      f.Releases.WithLabelValues(ns, lockmetrics.OutcomeError),
-		heldSeconds:   f.HeldSeconds.WithLabelValues(ns),
-		held:          f.Held.WithLabelValues(ns),
-	}
+func (p *promPath) namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics {
+	return p.fams.Bind(ns, lockmetrics.WireScope, oldest)
 }
 
 func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }

@@ -103,10 +103,14 @@ func New(opts Options) (*Observer, error) {
 		now:     time.Now,
 		metrics: metrics,
 	}
-	for _, ns := range opts.Namespaces {
-		o.namespaces = append(o.namespaces, &namespace{name: ns.Name, pattern: ns.Pattern, m: metrics.namespace(ns.Name)})
-	}
+	// Before the namespaces: a scrape may ask the tracker for their oldest holds as soon as
+	// they are bound.
 	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), metrics.untracked())
+	for _, ns := range opts.Namespaces {
+		n := &namespace{name: ns.Name, pattern: ns.Pattern}
+		n.m = metrics.namespace(ns.Name, func() (time.Duration, bool) { return o.tracker.oldestHeld(n, o.now()) })
+		o.namespaces = append(o.namespaces, n)
+	}
 	// Last: a scrape may sweep as soon as this returns, and needs the tracker.
 	if err := metrics.sweepOnCollect(func() { o.tracker.sweep(o.now(), true) }); err != nil {
 		return nil, errors.Join(err, metrics.close())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
@@ -45,22 +44,8 @@ func newOTelPath(mp metric.MeterProvider) (*otelPath, error) {
 	return p, nil
 }
 
-func (p *otelPath) namespace(ns string) *nsMetrics {
-	i := p.inst
-	attrs := func(outcome string) attribute.Set { return lockmetrics.Attributes(ns, outcome) }
-	return &nsMetrics{
-		waitAcquired:  lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeAcquired)),
-		waitBusy:      lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeBusy)),
-		waitError:     lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeError)),
-		renewOK:       i.Counter(i.Renewals, attrs(lockmetrics.OutcomeOK)),
-		renewFailed:   i.Counter(i.Renewals, attrs(lockmetrics.OutcomeFailed)),
-		renewNotOwned: i.Counter(i.Renewals, attrs(lockmetrics.OutcomeNotOwned)),
-		relOK:         i.Counter(i.Releases, attrs(lockmetrics.OutcomeOK)),
-		relNotOwned:   i.Counter(i.Releases, attrs(lockmetrics.OutcomeNotOwned)),
-		relError:      i.Counter(i.Releases, attrs(lockmetrics.OutcomeError)),
-		heldSeconds:   lockmetrics.HistogramSeries(i.HeldSeconds, attrs("")),
-		held:          i.UpDown(i.Held, attrs("")),
-	}
+func (p *otelPath) namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics {
+	return p.inst.Bind(ns, lockmetrics.WireScope, oldest)
 }
 
 func (p *otelPath) untracked() lockmetrics.Counter { return &p.dropped }

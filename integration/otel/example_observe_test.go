@@ -48,5 +48,6 @@ func Example_observeOpenTelemetry() {
 	// lock_renewals {renewal}
 	// lock_releases {release}
 	// lock_held {lease}
+	// lock_held_oldest_seconds s
 	// lock_observe_untracked {lock}
 }
