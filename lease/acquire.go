@@ -24,16 +24,17 @@ import (
 //
 // KEYS[1] lock key, KEYS[2] its fence key, KEYS[3] (optional) its holder key;
 // ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3] the fence key's expiry in ms, ARGV[4] the
-// holder description when KEYS[3] is given. Returns the new fence token (> 0), or 0 when
+// holder description when KEYS[3] is given, recorded with the server's time of the acquisition
+// in milliseconds after a tab (lockkeys.ParseHolder). Returns the new fence token (> 0), or 0 when
 // someone else holds the lock.
 var acquireFencedScript = newScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
-if KEYS[3] then
-	redis.call('set', KEYS[3], ARGV[4], 'PX', ARGV[2])
-end
 local now = redis.call('time')
+if KEYS[3] then
+	redis.call('set', KEYS[3], ARGV[4] .. '\t' .. string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)), 'PX', ARGV[2])
+end
 local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local last = tonumber(redis.call('get', KEYS[2]))
 if last and last >= fence then
@@ -43,14 +44,16 @@ redis.call('set', KEYS[2], string.format('%d', fence), 'PX', ARGV[3])
 return fence
 `)
 
-// acquireHolderScript takes an unfenced lock and records its holder in one step.
+// acquireHolderScript takes an unfenced lock and records its holder in one step, with the
+// server's time of the acquisition in milliseconds after a tab (lockkeys.ParseHolder).
 // KEYS[1] lock key, KEYS[2] its holder key; ARGV[1] owner token, ARGV[2] TTL in ms,
 // ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
 var acquireHolderScript = newScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
-redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
+local now = redis.call('time')
+redis.call('set', KEYS[2], ARGV[3] .. '\t' .. string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)), 'PX', ARGV[2])
 return 1
 `)
 
