@@ -18,6 +18,9 @@ type nsState struct {
 	hasIdle            bool
 	top                *topK // stalest keys
 	noTTLTop           *topK // stalest keys without expiry
+	heldTop            *topK // longest-held keys (namespaces with ExpectedMaxHold)
+	maxHeld            time.Duration
+	hasHeld            bool
 	truncated          bool
 	err                error
 }
@@ -77,6 +80,9 @@ func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 		st.maxIdle, st.hasIdle = k.Idle, true
 	}
 	st.top.offer(k)
+	if k.HasHeld {
+		st.mergeHeld(k)
+	}
 }
 
 // merge folds one inspected batch into the namespaces its keys were admitted to.
@@ -149,6 +155,9 @@ func (f *pass) namespaceResult(i int, passDone bool, dur time.Duration) Namespac
 		HasIdle:        st.hasIdle,
 		Stalest:        f.withHolders(st.top.sorted()),
 		StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
+		LongestHeld:    st.heldTop.sorted(),
+		MaxHeld:        st.maxHeld,
+		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,
 		Complete:       st.err == nil && (passDone || capped),
 		Err:            st.err,

@@ -77,6 +77,12 @@ type Namespace struct {
 	// ExpectedRenewInterval is how often owners renew; zero means not declared, and
 	// lock_expected_renew_interval_seconds is then not exported.
 	ExpectedRenewInterval time.Duration
+	// ExpectedMaxHold is the longest a lease of the namespace should be held; zero means not
+	// declared. Declaring it exports lock_expected_max_hold_seconds and makes the scan read the
+	// holder record ({L}:holder, written by lease with Policy.RecordHolder) of each of the
+	// namespace's keys, one GET per key, for lock_key_held_seconds and
+	// lock_key_held_max_seconds.
+	ExpectedMaxHold time.Duration
 	// Types are the Redis value types that count as locks of this namespace: TypeString
 	// (SET NX locks: lease, bsm/redislock, redsync) and/or TypeHash (Redisson keeps its locks in
 	// hashes). Empty means [TypeString]. Keys of other types under the pattern are ignored.
@@ -212,6 +218,9 @@ func (n Namespace) Validate() error {
 	}
 	if n.ExpectedRenewInterval < 0 {
 		return invalidOptions("namespace %q: expected renew interval %s is negative", n.Name, n.ExpectedRenewInterval)
+	}
+	if n.ExpectedMaxHold < 0 {
+		return invalidOptions("namespace %q: expected max hold %s is negative", n.Name, n.ExpectedMaxHold)
 	}
 	if n.ExpectedTTL > 0 && n.ExpectedRenewInterval >= n.ExpectedTTL {
 		return invalidOptions("namespace %q: expected renew interval %s must be shorter than expected TTL %s", n.Name, n.ExpectedRenewInterval, n.ExpectedTTL)

@@ -48,6 +48,13 @@ type NamespaceResult struct {
 	Stalest []KeyInfo
 	// StalestNoTTL lists at most TopK keys without expiry, stalest first.
 	StalestNoTTL []KeyInfo
+	// LongestHeld lists at most TopK keys whose holder record carries the acquisition time,
+	// longest held first; empty unless the namespace declares ExpectedMaxHold.
+	LongestHeld []KeyInfo
+	// MaxHeld is the longest hold among the namespace's keys; valid only when HasHeld.
+	MaxHeld time.Duration
+	// HasHeld is true when at least one key's hold age was read.
+	HasHeld bool
 	// Truncated is true when the MaxKeys cap stopped the scan.
 	Truncated bool
 	// Complete is true when the pass ran to its end on every node (or the namespace reached its

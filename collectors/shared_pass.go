@@ -98,7 +98,8 @@ func newPass(base context.Context, opts Options, cls *classifier, replies *reply
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		f.ns = append(f.ns, &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys)})
+		f.ns = append(f.ns, &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys),
+			heldTop: newTopKBy(opts.TopK, opts.FullKeys, longerHeld)})
 	}
 	return f
 }

@@ -26,6 +26,19 @@ type KeyInfo struct {
 	// read for the keys a complete Result lists; "" when the lock records none (taken without
 	// Policy.RecordHolder, or by another library), when Cut, or when it could not be read.
 	Holder string
+	// Held is how long the lock has been held, by the Redis server's clock: its TIME when the
+	// key was inspected less the acquisition time in the lock's holder record. Valid only when
+	// HasHeld (a namespace with ExpectedMaxHold, a lock whose holder record carries the time).
+	Held    time.Duration
+	HasHeld bool
+}
+
+// longerHeld orders keys for the top-K of hold ages: longest held first, then by name.
+func longerHeld(a, b KeyInfo) bool {
+	if a.Held != b.Held {
+		return a.Held > b.Held
+	}
+	return a.Key < b.Key
 }
 
 // staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
@@ -42,14 +55,18 @@ func staler(a, b KeyInfo) bool {
 // derived from the whole key) de-duplicates keys that SCAN returned twice. Memory is O(k): a kept
 // key is cut to maxKeyLabelLen bytes unless full keys were asked for.
 type topK struct {
-	k     int
-	full  bool
-	items []KeyInfo
-	index map[string]int
+	k      int
+	full   bool
+	before func(a, b KeyInfo) bool // the order kept: staler, unless newTopKBy says otherwise
+	items  []KeyInfo
+	index  map[string]int
 }
 
-func newTopK(k int, full bool) *topK {
-	return &topK{k: k, full: full, index: make(map[string]int, k)}
+func newTopK(k int, full bool) *topK { return newTopKBy(k, full, staler) }
+
+// newTopKBy keeps the k first keys by before instead of the stalest.
+func newTopKBy(k int, full bool, before func(a, b KeyInfo) bool) *topK {
+	return &topK{k: k, full: full, before: before, index: make(map[string]int, k)}
 }
 
 // keep prepares a key for storage: its label from the whole name, and a copy of the name (cut
@@ -67,7 +84,7 @@ func (t *topK) keep(ki KeyInfo) KeyInfo {
 func (t *topK) offer(ki KeyInfo) {
 	// The common case, and the cheap one: not staler than the least stale kept key. (A kept key
 	// that SCAN returns again no staler than that keeps its first reading.)
-	if len(t.items) == t.k && !staler(ki, t.items[0]) {
+	if len(t.items) == t.k && !t.before(ki, t.items[0]) {
 		return
 	}
 	ki = t.keep(ki)
@@ -90,10 +107,10 @@ func (t *topK) offer(ki KeyInfo) {
 func (t *topK) sorted() []KeyInfo {
 	out := slices.Clone(t.items)
 	slices.SortFunc(out, func(a, b KeyInfo) int {
-		if staler(a, b) {
+		if t.before(a, b) {
 			return -1
 		}
-		if staler(b, a) {
+		if t.before(b, a) {
 			return 1
 		}
 		return 0
@@ -103,7 +120,7 @@ func (t *topK) sorted() []KeyInfo {
 
 // heap.Interface: a min-heap by staleness, so the root is the first key to evict.
 func (t *topK) Len() int           { return len(t.items) }
-func (t *topK) Less(i, j int) bool { return staler(t.items[j], t.items[i]) }
+func (t *topK) Less(i, j int) bool { return t.before(t.items[j], t.items[i]) }
 func (t *topK) Swap(i, j int) {
 	t.items[i], t.items[j] = t.items[j], t.items[i]
 	t.index[t.items[i].Label] = i
