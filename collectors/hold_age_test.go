@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )
 
@@ -51,11 +54,20 @@ func TestHeldAgesShowAZombieHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := newTestScanner(t, c, Options{TopK: 5, Namespaces: []Namespace{
+	// Through the least-privilege ACL docs/exporter.md documents: it must allow the holder
+	// records' GET and the TIME that ages them, and still no GET of a lock key.
+	const password = "held-ages-acl"
+	testkit.SetACL(t, srv, testkit.DocumentedACL(t, password))
+	exporter := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: testkit.ACLUser, Password: password, Protocol: 2})
+	t.Cleanup(func() { _ = exporter.Close() })
+	s := newTestScanner(t, exporter, Options{TopK: 5, Namespaces: []Namespace{
 		{Name: "jobs", Pattern: "jobs:*", ExpectedMaxHold: time.Hour},
 		{Name: "undeclared", Pattern: "jobs:*"},
 	}})
 	got := gather(t, s.Collector(ctx))
+	if v := only(t, got, "lock_exporter_up", ""); v != 1 {
+		t.Fatalf("lock_exporter_up = %v through the documented ACL", v)
+	}
 
 	held := map[string]float64{}
 	for _, s := range got["lock_key_held_seconds"] {
