@@ -12,6 +12,9 @@ import (
 // untrackedHelp documents lock_observe_untracked_total on both paths.
 const untrackedHelp = "Locks the observe hook counted but did not track (held gauge, hold and wait times) because MaxTracked was reached."
 
+// unclassifiedHelp documents lock_observe_unclassified_scripts_total on both paths.
+const unclassifiedHelp = "EVALSHA calls on a declared namespace's key whose script the observe hook never saw and does not know: lock operations it may be missing."
+
 // nsMetrics are one namespace's series, bound in internal/lockmetrics as lease binds its own,
 // with the scope the wire can derive.
 type nsMetrics = lockmetrics.Series
@@ -25,6 +28,8 @@ type metricsPath interface {
 	namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics
 	// untracked is lock_observe_untracked_total.
 	untracked() lockmetrics.Counter
+	// unclassified is lock_observe_unclassified_scripts_total.
+	unclassified() lockmetrics.Counter
 	// sweepOnCollect makes every scrape or collection run sweep first.
 	sweepOnCollect(sweep func()) error
 	// close stops what the path keeps registered outside the Observer.
@@ -37,6 +42,7 @@ type promPath struct {
 	reg     prometheus.Registerer
 	fams    *lockmetrics.Families
 	dropped prometheus.Counter
+	unknown prometheus.Counter
 }
 
 func newPromPath(reg prometheus.Registerer) (*promPath, error) {
@@ -44,11 +50,15 @@ func newPromPath(reg prometheus.Registerer) (*promPath, error) {
 	if err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
-	dropped, err := registerDropped(reg)
+	dropped, err := registerCounter(reg, "lock_observe_untracked_total", untrackedHelp)
 	if err != nil {
 		return nil, err
 	}
-	return &promPath{reg: reg, fams: fams, dropped: dropped}, nil
+	unknown, err := registerCounter(reg, "lock_observe_unclassified_scripts_total", unclassifiedHelp)
+	if err != nil {
+		return nil, err
+	}
+	return &promPath{reg: reg, fams: fams, dropped: dropped, unknown: unknown}, nil
 }
 
 func (p *promPath) namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics {
@@ -56,6 +66,8 @@ func (p *promPath) namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetric
 }
 
 func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }
+
+func (p *promPath) unclassified() lockmetrics.Counter { return p.unknown }
 
 func (p *promPath) sweepOnCollect(sweep func()) error {
 	if err := p.reg.Register(sweeper{sweep}); err != nil {
@@ -67,14 +79,11 @@ func (p *promPath) sweepOnCollect(sweep func()) error {
 // close leaves the families registered: other producers on the registry may share them.
 func (p *promPath) close() error { return nil }
 
-// registerDropped registers the one family that is observe's own: locks not tracked because
-// MaxTracked was reached. Shared like the contract's families when several Observers share a
-// registry.
-func registerDropped(reg prometheus.Registerer) (prometheus.Counter, error) {
-	c := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "lock_observe_untracked_total",
-		Help: untrackedHelp,
-	})
+// registerCounter registers one of the families that are observe's own (locks not tracked
+// because MaxTracked was reached, scripts it could not classify). Shared like the contract's
+// families when several Observers share a registry.
+func registerCounter(reg prometheus.Registerer, name, help string) (prometheus.Counter, error) {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	if err := reg.Register(c); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
@@ -82,7 +91,7 @@ func registerDropped(reg prometheus.Registerer) (prometheus.Counter, error) {
 				return existing, nil
 			}
 		}
-		return nil, fmt.Errorf("observe: register lock_observe_untracked_total: %w", err)
+		return nil, fmt.Errorf("observe: register %s: %w", name, err)
 	}
 	return c, nil
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockwatch/lockwatch/internal/glob"
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
 // Namespace maps lock keys to a lock_namespace label. Pattern uses Redis glob rules, exactly
@@ -74,6 +75,9 @@ type Observer struct {
 	seed       maphash.Seed
 	now        func() time.Time
 	metrics    metricsPath
+	// unknownSHA counts EVALSHA calls on a namespace's key whose script this process never saw
+	// and knownScripts does not list: lock operations it cannot tell from anything else.
+	unknownSHA lockmetrics.Counter
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -98,10 +102,11 @@ func New(opts Options) (*Observer, error) {
 		return nil, err
 	}
 	o := &Observer{
-		scripts: newScriptTable(),
-		seed:    maphash.MakeSeed(),
-		now:     time.Now,
-		metrics: metrics,
+		scripts:    newScriptTable(),
+		seed:       maphash.MakeSeed(),
+		now:        time.Now,
+		metrics:    metrics,
+		unknownSHA: metrics.unclassified(),
 	}
 	// Before the namespaces: a scrape may ask the tracker for their oldest holds as soon as
 	// they are bound.

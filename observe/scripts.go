@@ -47,6 +47,12 @@ var knownScripts = map[string]scriptInfo{
 	"80a1b5f2cfccec3b7119ba7721d2127682b691a7": {opAcquire, 3, ttlRelMillis},
 	"a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf": {opRefresh, 2, ttlRelMillis},
 	"cf0e94b2e9ffc7e04395cf88f7583fc309985910": {opRelease, 0, ttlUnknown},
+	// bsm/redislock main at 76760bd (unreleased; multi-key): obtain (MSETNX, PEXPIRE ARGV[3]
+	// through a helper), refresh (PEXPIRE ARGV[2]), release, each an MGET compared with ~=.
+	// classifyBody reads the same from their bodies.
+	"eb0c00d98f6f33b4262419a509002884540f30be": {opAcquire, 3, ttlRelMillis},
+	"5a22d7e8431313862816d4416b5e46dd70fc340d": {opRefresh, 2, ttlRelMillis},
+	"9470c810040e272ee6c579d8d4331aaf6332a7b1": {opRelease, 0, ttlUnknown},
 	// go-redsync/redsync v4.18.1: touch, touch with SET NX fallback (both PEXPIRE ARGV[2]),
 	// delete. Its acquire is a plain SET NX PX.
 	"d75bb8b5bd13532ddedd17762e772346e39b321e": {opRefresh, 2, ttlRelMillis},

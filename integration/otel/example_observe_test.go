@@ -50,4 +50,5 @@ func Example_observeOpenTelemetry() {
 	// lock_held {lease}
 	// lock_held_oldest_seconds s
 	// lock_observe_untracked {lock}
+	// lock_observe_unclassified_scripts {call}
 }
