@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+	"github.com/lockwatch/lockwatch/internal/lockns"
 )
 
 // Namespace maps lock keys to a lock_namespace label. Pattern uses Redis glob rules, exactly
@@ -153,16 +154,16 @@ func (o *Observer) Close() error {
 	return o.closeErr
 }
 
+// validateNamespaces checks names and patterns by the exporter's rules and with its messages
+// (internal/lockns), so a declaration one accepts the other accepts too.
 func validateNamespaces(nss []Namespace) error {
 	seen := map[string]bool{}
 	for _, ns := range nss {
-		switch {
-		case ns.Name == "":
-			return fmt.Errorf("%w: empty name (pattern %q)", ErrBadNamespace, ns.Pattern)
-		case ns.Pattern == "":
-			return fmt.Errorf("%w: %q has an empty pattern", ErrBadNamespace, ns.Name)
-		case seen[ns.Name]:
-			return fmt.Errorf("%w: %q declared twice", ErrBadNamespace, ns.Name)
+		if err := lockns.Validate(ns.Name, ns.Pattern); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadNamespace, err)
+		}
+		if seen[ns.Name] {
+			return fmt.Errorf("%w: duplicate namespace name %q", ErrBadNamespace, ns.Name)
 		}
 		seen[ns.Name] = true
 	}
@@ -180,7 +181,8 @@ func orDefault[T comparable](v, def T) T {
 // namespaceOf returns the first namespace whose pattern matches key, or nil.
 func (o *Observer) namespaceOf(key string) *namespace {
 	for _, ns := range o.namespaces {
-		if glob.Match(ns.pattern, key) {
+		// SCAN MATCH's rule, as the exporter classifies keys: "*" also matches the empty key.
+		if glob.ScanMatch(ns.pattern, key) {
 			return ns
 		}
 	}
