@@ -50,9 +50,9 @@ var knownScripts = map[string]scriptInfo{
 	// bsm/redislock main at 76760bd (unreleased; multi-key): obtain (MSETNX, PEXPIRE ARGV[3]
 	// through a helper), refresh (PEXPIRE ARGV[2]), release, each an MGET compared with ~=.
 	// classifyBody reads the same from their bodies.
-	"eb0c00d98f6f33b4262419a509002884540f30be": {opAcquire, 3, ttlRelMillis},
-	"5a22d7e8431313862816d4416b5e46dd70fc340d": {opRefresh, 2, ttlRelMillis},
-	"9470c810040e272ee6c579d8d4331aaf6332a7b1": {opRelease, 0, ttlUnknown},
+	"eb0c00d98f6f33b4262419a509002884540f30be": {op: opAcquire, ttlArg: 3, ttl: ttlRelMillis},
+	"5a22d7e8431313862816d4416b5e46dd70fc340d": {op: opRefresh, ttlArg: 2, ttl: ttlRelMillis},
+	"9470c810040e272ee6c579d8d4331aaf6332a7b1": {op: opRelease},
 	// go-redsync/redsync v4.18.1: touch, touch with SET NX fallback (both PEXPIRE ARGV[2]),
 	// delete. Its acquire is a plain SET NX PX.
 	"d75bb8b5bd13532ddedd17762e772346e39b321e": {opRefresh, 2, ttlRelMillis},
