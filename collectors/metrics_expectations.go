@@ -38,7 +38,7 @@ func (e *expectations) update(res *Result, ch chan<- prometheus.Metric) {
 			ch <- gauge(e.renew, duration.Seconds(every), ns.Namespace.Name)
 		}
 		if hold := ns.Namespace.ExpectedMaxHold; hold > 0 {
-			ch <- gauge(e.maxHold, Seconds(hold), ns.Namespace.Name)
+			ch <- gauge(e.maxHold, duration.Seconds(hold), ns.Namespace.Name)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package collectors
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockwatch/lockwatch/internal/duration"
+)
 
 // heldStats reports how long locks have been held, from their holder records: a renewer keeps a
 // zombie holder's TTL healthy and its idle time short, so only the age of the hold itself shows
@@ -31,12 +35,12 @@ func (d *heldStats) update(res *Result, ch chan<- prometheus.Metric) {
 			continue
 		}
 		name := ns.Namespace.Name
-		ch <- gauge(d.heldMax, Seconds(ns.MaxHeld), name) // MaxHeld is 0 unless HasHeld
+		ch <- gauge(d.heldMax, duration.Seconds(ns.MaxHeld), name) // MaxHeld is 0 unless HasHeld
 		seen := make(map[string]bool, len(ns.LongestHeld))
 		for _, k := range ns.LongestHeld {
 			if !seen[k.Label] {
 				seen[k.Label] = true
-				ch <- gauge(d.held, Seconds(k.Held), name, k.Label)
+				ch <- gauge(d.held, duration.Seconds(k.Held), name, k.Label)
 			}
 		}
 	}

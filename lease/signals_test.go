@@ -52,25 +52,16 @@ func twentyWaiters(t *testing.T, n *Namespace, read func() float64) {
 }
 
 // 20 goroutines blocked on one key read 20 waiters, whether they poll Redis or queue on the
-// local mutex, on either metrics path.
+// local mutex. (The OTel path's twin is in integration/otel.)
 func TestWaitersCountsBlockedCallers(t *testing.T) {
 	policy := Policy{AcquireTimeout: time.Minute, RetryBackoff: 5 * time.Millisecond}
 	for _, local := range []bool{false, true} {
 		p := policy
 		p.LocalMutex = local
-		name := map[bool]string{false: "redis", true: "local_mutex"}[local]
-		t.Run(name+"/prometheus", func(t *testing.T) {
+		t.Run(map[bool]string{false: "redis", true: "local_mutex"}[local], func(t *testing.T) {
 			e := newEnv(t, sharedAddr)
 			n := e.namespace(t, "jobs", p)
 			twentyWaiters(t, n, func() float64 { return e.metric(t, "lock_waiters", namespaceLabel, "jobs") })
-		})
-		t.Run(name+"/otel", func(t *testing.T) {
-			e := newOTelEnv(t)
-			n, err := e.c.Declare("jobs", p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			twentyWaiters(t, n, func() float64 { return e.series(t)["lock_waiters{jobs,}"] })
 		})
 	}
 }
@@ -97,57 +88,48 @@ func TestWaitersIgnoresCallsThatDoNotWait(t *testing.T) {
 
 // lock_held_oldest_seconds is the age of the oldest lease held at the scrape: it grows while
 // the lease is held, follows the next-oldest when the oldest is released, and is 0 once none is
-// held.
+// held. (The OTel path's twin is in integration/otel.)
 func TestHeldOldestFollowsTheOldestLease(t *testing.T) {
-	for _, path := range []string{"prometheus", "otel"} {
-		t.Run(path, func(t *testing.T) {
-			var n *Namespace
-			var read func() float64
-			if path == "prometheus" {
-				e := newEnv(t, sharedAddr)
-				n = e.namespace(t, "jobs", Policy{})
-				read = func() float64 { return e.metric(t, "lock_held_oldest_seconds", namespaceLabel, "jobs") }
-			} else {
-				e := newOTelEnv(t)
-				var err error
-				if n, err = e.c.Declare("jobs", Policy{}); err != nil {
-					t.Fatal(err)
-				}
-				read = func() float64 { return e.series(t)["lock_held_oldest_seconds{jobs,}"] }
-			}
-			ctx := context.Background()
-			if got := read(); got != 0 {
-				t.Fatalf("before any lease: %v, want 0", got)
-			}
-			start := time.Now()
-			first, err := n.Acquire(ctx, uniqueKey(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(300 * time.Millisecond)
-			secondAt := time.Now()
-			second, err := n.Acquire(ctx, uniqueKey(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(200 * time.Millisecond)
-			got := read()
-			if min, max := 0.5, time.Since(start).Seconds(); got < min || got > max {
-				t.Errorf("with two leases: %v, want the first's age in [%v, %v]", got, min, max)
-			}
-			if err := first.Release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			got = read()
-			if min, max := 0.2, time.Since(secondAt).Seconds(); got < min || got > max {
-				t.Errorf("after the oldest's release: %v, want the second's age in [%v, %v]", got, min, max)
-			}
-			if err := second.Release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if got := read(); got != 0 {
-				t.Errorf("with no lease held: %v, want 0", got)
-			}
-		})
+	e := newEnv(t, sharedAddr)
+	n := e.namespace(t, "jobs", Policy{})
+	oldestFollowsTheOldestLease(t, n, func() float64 { return e.metric(t, "lock_held_oldest_seconds", namespaceLabel, "jobs") })
+}
+
+// oldestFollowsTheOldestLease takes two leases of n a moment apart and releases them in turn,
+// checking the oldest hold that read reports at each step.
+func oldestFollowsTheOldestLease(t *testing.T, n *Namespace, read func() float64) {
+	t.Helper()
+	ctx := context.Background()
+	if got := read(); got != 0 {
+		t.Fatalf("before any lease: %v, want 0", got)
+	}
+	start := time.Now()
+	first, err := n.Acquire(ctx, uniqueKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	secondAt := time.Now()
+	second, err := n.Acquire(ctx, uniqueKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	got := read()
+	if min, max := 0.5, time.Since(start).Seconds(); got < min || got > max {
+		t.Errorf("with two leases: %v, want the first's age in [%v, %v]", got, min, max)
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got = read()
+	if min, max := 0.2, time.Since(secondAt).Seconds(); got < min || got > max {
+		t.Errorf("after the oldest's release: %v, want the second's age in [%v, %v]", got, min, max)
+	}
+	if err := second.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != 0 {
+		t.Errorf("with no lease held: %v, want 0", got)
 	}
 }

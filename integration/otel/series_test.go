@@ -70,7 +70,7 @@ func otelSeries(t testing.TB, reader *sdkmetric.ManualReader) map[string]float64
 			case metricdata.Gauge[float64]:
 				name := translate(t, namer, m, otlptranslator.MetricTypeGauge)
 				for _, dp := range d.DataPoints {
-					out[SeriesKey(t, name, dp.Attributes)] = dp.Value
+					out[seriesKey(t, name, dp.Attributes)] = dp.Value
 				}
 			default:
 				t.Fatalf("%s: unexpected aggregation %T", m.Name, m.Data)
