@@ -338,7 +338,7 @@ func TestBatchingOnCluster(t *testing.T) {
 			if err := l.Renew(ctx); err != nil {
 				t.Errorf("Renew(%q): %v", key, err)
 			}
-			if err := n.FencedSet(ctx, l.Fence(), key+":data", "v", time.Minute); err != nil {
+			if err := n.FencedSet(ctx, key, l.Fence(), besideLock(key), "v", time.Minute); err != nil {
 				t.Errorf("FencedSet(%q): %v", key, err)
 			}
 			if err := l.Release(ctx); err != nil {
