@@ -49,10 +49,14 @@ func (s *Scanner) readHolders(f *pass) {
 		v, err := cmd.Result()
 		switch {
 		case err == nil && v != "":
-			if len(v) > maxHolderBytes {
+			// The description only: the acquisition time lease records beside it
+			// (lockkeys.ParseHolder) is the hold age's, not a label's.
+			if v = lockkeys.ParseHolder(v).Description; len(v) > maxHolderBytes {
 				v = v[:maxHolderBytes]
 			}
-			found[keys[i]] = v
+			if v != "" {
+				found[keys[i]] = v
+			}
 		case err != nil && !errors.Is(err, redis.Nil) && firstErr == nil:
 			firstErr = err
 		}

@@ -39,6 +39,12 @@ type inspector struct {
 	idles   []*redis.DurationCmd
 	types   []*redis.StatusCmd
 	replies []keyReply
+	// readHolder picks the keys whose holder record is read for their hold age (see
+	// classifier.holderReader); nil reads none. holders has a GET per key (nil where none was
+	// queued) and now the server's TIME, for the batch in flight.
+	readHolder func(key string) bool
+	holders    []*redis.StringCmd
+	now        *redis.TimeCmd
 }
 
 // inspect pipelines the commands for keys and returns one reply per key, valid until the next
@@ -57,6 +63,7 @@ func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) 
 			in.types = append(in.types, pipe.Type(ctx, k))
 		}
 	}
+	in.queueHolders(ctx, pipe, keys)
 	// Exec's error is the first failed command's; each command is judged on its own below,
 	// because a vanished key (nil reply) is not a failure and an error on one key (NOPERM, say)
 	// concerns only that key's namespaces.
@@ -121,5 +128,6 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 		}
 		r.info.Idle = idle
 	}
+	in.heldFor(j, &r)
 	return r
 }

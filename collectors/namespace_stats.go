@@ -19,6 +19,9 @@ type nsState struct {
 	top                *topK // stalest keys
 	noTTLTop           *topK // stalest keys without expiry
 	soonest            *topK // keys with the shortest TTL; nil unless Options.Soonest
+	heldTop            *topK // longest-held keys (namespaces with ExpectedMaxHold)
+	maxHeld            time.Duration
+	hasHeld            bool
 	truncated          bool
 	err                error
 }
@@ -83,6 +86,9 @@ func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 		st.maxIdle, st.hasIdle = k.Idle, true
 	}
 	st.top.offer(k)
+	if k.HasHeld {
+		st.mergeHeld(k)
+	}
 }
 
 // merge folds one inspected batch into the namespaces its keys were admitted to.
@@ -156,6 +162,9 @@ func (f *pass) namespaceResult(i int, passDone bool, dur time.Duration) Namespac
 		Stalest:        f.withHolders(st.top.sorted()),
 		StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
 		Soonest:        st.soonest.sortedOrNil(),
+		LongestHeld:    st.heldTop.sorted(),
+		MaxHeld:        st.maxHeld,
+		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,
 		Complete:       st.err == nil && (passDone || capped),
 		Err:            st.err,

@@ -45,7 +45,7 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 	var wg sync.WaitGroup
 	for range inspectWorkers {
 		wg.Go(func() {
-			in := &inspector{c: c, noIdle: &noIdle}
+			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader()}
 			for b := range batches {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/lockwatch/lockwatch/internal/lockns"
 )
 
 // Defaults applied by NewScanner to zero-valued Options fields.
@@ -44,9 +44,6 @@ const (
 	MaxBatchSize = 10_000
 )
 
-// maxNamespaceNameLen bounds the lock_namespace label value.
-const maxNamespaceNameLen = 128
-
 // ErrInvalidOptions is matched (errors.Is) by every validation error of Options and Namespace.
 var ErrInvalidOptions = errors.New("invalid collector options")
 
@@ -77,6 +74,12 @@ type Namespace struct {
 	// ExpectedRenewInterval is how often owners renew; zero means not declared, and
 	// lock_expected_renew_interval_seconds is then not exported.
 	ExpectedRenewInterval time.Duration
+	// ExpectedMaxHold is the longest a lease of the namespace should be held; zero means not
+	// declared. Declaring it exports lock_expected_max_hold_seconds and makes the scan read the
+	// holder record ({L}:holder, written by lease with Policy.RecordHolder) of each of the
+	// namespace's keys, one GET per key, for lock_key_held_seconds and
+	// lock_key_held_max_seconds.
+	ExpectedMaxHold time.Duration
 	// Types are the Redis value types that count as locks of this namespace: TypeString
 	// (SET NX locks: lease, bsm/redislock, redsync) and/or TypeHash (Redisson keeps its locks in
 	// hashes). Empty means [TypeString]. Keys of other types under the pattern are ignored.
@@ -194,16 +197,9 @@ func (o Options) validate() error {
 
 // Validate reports the first problem with the namespace's name, pattern or expectations.
 func (n Namespace) Validate() error {
-	switch {
-	case n.Name == "":
-		return invalidOptions("namespace with pattern %q has an empty name", n.Pattern)
-	case len(n.Name) > maxNamespaceNameLen:
-		return invalidOptions("namespace name %q is longer than %d bytes", n.Name, maxNamespaceNameLen)
-	case !printable(n.Name):
-		return invalidOptions("namespace name %q must be printable UTF-8", n.Name)
-	}
-	if err := validatePattern(n.Pattern); err != nil {
-		return invalidOptions("namespace %q: pattern %q: %v", n.Name, n.Pattern, err)
+	// Name and pattern by the rules observe shares (internal/lockns).
+	if err := lockns.Validate(n.Name, n.Pattern); err != nil {
+		return invalidOptions("%v", err)
 	}
 	for _, t := range n.Types {
 		if t != TypeString && t != TypeHash {
@@ -216,58 +212,14 @@ func (n Namespace) Validate() error {
 	if n.ExpectedRenewInterval < 0 {
 		return invalidOptions("namespace %q: expected renew interval %s is negative", n.Name, n.ExpectedRenewInterval)
 	}
+	if n.ExpectedMaxHold < 0 {
+		return invalidOptions("namespace %q: expected max hold %s is negative", n.Name, n.ExpectedMaxHold)
+	}
 	if n.ExpectedTTL > 0 && n.ExpectedRenewInterval >= n.ExpectedTTL {
 		return invalidOptions("namespace %q: expected renew interval %s must be shorter than expected TTL %s", n.Name, n.ExpectedRenewInterval, n.ExpectedTTL)
 	}
 	return nil
 }
 
-func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// validatePattern rejects globs Redis would accept but that cannot mean what the user wants: an
-// unterminated character class or a dangling escape silently match something else.
-func validatePattern(p string) error {
-	if p == "" {
-		return errors.New("empty pattern")
-	}
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '\\':
-			if i == len(p)-1 {
-				return errors.New("ends with a lone backslash")
-			}
-			i++
-		case '[':
-			j := i + 1
-			if j < len(p) && p[j] == '^' {
-				j++
-			}
-			closed := false
-			for ; j < len(p); j++ {
-				if p[j] == '\\' {
-					j++
-					continue
-				}
-				if p[j] == ']' {
-					closed = true
-					break
-				}
-			}
-			if !closed {
-				return errors.New("unterminated [ character class")
-			}
-			i = j
-		}
-	}
-	return nil
-}
+// printable is lockns.Printable, for the label checks of this package.
+func printable(s string) bool { return lockns.Printable(s) }

@@ -51,6 +51,13 @@ type NamespaceResult struct {
 	// Soonest lists at most TopK keys with an expiry, shortest remaining TTL first; only with
 	// Options.Soonest.
 	Soonest []KeyInfo
+	// LongestHeld lists at most TopK keys whose holder record carries the acquisition time,
+	// longest held first; empty unless the namespace declares ExpectedMaxHold.
+	LongestHeld []KeyInfo
+	// MaxHeld is the longest hold among the namespace's keys; valid only when HasHeld.
+	MaxHeld time.Duration
+	// HasHeld is true when at least one key's hold age was read.
+	HasHeld bool
 	// Truncated is true when the MaxKeys cap stopped the scan.
 	Truncated bool
 	// Complete is true when the pass ran to its end on every node (or the namespace reached its

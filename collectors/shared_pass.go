@@ -98,7 +98,8 @@ func newPass(base context.Context, opts Options, cls *classifier, replies *reply
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		st := &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys)}
+		st := &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys),
+			heldTop: newTopKBy(opts.TopK, opts.FullKeys, longerHeld)}
 		if opts.Soonest {
 			st.soonest = newTopKBy(opts.TopK, opts.FullKeys, sooner)
 		}

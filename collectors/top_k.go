@@ -26,6 +26,19 @@ type KeyInfo struct {
 	// read for the keys a complete Result lists; "" when the lock records none (taken without
 	// Policy.RecordHolder, or by another library), when Cut, or when it could not be read.
 	Holder string
+	// Held is how long the lock has been held, by the Redis server's clock: its TIME when the
+	// key was inspected less the acquisition time in the lock's holder record. Valid only when
+	// HasHeld (a namespace with ExpectedMaxHold, a lock whose holder record carries the time).
+	Held    time.Duration
+	HasHeld bool
+}
+
+// longerHeld orders keys for the top-K of hold ages: longest held first, then by name.
+func longerHeld(a, b KeyInfo) bool {
+	if a.Held != b.Held {
+		return a.Held > b.Held
+	}
+	return a.Key < b.Key
 }
 
 // staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
@@ -54,13 +67,14 @@ func sooner(a, b KeyInfo) bool {
 type topK struct {
 	k      int
 	full   bool
-	before func(a, b KeyInfo) bool
+	before func(a, b KeyInfo) bool // the order kept: staler, unless newTopKBy says otherwise
 	items  []KeyInfo
 	index  map[string]int
 }
 
 func newTopK(k int, full bool) *topK { return newTopKBy(k, full, staler) }
 
+// newTopKBy keeps the k first keys by before instead of the stalest.
 func newTopKBy(k int, full bool, before func(a, b KeyInfo) bool) *topK {
 	return &topK{k: k, full: full, before: before, index: make(map[string]int, k)}
 }

@@ -24,16 +24,17 @@ import (
 //
 // KEYS[1] lock key, KEYS[2] its fence key, KEYS[3] (optional) its holder key;
 // ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3] the fence key's expiry in ms, ARGV[4] the
-// holder description when KEYS[3] is given. Returns the new fence token (> 0), or 0 when
+// holder description when KEYS[3] is given, recorded with the server's time of the acquisition
+// in milliseconds after a tab (lockkeys.ParseHolder). Returns the new fence token (> 0), or 0 when
 // someone else holds the lock.
 var acquireFencedScript = newScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
-if KEYS[3] then
-	redis.call('set', KEYS[3], ARGV[4], 'PX', ARGV[2])
-end
 local now = redis.call('time')
+if KEYS[3] then
+	redis.call('set', KEYS[3], ARGV[4] .. '\t' .. string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)), 'PX', ARGV[2])
+end
 local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local last = tonumber(redis.call('get', KEYS[2]))
 if last and last >= fence then
@@ -43,14 +44,16 @@ redis.call('set', KEYS[2], string.format('%d', fence), 'PX', ARGV[3])
 return fence
 `)
 
-// acquireHolderScript takes an unfenced lock and records its holder in one step.
+// acquireHolderScript takes an unfenced lock and records its holder in one step, with the
+// server's time of the acquisition in milliseconds after a tab (lockkeys.ParseHolder).
 // KEYS[1] lock key, KEYS[2] its holder key; ARGV[1] owner token, ARGV[2] TTL in ms,
 // ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
 var acquireHolderScript = newScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
-redis.call('set', KEYS[2], ARGV[3], 'PX', ARGV[2])
+local now = redis.call('time')
+redis.call('set', KEYS[2], ARGV[3] .. '\t' .. string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)), 'PX', ARGV[2])
 return 1
 `)
 
@@ -79,10 +82,10 @@ func (n *Namespace) TryAcquire(ctx context.Context, key string) (*Lease, error) 
 
 func (n *Namespace) checkKey(key string) error {
 	if key == "" {
-		return fmt.Errorf("%w: empty lock key", ErrInvalidKey)
+		return fmt.Errorf("%w: empty lock key in namespace %s", ErrInvalidKey, n.name)
 	}
 	if (n.policy.Fencing || n.policy.RecordHolder) && !lockkeys.SameSlot(key) {
-		return fmt.Errorf("%w: %q contains '}' outside a hash tag, so its fence and holder keys cannot share its cluster slot", ErrInvalidKey, key)
+		return fmt.Errorf("%w: %q in namespace %s contains '}' outside a hash tag, so its fence and holder keys cannot share its cluster slot", ErrInvalidKey, key, n.name)
 	}
 	return nil
 }
@@ -97,31 +100,47 @@ func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease,
 	return l, err
 }
 
+// unansweredAfter is how long a retry must have been in flight when the acquire deadline cut
+// it for the acquire to report Redis's silence rather than ErrBusy (RetryBackoff, when longer).
+// A retry sent just before the deadline and cut mid round trip leaves the lock as Redis last
+// described it, busy; one that Redis left unanswered this long says Redis stopped answering, and
+// ErrBusy would send an operator looking for a holder instead of at Redis.
+const unansweredAfter = 25 * time.Millisecond
+
 // obtain makes the attempts, all within Policy.AcquireTimeout of start: the first round trip
 // too, so that a frozen Redis cannot hold an acquire for go-redis's retries of read timeouts.
-// ctx is the lease's parent context.
+// ctx is the lease's parent context. A caller whose lock turns out busy (in Redis or in the
+// local mutex) is counted in lock_waiters until it returns.
 func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start time.Time) (*Lease, error) {
 	actx, cancel := boundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
 	defer cancel()
+	waiting := false
+	defer func() {
+		if waiting {
+			n.m.waitEnded()
+		}
+	}()
 	if n.local != nil && !n.local.tryLock(key) {
 		if !wait {
-			return nil, ErrBusy
+			return nil, n.busyError(nil, key)
 		}
+		waiting = true
+		n.m.waitStarted()
 		if !n.local.lock(actx, key) {
-			return nil, busyError(actx)
+			return nil, n.busyError(actx, key)
 		}
 	}
 	token := newToken()
 	// Boxed once: the acquire's commands and later the renews and the release send them.
 	keyArg, tokenArg := any(key), any(token)
-	sawBusy := false
 	for {
 		tried := time.Now()
 		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
 		switch {
-		case err != nil && sawBusy && deadlinePassed(actx):
-			// The wait ran out during a retry: the lock stayed busy until the deadline.
-			err = busyError(actx)
+		case err != nil && waiting && deadlinePassed(actx) && time.Since(tried) < max(n.policy.RetryBackoff, unansweredAfter):
+			// The wait ran out during a retry's round trip: the lock was busy at Redis's last
+			// answer.
+			err = n.busyError(actx, key)
 		case err != nil && deadlinePassed(actx):
 			err = fmt.Errorf("lease: acquire %q in namespace %s: no answer from Redis before the acquire deadline: %w",
 				key, n.name, err)
@@ -130,13 +149,16 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 		case ok:
 			return n.newLease(ctx, leaseID{key, token, keyArg, tokenArg}, fence, tried), nil
 		case !wait:
-			err = ErrBusy
+			err = n.busyError(nil, key)
 		default:
-			sawBusy = true
+			if !waiting {
+				waiting = true
+				n.m.waitStarted()
+			}
 			if n.pause(actx) {
 				continue
 			}
-			err = busyError(actx)
+			err = n.busyError(actx, key)
 		}
 		if n.local != nil {
 			n.local.unlock(key)
@@ -179,15 +201,17 @@ func (n *Namespace) pause(ctx context.Context) bool {
 	}
 }
 
-// busyError is ErrBusy, joined with the caller's cause when the caller's context (rather than
-// the acquire deadline) ended the wait.
-func busyError(actx context.Context) error {
-	// Every caller comes here once actx ended or its deadline passed; in the second case the
-	// context's timer fires a moment later and settles the cause.
-	<-actx.Done()
-	cause := context.Cause(actx)
-	if cause == nil || cause == errAcquireDeadline {
-		return ErrBusy
+// busyError is ErrBusy naming key and the namespace, joined with the caller's cause when the
+// caller's context (rather than the acquire deadline) ended the wait; actx is nil for a single
+// attempt.
+func (n *Namespace) busyError(actx context.Context, key string) error {
+	if actx != nil {
+		// Every waiter comes here once actx ended or its deadline passed; in the second case the
+		// context's timer fires a moment later and settles the cause.
+		<-actx.Done()
+		if cause := context.Cause(actx); cause != nil && cause != errAcquireDeadline {
+			return fmt.Errorf("%w: acquire %q in namespace %s: %w", ErrBusy, key, n.name, cause)
+		}
 	}
-	return fmt.Errorf("%w: %w", ErrBusy, cause)
+	return fmt.Errorf("%w: acquire %q in namespace %s", ErrBusy, key, n.name)
 }

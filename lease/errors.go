@@ -17,6 +17,10 @@ var (
 	// ErrAbandoned is the cause of a holder's context when the Abandon policy gave the lease up
 	// after repeated renew failures, and what Release returns afterwards.
 	ErrAbandoned = errors.New("lease: lock abandoned: renewal failed")
+	// ErrMaxHoldExceeded is the cause of a holder's context when its lease reached
+	// Policy.MaxHold: renewing stopped and the key is left to expire at its TTL. Release and
+	// Renew return it afterwards.
+	ErrMaxHoldExceeded = errors.New("lease: lock held past MaxHold: renewal stopped")
 	// ErrReleased: Release was already called for this lease. It is also the cause of the
 	// holder's context after release.
 	ErrReleased = errors.New("lease: lease already released")

@@ -99,7 +99,7 @@ func ExampleNamespace_Do_workflow() {
 	fmt.Println("run step done:", err)
 	// Output:
 	// ttl 30s, renew every 10s, on renew failure: continue
-	// second goroutine: lease: lock busy
+	// second goroutine: lease: lock busy: acquire "wf:run:lock:run-7" in namespace workflow
 	// run step done: <nil>
 }
 

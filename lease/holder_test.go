@@ -51,8 +51,13 @@ func TestHolderKeyFollowsTheLock(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := ea.rdb.Get(ctx, hk).Val(); got != "worker-a pid 1" {
-					t.Fatalf("holder key = %q after acquire, want A's description", got)
+				// The record carries when the lock was taken, by the server's clock.
+				rec := lockkeys.ParseHolder(ea.rdb.Get(ctx, hk).Val())
+				if rec.Description != "worker-a pid 1" {
+					t.Fatalf("holder record %+v after acquire, want A's description", rec)
+				}
+				if age := ea.rdb.Time(ctx).Val().Sub(rec.Acquired); rec.Acquired.IsZero() || age < 0 || age > 5*time.Second {
+					t.Fatalf("holder record acquired at %v, %v before the server's TIME; want the acquisition's server time", rec.Acquired, age)
 				}
 				if pttl := ea.rdb.PTTL(ctx, hk).Val(); pttl <= 0 || pttl > ttl {
 					t.Fatalf("holder key PTTL = %v, want within the TTL %v", pttl, ttl)
@@ -85,7 +90,7 @@ func TestHolderKeyFollowsTheLock(t *testing.T) {
 				if err := la.Release(ctx); !errors.Is(err, ErrNotOwned) {
 					t.Fatalf("stale release = %v, want ErrNotOwned", err)
 				}
-				if got := eb.rdb.Get(ctx, hk).Val(); got != "worker-b pid 2" {
+				if got := lockkeys.ParseHolder(eb.rdb.Get(ctx, hk).Val()).Description; got != "worker-b pid 2" {
 					t.Fatalf("holder key = %q after a stale release, want B's description", got)
 				}
 				if err := lb.Release(ctx); err != nil {
@@ -178,7 +183,7 @@ func TestExporterACLReadsHolderNotToken(t *testing.T) {
 
 	exporter := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: testkit.ACLUser, Password: password, Protocol: 2})
 	defer exporter.Close()
-	if got, err := exporter.Get(ctx, lockkeys.Holder(key)).Result(); err != nil || got != "worker-9 pid 99" {
+	if got, err := exporter.Get(ctx, lockkeys.Holder(key)).Result(); err != nil || lockkeys.ParseHolder(got).Description != "worker-9 pid 99" {
 		t.Errorf("exporter GET holder key = %q, %v; want the holder", got, err)
 	}
 	if got, err := exporter.Get(ctx, lockkeys.Fence(key)).Int64(); err != nil || got != l.Fence() {

@@ -12,6 +12,7 @@ const (
 	stateHeld leaseState = iota
 	stateReleased
 	stateAbandoned
+	stateMaxHold // Policy.MaxHold ended the hold; the key is left to its TTL
 )
 
 // leaseID names a lease's lock: its key and owner token, and both boxed once as command
@@ -26,9 +27,14 @@ type Lease struct {
 	ns *Namespace
 	leaseID
 	fence    int64
-	acquired time.Time
+	acquired time.Time // when the hold started, set by nsMetrics.holdStarted (zero without metrics)
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
+	// maxHoldAt is when Policy.MaxHold ends the hold: MaxHold after the start of the acquire
+	// attempt that took the lock. Zero without MaxHold.
+	maxHoldAt time.Time
+	// prevHeld and nextHeld link the namespace's held leases (heldList), guarded by its mutex.
+	prevHeld, nextHeld *Lease
 
 	mu       sync.Mutex
 	state    leaseState
@@ -45,12 +51,17 @@ type Lease struct {
 func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tried time.Time) *Lease {
 	l := &Lease{ns: n, leaseID: id, fence: fence, validUntil: tried.Add(n.policy.TTL)}
 	l.ctx, l.cancel = context.WithCancelCause(parent)
-	l.acquired = n.m.holdStarted()
+	n.m.holdStarted(l)
 	if !n.policy.DisableRenewal {
+		first := n.policy.RenewInterval
+		if n.policy.MaxHold > 0 {
+			l.maxHoldAt = tried.Add(n.policy.MaxHold)
+			first = min(first, time.Until(l.maxHoldAt))
+		}
 		// A timer rather than a goroutine per lease: a renewer goroutine exists only while a
 		// renew is in flight, so short critical sections cost no goroutine at all.
 		l.mu.Lock()
-		l.timer = time.AfterFunc(n.policy.RenewInterval, l.renewTick)
+		l.timer = time.AfterFunc(first, l.renewTick)
 		l.mu.Unlock()
 	}
 	return l
@@ -64,8 +75,8 @@ func (l *Lease) Key() string { return l.key }
 func (l *Lease) Fence() int64 { return l.fence }
 
 // Context is the holder's context. It is cancelled with cause ErrAbandoned when the Abandon policy
-// gives the lease up, with cause ErrReleased on Release, and when Acquire's ctx ends; read the
-// reason with context.Cause.
+// gives the lease up, with cause ErrMaxHoldExceeded when the lease reaches Policy.MaxHold, with
+// cause ErrReleased on Release, and when Acquire's ctx ends; read the reason with context.Cause.
 func (l *Lease) Context() context.Context {
 	if l.ctx == nil {
 		return context.Background()

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
@@ -60,30 +59,27 @@ func (m *metrics) close() error {
 	return m.otel.Close()
 }
 
-// nsMetrics are one namespace's series, bound once when the namespace is declared so that no
-// operation pays for a label lookup. A nil *nsMetrics means metrics are off.
+// nsMetrics are one namespace's series (bound once, in internal/lockmetrics) and the leases
+// it holds, oldest first, for lock_held_oldest_seconds. A nil *nsMetrics means metrics are off.
 type nsMetrics struct {
-	waitAcquired, waitBusy, waitError     lockmetrics.Observer
-	renewOK, renewFailed, renewNotOwned   lockmetrics.Counter
-	relOK, relNotOwned, relError, relSkip lockmetrics.Counter
-	abandoned                             lockmetrics.Counter
-	heldSeconds                           lockmetrics.Observer
-	held                                  lockmetrics.Gauge
-	fencedApplied, fencedRejected         lockmetrics.Counter
+	*lockmetrics.Series
+	holds heldList
 }
 
-// forNamespace creates every label combination of ns, so that a scrape right after the
-// namespace is declared already shows all families at zero (with OTel, every counter and the
-// gauge; a histogram series appears with its first observation).
+// forNamespace binds every series of ns, so that a scrape right after the namespace is declared
+// already shows all families at zero (with OTel, every counter and gauge; a histogram series
+// appears with its first observation).
 func (m *metrics) forNamespace(ns string) *nsMetrics {
-	switch {
-	case m == nil:
+	if m == nil {
 		return nil
-	case m.otel != nil:
-		return otelNamespace(m.otel, ns)
-	default:
-		return promNamespace(m.prom, ns)
 	}
+	nm := &nsMetrics{}
+	if m.otel != nil {
+		nm.Series = m.otel.Bind(ns, lockmetrics.LeaseScope, nm.holds.oldest)
+	} else {
+		nm.Series = m.prom.Bind(ns, lockmetrics.LeaseScope, nm.holds.oldest)
+	}
+	return nm
 }
 
 // The methods below record one event each. They do nothing on a nil *nsMetrics (a Client
@@ -98,31 +94,53 @@ func (m *nsMetrics) acquireDone(start time.Time, err error) {
 	wait := time.Since(start).Seconds()
 	switch {
 	case err == nil:
-		m.waitAcquired.Observe(wait)
+		m.WaitAcquired.Observe(wait)
 	case errors.Is(err, ErrBusy):
-		m.waitBusy.Observe(wait)
+		m.WaitBusy.Observe(wait)
 	default:
-		m.waitError.Observe(wait)
+		m.WaitError.Observe(wait)
 	}
 }
 
-// holdStarted counts a new lease in lock_held and returns when its hold started (the zero time
-// without metrics, where nothing reads it).
-func (m *nsMetrics) holdStarted() time.Time {
-	if m == nil {
-		return time.Time{}
-	}
-	m.held.Inc()
-	return time.Now()
-}
-
-// holdEnded takes a lease out of lock_held and observes its hold time since acquired.
-func (m *nsMetrics) holdEnded(acquired time.Time) {
+// holdStarted counts l in lock_held, adds it to the held leases and sets when its hold started
+// (left zero without metrics, where nothing reads it).
+func (m *nsMetrics) holdStarted(l *Lease) {
 	if m == nil {
 		return
 	}
-	m.held.Dec()
-	m.heldSeconds.Observe(time.Since(acquired).Seconds())
+	m.Held.Inc()
+	m.holds.push(l)
+}
+
+// holdEnded takes l out of lock_held and the held leases, and observes its hold time.
+func (m *nsMetrics) holdEnded(l *Lease) {
+	if m == nil {
+		return
+	}
+	m.holds.remove(l)
+	m.Held.Dec()
+	m.HeldSeconds.Observe(time.Since(l.acquired).Seconds())
+}
+
+// waitStarted counts a caller whose lock was busy at its first attempt in lock_waiters, until
+// waitEnded.
+func (m *nsMetrics) waitStarted() {
+	if m != nil {
+		m.Waiters.Inc()
+	}
+}
+
+func (m *nsMetrics) waitEnded() {
+	if m != nil {
+		m.Waiters.Dec()
+	}
+}
+
+// maxHoldExceeded counts a lease ended by Policy.MaxHold.
+func (m *nsMetrics) maxHoldExceeded() {
+	if m != nil {
+		m.MaxHoldExceeded.Inc()
+	}
 }
 
 // renewDone counts a renew attempt by its outcome.
@@ -132,11 +150,11 @@ func (m *nsMetrics) renewDone(owned bool, err error) {
 	}
 	switch {
 	case err != nil:
-		m.renewFailed.Inc()
+		m.RenewFailed.Inc()
 	case !owned:
-		m.renewNotOwned.Inc()
+		m.RenewNotOwned.Inc()
 	default:
-		m.renewOK.Inc()
+		m.RenewOK.Inc()
 	}
 }
 
@@ -147,13 +165,13 @@ func (m *nsMetrics) releaseDone(outcome releaseOutcome) {
 	}
 	switch outcome {
 	case releaseOK:
-		m.relOK.Inc()
+		m.RelOK.Inc()
 	case releaseNotOwned:
-		m.relNotOwned.Inc()
+		m.RelNotOwned.Inc()
 	case releaseError:
-		m.relError.Inc()
+		m.RelError.Inc()
 	case releaseSkipped:
-		m.relSkip.Inc()
+		m.RelSkipped.Inc()
 	}
 }
 
@@ -172,7 +190,7 @@ func (m *nsMetrics) leaseAbandoned() {
 	if m == nil {
 		return
 	}
-	m.abandoned.Inc()
+	m.Abandoned.Inc()
 }
 
 // fencedWrite counts a write through a fencing guard as applied or rejected.
@@ -180,51 +198,8 @@ func (m *nsMetrics) fencedWrite(applied bool) {
 	switch {
 	case m == nil:
 	case applied:
-		m.fencedApplied.Inc()
+		m.FencedApplied.Inc()
 	default:
-		m.fencedRejected.Inc()
-	}
-}
-
-// promNamespace binds ns's client_golang children.
-func promNamespace(f *lockmetrics.Families, ns string) *nsMetrics {
-	return &nsMetrics{
-		waitAcquired:   f.AcquireWait.WithLabelValues(ns, outcomeAcquired),
-		waitBusy:       f.AcquireWait.WithLabelValues(ns, outcomeBusy),
-		waitError:      f.AcquireWait.WithLabelValues(ns, outcomeError),
-		renewOK:        f.Renewals.WithLabelValues(ns, outcomeOK),
-		renewFailed:    f.Renewals.WithLabelValues(ns, outcomeFailed),
-		renewNotOwned:  f.Renewals.WithLabelValues(ns, outcomeNotOwned),
-		relOK:          f.Releases.WithLabelValues(ns, outcomeOK),
-		relNotOwned:    f.Releases.WithLabelValues(ns, outcomeNotOwned),
-		relError:       f.Releases.WithLabelValues(ns, outcomeError),
-		relSkip:        f.Releases.WithLabelValues(ns, outcomeSkipped),
-		abandoned:      f.Abandoned.WithLabelValues(ns),
-		heldSeconds:    f.HeldSeconds.WithLabelValues(ns),
-		held:           f.Held.WithLabelValues(ns),
-		fencedApplied:  f.FencedWrites.WithLabelValues(ns, outcomeApplied),
-		fencedRejected: f.FencedWrites.WithLabelValues(ns, outcomeRejected),
-	}
-}
-
-// otelNamespace binds ns's OTel series, with the same attributes as promNamespace's labels.
-func otelNamespace(i *lockmetrics.Instruments, ns string) *nsMetrics {
-	attrs := func(outcome string) attribute.Set { return lockmetrics.Attributes(ns, outcome) }
-	return &nsMetrics{
-		waitAcquired:   lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeAcquired)),
-		waitBusy:       lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeBusy)),
-		waitError:      lockmetrics.HistogramSeries(i.AcquireWait, attrs(outcomeError)),
-		renewOK:        i.Counter(i.Renewals, attrs(outcomeOK)),
-		renewFailed:    i.Counter(i.Renewals, attrs(outcomeFailed)),
-		renewNotOwned:  i.Counter(i.Renewals, attrs(outcomeNotOwned)),
-		relOK:          i.Counter(i.Releases, attrs(outcomeOK)),
-		relNotOwned:    i.Counter(i.Releases, attrs(outcomeNotOwned)),
-		relError:       i.Counter(i.Releases, attrs(outcomeError)),
-		relSkip:        i.Counter(i.Releases, attrs(outcomeSkipped)),
-		abandoned:      i.Counter(i.Abandoned, attrs("")),
-		heldSeconds:    lockmetrics.HistogramSeries(i.HeldSeconds, attrs("")),
-		held:           i.UpDown(i.Held, attrs("")),
-		fencedApplied:  i.Counter(i.FencedWrites, attrs(outcomeApplied)),
-		fencedRejected: i.Counter(i.FencedWrites, attrs(outcomeRejected)),
+		m.FencedRejected.Inc()
 	}
 }

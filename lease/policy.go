@@ -111,6 +111,14 @@ type Policy struct {
 	// slot), written in the same script as the lock, renewed and deleted with it. The
 	// exporter's ACL can read it; it never contains the token.
 	RecordHolder bool
+	// MaxHold, when positive, bounds how long a lease is held: once MaxHold has passed since the
+	// acquisition, the renewer stops renewing, the holder's context is cancelled with cause
+	// ErrMaxHoldExceeded, lock_max_hold_exceeded_total is counted and an error is logged; the
+	// key is left to expire at its TTL (deleting it could let a second holder in while this one
+	// may still be working). It catches holders whose work stalled while their renewer kept the
+	// lock alive. Zero (the default) holds for as long as the lease is renewed. It needs the
+	// renewer: DisableRenewal leases already end at their TTL.
+	MaxHold time.Duration
 }
 
 // Defaults of Policy fields left zero (each field's comment names its default too).
@@ -169,6 +177,10 @@ func (p Policy) withDefaults() (Policy, error) {
 		return p, fmt.Errorf("%w: FenceRetention %s must be positive", ErrInvalidPolicy, p.FenceRetention)
 	case p.WriteFenceRetention < 0 || p.WriteFenceRetention > 0 && p.WriteFenceRetention < time.Millisecond:
 		return p, fmt.Errorf("%w: WriteFenceRetention %s must be at least 1ms (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
+	case p.MaxHold < 0:
+		return p, fmt.Errorf("%w: MaxHold %s must be positive (zero: no bound)", ErrInvalidPolicy, p.MaxHold)
+	case p.MaxHold > 0 && p.DisableRenewal:
+		return p, fmt.Errorf("%w: MaxHold %s bounds the renewer, which DisableRenewal turns off", ErrInvalidPolicy, p.MaxHold)
 	case p.OnRenewFailure != Abandon && p.OnRenewFailure != Continue:
 		return p, fmt.Errorf("%w: unknown OnRenewFailure %d", ErrInvalidPolicy, int(p.OnRenewFailure))
 	case p.ReleaseMode != Explicit && p.ReleaseMode != HoldUntilExpiry:

@@ -21,7 +21,8 @@ return 0
 // Release ends the lease: it stops the renewer, cancels the lease's Context and, in Explicit
 // mode, deletes the key if it still holds this lease's token (ErrNotOwned otherwise). In
 // HoldUntilExpiry mode the key is left to expire. After an abandonment nothing is deleted and
-// Release returns ErrAbandoned. Release runs detached from ctx's cancellation (ctx's values are
+// Release returns ErrAbandoned; after Policy.MaxHold ended the hold, likewise with
+// ErrMaxHoldExceeded. Release runs detached from ctx's cancellation (ctx's values are
 // kept), bounded by Policy.ReleaseTimeout, so that a cancelled request still frees its lock.
 func (l *Lease) Release(ctx context.Context) error {
 	n := l.ns
@@ -33,12 +34,18 @@ func (l *Lease) Release(ctx context.Context) error {
 	case stateReleased:
 		l.mu.Unlock()
 		return ErrReleased
-	case stateAbandoned:
+	case stateAbandoned, stateMaxHold:
+		// Given up already: the key is left to its TTL, since deleting it now could let a second
+		// holder in while this one may still be working.
+		err := ErrAbandoned
+		if l.state == stateMaxHold {
+			err = ErrMaxHoldExceeded
+		}
 		l.state = stateReleased
 		l.mu.Unlock()
 		n.m.releaseDone(releaseSkipped)
 		l.unlockLocal()
-		return ErrAbandoned
+		return err
 	}
 	l.state = stateReleased
 	if l.timer != nil {
@@ -55,7 +62,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	} else {
 		err = n.release(ctx, l.leaseID)
 	}
-	n.m.holdEnded(l.acquired)
+	n.m.holdEnded(l)
 	l.unlockLocal()
 	return err
 }

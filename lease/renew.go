@@ -48,6 +48,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return ErrReleased
 	case stateAbandoned:
 		return ErrAbandoned
+	case stateMaxHold:
+		return ErrMaxHoldExceeded
 	}
 	start := time.Now()
 	ctx, cancel := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
@@ -114,6 +116,12 @@ func (l *Lease) renewTick() {
 	l.mu.Lock()
 	if l.state != stateHeld || l.ctx.Err() != nil {
 		l.mu.Unlock()
+		return
+	}
+	if p.MaxHold > 0 && !start.Before(l.maxHoldAt) {
+		line := l.maxHoldLocked()
+		l.mu.Unlock()
+		line.write(n.client.logger)
 		return
 	}
 	lapse := l.lapseLocked()
@@ -188,6 +196,9 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 	if lapse := l.lapseLocked(); abandons && l.failures > 0 && lapse.Before(next) {
 		next = lapse
 	}
+	if p.MaxHold > 0 && l.maxHoldAt.Before(next) {
+		next = l.maxHoldAt
+	}
 	l.timer.Reset(max(0, time.Until(next)))
 	return line
 }
@@ -198,11 +209,26 @@ func (l *Lease) abandonLocked(reason error) logLine {
 	n := l.ns
 	l.state = stateAbandoned
 	n.m.leaseAbandoned()
-	n.m.holdEnded(l.acquired)
+	n.m.holdEnded(l)
 	l.cancel(ErrAbandoned)
 	return logLine{slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped", []slog.Attr{
 		slog.String(namespaceLabel, n.name), slog.String("key", l.key),
 		slog.Int("consecutive_failures", l.failures), slog.Any("error", reason)}}
+}
+
+// maxHoldLocked ends a hold that reached Policy.MaxHold and returns the line to log; l.mu must
+// be held. Renewing stops and the holder's context is cancelled with its own cause, but the key
+// is not deleted: the holder may still be working (its writes carry the fence), and deleting
+// the key would let a second holder in beside it. The key expires at its TTL.
+func (l *Lease) maxHoldLocked() logLine {
+	n := l.ns
+	l.state = stateMaxHold
+	n.m.maxHoldExceeded()
+	n.m.holdEnded(l)
+	l.cancel(ErrMaxHoldExceeded)
+	return logLine{slog.LevelError, "lock held past MaxHold: holder context cancelled, renewal stopped, key left to expire at its TTL", []slog.Attr{
+		slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("reason", "max_hold"),
+		slog.Duration("max_hold", n.policy.MaxHold)}}
 }
 
 // logLine is a log record decided while l.mu is held and written after it is released.

@@ -63,6 +63,7 @@ func begin[A Args](o *Observer, args A) *Call {
 	case strings.EqualFold(name, "evalsha"):
 		info, ok := o.scripts.bySHA(args.Arg(1))
 		if !ok {
+			countUnknownScript(o, args)
 			return nil
 		}
 		return beginScript(o, args, info)
@@ -72,6 +73,12 @@ func begin[A Args](o *Observer, args A) *Call {
 			return nil
 		}
 		return beginScript(o, args, info)
+	case strings.EqualFold(name, "delifeq") && args.Len() == 3:
+		// Valkey's compare-and-delete: DELIFEQ key value, answered 1 (deleted) or 0.
+		return beginCompareDelete(o, args.Arg(1), args.Arg(2))
+	case strings.EqualFold(name, "delex") && args.Len() == 4 && strings.EqualFold(args.Arg(2), "ifeq"):
+		// Redis 8.4's compare-and-delete: DELEX key IFEQ value, answered 1 or 0.
+		return beginCompareDelete(o, args.Arg(1), args.Arg(3))
 	case strings.EqualFold(name, "script") && strings.EqualFold(args.Arg(1), "load"):
 		// Learning the SHA is all there is to do: the EVALSHA calls that follow are the
 		// operations.
@@ -80,9 +87,40 @@ func begin[A Args](o *Observer, args A) *Call {
 	return nil
 }
 
+// countUnknownScript counts an EVALSHA that could not be classified when its first key is in a
+// declared namespace: a lock library whose scripts changed (and whose bodies this process never
+// saw, because the server had them cached) would otherwise go silently unobserved.
+func countUnknownScript[A Args](o *Observer, args A) {
+	if args.Len() < 4 {
+		return
+	}
+	if n, err := strconv.Atoi(args.Arg(2)); err != nil || n < 1 {
+		return
+	}
+	if o.namespaceOf(args.Arg(3)) != nil {
+		o.unknownSHA.Inc()
+	}
+}
+
+// beginCompareDelete is a release of key by value sent as one command rather than a script.
+func beginCompareDelete(o *Observer, key, value string) *Call {
+	ns := o.namespaceOf(key)
+	if ns == nil {
+		return nil
+	}
+	c := newCall(o, opRelease, ns)
+	c.token = o.hashToken(value)
+	c.keyBuf[0] = key
+	c.keys = c.keyBuf[:]
+	c.name = key
+	return c
+}
+
 // beginSet recognises SET key value NX with PX, EX, PXAT or EXAT in any order, the acquire
-// attempt redsync (and many hand-made locks) send. SET without NX, with XX, GET or KEEPTTL, or
-// without an expiry is not a lease acquire.
+// attempt redsync (and many hand-made locks) send, and Redis 8.4's compare-and-set with the
+// same value, SET key value IFEQ value PX ms, which extends a lock its holder still owns
+// (answered OK, or nil when not owned). SET without NX or IFEQ, with XX, GET or KEEPTTL, with
+// IFEQ of another value (a hand-over, not a renew), or without an expiry is neither.
 func beginSet[A Args](o *Observer, args A) *Call {
 	if args.Len() < 6 {
 		return nil
@@ -91,12 +129,18 @@ func beginSet[A Args](o *Observer, args A) *Call {
 	if ns == nil {
 		return nil
 	}
-	nx, kind, value := false, ttlUnknown, int64(0)
+	nx, ifeq, kind, value := false, false, ttlUnknown, int64(0)
 	for i := 3; i < args.Len(); i++ {
 		opt := args.Arg(i)
 		switch {
 		case strings.EqualFold(opt, "nx"):
 			nx = true
+		case strings.EqualFold(opt, "ifeq"):
+			if i+1 >= args.Len() || args.Arg(i+1) != args.Arg(2) {
+				return nil
+			}
+			ifeq = true
+			i++
 		case strings.EqualFold(opt, "px"), strings.EqualFold(opt, "ex"),
 			strings.EqualFold(opt, "pxat"), strings.EqualFold(opt, "exat"):
 			if i+1 >= args.Len() {
@@ -113,10 +157,14 @@ func beginSet[A Args](o *Observer, args A) *Call {
 			return nil
 		}
 	}
-	if !nx || kind == ttlUnknown {
+	if nx == ifeq || kind == ttlUnknown {
 		return nil
 	}
-	c := newCall(o, opAcquire, ns)
+	op := opAcquire
+	if ifeq {
+		op = opRefresh
+	}
+	c := newCall(o, op, ns)
 	c.token, c.ttl, c.ttlValue = o.hashToken(args.Arg(2)), kind, value
 	c.keyBuf[0] = args.Arg(1)
 	c.keys = c.keyBuf[:]

@@ -29,7 +29,7 @@ func TestClassifyBody(t *testing.T) {
 		{"compare and delete", testRelease, scriptInfo{op: opRelease}},
 		{"compare and pexpire", testRefresh, scriptInfo{op: opRefresh, ttlArg: 2, ttl: ttlRelMillis}},
 		{"set nx ex", testAcquire, scriptInfo{op: opAcquire, ttlArg: 2, ttl: ttlRelSeconds}},
-		{"msetnx", testMulti, scriptInfo{op: opAcquire}},
+		{"msetnx, expiry in a loop over KEYS", testMulti, scriptInfo{op: opAcquire, ttlArg: 2, ttl: ttlRelMillis}},
 		{"mget compare and delete", "local vs = redis.call('MGET', KEYS[1], KEYS[2]) if vs[1] == ARGV[1] then return redis.call('DEL', KEYS[1], KEYS[2]) end", scriptInfo{op: opRelease}},
 		{"incr is not a lock", testOther, scriptInfo{}},
 		{"delete without compare is not a release", `return redis.call("DEL", KEYS[1])`, scriptInfo{}},

@@ -12,24 +12,24 @@ import (
 // untrackedHelp documents lock_observe_untracked_total on both paths.
 const untrackedHelp = "Locks the observe hook counted but did not track (held gauge, hold and wait times) because MaxTracked was reached."
 
-// nsMetrics are one namespace's series that the wire can derive, on either metrics path.
-type nsMetrics struct {
-	waitAcquired, waitBusy, waitError   lockmetrics.Observer
-	renewOK, renewFailed, renewNotOwned lockmetrics.Counter
-	relOK, relNotOwned, relError        lockmetrics.Counter
-	heldSeconds                         lockmetrics.Observer
-	held                                lockmetrics.Gauge
-}
+// unclassifiedHelp documents lock_observe_unclassified_scripts_total on both paths.
+const unclassifiedHelp = "EVALSHA calls on a declared namespace's key whose script the observe hook never saw and does not know: lock operations it may be missing."
+
+// nsMetrics are one namespace's series, bound in internal/lockmetrics as lease binds its own,
+// with the scope the wire can derive.
+type nsMetrics = lockmetrics.Series
 
 // metricsPath is where an Observer's metrics go: a Prometheus registry (promPath) or an OTel
 // MeterProvider (otelPath). Both create the same series under the same names after
 // Prometheus' OTLP translation.
 type metricsPath interface {
-	// namespace binds ns's series. The ones the wire cannot derive (lock_abandoned_total,
-	// lock_fenced_writes_total, lock_releases_total{outcome="skipped"}) are not created.
-	namespace(ns string) *nsMetrics
+	// namespace binds ns's series, oldest feeding lock_held_oldest_seconds. The ones the wire
+	// cannot derive (lockmetrics.WireScope) are not created.
+	namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics
 	// untracked is lock_observe_untracked_total.
 	untracked() lockmetrics.Counter
+	// unclassified is lock_observe_unclassified_scripts_total.
+	unclassified() lockmetrics.Counter
 	// sweepOnCollect makes every scrape or collection run sweep first.
 	sweepOnCollect(sweep func()) error
 	// close stops what the path keeps registered outside the Observer.
@@ -42,6 +42,7 @@ type promPath struct {
 	reg     prometheus.Registerer
 	fams    *lockmetrics.Families
 	dropped prometheus.Counter
+	unknown prometheus.Counter
 }
 
 func newPromPath(reg prometheus.Registerer) (*promPath, error) {
@@ -49,31 +50,24 @@ func newPromPath(reg prometheus.Registerer) (*promPath, error) {
 	if err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
-	dropped, err := registerDropped(reg)
+	dropped, err := registerCounter(reg, "lock_observe_untracked_total", untrackedHelp)
 	if err != nil {
 		return nil, err
 	}
-	return &promPath{reg: reg, fams: fams, dropped: dropped}, nil
+	unknown, err := registerCounter(reg, "lock_observe_unclassified_scripts_total", unclassifiedHelp)
+	if err != nil {
+		return nil, err
+	}
+	return &promPath{reg: reg, fams: fams, dropped: dropped, unknown: unknown}, nil
 }
 
-func (p *promPath) namespace(ns string) *nsMetrics {
-	f := p.fams
-	return &nsMetrics{
-		waitAcquired:  f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeAcquired),
-		waitBusy:      f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeBusy),
-		waitError:     f.AcquireWait.WithLabelValues(ns, lockmetrics.OutcomeError),
-		renewOK:       f.Renewals.WithLabelValues(ns, lockmetrics.OutcomeOK),
-		renewFailed:   f.Renewals.WithLabelValues(ns, lockmetrics.OutcomeFailed),
-		renewNotOwned: f.Renewals.WithLabelValues(ns, lockmetrics.OutcomeNotOwned),
-		relOK:         f.Releases.WithLabelValues(ns, lockmetrics.OutcomeOK),
-		relNotOwned:   f.Releases.WithLabelValues(ns, lockmetrics.OutcomeNotOwned),
-		relError:      f.Releases.WithLabelValues(ns, lockmetrics.OutcomeError),
-		heldSeconds:   f.HeldSeconds.WithLabelValues(ns),
-		held:          f.Held.WithLabelValues(ns),
-	}
+func (p *promPath) namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics {
+	return p.fams.Bind(ns, lockmetrics.WireScope, oldest)
 }
 
 func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }
+
+func (p *promPath) unclassified() lockmetrics.Counter { return p.unknown }
 
 // sweepOnCollect runs sweep inside lock_held's own collection, before its values are read: a
 // collector of its own would run beside lock_held's (a registry collects concurrently), and a
@@ -86,14 +80,11 @@ func (p *promPath) sweepOnCollect(sweep func()) error {
 // close leaves the families registered: other producers on the registry may share them.
 func (p *promPath) close() error { return nil }
 
-// registerDropped registers the one family that is observe's own: locks not tracked because
-// MaxTracked was reached. Shared like the contract's families when several Observers share a
-// registry.
-func registerDropped(reg prometheus.Registerer) (prometheus.Counter, error) {
-	c := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "lock_observe_untracked_total",
-		Help: untrackedHelp,
-	})
+// registerCounter registers one of the families that are observe's own (locks not tracked
+// because MaxTracked was reached, scripts it could not classify). Shared like the contract's
+// families when several Observers share a registry.
+func registerCounter(reg prometheus.Registerer, name, help string) (prometheus.Counter, error) {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	if err := reg.Register(c); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
@@ -101,7 +92,7 @@ func registerDropped(reg prometheus.Registerer) (prometheus.Counter, error) {
 				return existing, nil
 			}
 		}
-		return nil, fmt.Errorf("observe: register lock_observe_untracked_total: %w", err)
+		return nil, fmt.Errorf("observe: register %s: %w", name, err)
 	}
 	return c, nil
 }

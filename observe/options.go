@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockwatch/lockwatch/internal/glob"
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+	"github.com/lockwatch/lockwatch/internal/lockns"
 )
 
 // Namespace maps lock keys to a lock_namespace label. Pattern uses Redis glob rules, exactly
@@ -74,6 +76,9 @@ type Observer struct {
 	seed       maphash.Seed
 	now        func() time.Time
 	metrics    metricsPath
+	// unknownSHA counts EVALSHA calls on a namespace's key whose script this process never saw
+	// and knownScripts does not list: lock operations it cannot tell from anything else.
+	unknownSHA lockmetrics.Counter
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -98,15 +103,20 @@ func New(opts Options) (*Observer, error) {
 		return nil, err
 	}
 	o := &Observer{
-		scripts: newScriptTable(),
-		seed:    maphash.MakeSeed(),
-		now:     time.Now,
-		metrics: metrics,
+		scripts:    newScriptTable(),
+		seed:       maphash.MakeSeed(),
+		now:        time.Now,
+		metrics:    metrics,
+		unknownSHA: metrics.unclassified(),
 	}
-	for _, ns := range opts.Namespaces {
-		o.namespaces = append(o.namespaces, &namespace{name: ns.Name, pattern: ns.Pattern, m: metrics.namespace(ns.Name)})
-	}
+	// Before the namespaces: a scrape may ask the tracker for their oldest holds as soon as
+	// they are bound.
 	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), metrics.untracked())
+	for _, ns := range opts.Namespaces {
+		n := &namespace{name: ns.Name, pattern: ns.Pattern}
+		n.m = metrics.namespace(ns.Name, func() (time.Duration, bool) { return o.tracker.oldestHeld(n, o.now()) })
+		o.namespaces = append(o.namespaces, n)
+	}
 	// Last: a scrape may sweep as soon as this returns, and needs the tracker.
 	if err := metrics.sweepOnCollect(func() { o.tracker.sweep(o.now(), true) }); err != nil {
 		return nil, errors.Join(err, metrics.close())
@@ -144,16 +154,16 @@ func (o *Observer) Close() error {
 	return o.closeErr
 }
 
+// validateNamespaces checks names and patterns by the exporter's rules and with its messages
+// (internal/lockns), so a declaration one accepts the other accepts too.
 func validateNamespaces(nss []Namespace) error {
 	seen := map[string]bool{}
 	for _, ns := range nss {
-		switch {
-		case ns.Name == "":
-			return fmt.Errorf("%w: empty name (pattern %q)", ErrBadNamespace, ns.Pattern)
-		case ns.Pattern == "":
-			return fmt.Errorf("%w: %q has an empty pattern", ErrBadNamespace, ns.Name)
-		case seen[ns.Name]:
-			return fmt.Errorf("%w: %q declared twice", ErrBadNamespace, ns.Name)
+		if err := lockns.Validate(ns.Name, ns.Pattern); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadNamespace, err)
+		}
+		if seen[ns.Name] {
+			return fmt.Errorf("%w: duplicate namespace name %q", ErrBadNamespace, ns.Name)
 		}
 		seen[ns.Name] = true
 	}
@@ -171,7 +181,8 @@ func orDefault[T comparable](v, def T) T {
 // namespaceOf returns the first namespace whose pattern matches key, or nil.
 func (o *Observer) namespaceOf(key string) *namespace {
 	for _, ns := range o.namespaces {
-		if glob.Match(ns.pattern, key) {
+		// SCAN MATCH's rule, as the exporter classifies keys: "*" also matches the empty key.
+		if glob.ScanMatch(ns.pattern, key) {
 			return ns
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
@@ -16,13 +15,17 @@ import (
 // whose Prometheus translation adds _total, and whose unit in braces adds nothing.
 const untrackedInstrument = "lock_observe_untracked"
 
+// unclassifiedInstrument is the OTel name of lock_observe_unclassified_scripts_total.
+const unclassifiedInstrument = "lock_observe_unclassified_scripts"
+
 // otelPath records the contract's series as lockmetrics' OTel instruments (the ones lease uses,
 // so names, units, attributes and buckets are the same) and lock_observe_untracked_total as an
 // observable counter of observe's own, all on the meter lockmetrics.ScopeName.
 type otelPath struct {
 	inst         *lockmetrics.Instruments
 	dropped      untrackedCount
-	registration metric.Registration // the callback reporting dropped
+	unknown      untrackedCount
+	registration metric.Registration // the callback reporting dropped and unknown
 }
 
 func newOTelPath(mp metric.MeterProvider) (*otelPath, error) {
@@ -33,37 +36,30 @@ func newOTelPath(mp metric.MeterProvider) (*otelPath, error) {
 	p := &otelPath{inst: inst}
 	m := mp.Meter(lockmetrics.ScopeName)
 	untracked, err := m.Int64ObservableCounter(untrackedInstrument, metric.WithUnit("{lock}"), metric.WithDescription(untrackedHelp))
+	var unclassified metric.Int64ObservableCounter
+	if err == nil {
+		unclassified, err = m.Int64ObservableCounter(unclassifiedInstrument, metric.WithUnit("{call}"), metric.WithDescription(unclassifiedHelp))
+	}
 	if err == nil {
 		p.registration, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 			o.ObserveInt64(untracked, p.dropped.n.Load())
+			o.ObserveInt64(unclassified, p.unknown.n.Load())
 			return nil
-		}, untracked)
+		}, untracked, unclassified)
 	}
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("observe: OTel instrument %s: %w", untrackedInstrument, err), inst.Close())
+		return nil, errors.Join(fmt.Errorf("observe: OTel instruments %s, %s: %w", untrackedInstrument, unclassifiedInstrument, err), inst.Close())
 	}
 	return p, nil
 }
 
-func (p *otelPath) namespace(ns string) *nsMetrics {
-	i := p.inst
-	attrs := func(outcome string) attribute.Set { return lockmetrics.Attributes(ns, outcome) }
-	return &nsMetrics{
-		waitAcquired:  lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeAcquired)),
-		waitBusy:      lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeBusy)),
-		waitError:     lockmetrics.HistogramSeries(i.AcquireWait, attrs(lockmetrics.OutcomeError)),
-		renewOK:       i.Counter(i.Renewals, attrs(lockmetrics.OutcomeOK)),
-		renewFailed:   i.Counter(i.Renewals, attrs(lockmetrics.OutcomeFailed)),
-		renewNotOwned: i.Counter(i.Renewals, attrs(lockmetrics.OutcomeNotOwned)),
-		relOK:         i.Counter(i.Releases, attrs(lockmetrics.OutcomeOK)),
-		relNotOwned:   i.Counter(i.Releases, attrs(lockmetrics.OutcomeNotOwned)),
-		relError:      i.Counter(i.Releases, attrs(lockmetrics.OutcomeError)),
-		heldSeconds:   lockmetrics.HistogramSeries(i.HeldSeconds, attrs("")),
-		held:          i.UpDown(i.Held, attrs("")),
-	}
+func (p *otelPath) namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics {
+	return p.inst.Bind(ns, lockmetrics.WireScope, oldest)
 }
 
 func (p *otelPath) untracked() lockmetrics.Counter { return &p.dropped }
+
+func (p *otelPath) unclassified() lockmetrics.Counter { return &p.unknown }
 
 // sweepOnCollect runs sweep inside the instruments' callback, before lock_held is read, so a
 // collection after an expiry already shows lock_held fallen back and the hold observed.

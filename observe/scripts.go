@@ -50,6 +50,12 @@ var knownScripts = map[string]scriptInfo{
 	"80a1b5f2cfccec3b7119ba7721d2127682b691a7": {opAcquire, 3, ttlRelMillis, false},
 	"a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf": {opRefresh, 2, ttlRelMillis, false},
 	"cf0e94b2e9ffc7e04395cf88f7583fc309985910": {opRelease, 0, ttlUnknown, false},
+	// bsm/redislock main at 76760bd (unreleased; multi-key): obtain (MSETNX, PEXPIRE ARGV[3]
+	// through a helper), refresh (PEXPIRE ARGV[2]), release, each an MGET compared with ~=.
+	// classifyBody reads the same from their bodies.
+	"eb0c00d98f6f33b4262419a509002884540f30be": {op: opAcquire, ttlArg: 3, ttl: ttlRelMillis},
+	"5a22d7e8431313862816d4416b5e46dd70fc340d": {op: opRefresh, ttlArg: 2, ttl: ttlRelMillis},
+	"9470c810040e272ee6c579d8d4331aaf6332a7b1": {op: opRelease},
 	// go-redsync/redsync v4.18.1: touch, touch with SET NX fallback (both PEXPIRE ARGV[2]),
 	// delete. Its acquire is a plain SET NX PX.
 	"d75bb8b5bd13532ddedd17762e772346e39b321e": {opRefresh, 2, ttlRelMillis, false},
@@ -124,15 +130,32 @@ func (t *scriptTable) byBody(body string) scriptInfo {
 	return info
 }
 
-// ttlArgPattern finds the ARGV an expiry option or command takes, in a normalised body.
-var ttlArgPattern = regexp.MustCompile(`"(px|pxat|ex|exat|pexpire|pexpireat|expire)",(?:keys\[\d+\],)?argv\[(\d+)\]`)
+// ttlArgPattern finds the ARGV an expiry option or command takes, in a normalised body: after
+// the key, which is KEYS[n] or a loop variable over KEYS ("for _, key in ipairs(KEYS)").
+var ttlArgPattern = regexp.MustCompile(`"(px|pxat|ex|exat|pexpire|pexpireat|expire)",(?:keys\[\d+\],|[a-z_][a-z0-9_]*,)?argv\[(\d+)\]`)
 
-// classifyBody recognises a lock script by its shape: a compare of the lock value ARGV[1]
-// with GET or MGET followed by DEL is a release, followed by PEXPIRE a refresh; a SET NX or
-// MSETNX is an acquire. Anything else is not a lock script.
+// helperPattern finds a one-parameter local function, for scripts that set the expiry through
+// a helper (bsm/redislock's obtain.lua: local function pexpire(ttl) … pexpire(ARGV[3])).
+var helperPattern = regexp.MustCompile(`localfunction([a-z_][a-z0-9_]*)\(([a-z_][a-z0-9_]*)\)`)
+
+// comparesValue reports whether a normalised body compares a value it read with GET or MGET
+// against the lock value ARGV[1], either way round and with == or ~=: "if get(k) == ARGV[1]
+// then act" and "if values[i] ~= ARGV[1] then return false end; act" are the same check.
+func comparesValue(b string) bool {
+	if !calls(b, "get") && !calls(b, "mget") {
+		return false
+	}
+	return strings.Contains(b, "==argv[1]") || strings.Contains(b, "~=argv[1]") ||
+		strings.Contains(b, "argv[1]==") || strings.Contains(b, "argv[1]~=")
+}
+
+// classifyBody recognises a lock script by what it does, not by one spelling: a compare of the
+// lock value ARGV[1] with what GET or MGET read, followed by DEL or UNLINK, is a release;
+// followed by an expiry command, a refresh; a SET NX or MSETNX is an acquire. Anything else is
+// not a lock script.
 func classifyBody(body string) scriptInfo {
 	b := normaliseBody(body)
-	compares := (calls(b, "get") || calls(b, "mget")) && strings.Contains(b, "==argv[1]")
+	compares := comparesValue(b)
 	var info scriptInfo
 	switch {
 	case compares && (calls(b, "del") || calls(b, "unlink")):
@@ -146,12 +169,35 @@ func classifyBody(body string) scriptInfo {
 	}
 	if m := ttlArgPattern.FindStringSubmatch(b); m != nil {
 		info.ttlArg, _ = strconv.Atoi(m[2])
-		info.ttl = map[string]ttlKind{
-			"px": ttlRelMillis, "pexpire": ttlRelMillis, "ex": ttlRelSeconds, "expire": ttlRelSeconds,
-			"pxat": ttlAbsMillis, "pexpireat": ttlAbsMillis, "exat": ttlAbsSeconds,
-		}[m[1]]
+		info.ttl = expiryKinds[m[1]]
+	} else {
+		info.ttlArg, info.ttl = helperExpiry(b)
 	}
 	return info
+}
+
+var expiryKinds = map[string]ttlKind{
+	"px": ttlRelMillis, "pexpire": ttlRelMillis, "ex": ttlRelSeconds, "expire": ttlRelSeconds,
+	"pxat": ttlAbsMillis, "pexpireat": ttlAbsMillis, "exat": ttlAbsSeconds,
+}
+
+// helperExpiry finds an expiry set through a local helper: a function whose parameter is the
+// expiry argument of an expiry command, called with ARGV[n]. (The body has no whitespace left,
+// so the call is found by its name alone.)
+func helperExpiry(b string) (int, ttlKind) {
+	for _, def := range helperPattern.FindAllStringSubmatch(b, -1) {
+		name, param := def[1], def[2]
+		use := regexp.MustCompile(`"(px|pxat|ex|exat|pexpire|pexpireat|expire)",(?:keys\[\d+\],|[a-z_][a-z0-9_]*,)?` + param + `\)`)
+		kind := use.FindStringSubmatch(b)
+		if kind == nil {
+			continue
+		}
+		if call := regexp.MustCompile(name + `\(argv\[(\d+)\]\)`).FindStringSubmatch(b); call != nil {
+			n, _ := strconv.Atoi(call[1])
+			return n, expiryKinds[kind[1]]
+		}
+	}
+	return 0, ttlUnknown
 }
 
 // normaliseBody lowercases a script, drops its whitespace and makes every quote a double one.

@@ -135,7 +135,7 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 		// the same constant value waits for it.
 		if e == nil {
 			if e = t.entryFor(id, end); e == nil {
-				m.waitBusy.Observe(end.Sub(c.start).Seconds())
+				m.WaitBusy.Observe(end.Sub(c.start).Seconds())
 				return
 			}
 		}
@@ -150,7 +150,7 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 			e.waitingSince = time.Time{}
 			t.dropIfIdle(id, e)
 		}
-		m.waitError.Observe(end.Sub(since).Seconds())
+		m.WaitError.Observe(end.Sub(since).Seconds())
 	case resultSuccess:
 		t.success(c, id, e, end)
 	}
@@ -173,14 +173,14 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 		since = e.waitingSince
 		e.waitingSince = time.Time{}
 	}
-	m.waitAcquired.Observe(end.Sub(since).Seconds())
+	m.WaitAcquired.Observe(end.Sub(since).Seconds())
 	if e == nil {
 		if e = t.entryFor(id, end); e == nil {
 			return
 		}
 	}
 	e.heldSince, e.roundEnd = c.start, end
-	m.held.Inc()
+	m.Held.Inc()
 	t.addParts(e, c, end)
 }
 
@@ -197,11 +197,11 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	switch res {
 	case resultSuccess:
-		m.renewOK.Inc()
+		m.RenewOK.Inc()
 	case resultRejected:
-		m.renewNotOwned.Inc()
+		m.RenewNotOwned.Inc()
 	case resultError:
-		m.renewFailed.Inc()
+		m.RenewFailed.Inc()
 	}
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
@@ -235,11 +235,11 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	}
 	switch res {
 	case resultSuccess:
-		m.relOK.Inc()
+		m.RelOK.Inc()
 	case resultRejected:
-		m.relNotOwned.Inc()
+		m.RelNotOwned.Inc()
 	case resultError:
-		m.relError.Inc()
+		m.RelError.Inc()
 		return
 	}
 	if e != nil && e.held() {
@@ -275,8 +275,8 @@ func (t *tracker) removeParts(id lockID, e *entry, keys []string, end time.Time)
 // wait continues.
 func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 	m := id.ns.m
-	m.heldSeconds.Observe(end.Sub(e.heldSince).Seconds())
-	m.held.Dec()
+	m.HeldSeconds.Observe(end.Sub(e.heldSince).Seconds())
+	m.Held.Dec()
 	e.heldSince, e.roundEnd = time.Time{}, time.Time{}
 	e.parts = e.parts[:0]
 }
@@ -319,7 +319,7 @@ func (t *tracker) sweepLocked(now time.Time) {
 	t.nextSweep = now.Add(min(sweepEvery, t.giveUp/2))
 	for id, e := range t.entries {
 		if e.waiting() && now.Sub(e.lastAttempt) > t.giveUp {
-			id.ns.m.waitBusy.Observe(e.lastAttempt.Sub(e.waitingSince).Seconds())
+			id.ns.m.WaitBusy.Observe(e.lastAttempt.Sub(e.waitingSince).Seconds())
 			e.waitingSince = time.Time{}
 		}
 		if e.held() {

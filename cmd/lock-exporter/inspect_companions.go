@@ -85,7 +85,8 @@ func holderValue(cmd *redis.StringCmd, firstErr *error) *string {
 		}
 		return nil
 	}
-	if len(v) > maxHolderBytes {
+	// The description: the acquisition time lease records after it is not for the holder column.
+	if v = lockkeys.ParseHolder(v).Description; len(v) > maxHolderBytes {
 		v = v[:maxHolderBytes]
 	}
 	return &v

@@ -22,7 +22,7 @@ func TestServedMetricsAreDocumented(t *testing.T) {
 	}
 	srv := redistest.Start(t)
 	seedLocks(t, srv.Client(t), map[string]seed{"jobs:1": {ttl: time.Minute}, "jobs:2": {idle: 30}})
-	config := newConfigFile(t, "namespaces:\n  - {name: jobs, pattern: 'jobs:*', expected_ttl: 60s, expected_renew_interval: 20s}\n"+
+	config := newConfigFile(t, "namespaces:\n  - {name: jobs, pattern: 'jobs:*', expected_ttl: 60s, expected_renew_interval: 20s, expected_max_hold: 1h}\n"+
 		fmt.Sprintf("targets:\n  - {name: same, addr: %s}\n", srv.Addr))
 	s := startServer(t, nil, "--config.file", string(config), "--redis.addr", srv.Addr)
 	_, fromMetrics := s.get(t, "/metrics", 5*time.Second)

@@ -87,4 +87,7 @@ func Example_leaseOpenTelemetry() {
 	// lock_held_seconds s
 	// lock_held {lease}
 	// lock_fenced_writes {write}
+	// lock_waiters {caller}
+	// lock_held_oldest_seconds s
+	// lock_max_hold_exceeded {lease}
 }

@@ -48,5 +48,7 @@ func Example_observeOpenTelemetry() {
 	// lock_renewals {renewal}
 	// lock_releases {release}
 	// lock_held {lease}
+	// lock_held_oldest_seconds s
 	// lock_observe_untracked {lock}
+	// lock_observe_unclassified_scripts {call}
 }

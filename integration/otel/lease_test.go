@@ -174,6 +174,7 @@ func TestLeaseOTelNamespaceDeclarationCreatesCountersAtZero(t *testing.T) {
 		"lock_releases_total{approval,error}": 0, "lock_releases_total{approval,skipped}": 0,
 		"lock_abandoned_total{approval,}": 0, "lock_held{approval,}": 0,
 		"lock_fenced_writes_total{approval,applied}": 0, "lock_fenced_writes_total{approval,rejected}": 0,
+		"lock_waiters{approval,}": 0, "lock_held_oldest_seconds{approval,}": 0, "lock_max_hold_exceeded_total{approval,}": 0,
 	}
 	if got := e.series(t); !maps.Equal(got, want) {
 		t.Errorf("after declaring the namespace:\n got %v\nwant %v", got, want)

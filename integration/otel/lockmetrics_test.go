@@ -193,6 +193,11 @@ func describe(t *testing.T, data metricdata.Aggregation) (typ string, otype otlp
 			}
 			bounds = strings.Join(b, ",")
 		}
+	case metricdata.Gauge[float64]:
+		typ, otype = "GAUGE", otlptranslator.MetricTypeGauge
+		for _, dp := range d.DataPoints {
+			addKeys(dp.Attributes)
+		}
 	default:
 		t.Fatalf("unexpected aggregation %T", data)
 	}

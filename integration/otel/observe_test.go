@@ -197,11 +197,12 @@ func TestObserveOTelNewReportsTheSameZeroSeries(t *testing.T) {
 	obs := newTwoPathObservers(t, observe.Options{Namespaces: []observe.Namespace{{Name: "jobs", Pattern: "jobs:*"}}})
 	otel := obs.otel.series(t)
 	compare(t, promSeries(t, obs.reg), otel)
-	if len(otel) != 8 {
-		t.Errorf("OTel series at start: %v, want the 6 counters, lock_held and lock_observe_untracked_total", slices.Sorted(maps.Keys(otel)))
+	if len(otel) != 10 {
+		t.Errorf("OTel series at start: %v, want the 6 counters, lock_held, lock_held_oldest_seconds, lock_observe_untracked_total and lock_observe_unclassified_scripts_total", slices.Sorted(maps.Keys(otel)))
 	}
 	for key := range otel {
-		if strings.HasPrefix(key, "lock_abandoned_total") || strings.HasPrefix(key, "lock_fenced_writes_total") || strings.HasSuffix(key, ",skipped}") {
+		if strings.HasPrefix(key, "lock_abandoned_total") || strings.HasPrefix(key, "lock_fenced_writes_total") || strings.HasSuffix(key, ",skipped}") ||
+			strings.HasPrefix(key, "lock_waiters") || strings.HasPrefix(key, "lock_max_hold_exceeded_total") {
 			t.Errorf("%s reported: the wire cannot derive it", key)
 		}
 	}

@@ -67,6 +67,11 @@ func otelSeries(t testing.TB, reader *sdkmetric.ManualReader) map[string]float64
 						out[key+" le="+formatBound(bound)] = float64(cumulative)
 					}
 				}
+			case metricdata.Gauge[float64]:
+				name := translate(t, namer, m, otlptranslator.MetricTypeGauge)
+				for _, dp := range d.DataPoints {
+					out[seriesKey(t, name, dp.Attributes)] = dp.Value
+				}
 			default:
 				t.Fatalf("%s: unexpected aggregation %T", m.Name, m.Data)
 			}

@@ -39,6 +39,9 @@ const (
 	heldSecondsHelp  = "Hold time of a lease, from acquire to release or abandonment."
 	heldHelp         = "Leases this process holds now."
 	fencedWritesHelp = "Writes through the fencing guard by outcome (applied, rejected)."
+	waitersHelp      = "Callers waiting to acquire now: their lock was busy at their first attempt (in Redis or in the local mutex) and they have no outcome yet."
+	heldOldestHelp   = "Age of the oldest lease this process holds now, at collection time; 0 when it holds none."
+	maxHoldHelp      = "Leases whose holder context was cancelled because they reached Policy.MaxHold; their keys are left to expire at their TTL."
 )
 
 // AcquireWaitBuckets are lock_acquire_wait_seconds' bucket bounds: from an uncontended round
@@ -62,6 +65,11 @@ type Families struct {
 	HeldSeconds  *prometheus.HistogramVec
 	Held         *HeldVec
 	FencedWrites *prometheus.CounterVec
+	// Beyond the contract's table: what a caller waits in, how old the oldest hold is, and
+	// the holds Policy.MaxHold ended.
+	Waiters         *prometheus.GaugeVec
+	HeldOldest      *HoldAges
+	MaxHoldExceeded *prometheus.CounterVec
 }
 
 // HeldVec is lock_held: a GaugeVec whose collection first runs the hooks its producers added
@@ -125,6 +133,15 @@ func newFamilies() *Families {
 			Name: "lock_fenced_writes_total",
 			Help: fencedWritesHelp,
 		}, []string{NamespaceLabel, "outcome"}),
+		Waiters: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lock_waiters",
+			Help: waitersHelp,
+		}, []string{NamespaceLabel}),
+		HeldOldest: newHoldAges(),
+		MaxHoldExceeded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lock_max_hold_exceeded_total",
+			Help: maxHoldHelp,
+		}, []string{NamespaceLabel}),
 	}
 }
 
@@ -141,6 +158,9 @@ func Register(reg prometheus.Registerer) (*Families, error) {
 	registerInto(reg, &f.HeldSeconds, &err)
 	registerInto(reg, &f.Held, &err)
 	registerInto(reg, &f.FencedWrites, &err)
+	registerInto(reg, &f.Waiters, &err)
+	registerInto(reg, &f.HeldOldest, &err)
+	registerInto(reg, &f.MaxHoldExceeded, &err)
 	if err != nil {
 		return nil, fmt.Errorf("register lock metrics: %w", err)
 	}

@@ -30,6 +30,11 @@ const (
 	HeldSecondsInstrument  = "lock_held_seconds"
 	HeldInstrument         = "lock_held"
 	FencedWritesInstrument = "lock_fenced_writes"
+	WaitersInstrument      = "lock_waiters"
+	// The gauge keeps _seconds in its name for the reason the histograms do; a gauge gets no
+	// _total.
+	HeldOldestInstrument      = "lock_held_oldest_seconds"
+	MaxHoldExceededInstrument = "lock_max_hold_exceeded"
 
 	unitSeconds = "s"
 )
@@ -50,12 +55,28 @@ type Instruments struct {
 	HeldSeconds  metric.Float64Histogram
 	Held         metric.Int64ObservableUpDownCounter
 	FencedWrites metric.Int64ObservableCounter
+	// Waiters is an up-down counter like Held: summed over Clients it is still the number of
+	// callers waiting.
+	Waiters         metric.Int64ObservableUpDownCounter
+	MaxHoldExceeded metric.Int64ObservableCounter
+	// HeldOldest is computed in the callback from each bound namespace's OldestFunc. Two
+	// producers on one provider that bind the same namespace each report it, and the SDK keeps
+	// one of the two values (a gauge is not summed); give them separate namespaces, or share a
+	// Prometheus registry, where the oldest of both is reported.
+	HeldOldest metric.Float64ObservableGauge
 
 	registration metric.Registration
 
 	mu        sync.Mutex
 	counts    []*observedCount // every series of the observable instruments, reported by observe
+	ages      []observedAge    // lock_held_oldest_seconds' sources
 	onCollect func()           // run before the series are read; see OnCollect
+}
+
+// observedAge is one namespace's lock_held_oldest_seconds series.
+type observedAge struct {
+	opts   []metric.ObserveOption
+	oldest OldestFunc
 }
 
 // NewInstruments creates the instruments on mp's meter for ScopeName and registers the callback
@@ -67,7 +88,7 @@ func NewInstruments(mp metric.MeterProvider) (*Instruments, error) {
 	}
 	m := mp.Meter(ScopeName)
 	i := &Instruments{}
-	var errs [7]error
+	var errs [10]error
 	i.AcquireWait, errs[0] = m.Float64Histogram(AcquireWaitInstrument, metric.WithUnit(unitSeconds),
 		metric.WithDescription(acquireWaitHelp), metric.WithExplicitBucketBoundaries(AcquireWaitBuckets()...))
 	i.Renewals, errs[1] = m.Int64ObservableCounter(RenewalsInstrument, metric.WithUnit("{renewal}"),
@@ -84,10 +105,17 @@ func NewInstruments(mp metric.MeterProvider) (*Instruments, error) {
 		metric.WithDescription(heldHelp))
 	i.FencedWrites, errs[6] = m.Int64ObservableCounter(FencedWritesInstrument, metric.WithUnit("{write}"),
 		metric.WithDescription(fencedWritesHelp))
+	i.Waiters, errs[7] = m.Int64ObservableUpDownCounter(WaitersInstrument, metric.WithUnit("{caller}"),
+		metric.WithDescription(waitersHelp))
+	i.HeldOldest, errs[8] = m.Float64ObservableGauge(HeldOldestInstrument, metric.WithUnit(unitSeconds),
+		metric.WithDescription(heldOldestHelp))
+	i.MaxHoldExceeded, errs[9] = m.Int64ObservableCounter(MaxHoldExceededInstrument, metric.WithUnit("{lease}"),
+		metric.WithDescription(maxHoldHelp))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("lock metrics: create OTel instruments: %w", err)
 	}
-	reg, err := m.RegisterCallback(i.observe, i.Renewals, i.Releases, i.Abandoned, i.Held, i.FencedWrites)
+	reg, err := m.RegisterCallback(i.observe, i.Renewals, i.Releases, i.Abandoned, i.Held, i.FencedWrites,
+		i.Waiters, i.HeldOldest, i.MaxHoldExceeded)
 	if err != nil {
 		return nil, fmt.Errorf("lock metrics: register OTel callback: %w", err)
 	}
@@ -118,7 +146,18 @@ func (i *Instruments) observe(_ context.Context, o metric.Observer) error {
 	for _, c := range i.counts {
 		o.ObserveInt64(c.instrument, c.n.Load(), c.opts...)
 	}
+	for _, a := range i.ages {
+		age, _ := a.oldest() // 0 when nothing is held
+		o.ObserveFloat64(i.HeldOldest, age.Seconds(), a.opts...)
+	}
 	return nil
+}
+
+// age makes attrs' lock_held_oldest_seconds series report oldest's age at every collection.
+func (i *Instruments) age(attrs attribute.Set, oldest OldestFunc) {
+	i.mu.Lock()
+	i.ages = append(i.ages, observedAge{opts: []metric.ObserveOption{metric.WithAttributeSet(attrs)}, oldest: oldest})
+	i.mu.Unlock()
 }
 
 // OnCollect makes f run at the start of every collection, before i's observable series are
@@ -141,7 +180,7 @@ func (i *Instruments) Counter(c metric.Int64ObservableCounter, attrs attribute.S
 	return i.track(c, attrs)
 }
 
-// UpDown is one attribute set of i's observable up-down counter (Held), as a Gauge.
+// UpDown is one attribute set of an observable up-down counter of i (Held, Waiters), as a Gauge.
 func (i *Instruments) UpDown(u metric.Int64ObservableUpDownCounter, attrs attribute.Set) Gauge {
 	return i.track(u, attrs)
 }

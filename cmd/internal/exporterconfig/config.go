@@ -52,6 +52,7 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	    pattern: "cordum:scheduler:job:*"
 //	    expected_ttl: 60s
 //	    expected_renew_interval: 20s
+//	    expected_max_hold: 30m        # LockHeldTooLong; reads holder records (a GET per key)
 //	    types: [string]               # string (default) and/or hash (Redisson)
 //	targets:                          # served on /scrape?target=NAME; see Target
 //	  - name: payments
@@ -109,6 +110,10 @@ type Namespace struct {
 	Pattern               string   `yaml:"pattern"`
 	ExpectedTTL           Duration `yaml:"expected_ttl"`
 	ExpectedRenewInterval Duration `yaml:"expected_renew_interval"`
+	// ExpectedMaxHold is the longest a lock of the namespace should be held
+	// (lock_expected_max_hold_seconds, LockHeldTooLong); declaring it makes the scan read each
+	// key's holder record for its hold age.
+	ExpectedMaxHold Duration `yaml:"expected_max_hold"`
 	// Types are the Redis value types that count as locks: "string" (the default) and/or
 	// "hash" (Redisson keeps its locks in hashes).
 	Types []string `yaml:"types"`
@@ -171,6 +176,7 @@ func (n Namespace) collector() collectors.Namespace {
 		Pattern:               n.Pattern,
 		ExpectedTTL:           time.Duration(n.ExpectedTTL),
 		ExpectedRenewInterval: time.Duration(n.ExpectedRenewInterval),
+		ExpectedMaxHold:       time.Duration(n.ExpectedMaxHold),
 		Types:                 n.Types,
 	}
 }

@@ -31,6 +31,7 @@ namespaces:
     pattern: "cordum:scheduler:job:*"
     expected_ttl: 60s
     expected_renew_interval: 20s
+    expected_max_hold: 30m
   - name: reconciler
     pattern: "cordum:reconciler:*"
     types: [string, hash]
@@ -45,7 +46,8 @@ namespaces:
 			Timeout: Duration(8 * time.Second), TimeoutOffset: Duration(250 * time.Millisecond)},
 		Namespaces: []Namespace{
 			{Name: "scheduler", Pattern: "cordum:scheduler:job:*",
-				ExpectedTTL: Duration(time.Minute), ExpectedRenewInterval: Duration(20 * time.Second)},
+				ExpectedTTL: Duration(time.Minute), ExpectedRenewInterval: Duration(20 * time.Second),
+				ExpectedMaxHold: Duration(30 * time.Minute)},
 			{Name: "reconciler", Pattern: "cordum:reconciler:*", Types: []string{"string", "hash"}},
 		},
 	}
@@ -110,6 +112,7 @@ func TestInvalid(t *testing.T) {
 		{"invalid pattern", "namespaces:\n  - {name: a, pattern: 'a:[x'}\n", nil, "unterminated ["},
 		{"empty name", "namespaces:\n  - {pattern: 'a:*'}\n", nil, "empty name"},
 		{"unknown type", "namespaces:\n  - {name: a, pattern: 'a:*', types: [list]}\n", nil, `namespace "a": type "list" is not "string" or "hash"`},
+		{"negative max hold", "namespaces:\n  - {name: a, pattern: 'a:*', expected_max_hold: -1s}\n", nil, `namespace "a": expected max hold -1s is negative`},
 		{"renew not below TTL", "namespaces:\n  - {name: a, pattern: 'a:*', expected_ttl: 10s, expected_renew_interval: 10s}\n", nil, "shorter than expected TTL"},
 		{"no namespace", "scan: {top_k: 2}\n", func(c *Config) { c.Namespaces = nil }, "no namespace configured"},
 		{"zero batch", "scan: {batch_size: 0}\n", nil, "scan.batch-size must be at least 1, got 0"},

@@ -79,6 +79,9 @@ type Alerts struct {
 	// ExporterConfigReloadFailed configures LockExporterConfigReloadFailed (the configuration
 	// file does not load; the previous one is still served).
 	ExporterConfigReloadFailed SimpleAlert `yaml:"exporter_config_reload_failed"`
+	// HeldTooLong configures LockHeldTooLong: a lock held longer than the maximum its
+	// namespace declares in the exporter configuration (expected_max_hold).
+	HeldTooLong SimpleAlert `yaml:"held_too_long"`
 }
 
 // Tier is one window pair of a multi-window ratio alert: the ratio over Long and over Short must
@@ -182,6 +185,7 @@ func Default() Config {
 			ExporterScrapeIncomplete:   SimpleAlert{Severity: "warning", For: d("15m")},
 			ExporterKeysTruncated:      SimpleAlert{Severity: "info", For: d("30m")},
 			ExporterConfigReloadFailed: SimpleAlert{Severity: "warning", For: d("10m")},
+			HeldTooLong:                SimpleAlert{Severity: "warning", For: d("5m")},
 		},
 		Dashboards: defaultDashboards(),
 	}

@@ -98,6 +98,7 @@ func (a Alerts) validate() error {
 		{"exporter_scrape_incomplete", a.ExporterScrapeIncomplete},
 		{"exporter_keys_truncated", a.ExporterKeysTruncated},
 		{"exporter_config_reload_failed", a.ExporterConfigReloadFailed},
+		{"held_too_long", a.HeldTooLong},
 	} {
 		if err := checkSeverityFor(s.a.Severity, s.a.For); err != nil {
 			return fmt.Errorf("%s.%w", s.path, err)

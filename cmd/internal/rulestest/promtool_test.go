@@ -121,6 +121,8 @@ func TestScenariosCanFail(t *testing.T) {
 			"key_without_ttl_test.yml", `lock_namespace="racy"`},
 		{"renewal stalled on one scrape", "alerts:\n  renewal_stalled:\n    for: 0s\n", nil,
 			"renewal_stalled_test.yml", `lock_namespace="scheduler"`},
+		{"held too long on one overrun", "alerts:\n  held_too_long:\n    for: 0s\n", nil,
+			"held_too_long_test.yml", `lock_namespace="batch"`},
 		{"redis down on one failover", "alerts:\n  exporter_redis_down:\n    for: 1m\n", nil,
 			"exporter_test.yml", `instance="exporter-b:9360"`},
 		{"exporter absent during a restart", "alerts:\n  exporter_absent:\n    for: 2m\n", nil,

@@ -138,6 +138,11 @@ func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 		"Every acquire call's wait time, bucketed. Darker cells hold more calls; a band moving up means callers wait longer. Hover a cell for its bucket and rate.",
 		series(rateBy("le", metricAcquireWait+"_bucket", sel.lib()), "{{le}}")).
 		Span(graphWidth))
+	d.WithPanel(graph("Callers waiting",
+		"Callers blocked in Acquire or Do right now, per namespace (lease's lock_waiters): their lock was busy, in Redis or in the local mutex, and they have no answer yet. A level that keeps rising means work piles up behind one holder; it shows before the wait histogram does, since a wait is observed only when it ends.",
+		unitCount,
+		series(aggregateBy("sum", "lock_namespace", metricWaiters, sel.lib()), "{{lock_namespace}}")).
+		Span(graphWidth))
 }
 
 func renewalRow(d *dashboard.DashboardBuilder, s settings) {
@@ -252,6 +257,19 @@ func keyTables(d *dashboard.DashboardBuilder, s settings) {
 		map[string]string{"lock_namespace": "Namespace", "key": "Key", "Value": "Idle"},
 		"Idle",
 		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyWithoutTTLIdle, sel.store()))).
+		Span(graphWidth))
+	d.WithPanel(labelTable("Longest holds",
+		fmt.Sprintf("The %d lock keys held longest across the selected namespaces, from the acquisition time in their holder records (lease RecordHolder; only namespaces whose exporter configuration declares expected_max_hold are read). A renewer keeps a stalled holder's key fresh, so only its hold age gives it away; LockHeldTooLong fires above the declared maximum.", s.stalestKeys),
+		unitSeconds,
+		nil,
+		map[string]string{"lock_namespace": "Namespace", "key": "Key", "Value": "Held"},
+		"Held",
+		instantTable(fmt.Sprintf("topk(%d, max by (lock_namespace, key) (%s%s))", s.stalestKeys, metricKeyHeld, sel.store()))).
+		Span(graphWidth))
+	d.WithPanel(graph("Oldest hold",
+		"Age of the oldest lease held in each namespace, the oldest over the selected processes (lease and observe's lock_held_oldest_seconds), for locks of any library. It rises steadily while a holder keeps one lock; a saw-tooth is healthy work.",
+		unitSeconds,
+		series(aggregateBy("max", "lock_namespace", metricHeldOldest, sel.lib()), "{{lock_namespace}}")).
 		Span(graphWidth))
 }
 

@@ -2,7 +2,8 @@ package rules
 
 // Alert names, one constant each so the builders, the drift and promtool tests and the
 // end-to-end test cannot spell one differently. The first seven are the public alert contract
-// (docs/runbook.md, docs/deploy.md#versioning), the last four the extra exporter alerts.
+// (docs/runbook.md, docs/deploy.md#versioning), the next four the extra exporter alerts, the last
+// one the hold-age alert.
 const (
 	AlertNotOwnedRatioHigh          = "LockNotOwnedRatioHigh"
 	AlertRenewalFailureRatioHigh    = "LockRenewalFailureRatioHigh"
@@ -15,4 +16,5 @@ const (
 	AlertExporterScrapeIncomplete   = "LockExporterScrapeIncomplete"
 	AlertExporterKeysTruncated      = "LockExporterKeysTruncated"
 	AlertExporterConfigReloadFailed = "LockExporterConfigReloadFailed"
+	AlertHeldTooLong                = "LockHeldTooLong"
 )

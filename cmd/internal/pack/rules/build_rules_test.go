@@ -150,7 +150,7 @@ func alertRules(files []RuleFile, name string) []Rule {
 // from the exporter. Recorded series (level:metric:operations) carry no selector of their own.
 var libraryMetrics = []string{
 	"lock_renewals_total", "lock_releases_total", "lock_abandoned_total",
-	"lock_acquire_wait_seconds_bucket", "lock_acquire_wait_seconds_count",
+	"lock_acquire_wait_seconds_bucket", "lock_acquire_wait_seconds_count", "lock_held_oldest_seconds",
 }
 
 // checkSelectors walks every parsed expression and checks that each raw metric selector

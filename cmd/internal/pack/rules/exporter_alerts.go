@@ -20,7 +20,31 @@ func (b builder) exporterAlerts() []alertSpec {
 		b.exporterScrapeIncomplete(a.ExporterScrapeIncomplete),
 		b.exporterKeysTruncated(a.ExporterKeysTruncated),
 		b.exporterConfigReloadFailed(a.ExporterConfigReloadFailed),
+		b.heldTooLong(a.HeldTooLong),
 	)
+}
+
+// heldTooLong fires while a namespace's longest hold is above the maximum the exporter
+// configuration declares for it (expected_max_hold): a "zombie" holder whose renewer keeps its
+// lock alive long after its work stalled, which TTL and idle time cannot show. The hold age
+// comes from the exporter (holder records, lease with RecordHolder) and from every library
+// process (lock_held_oldest_seconds, lease or observe), so locks of other libraries count too;
+// the two sides come from different jobs, so they meet by namespace (and cluster) only. A
+// namespace without a declared maximum never matches; a hold that passes the maximum and ends
+// within for: never fires.
+func (b builder) heldTooLong(c packconfig.SimpleAlert) []alertSpec {
+	by := "by (" + strings.Join(append(slices.Clone(b.cfg.ClusterLabels), "lock_namespace"), ", ") + ")"
+	on := "on (" + strings.Join(append(slices.Clone(b.cfg.ClusterLabels), "lock_namespace"), ", ") + ")"
+	return tuned(c, alertSpec{
+		name: AlertHeldTooLong,
+		expr: fmt.Sprintf("max %s (%s or %s) > %s max %s (%s)",
+			by, b.exp("lock_key_held_max_seconds"), b.lib("lock_held_oldest_seconds"),
+			on, by, b.exp("lock_expected_max_hold_seconds")),
+		summary: "A lock has been held longer than its namespace allows.",
+		description: fmt.Sprintf("A lock in lock namespace {{ $labels.lock_namespace }} has been held for "+
+			"{{ $value | humanizeDuration }}, longer than the namespace's declared expected_max_hold, for %s: "+
+			"its holder may have stalled while its renewer keeps the lock alive.", c.For),
+	})
 }
 
 func (b builder) keyWithoutTTL(c packconfig.SimpleAlert) []alertSpec {

@@ -88,7 +88,8 @@ func seedLockKeys(tb testing.TB, rdb redis.UniversalClient) {
 	}{
 		{keyWithTTL, "seeded", time.Minute},
 		{keyWithoutTTL, "seeded", 0},
-		{lockkeys.Holder(keyWithTTL), "metricnames pid 1", time.Minute},
+		// With an acquisition time (lockkeys.ParseHolder), so the hold-age series appear.
+		{lockkeys.Holder(keyWithTTL), "metricnames pid 1" + lockkeys.HolderAcquiredSeparator + "1700000000000", time.Minute},
 	} {
 		if err := rdb.Set(context.Background(), k.key, k.value, k.ttl).Err(); err != nil {
 			tb.Fatalf("metricnames: seed: %v", err)
@@ -109,6 +110,7 @@ func exporterFamilies(tb testing.TB, addr string) []*dto.MetricFamily {
 		Pattern:               pattern,
 		ExpectedTTL:           exporterconfig.Duration(time.Minute),
 		ExpectedRenewInterval: exporterconfig.Duration(20 * time.Second),
+		ExpectedMaxHold:       exporterconfig.Duration(time.Hour),
 	}}
 	cfg.Targets = []exporterconfig.Target{{Name: target, Redis: exporterconfig.Redis{Addr: addr}}}
 	if err := cfg.Validate(); err != nil {

@@ -1,0 +1,86 @@
+package collectors
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/glob"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
+)
+
+// holderReader returns the test the inspection uses to decide whether to read a key's holder
+// record, or nil when no namespace declares ExpectedMaxHold (then no key pays for it). A key's
+// record is read when a namespace that declares one matches the key and the key can have a
+// holder key (lockkeys.SameSlot).
+func (c *classifier) holderReader() func(key string) bool {
+	var patterns []string
+	for _, ns := range c.namespaces {
+		if ns.ExpectedMaxHold > 0 {
+			patterns = append(patterns, ns.Pattern)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil
+	}
+	return func(key string) bool {
+		if !lockkeys.SameSlot(key) {
+			return false
+		}
+		for _, p := range patterns {
+			if glob.ScanMatch(p, key) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// queueHolders adds to pipe a GET of the holder key of every key readHolder picks (nil where it
+// does not) and, when there is one, a TIME: the server's clock, against which the holder
+// records' acquisition times are aged, so the exporter's clock plays no part.
+func (in *inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, keys []string) {
+	in.holders, in.now = in.holders[:0], nil
+	if in.readHolder == nil {
+		return
+	}
+	queued := false
+	for _, k := range keys {
+		var cmd *redis.StringCmd
+		if in.readHolder(k) {
+			cmd, queued = pipe.Get(ctx, lockkeys.Holder(k)), true
+		}
+		in.holders = append(in.holders, cmd)
+	}
+	if queued {
+		in.now = pipe.Time(ctx)
+	}
+}
+
+// heldFor sets r's hold age from key j's holder record. A record that is missing, unreadable
+// (an ACL without GET on *:holder, a key of another type) or written before lease recorded the
+// time leaves the key without one: it is still counted and listed by idle time.
+func (in *inspector) heldFor(j int, r *keyReply) {
+	if in.now == nil || j >= len(in.holders) || in.holders[j] == nil {
+		return
+	}
+	now, err := in.now.Result()
+	if err != nil {
+		return
+	}
+	v, err := in.holders[j].Result()
+	if err != nil {
+		return
+	}
+	if rec := lockkeys.ParseHolder(v); !rec.Acquired.IsZero() {
+		r.info.Held, r.info.HasHeld = max(0, now.Sub(rec.Acquired)), true
+	}
+}
+
+// mergeHeld folds a key's hold age into the namespace's; k.HasHeld must be true.
+func (st *nsState) mergeHeld(k KeyInfo) {
+	if !st.hasHeld || k.Held > st.maxHeld {
+		st.maxHeld, st.hasHeld = k.Held, true
+	}
+	st.heldTop.offer(k)
+}
