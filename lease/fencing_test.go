@@ -14,7 +14,7 @@ import (
 // Test 6: a fenced write from the older owner is rejected; the newer owner's write applies, and
 // the same lease may write again.
 func TestFencedWriteRejectsOlderOwner(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		tests := []struct {
 			name  string
 			steps []string // "a" or "b" writes, in order
@@ -27,7 +27,7 @@ func TestFencedWriteRejectsOlderOwner(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				e := newEnvMode(t, sharedAddr, batching)
+				e := newEnvMode(t, sharedAddr, single)
 				n := e.namespace(t, "snapshot", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true, Fencing: true})
 				lockKey, dataKey := uniqueKey(t), uniqueKey(t)+":data"
 				// A holds the lock, then "pauses" past its TTL; B takes over with a newer fence.
@@ -74,8 +74,8 @@ func TestFencedWriteRejectsOlderOwner(t *testing.T) {
 }
 
 func TestFencedSetInputAndExpiry(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
-		e := newEnvMode(t, sharedAddr, batching)
+	eachMode(t, func(t *testing.T, single bool) {
+		e := newEnvMode(t, sharedAddr, single)
 		n := e.namespace(t, "snapshot", Policy{Fencing: true})
 		ctx := context.Background()
 		if err := n.FencedSet(ctx, 0, "k", "v", 0); !errors.Is(err, ErrNoFence) {

@@ -6,8 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// queuedCmd is a caller's command waiting to go out in a shared pipeline (Batching's flushers
-// and the default client's coalescing both queue them).
+// queuedCmd is a caller's command waiting to go out in a shared pipeline (see sender).
 type queuedCmd struct {
 	ctx context.Context
 	cmd redis.Cmder
