@@ -37,10 +37,16 @@ const (
 	idleWindow = 250 * time.Millisecond
 )
 
+// minSendLimit is the lowest cap (unless the pool is smaller): with one send at a time, a
+// command that just missed a pipeline waits a whole round trip for the next one to leave,
+// which cost throughput under CPU load (issue #19) and with added network latency (#26).
+const minSendLimit = 2
+
 func newSendLimit(initial, limitMax int) sendLimit {
 	limitMax = max(1, limitMax)
-	initial = min(max(1, initial), limitMax)
-	return sendLimit{cur: initial, home: initial, min: 1, max: limitMax, probeUp: true}
+	limitMin := min(minSendLimit, limitMax)
+	initial = min(max(limitMin, initial), limitMax)
+	return sendLimit{cur: initial, home: initial, min: limitMin, max: limitMax, probeUp: true}
 }
 
 // answered counts n answered commands and reports whether the window is complete (or the first

@@ -22,8 +22,8 @@ func runLimit(l *sendLimit, windows int, pace func(limit int) time.Duration) int
 }
 
 // The cap follows the pace: it climbs to the highest cap when more sends on the wire answer
-// faster (spare CPU), falls to one when fewer do (scarce CPU, long round trips), and settles
-// where the pace peaks.
+// faster (spare CPU), falls to the lowest (two) when fewer do (scarce CPU), and settles where
+// the pace peaks.
 func TestSendLimitFollowsThePace(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -31,9 +31,9 @@ func TestSendLimitFollowsThePace(t *testing.T) {
 		want int
 	}{
 		{"more on the wire is faster", func(limit int) time.Duration { return time.Duration(64/limit) * time.Millisecond }, 16},
-		{"fewer on the wire is faster", func(limit int) time.Duration { return time.Duration(limit) * time.Millisecond }, 1},
+		{"fewer on the wire is faster", func(limit int) time.Duration { return time.Duration(limit) * time.Millisecond }, minSendLimit},
 		{"fastest at 4", func(limit int) time.Duration {
-			return map[int]time.Duration{1: 40, 2: 20, 4: 10, 8: 20, 16: 40}[limit] * time.Millisecond
+			return map[int]time.Duration{2: 20, 4: 10, 8: 20, 16: 40}[limit] * time.Millisecond
 		}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,10 +83,11 @@ func TestSendLimitProbesAndIdleWindows(t *testing.T) {
 	}
 }
 
-// The cap stays within 1 and the pool's size, whatever it starts from.
+// The cap stays within two and the pool's size (one for a pool of one), whatever it starts
+// from.
 func TestSendLimitBounds(t *testing.T) {
 	for _, tc := range []struct{ initial, max, wantCur, wantMax int }{
-		{2, 10, 2, 10}, {0, 10, 1, 10}, {20, 10, 10, 10}, {2, 0, 1, 1},
+		{2, 10, 2, 10}, {0, 10, 2, 10}, {1, 10, 2, 10}, {20, 10, 10, 10}, {2, 1, 1, 1}, {2, 0, 1, 1},
 	} {
 		l := newSendLimit(tc.initial, tc.max)
 		if l.cur != tc.wantCur || l.max != tc.wantMax {

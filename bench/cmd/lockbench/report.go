@@ -478,14 +478,12 @@ func (r *report) shapeTargets(b *strings.Builder, si int, s shape) {
 		others = append(others, fmt.Sprintf("%s %.1f", v.name, a))
 		fewest = fewest && allocs < a
 	}
-	limit := "≤ 29"
-	okAllocs := fewest
+	// The ≤ 29 guard is set per cycle, so on distinct keys, where every attempt is one.
+	limit, okAllocs := "", fewest
 	if !s.contends {
-		okAllocs = okAllocs && allocs <= 29
-	} else {
-		limit = ""
+		limit, okAllocs = "≤ 29 and ", okAllocs && allocs <= 29
 	}
-	fmt.Fprintf(b, "| %s: %s allocs/op %s and the fewest of all libraries | %.1f (%s) | | %s |\n",
+	fmt.Fprintf(b, "| %s: %s allocs/op %sthe fewest of all libraries | %.1f (%s) | | %s |\n",
 		s.name, leaseOn, limit, allocs, strings.Join(others, ", "), verdict(okAllocs, false))
 	var each []string
 	for _, v := range r.variantsIn(si) {
