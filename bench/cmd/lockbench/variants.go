@@ -46,7 +46,7 @@ var lockVariants = []variantSpec{
 // users run it, lease with metrics on, and lease's single-command baseline; not the metrics-off
 // and go-redis AutoPipeline rows, which the first two shapes show.
 func mainVariant(name string) bool {
-	return !strings.HasSuffix(name, autoSuffix) && name != leaseOff
+	return !strings.Contains(name, autoSuffix) && name != leaseOff
 }
 
 // networkFreeVariants are the go-redis based variants (plain client) with
