@@ -62,10 +62,10 @@ func TestClusterBehaviour(t *testing.T) {
 		if err := l.Renew(ctx); err != nil {
 			t.Errorf("Renew(%q): %v", key, err)
 		}
-		if err := n.FencedSet(ctx, l.Fence(), key+":data", "v1", time.Minute); err != nil {
+		if err := n.FencedSet(ctx, key, l.Fence(), besideLock(key), "v1", time.Minute); err != nil {
 			t.Errorf("FencedSet for %q: %v", key, err)
 		}
-		if err := n.FencedSet(ctx, l.Fence(), key+":data", "v2", time.Minute); err != nil {
+		if err := n.FencedSet(ctx, key, l.Fence(), besideLock(key), "v2", time.Minute); err != nil {
 			t.Errorf("repeated FencedSet for %q: %v", key, err)
 		}
 		if err := l.Release(ctx); err != nil {
@@ -78,13 +78,13 @@ func TestClusterBehaviour(t *testing.T) {
 		if l2.Fence() <= l.Fence() {
 			t.Errorf("second fence of %q = %d, want above the first, %d", key, l2.Fence(), l.Fence())
 		}
-		if err := n.FencedSet(ctx, l2.Fence(), key+":data", "v3", time.Minute); err != nil {
+		if err := n.FencedSet(ctx, key, l2.Fence(), besideLock(key), "v3", time.Minute); err != nil {
 			t.Errorf("newer owner's FencedSet for %q: %v", key, err)
 		}
-		if err := n.FencedSet(ctx, l.Fence(), key+":data", "stale", time.Minute); !errors.Is(err, ErrStaleFence) {
+		if err := n.FencedSet(ctx, key, l.Fence(), besideLock(key), "stale", time.Minute); !errors.Is(err, ErrStaleFence) {
 			t.Errorf("stale FencedSet for %q = %v", key, err)
 		}
-		if got := rdb.Get(ctx, key+":data").Val(); got != "v3" {
+		if got := rdb.Get(ctx, besideLock(key)).Val(); got != "v3" {
 			t.Errorf("data of %q = %q after the stale write, want v3", key, got)
 		}
 		if err := l2.Release(ctx); err != nil {

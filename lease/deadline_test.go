@@ -42,7 +42,7 @@ func TestPolicyTimeoutsBoundCallsWithoutDeadline(t *testing.T) {
 				return n.Do(ctx, uniqueKey(t), func(context.Context, int64) error { return nil })
 			}},
 			{"Renew", func() error { return held.Renew(ctx) }},
-			{"FencedSet", func() error { return n.FencedSet(ctx, held.Fence(), uniqueKey(t), "v", 0) }},
+			{"FencedSet", func() error { return n.FencedSet(ctx, held.Key(), held.Fence(), besideLock(held.Key()), "v", 0) }},
 			{"Release", func() error { return held.Release(ctx) }},
 		} {
 			start := time.Now()

@@ -27,8 +27,10 @@
 // holder whose renews fail is cancelled at its lease's ValidUntil by a timer, and a process
 // that is paused (GC, CPU starvation, SIGSTOP) past that moment is cancelled only when it runs
 // again, possibly after another replica took the lock. Check (*Lease).ValidUntil right before
-// a side effect, and let the store reject stale writes by their fence token (FencedSet);
-// neither the check nor the timer replaces the fence.
+// a side effect, and let the store reject stale writes by their fence token: FencedSet for data
+// beside the lock (refused from the moment a newer lease exists), Guard.Claim at acquisition and
+// Guard.Set for Redis data elsewhere, package sqlfence for SQL rows; neither the check nor the
+// timer replaces the fence.
 //
 // A Client sends a lone or unhurried caller's command at once, on its own, and the commands of
 // callers that arrive while its cap on sends is reached together as one go-redis pipeline,

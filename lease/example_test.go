@@ -184,8 +184,9 @@ func ExampleNamespace_TryAcquire_reconciler() {
 }
 
 // Snapshot writer: TTL 10s, writes every 5s, so a crashed writer is replaced within about 15s.
-// Writes go through the fencing guard: once a newer writer has written, a paused old writer's
-// late write is rejected.
+// The snapshot lives beside the lock (same hash tag), so each write is checked against the
+// lock's newest fence: once writer 2 holds the lock, a paused writer 1 is refused, even before
+// writer 2 has written.
 func ExampleNamespace_FencedSet_snapshotWriter() {
 	ctx := context.Background()
 	rdb := exampleRedis()
@@ -197,39 +198,73 @@ func ExampleNamespace_FencedSet_snapshotWriter() {
 		return
 	}
 	fmt.Println("failover within", writers.Policy().TTL+cadence)
+	const lock, snapshot = "{sys:snapshot}:writer", "{sys:snapshot}:data"
 
-	w1, err := writers.Acquire(ctx, "scheduler:snapshot:writer")
+	w1, err := writers.Acquire(ctx, lock)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("writer 1:", writers.FencedSet(ctx, w1.Fence(), "sys:workers:snapshot", "snapshot from writer 1", 0))
+	fmt.Println("writer 1:", writers.FencedSet(ctx, lock, w1.Fence(), snapshot, "snapshot from writer 1", 0))
 
 	// Writer 1 stalls past its TTL (simulated by dropping its lock key); writer 2 takes over.
-	rdb.Del(ctx, "scheduler:snapshot:writer")
-	w2, err := writers.Acquire(ctx, "scheduler:snapshot:writer")
+	rdb.Del(ctx, lock)
+	w2, err := writers.Acquire(ctx, lock)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("writer 2 fence is newer:", w2.Fence() > w1.Fence())
-	fmt.Println("writer 2:", writers.FencedSet(ctx, w2.Fence(), "sys:workers:snapshot", "snapshot from writer 2", 0))
-
-	// Writer 1 wakes up and writes late.
-	late := writers.FencedSet(ctx, w1.Fence(), "sys:workers:snapshot", "stale snapshot", 0)
+	// Writer 1 wakes up and writes late, before writer 2's first write.
+	late := writers.FencedSet(ctx, lock, w1.Fence(), snapshot, "stale snapshot", 0)
 	fmt.Println("writer 1 late is stale:", errors.Is(late, lease.ErrStaleFence))
-	fmt.Println("stored:", rdb.Get(ctx, "sys:workers:snapshot").Val())
+	fmt.Println("writer 2:", writers.FencedSet(ctx, lock, w2.Fence(), snapshot, "snapshot from writer 2", 0))
+	fmt.Println("stored:", rdb.Get(ctx, snapshot).Val())
 	fmt.Println("writer 1 release:", errors.Is(w1.Release(ctx), lease.ErrNotOwned))
 	fmt.Println("writer 2 release:", w2.Release(ctx))
 	// Output:
 	// failover within 15s
 	// writer 1: <nil>
-	// writer 2 fence is newer: true
-	// writer 2: <nil>
 	// writer 1 late is stale: true
+	// writer 2: <nil>
 	// stored: snapshot from writer 2
 	// writer 1 release: true
 	// writer 2 release: <nil>
+}
+
+// Data away from the lock (here another key space; in practice often another Redis): the new
+// holder claims the keys it guards before reading them, and from then on the old holder's
+// writes are refused.
+func ExampleGuard_Claim() {
+	ctx := context.Background()
+	rdb := exampleRedis()
+	defer rdb.Close()
+	billing, err := declare(rdb, "billing", lease.Policy{TTL: 30 * time.Second, Fencing: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store := billing.Guard(rdb) // the Redis client of the data store
+	old, err := billing.Acquire(ctx, "billing:invoice:7")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rdb.Del(ctx, "billing:invoice:7") // the old holder stalls past its TTL
+	l, err := billing.Acquire(ctx, "billing:invoice:7")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Release(ctx)
+	fmt.Println("claim:", store.Claim(ctx, l.Fence(), "invoice:7:total"))
+	// ... read invoice:7:total, compute ...
+	late := store.Set(ctx, old.Fence(), "invoice:7:total", "from the old holder", 0)
+	fmt.Println("old holder is stale:", errors.Is(late, lease.ErrStaleFence))
+	fmt.Println("write:", store.Set(ctx, l.Fence(), "invoice:7:total", "42.00", 0))
+	// Output:
+	// claim: <nil>
+	// old holder is stale: true
+	// write: <nil>
 }
 
 // Payment capture: check the lease by the library's own clock right before a side effect
@@ -258,7 +293,7 @@ func ExampleLease_ValidUntil() {
 		fmt.Println("lease lapsed: skip the capture, the next owner retries it")
 		return
 	}
-	err = payments.FencedSet(ctx, l.Fence(), "payment:capture:order-17:state", "captured", 0)
+	err = payments.FencedSet(ctx, l.Key(), l.Fence(), "{payment:capture:order-17}:state", "captured", 0)
 	fmt.Println("captured:", err)
 	// Output:
 	// captured: <nil>

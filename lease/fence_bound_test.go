@@ -176,10 +176,16 @@ func TestFenceMigrationFromCounters(t *testing.T) {
 		{"counter above the clock", now + 1_000_000_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key, data := uniqueKey(t), uniqueKey(t)+":data"
+			key, elsewhere := uniqueKey(t), uniqueKey(t)+":elsewhere"
 			e.rdb.Set(ctx, lockkeys.Fence(key), tc.counter, 0)
-			// A holder of the old version wrote with the counter's last fence.
-			if err := n.FencedSet(ctx, tc.counter, data, "old version", 0); err != nil {
+			// A holder of the old version wrote with the counter's last fence, beside the lock
+			// and elsewhere.
+			data := besideLock(key)
+			if err := n.FencedSet(ctx, key, tc.counter, data, "old version", 0); err != nil {
+				t.Fatal(err)
+			}
+			g := n.Guard(nil)
+			if err := g.Set(ctx, tc.counter, elsewhere, "old version", 0); err != nil {
 				t.Fatal(err)
 			}
 			l, err := n.Acquire(ctx, key)
@@ -193,11 +199,19 @@ func TestFenceMigrationFromCounters(t *testing.T) {
 			if got, _ := e.rdb.Get(ctx, lockkeys.Fence(key)).Result(); got != strconv.FormatInt(l.Fence(), 10) {
 				t.Errorf("fence key holds %q, want %d as a plain integer", got, l.Fence())
 			}
-			if err := n.FencedSet(ctx, l.Fence(), data, "new version", 0); err != nil {
+			// Beside the lock the old holder is refused at once; elsewhere once the new
+			// owner claimed the key.
+			if err := n.FencedSet(ctx, key, tc.counter, data, "stale", 0); !errors.Is(err, ErrStaleFence) {
+				t.Errorf("old holder's write after the upgrade = %v, want ErrStaleFence", err)
+			}
+			if err := n.FencedSet(ctx, key, l.Fence(), data, "new version", 0); err != nil {
 				t.Errorf("new owner's write: %v", err)
 			}
-			if err := n.FencedSet(ctx, tc.counter, data, "stale", 0); !errors.Is(err, ErrStaleFence) {
-				t.Errorf("old holder's write after the upgrade = %v, want ErrStaleFence", err)
+			if err := g.Claim(ctx, l.Fence(), elsewhere); err != nil {
+				t.Errorf("new owner's claim: %v", err)
+			}
+			if err := g.Set(ctx, tc.counter, elsewhere, "stale", 0); !errors.Is(err, ErrStaleFence) {
+				t.Errorf("old holder's write elsewhere after the new owner's claim = %v, want ErrStaleFence", err)
 			}
 		})
 	}
@@ -262,9 +276,9 @@ func TestWriteFenceRetention(t *testing.T) {
 			if tc.record > 0 {
 				e.rdb.Set(ctx, lockkeys.WriteFence(key), tc.record, 0)
 			}
-			err := tc.ns.FencedSet(ctx, tc.fence, key, "v", 0)
+			err := tc.ns.Guard(nil).Set(ctx, tc.fence, key, "v", 0)
 			if tc.applied && err != nil || !tc.applied && !errors.Is(err, ErrStaleFence) {
-				t.Fatalf("FencedSet = %v, want applied=%v", err, tc.applied)
+				t.Fatalf("Guard.Set = %v, want applied=%v", err, tc.applied)
 			}
 			if !tc.applied {
 				return

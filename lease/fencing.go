@@ -8,97 +8,86 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// fencedSetScript applies a write only when the writer's fence is not older than the fence of
-// the last applied write, and records the new fence, atomically. With a retention, records
-// expire, and a write to a key without a record is applied only if its fence was issued within
-// the retention: any newer fence that wrote since then would still have its record.
-// KEYS[1] data key, KEYS[2] its write-fence key; ARGV[1] fence, ARGV[2] value, ARGV[3] TTL
-// in ms (0: no expiry), ARGV[4] retention in µs (0: records never expire), ARGV[5] the record's
-// expiry in ms. Returns 1 when applied, 0 when rejected.
+// fencedSetScript applies a write only while the lock's fence key holds the writer's fence, that
+// is while no newer lease of the lock has been issued and the writer's own fence key still
+// lives, atomically with the check. The fence key is what acquisition writes in the same step
+// as the lock, so a stale holder is refused from the moment a newer lease exists, whether or
+// not the new holder has written; and a fence key that is gone (it expired FenceRetention after
+// the lease could last, or Redis lost it) refuses every writer, because whoever wrote it can no
+// longer hold the lock.
+// KEYS[1] the lock's fence key, KEYS[2] data key; ARGV[1] fence, ARGV[2] value, ARGV[3] TTL in
+// ms (0: no expiry). Returns 1 when applied, 0 when rejected.
 var fencedSetScript = newScript(`
-local fence = tonumber(ARGV[1])
-local last = redis.call('get', KEYS[2])
-if last then
-	if fence < tonumber(last) then
-		return 0
-	end
-elseif ARGV[4] ~= '0' then
-	local now = redis.call('time')
-	if fence < tonumber(now[1]) * 1000000 + tonumber(now[2]) - tonumber(ARGV[4]) then
-		return 0
-	end
+if tonumber(redis.call('get', KEYS[1])) ~= tonumber(ARGV[1]) then
+	return 0
 end
 if ARGV[3] == '0' then
-	redis.call('set', KEYS[1], ARGV[2])
+	redis.call('set', KEYS[2], ARGV[2])
 else
-	redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
-end
-if ARGV[4] == '0' then
-	redis.call('set', KEYS[2], ARGV[1])
-else
-	redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[5])
+	redis.call('set', KEYS[2], ARGV[2], 'PX', ARGV[3])
 end
 return 1
 `)
 
-// writeFenceSlack is how much longer than Policy.WriteFenceRetention a write-fence record
-// lives: it absorbs fences that run ahead of the server's clock (a clock step back, or a
-// failover to a node whose clock is behind), so that a record outlives every fence the age
-// rule still accepts.
-const writeFenceSlack = time.Minute
-
-// FencedSet is the fencing guard for Redis writes: it sets key to value (expiring after ttl;
-// ttl ≤ 0 means no expiry) only if no write with a newer fence has been applied to key, and
-// returns ErrStaleFence otherwise. The same lease may write many times; once a newer lease has
-// written, every older lease is rejected, however long it was paused. The last applied fence is
-// kept in key's write-fence key (":writefence" appended, in key's cluster slot as the fence key
-// is): without expiry, or, with Policy.WriteFenceRetention, for that long plus a minute after
-// each write, in which case a write to a key without a record is rejected when its fence was
-// issued more than the retention ago. The write is bounded by Policy.RenewTimeout, the
-// namespace's store-operation timeout. Each applied or rejected write is counted in
-// lock_fenced_writes_total.
-func (n *Namespace) FencedSet(ctx context.Context, fence int64, key string, value any, ttl time.Duration) error {
+// FencedSet is the fencing guard for data kept beside the lock, in the lock's Redis and cluster
+// slot: it sets key to value (expiring after ttl; ttl ≤ 0 means no expiry) only if fence is the
+// fence of the newest lease issued on lockKey, and returns ErrStaleFence otherwise. The check
+// and the write are one script, so once a newer lease exists every older one is refused, even
+// before the new holder writes. The same lease may write many times while its fence key lives
+// (acquisition writes it; every renew extends it to FenceRetention past the lock's expiry).
+//
+// key must share lockKey's hash tag so that one script can read the fence key and write key on
+// Redis Cluster, on single nodes too (so code that works in development does not break on a
+// cluster): for the lock "job:42" write "{job:42}:result", for "{job:42}:lock" any
+// "{job:42}:…". Data kept elsewhere (another slot, another Redis, a database) is guarded by
+// claiming it at acquisition instead: see Guard and package sqlfence.
+//
+// The write is bounded by Policy.RenewTimeout, the namespace's store-operation timeout. Each
+// applied or rejected write is counted in lock_fenced_writes_total.
+func (n *Namespace) FencedSet(ctx context.Context, lockKey string, fence int64, key string, value any, ttl time.Duration) error {
 	if fence <= 0 {
 		return ErrNoFence
 	}
-	if key == "" || !lockkeys.SameSlot(key) {
-		return fmt.Errorf("%w: %q cannot share a cluster slot with its write-fence key", ErrInvalidKey, key)
+	if lockKey == "" || !lockkeys.SameSlot(lockKey) {
+		return fmt.Errorf("%w: lock key %q has no fence key in its own cluster slot", ErrInvalidKey, lockKey)
 	}
-	ms := int64(0)
-	if ttl > 0 {
-		ms = max(ttl.Milliseconds(), 1)
+	if key == "" || lockkeys.SlotTag(key) != lockkeys.SlotTag(lockKey) {
+		return fmt.Errorf("%w: data key %q must have the hash tag {%s} of lock key %q to be written beside it (use a Guard for data elsewhere)",
+			ErrInvalidKey, key, lockkeys.SlotTag(lockKey), lockKey)
 	}
 	ctx, cancel := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer cancel()
-	c := n.client
-	retention := n.policy.WriteFenceRetention
-	recordMs := int64(0)
-	if retention > 0 {
-		recordMs = (retention + writeFenceSlack).Milliseconds()
-	}
-	applied, err := c.runScript(ctx, fencedSetScript, 2, key, lockkeys.WriteFence(key), fence, value, ms,
-		retention.Microseconds(), recordMs)
+	applied, err := n.client.runScript(ctx, fencedSetScript, 2, lockkeys.Fence(lockKey), key, fence, value, ttlMs(ttl))
 	if err != nil {
 		return fmt.Errorf("lease: fenced write %q in namespace %s: %w", key, n.name, err)
 	}
 	n.RecordFencedWrite(applied == 1)
 	if applied == 0 {
-		return fmt.Errorf("%w: key %q, fence %d", ErrStaleFence, key, fence)
+		return fmt.Errorf("%w: key %q, fence %d is not the newest lease of %q", ErrStaleFence, key, fence, lockKey)
 	}
 	return nil
 }
 
+// ttlMs is a data TTL as a PX argument: 0 for none, at least 1 otherwise.
+func ttlMs(ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return max(ttl.Milliseconds(), 1)
+}
+
 // RecordFencedWrite counts one write through a fencing guard kept outside this package (the
 // SQL guard in package sqlfence, or a store of your own) in lock_fenced_writes_total, as
-// applied or rejected, under the namespace's lock_namespace label. FencedSet counts its own
-// writes. It does nothing when the Client has no Registerer (or n is nil).
+// applied or rejected, under the namespace's lock_namespace label. FencedSet and Guard count
+// their own writes. It does nothing when the Client has no Registerer (or n is nil).
 func (n *Namespace) RecordFencedWrite(applied bool) {
 	if n != nil {
 		n.m.fencedWrite(applied)
 	}
 }
 
-// fenceKeyExpiry is the fence key's PX in ms: TTL + FenceRetention.
+// fenceKeyExpiry is the fence key's PX in ms: TTL + FenceRetention, set by acquisition and by
+// every renew.
 func (n *Namespace) fenceKeyExpiry() int64 {
 	return (n.policy.TTL + n.policy.FenceRetention).Milliseconds()
 }

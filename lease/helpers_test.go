@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
@@ -335,4 +336,12 @@ func (h *replyDelayHook) lastSent(t testing.TB) time.Time {
 		t.Fatal("no matching command was sent")
 	}
 	return h.sent[len(h.sent)-1]
+}
+
+// besideLock is a data key in lockKey's cluster slot, which FencedSet may write for it.
+func besideLock(lockKey string) string {
+	if lockkeys.SlotTag(lockKey) != lockKey {
+		return lockKey + ":data" // lockKey has a hash tag: keep it
+	}
+	return "{" + lockKey + "}:data"
 }

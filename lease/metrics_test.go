@@ -89,7 +89,7 @@ func TestRegistryPassesLint(t *testing.T) {
 	}
 	_, _ = n.TryAcquire(context.Background(), key)
 	_ = l.Renew(context.Background())
-	_ = n.FencedSet(context.Background(), l.Fence(), key+":data", "v", time.Minute)
+	_ = n.FencedSet(context.Background(), key, l.Fence(), besideLock(key), "v", time.Minute)
 	_ = l.Release(context.Background())
 	problems, err := testutil.GatherAndLint(e.reg)
 	if err != nil {
@@ -125,10 +125,11 @@ func TestNilRegistererMeansNoMetrics(t *testing.T) {
 	err = n.Do(context.Background(), key, func(ctx context.Context, fence int64) error {
 		time.Sleep(30 * time.Millisecond) // a few renews
 		// A newer fence has written: this lease's own write is stale.
-		if err := n.FencedSet(ctx, fence+1, key+":data", "v", 0); err != nil {
+		g := n.Guard(nil)
+		if err := g.Set(ctx, fence+1, key+":data", "v", 0); err != nil {
 			return err
 		}
-		return n.FencedSet(ctx, fence, key+":data", "v", 0)
+		return g.Set(ctx, fence, key+":data", "v", 0)
 	})
 	if !errors.Is(err, ErrStaleFence) {
 		t.Errorf("Do = %v, want the stale write's ErrStaleFence", err)

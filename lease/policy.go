@@ -19,7 +19,7 @@ const (
 	// That deadline is kept by a timer in this process, so it holds while the process is
 	// scheduled: a holder paused by the OS or the GC past ValidUntil is cancelled only when it
 	// runs again, possibly after the key expired and another replica took the lock. Writes that
-	// must never overlap need the fence token checked by the store (Policy.Fencing, FencedSet).
+	// must never overlap need the fence token checked by the store (Policy.Fencing, FencedSet, Guard).
 	Abandon RenewFailurePolicy = iota
 	// Continue logs and counts each failed renew and keeps the work running; renewing stops
 	// only when a renew is answered "not owned". For idempotent work where continuity matters
@@ -93,15 +93,16 @@ type Policy struct {
 	// microseconds, or one more than the last fence of the key when that is not lower. Fences
 	// of a key rise across owners, across the fence key's expiry and across a Redis restart.
 	Fencing bool
-	// FenceRetention is how long the fence key outlives the TTL of the acquisition that wrote it.
-	// Only keys acquired within TTL + FenceRetention have a fence key, so their number stays
-	// bounded; while it exists it keeps fences rising even if the server's clock steps back by
-	// less than TTL + FenceRetention. Default 1 minute.
+	// FenceRetention is how long the fence key outlives the lock: acquisition and every renew
+	// set its expiry to TTL + FenceRetention. Only keys held or acquired within that window have
+	// a fence key, so their number stays bounded; while it exists it keeps fences rising even if
+	// the server's clock steps back by less than TTL + FenceRetention, and FencedSet applies
+	// writes only while it holds the writer's fence. Default 1 minute.
 	FenceRetention time.Duration
-	// WriteFenceRetention, when positive, lets FencedSet's write-fence records expire that
-	// long (plus a minute) after their last write, and makes FencedSet reject, as stale, a
-	// write to a key without a record whose fence was issued more than WriteFenceRetention
-	// ago. It must exceed the longest time a lease holds a lock without writing the keys it
+	// WriteFenceRetention, when positive, lets a Guard's write-fence records expire that long
+	// (plus a minute) after their last claim or write, and makes the Guard reject, as stale, a
+	// claim or write of a key without a record whose fence was issued more than
+	// WriteFenceRetention ago. It must exceed the longest time a lease holds a lock without writing the keys it
 	// guards. Zero (the default) keeps the records without expiry, as for fences not taken by
 	// this library.
 	WriteFenceRetention time.Duration

@@ -11,13 +11,16 @@ import (
 )
 
 // renewScript extends the lock only while it still holds the caller's token, so a stale holder
-// can never extend a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions that expire with
-// it (the holder key); ARGV[1] owner token, ARGV[2] TTL in ms. Returns 1 when extended, 0 when
-// not owned (expired, or taken by another owner).
+// can never extend a newer owner's lock. It extends the lock's companions with it: the holder
+// key expires with the lock, and the fence key FenceRetention after it, so that a fence key
+// lives as long as its lease can (FencedSet rejects every write once it is gone).
+// KEYS[1] lock key, KEYS[2…] companions; ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3…] the
+// companions' expiries in ms (KEYS[i] gets ARGV[i+1]). Returns 1 when extended, 0 when not
+// owned (expired, or taken by another owner).
 var renewScript = newScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then
 	for i = 2, #KEYS do
-		redis.call('pexpire', KEYS[i], ARGV[2])
+		redis.call('pexpire', KEYS[i], ARGV[i + 1])
 	end
 	return redis.call('pexpire', KEYS[1], ARGV[2])
 end
@@ -74,9 +77,15 @@ func (l *Lease) Renew(ctx context.Context) error {
 func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err error) {
 	c := n.client
 	var extended int64
-	if n.policy.RecordHolder {
-		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg, n.ttlMs)
-	} else {
+	switch p := &n.policy; {
+	case p.Fencing && p.RecordHolder:
+		extended, err = c.runScript(ctx, renewScript, 3, id.keyArg, lockkeys.Holder(id.key), lockkeys.Fence(id.key),
+			id.tokenArg, n.ttlMs, n.ttlMs, n.fenceKeyExpiry())
+	case p.Fencing:
+		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Fence(id.key), id.tokenArg, n.ttlMs, n.fenceKeyExpiry())
+	case p.RecordHolder:
+		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg, n.ttlMs, n.ttlMs)
+	default:
 		extended, err = c.runScript(ctx, renewScript, 1, id.keyArg, id.tokenArg, n.ttlMs)
 	}
 	return extended == 1, err

@@ -33,6 +33,7 @@ type Call struct {
 	ns       *namespace
 	keys     []string
 	keyBuf   [1]string // the one key of a single-key lock, saving an allocation
+	name     string    // the lock's name: its key, or for a lock of parts the key without its index
 	token    uint64
 	start    time.Time
 	ttl      ttlKind
@@ -119,6 +120,7 @@ func beginSet[A Args](o *Observer, args A) *Call {
 	c.token, c.ttl, c.ttlValue = o.hashToken(args.Arg(2)), kind, value
 	c.keyBuf[0] = args.Arg(1)
 	c.keys = c.keyBuf[:]
+	c.name = c.keys[0]
 	return c
 }
 
@@ -154,6 +156,10 @@ func beginScript[A Args](o *Observer, args A, info scriptInfo) *Call {
 	}
 	for i := range numKeys {
 		c.keys[i] = args.Arg(3 + i)
+	}
+	c.name = c.keys[0]
+	if info.parts {
+		c.name = partless(c.name)
 	}
 	argv := 3 + numKeys // index of ARGV[1]
 	c.token = o.hashToken(args.Arg(argv))

@@ -75,10 +75,11 @@ func (p *promPath) namespace(ns string) *nsMetrics {
 
 func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }
 
+// sweepOnCollect runs sweep inside lock_held's own collection, before its values are read: a
+// collector of its own would run beside lock_held's (a registry collects concurrently), and a
+// scrape could read lock_held before the sweep removed the expired locks.
 func (p *promPath) sweepOnCollect(sweep func()) error {
-	if err := p.reg.Register(sweeper{sweep}); err != nil {
-		return fmt.Errorf("observe: register state sweeper: %w", err)
-	}
+	p.fams.Held.BeforeCollect(sweep)
 	return nil
 }
 
@@ -104,12 +105,3 @@ func registerDropped(reg prometheus.Registerer) (prometheus.Counter, error) {
 	}
 	return c, nil
 }
-
-// sweeper brings the tracker up to date (expired leases, given-up waits) when the registry is
-// scraped, so a process that stops sending lock commands still sees lock_held fall back by the
-// next scrape. It describes nothing, so it is an unchecked collector that emits no metric.
-type sweeper struct{ sweep func() }
-
-func (sweeper) Describe(chan<- *prometheus.Desc) {}
-
-func (s sweeper) Collect(chan<- prometheus.Metric) { s.sweep() }

@@ -36,6 +36,9 @@ type scriptInfo struct {
 	op     opKind
 	ttlArg int // 1-based ARGV index of the expiry; 0 when the script has none or it was not found
 	ttl    ttlKind
+	// parts: the script's keys are parts of one lock whose name is the key without its part
+	// index (rueidislock's PREFIX:i:NAME, one key per part under one value).
+	parts bool
 }
 
 // knownScripts are the SHA1s of the lock scripts the supported libraries ship, at the releases
@@ -44,22 +47,22 @@ type scriptInfo struct {
 // peer tests check them against what the libraries really send.
 var knownScripts = map[string]scriptInfo{
 	// bsm/redislock v0.9.4: obtain (SET NX PX ARGV[3]), refresh (PEXPIRE ARGV[2]), release.
-	"80a1b5f2cfccec3b7119ba7721d2127682b691a7": {opAcquire, 3, ttlRelMillis},
-	"a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf": {opRefresh, 2, ttlRelMillis},
-	"cf0e94b2e9ffc7e04395cf88f7583fc309985910": {opRelease, 0, ttlUnknown},
+	"80a1b5f2cfccec3b7119ba7721d2127682b691a7": {opAcquire, 3, ttlRelMillis, false},
+	"a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf": {opRefresh, 2, ttlRelMillis, false},
+	"cf0e94b2e9ffc7e04395cf88f7583fc309985910": {opRelease, 0, ttlUnknown, false},
 	// go-redsync/redsync v4.18.1: touch, touch with SET NX fallback (both PEXPIRE ARGV[2]),
 	// delete. Its acquire is a plain SET NX PX.
-	"d75bb8b5bd13532ddedd17762e772346e39b321e": {opRefresh, 2, ttlRelMillis},
-	"b6b55c439e02c6f52ffb8be7ec8c0d0ac816ea79": {opRefresh, 2, ttlRelMillis},
-	"e950836ed1e694540c503ef9972b8de518044d3b": {opRelease, 0, ttlUnknown},
+	"d75bb8b5bd13532ddedd17762e772346e39b321e": {opRefresh, 2, ttlRelMillis, false},
+	"b6b55c439e02c6f52ffb8be7ec8c0d0ac816ea79": {opRefresh, 2, ttlRelMillis, false},
+	"e950836ed1e694540c503ef9972b8de518044d3b": {opRelease, 0, ttlUnknown, false},
 	// rueidislock (github.com/redis/rueidis v1.0.79): acquire by PXAT or PX, forced acquire
 	// by PXAT or PX, extend (PEXPIREAT ARGV[2]), delete.
-	"3875d208d9e377969d2022550302cc83ad17b584": {opAcquire, 2, ttlAbsMillis},
-	"fa3d1aaa7e4145457755016a3d5daf72fa7a11bf": {opAcquire, 2, ttlRelMillis},
-	"c10e8119872659b926e8e28002d9b7fccbf15617": {opAcquire, 2, ttlAbsMillis},
-	"4384ed08baff4dd7071b6c78c516a2fded4ee3e7": {opAcquire, 2, ttlRelMillis},
-	"852ba6ec6104340ced36643283c856d4698569e4": {opRefresh, 2, ttlAbsMillis},
-	"9eb62214c9af87ae5f9a9f12bb4520281c0d2ae1": {opRelease, 0, ttlUnknown},
+	"3875d208d9e377969d2022550302cc83ad17b584": {opAcquire, 2, ttlAbsMillis, true},
+	"fa3d1aaa7e4145457755016a3d5daf72fa7a11bf": {opAcquire, 2, ttlRelMillis, true},
+	"c10e8119872659b926e8e28002d9b7fccbf15617": {opAcquire, 2, ttlAbsMillis, true},
+	"4384ed08baff4dd7071b6c78c516a2fded4ee3e7": {opAcquire, 2, ttlRelMillis, true},
+	"852ba6ec6104340ced36643283c856d4698569e4": {opRefresh, 2, ttlAbsMillis, true},
+	"9eb62214c9af87ae5f9a9f12bb4520281c0d2ae1": {opRelease, 0, ttlUnknown, true},
 }
 
 // maxLearned bounds the scripts learned from EVAL and SCRIPT LOAD bodies (and the bodies seen),
@@ -103,15 +106,20 @@ func (t *scriptTable) byBody(body string) scriptInfo {
 	if ok {
 		return info
 	}
-	info = classifyBody(body)
+	sum := sha1.Sum([]byte(body))
+	sha := hex.EncodeToString(sum[:])
+	if known, ok := knownScripts[sha]; ok {
+		info = known // a supported library's script sent by body: keep what the table says
+	} else {
+		info = classifyBody(body)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.bodies) < maxLearned {
 		t.bodies[body] = info
 	}
 	if info.op != opNone && len(t.learned) < maxLearned {
-		sum := sha1.Sum([]byte(body))
-		t.learned[hex.EncodeToString(sum[:])] = info
+		t.learned[sha] = info
 	}
 	return info
 }

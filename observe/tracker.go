@@ -1,18 +1,23 @@
 package observe
 
 import (
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
-// lockID names one lock attempt sequence or held lock: a namespace and the seeded hash of the
-// value its holder writes. redislock and redsync keep one value across the retries of one
-// Obtain/Lock call and across every key or server of one lock; rueidislock keeps one value
-// across the keys of one try. So the value is what ties a caller's commands together.
+// lockID names one lock attempt sequence or held lock: a namespace, the lock's name and the
+// seeded hash of the value its holder writes. A lock is its key: hand-made locks often write a
+// constant value ("1") under many keys, and each key is a lock of its own. The value ties a
+// caller's commands on that key together: redislock and redsync keep one value across the
+// retries of one Obtain/Lock call and across the servers of one lock. A lock of parts keeps one
+// value across its keys, which differ only in their part index (rueidislock's PREFIX:i:NAME):
+// its name is the key without the index (see partless).
 type lockID struct {
 	ns    *namespace
+	name  string
 	token uint64
 }
 
@@ -21,6 +26,7 @@ type entry struct {
 	waitingSince time.Time // start of the first busy attempt; zero when not waiting
 	lastAttempt  time.Time // end of the latest busy attempt
 	heldSince    time.Time // start of the acquire that succeeded; zero when not held
+	roundEnd     time.Time // reply of the latest successful acquire of the held lock
 	parts        []part    // the keys (or servers) of a held lock, each with its expiry
 	partBuf      [1]part   // room for the one part of a single-key lock, saving an allocation
 }
@@ -81,8 +87,36 @@ func (t *tracker) entryFor(id lockID, now time.Time) *entry {
 func (t *tracker) lockEntry(c *Call, end time.Time) (lockID, *entry) {
 	t.mu.Lock()
 	t.maybeSweep(end)
-	id := lockID{c.ns, c.token}
-	return id, t.entries[id]
+	id := lockID{c.ns, c.name, c.token}
+	e := t.entries[id]
+	if e != nil && e.held() {
+		// The entry's own expiries first, whatever the sweep's schedule: a lock whose key
+		// expired is not held when its name is acquired again.
+		t.expireParts(id, e, end)
+		if !e.held() && !e.waiting() {
+			t.dropIfIdle(id, e)
+			e = nil
+		}
+	}
+	return id, e
+}
+
+// partless is the name of a lock of parts: key without its first all-digit segment
+// ("lw:1:jobs:7" -> "lw:jobs:7"), so every part of one lock has the same name.
+func partless(key string) string {
+	start := 0
+	for start < len(key) {
+		end := strings.IndexByte(key[start:], ':')
+		if end < 0 {
+			return key
+		}
+		seg := key[start : start+end]
+		if seg != "" && strings.Trim(seg, "0123456789") == "" && start > 0 {
+			return key[:start] + key[start+end+1:]
+		}
+		start += end + 1
+	}
+	return key
 }
 
 // acquired records an acquire attempt: the wait it ends or extends, and the lock it takes.
@@ -92,10 +126,13 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 	defer t.mu.Unlock()
 	switch res {
 	case resultRejected:
-		if e != nil && e.held() {
-			// Another key or server of a lock this value already holds (a quorum's minority).
+		if e != nil && e.held() && !c.start.After(e.roundEnd) {
+			// Another server or part of a lock this value took in the same round (a quorum's
+			// minority): the attempt started before that round's last success was answered.
 			return
 		}
+		// Otherwise a busy attempt, even on a name this value holds: another process writing
+		// the same constant value waits for it.
 		if e == nil {
 			if e = t.entryFor(id, end); e == nil {
 				m.waitBusy.Observe(end.Sub(c.start).Seconds())
@@ -126,6 +163,9 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 	m := c.ns.m
 	if e != nil && e.held() {
 		t.addParts(e, c, end)
+		if end.After(e.roundEnd) {
+			e.roundEnd = end
+		}
 		return
 	}
 	since := c.start
@@ -139,7 +179,7 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 			return
 		}
 	}
-	e.heldSince = c.start
+	e.heldSince, e.roundEnd = c.start, end
 	m.held.Inc()
 	t.addParts(e, c, end)
 }
@@ -237,7 +277,7 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 	m := id.ns.m
 	m.heldSeconds.Observe(end.Sub(e.heldSince).Seconds())
 	m.held.Dec()
-	e.heldSince = time.Time{}
+	e.heldSince, e.roundEnd = time.Time{}, time.Time{}
 	e.parts = e.parts[:0]
 }
 

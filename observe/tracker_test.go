@@ -156,16 +156,27 @@ func TestHoldLifecycle(t *testing.T) {
 			held: 1,
 		},
 		{
-			name: "one value on several keys is one lock (a quorum)",
+			name: "one value on one key on several servers is one lock (a quorum)",
 			run: func(o *Observer, c *fakeClock) {
 				do(o, c, 0, ok, acquireArgs("jobs:1", "A")...)
-				do(o, c, 0, nilReply, acquireArgs("jobs:2", "A")...)
-				do(o, c, 0, ok, acquireArgs("jobs:3", "A")...)
+				do(o, c, 0, nilReply, acquireArgs("jobs:1", "A")...) // the minority, same round
+				do(o, c, 0, ok, acquireArgs("jobs:1", "A")...)
 				c.advance(time.Second)
 				do(o, c, 0, one, releaseArgs("jobs:1", "A")...)
-				do(o, c, 0, one, releaseArgs("jobs:3", "A")...)
+				do(o, c, 0, one, releaseArgs("jobs:1", "A")...)
 			},
 			holds: 1, holdSum: 1, relOK: 2,
+		},
+		{
+			name: "one constant value on several keys is a lock per key",
+			run: func(o *Observer, c *fakeClock) {
+				do(o, c, 0, ok, acquireArgs("jobs:1", "1")...)
+				do(o, c, 0, ok, acquireArgs("jobs:3", "1")...)
+				c.advance(time.Second)
+				do(o, c, 0, one, releaseArgs("jobs:1", "1")...)
+				do(o, c, 0, one, releaseArgs("jobs:3", "1")...)
+			},
+			holds: 2, holdSum: 2, relOK: 2,
 		},
 	}
 	for _, tt := range tests {

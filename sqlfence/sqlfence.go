@@ -6,6 +6,14 @@
 //
 //	UPDATE "runs" SET "payload" = $1, "fence_token" = $2 WHERE "run_id" = $3 AND "fence_token" <= $2
 //
+// A guarded row's fence rises when a new holder writes it, so a stale holder could still write
+// between the new holder's acquisition and its first write. The new holder closes that window
+// by claiming its rows right after acquiring, before reading them (Guard.Claim):
+//
+//	UPDATE "runs" SET "fence_token" = $1 WHERE "run_id" = $2 AND "fence_token" <= $1
+//
+// From then on every older fence is refused.
+//
 // No row updated means either a newer lease has written the row (the caller is stale: stop,
 // do not retry) or there is no such row; the guard tells the two apart with one more query, on
 // the rejected path only. A stale write returns an error matching lease.ErrStaleFence, and both
@@ -61,6 +69,7 @@ type Guard struct {
 	columns  []string
 	recorder Recorder
 	update   string
+	claim    string
 	exists   string
 }
 
@@ -77,6 +86,8 @@ func New(t Table, rec Recorder, columns ...string) (*Guard, error) {
 	}
 	g := &Guard{table: t, columns: append([]string(nil), columns...), recorder: rec}
 	g.update = g.updateSQL()
+	g.claim = fmt.Sprintf("UPDATE %[1]s SET %[2]s = $1 WHERE %[3]s = $2 AND %[2]s <= $1",
+		quoteName(t.Name), quoteIdent(t.FenceColumn), quoteIdent(t.KeyColumn))
 	g.exists = fmt.Sprintf("SELECT 1 FROM %s WHERE %s = $1", quoteName(t.Name), quoteIdent(t.KeyColumn))
 	return g, nil
 }
@@ -128,15 +139,57 @@ func (g *Guard) Update(ctx context.Context, db Execer, fence int64, key any, val
 	return g.rejected(ctx, db, fence, key)
 }
 
-// rejected tells a stale writer from a missing row.
-func (g *Guard) rejected(ctx context.Context, db Execer, fence int64, key any) error {
+// Claim raises the fence column of each row keys names to fence, unless a row already holds a
+// newer fence, so that from its return on every older lease's Update is refused. Call it right
+// after acquiring the lease and before reading the rows, in the caller's transaction or on its
+// own (a claim that is not committed protects nothing until it is). It returns an error matching
+// lease.ErrStaleFence, naming the row, when a newer lease has claimed or written one (the
+// caller is stale: stop), ErrNoRow when a row does not exist, and lease.ErrNoFence when fence
+// is not positive. Rows are claimed one statement each, in order; claiming again with the same
+// fence is harmless. Claims are not counted as writes.
+func (g *Guard) Claim(ctx context.Context, db Execer, fence int64, keys ...any) error {
+	if fence <= 0 {
+		return lease.ErrNoFence
+	}
+	for _, key := range keys {
+		res, err := db.ExecContext(ctx, g.claim, fence, key)
+		if err != nil {
+			return fmt.Errorf("sqlfence: claim %s: %w", g.table.Name, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlfence: claim %s: rows affected: %w", g.table.Name, err)
+		}
+		if n == 0 {
+			if err := g.missing(ctx, db, key); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: claim of table %s, key %v, fence %d", lease.ErrStaleFence, g.table.Name, key, fence)
+		}
+	}
+	return nil
+}
+
+// ClaimSQL returns the claim statement, for logs and review.
+func (g *Guard) ClaimSQL() string { return g.claim }
+
+// missing returns ErrNoRow when there is no row key, nil when there is one.
+func (g *Guard) missing(ctx context.Context, db Execer, key any) error {
 	var one int
 	err := db.QueryRowContext(ctx, g.exists, key).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: table %s, key %v", ErrNoRow, g.table.Name, key)
 	case err != nil:
-		return fmt.Errorf("sqlfence: update %s: check the row after 0 rows updated: %w", g.table.Name, err)
+		return fmt.Errorf("sqlfence: %s: check the row after 0 rows updated: %w", g.table.Name, err)
+	}
+	return nil
+}
+
+// rejected tells a stale writer from a missing row.
+func (g *Guard) rejected(ctx context.Context, db Execer, fence int64, key any) error {
+	if err := g.missing(ctx, db, key); err != nil {
+		return err
 	}
 	g.record(false)
 	return fmt.Errorf("%w: table %s, key %v, fence %d", lease.ErrStaleFence, g.table.Name, key, fence)

@@ -72,7 +72,8 @@ func TestReload(t *testing.T) {
 	})
 	config := newConfigFile(t, jobsOnly)
 	reloads := make(chan struct{})
-	s := startServerWith(t, func(e *env) { e.reloads = reloads }, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr},
+	s := startServerWith(t, func(e *env) { e.reloads = reloads }, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr,
+		"LOCK_EXPORTER_WEB_ENABLE_LIFECYCLE": "true"},
 		"--config.file", string(config))
 	metrics := func() string {
 		t.Helper()
@@ -139,6 +140,30 @@ func TestReload(t *testing.T) {
 	}
 }
 
+// TestReloadNeedsLifecycleFlag: without --web.enable-lifecycle, POST /-/reload is refused with
+// 403 and reloads nothing (anyone who reaches the port could otherwise make the exporter rebuild
+// its clients); SIGHUP still reloads.
+func TestReloadNeedsLifecycleFlag(t *testing.T) {
+	srv := redistest.Start(t)
+	seedLocks(t, srv.Client(t), map[string]seed{"jobs:1": {ttl: time.Minute}, "orders:1": {ttl: time.Minute}})
+	config := newConfigFile(t, jobsOnly)
+	reloads := make(chan struct{})
+	s := startServerWith(t, func(e *env) { e.reloads = reloads }, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr},
+		"--config.file", string(config))
+	config.write(t, jobsAndOrders)
+	if code, answer := s.post(t, exporter.ReloadPath); code != http.StatusForbidden || !strings.Contains(answer, "--web.enable-lifecycle") {
+		t.Errorf("POST %s without --web.enable-lifecycle = %d %q, want 403 naming the flag", exporter.ReloadPath, code, answer)
+	}
+	if _, body := s.get(t, "/metrics", 5*time.Second); strings.Contains(body, `lock_namespace="orders"`) {
+		t.Fatal("a refused POST reloaded the configuration")
+	}
+	reloads <- struct{}{}
+	testkit.Eventually(t, 10*time.Second, "SIGHUP's reload to serve orders", func() bool {
+		_, body := s.get(t, "/metrics", 5*time.Second)
+		return strings.Contains(body, `lock_keys{lock_namespace="orders"} 1`)
+	})
+}
+
 // TestReloadLetsScrapesInFlightFinish: a scrape that started before a reload is answered by the
 // scanner it started on, which is closed only after it; scrapes after the reload see the new
 // configuration.
@@ -146,7 +171,8 @@ func TestReloadLetsScrapesInFlightFinish(t *testing.T) {
 	srv := redistest.Start(t)
 	seedLocks(t, srv.Client(t), map[string]seed{"jobs:1": {ttl: time.Minute}, "orders:1": {ttl: time.Minute}})
 	config := newConfigFile(t, jobsOnly)
-	s := startServer(t, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}, "--config.file", string(config))
+	s := startServer(t, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}, "--config.file", string(config),
+		"--web.enable-lifecycle")
 	s.get(t, "/metrics", 5*time.Second) // the pool holds a connection
 
 	srv.Pause()

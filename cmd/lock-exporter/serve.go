@@ -22,6 +22,9 @@ type serveFlags struct {
 	listen        []string
 	telemetryPath string
 	webConfig     string
+	lifecycle     bool
+	maxConns      int
+	maxRequests   int
 	logs          *promslog.Config
 	version       bool
 }
@@ -37,6 +40,9 @@ func (sf *serveFlags) define(fs *pflag.FlagSet, st *settings) {
 	cli.StringListVar(fs, &sf.listen, "web.listen-address", []string{exporter.DefaultListenAddress}, "address to serve on, [host]:port; repeatable")
 	fs.StringVar(&sf.telemetryPath, "web.telemetry-path", "/metrics", "path of the metrics endpoint")
 	fs.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth); see https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md")
+	cli.BoolVar(fs, &sf.lifecycle, "web.enable-lifecycle", false, "serve POST "+exporter.ReloadPath+" to reload the configuration (off: anyone who reaches the port could make the exporter rebuild its clients; SIGHUP reloads either way)")
+	cli.IntVar(fs, &sf.maxConns, "web.max-connections", exporter.DefaultMaxConnections, "connections open at once; more are closed at accept (counted in lock_exporter_http_requests_refused_total)")
+	cli.IntVar(fs, &sf.maxRequests, "web.max-requests", exporter.DefaultMaxRequests, "scrapes of the metrics path and /scrape in flight at once; more are answered 503")
 	sf.logs = cli.AddLogFlags(fs, "info")
 	cli.BoolVar(fs, &sf.version, "version", false, "print the version and exit")
 }
@@ -56,7 +62,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "", err)
 	}
-	// SIGHUP and POST /-/reload read the configuration file again, with the same flags.
+	// SIGHUP (and POST /-/reload with --web.enable-lifecycle) read the configuration file
+	// again, with the same flags.
 	opts.Reloads = e.reloads
 	opts.Reload = func() (exporter.Scope, error) { return reloadScope(e, args) }
 	return serveExitStatus(e, exporter.Serve(ctx, opts))
@@ -67,7 +74,8 @@ func serveOptions(e *env, st *settings, fs *pflag.FlagSet, sf serveFlags) (expor
 	if fs.NArg() > 0 {
 		return exporter.Options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	web := exporter.Web{ListenAddresses: sf.listen, TelemetryPath: sf.telemetryPath, ConfigFile: sf.webConfig}
+	web := exporter.Web{ListenAddresses: sf.listen, TelemetryPath: sf.telemetryPath, ConfigFile: sf.webConfig,
+		EnableLifecycle: sf.lifecycle, MaxConnections: sf.maxConns, MaxRequests: sf.maxRequests}
 	if err := web.Validate(); err != nil {
 		return exporter.Options{}, err
 	}

@@ -49,7 +49,7 @@ func TestBadInput(t *testing.T) {
 		{"batch size above the bound", nil, []string{ns, "--scan.batch-size", "10001"}, "scan.batch-size must be at most 10000, got 10001"},
 		{"bad redis address", nil, []string{ns, "--redis.addr", "redis.internal"}, `redis.addr "redis.internal": want host:port`},
 		{"password in URL", nil, []string{ns, "--redis.addr", "redis://u:secret@x:1"}, "has a password"},
-		{"missing password file", nil, []string{ns, "--redis.password-file", "/nonexistent/pw"}, "redis.password-file: /nonexistent/pw"},
+		{"missing password file", nil, []string{ns, "--redis.password-file", "/nonexistent/pw"}, "redis.password-file: the file given in password_file: no such file"},
 		{"TLS file without rediss", nil, []string{ns, "--redis.tls-ca-file", "/etc/hostname"}, "need rediss:// addresses"},
 		{"cluster and sentinel", nil, []string{ns, "--redis.cluster-addr", "a:1", "--redis.sentinel-addr", "b:1"}, "exclusive"},
 		// A stray quote in a list flag is part of an address, judged as one (it was encoding/csv's

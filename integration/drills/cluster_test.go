@@ -71,7 +71,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokS, tokL := a.learn(t, cc, ks), a.learn(t, cc, kl)
-	if err := strict.FencedSet(ctx, ls.Fence(), data, "by the first owner", 0); err != nil {
+	if err := strict.FencedSet(ctx, ks, ls.Fence(), data, "by the first owner", 0); err != nil {
 		t.Fatal(err)
 	}
 
@@ -153,10 +153,10 @@ func TestClusterFailover(t *testing.T) {
 	if next.Fence() <= ls.Fence() {
 		t.Errorf("fence after the failover = %d, want newer than %d (the counter was replicated)", next.Fence(), ls.Fence())
 	}
-	if err := strict.FencedSet(ctx, next.Fence(), data, "by the new owner", 0); err != nil {
+	if err := strict.FencedSet(ctx, ks, next.Fence(), data, "by the new owner", 0); err != nil {
 		t.Fatalf("new owner's write: %v", err)
 	}
-	stale := strict.FencedSet(ctx, ls.Fence(), data, "by the abandoned owner", 0)
+	stale := strict.FencedSet(ctx, ks, ls.Fence(), data, "by the abandoned owner", 0)
 	a.err("stale write error", stale)
 	if !errors.Is(stale, lease.ErrStaleFence) {
 		t.Errorf("abandoned owner's write = %v, want ErrStaleFence", stale)

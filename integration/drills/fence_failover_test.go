@@ -104,10 +104,10 @@ func TestFencesRiseAcrossLostFailover(t *testing.T) {
 			next.Fence(), lost.Fence(), replicated)
 	}
 	data := "{drill-fence-failover}:state"
-	if err := ns.FencedSet(ctx, next.Fence(), data, "by the new owner", 0); err != nil {
+	if err := ns.FencedSet(ctx, key, next.Fence(), data, "by the new owner", 0); err != nil {
 		t.Fatalf("new owner's write: %v", err)
 	}
-	stale := ns.FencedSet(ctx, lost.Fence(), data, "by the lost owner", 0)
+	stale := ns.FencedSet(ctx, key, lost.Fence(), data, "by the lost owner", 0)
 	a.err("stale write error", stale)
 	if !errors.Is(stale, lease.ErrStaleFence) {
 		t.Errorf("lost owner's write = %v, want ErrStaleFence", stale)

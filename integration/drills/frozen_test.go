@@ -61,7 +61,7 @@ func TestRedisFrozen(t *testing.T) {
 		{"TryAcquire", func(ctx context.Context) error { _, err := nc.TryAcquire(ctx, uniqueKey(t, "new")); return err }},
 		{"Renew", func(ctx context.Context) error { return lc.Renew(ctx) }},
 		{"FencedSet", func(ctx context.Context) error {
-			return nf.FencedSet(ctx, lf.Fence(), uniqueKey(t, "data"), "v", 0)
+			return nf.FencedSet(ctx, lf.Key(), lf.Fence(), "{"+lf.Key()+"}:data", "v", 0)
 		}},
 		{"Do", func(ctx context.Context) error {
 			return nf.Do(ctx, uniqueKey(t, "do"), func(context.Context, int64) error { return nil })

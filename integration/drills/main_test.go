@@ -23,6 +23,9 @@ func (redisLogger) Printf(_ context.Context, format string, v ...any) {
 }
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(holderEnv); cfg != "" {
+		os.Exit(holderMain(cfg)) // a holder process of TestLostUpdates, not a test run
+	}
 	redis.SetLogger(redisLogger{})
 	code := m.Run()
 	if binPath != "" {

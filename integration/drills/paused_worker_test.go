@@ -80,7 +80,8 @@ func TestPausedWorker(t *testing.T) {
 				MaxRenewFailures: 3, OnRenewFailure: tc.policy, Fencing: true}
 			na := wa.namespace(t, "jobs", policy)
 			nb := wb.namespace(t, "jobs", policy)
-			key, data := uniqueKey(t, "lock"), uniqueKey(t, "data")
+			key := uniqueKey(t, "lock")
+			data := "{" + key + "}:data" // beside the lock, in its slot
 
 			// A acquires and writes, then its goroutine blocks until resumed.
 			type outcome struct {
@@ -95,7 +96,7 @@ func TestPausedWorker(t *testing.T) {
 					close(acquired)
 					return
 				}
-				if err := na.FencedSet(ctx, l.Fence(), data, "written by A", 0); err != nil {
+				if err := na.FencedSet(ctx, key, l.Fence(), data, "written by A", 0); err != nil {
 					t.Errorf("A: first write: %v", err)
 				}
 				acquired <- l
@@ -105,7 +106,7 @@ func TestPausedWorker(t *testing.T) {
 				rctx, cancel := context.WithTimeout(ctx, time.Second)
 				defer cancel()
 				o.renewErr = l.Renew(rctx)
-				o.writeErr = na.FencedSet(rctx, l.Fence(), data, "stale write by A", 0)
+				o.writeErr = na.FencedSet(rctx, key, l.Fence(), data, "stale write by A", 0)
 				o.releaseErr = l.Release(rctx)
 				done <- o
 			}()
@@ -128,7 +129,7 @@ func TestPausedWorker(t *testing.T) {
 			if lb.Fence() <= la.Fence() {
 				t.Fatalf("B's fence %d is not newer than A's %d", lb.Fence(), la.Fence())
 			}
-			if err := nb.FencedSet(ctx, lb.Fence(), data, "written by B", 0); err != nil {
+			if err := nb.FencedSet(ctx, key, lb.Fence(), data, "written by B", 0); err != nil {
 				t.Fatalf("B: write: %v", err)
 			}
 

@@ -72,7 +72,8 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *lease.Namespace) {
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	key, data := uniqueKey(t), uniqueKey(t)
+	key := uniqueKey(t)
+	data := "{" + key + "}:data" // beside the lock, in its slot
 	old, err := n.TryAcquire(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *lease.Namespace) {
 	if err := old.Renew(cancelled); err == nil {
 		t.Fatal("Renew under a cancelled context succeeded")
 	}
-	if err := n.FencedSet(ctx, old.Fence(), data, "old", time.Minute); err != nil {
+	if err := n.FencedSet(ctx, key, old.Fence(), data, "old", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	// The key expires under the old owner; a new owner takes it and writes.
@@ -101,10 +102,10 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *lease.Namespace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.FencedSet(ctx, next.Fence(), data, "next", time.Minute); err != nil {
+	if err := n.FencedSet(ctx, key, next.Fence(), data, "next", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.FencedSet(ctx, old.Fence(), data, "stale", time.Minute); !errors.Is(err, lease.ErrStaleFence) {
+	if err := n.FencedSet(ctx, key, old.Fence(), data, "stale", time.Minute); !errors.Is(err, lease.ErrStaleFence) {
 		t.Fatalf("stale fenced write: %v, want ErrStaleFence", err)
 	}
 	if err := old.Release(ctx); !errors.Is(err, lease.ErrNotOwned) {

@@ -124,6 +124,85 @@ func TestGuardInTransaction(t *testing.T) {
 	}
 }
 
+// TestGuardClaim: the new holder's claim refuses an older lease's write before the new holder
+// has written the row (without it, that write lands and a read-modify-write loses an update).
+func TestGuardClaim(t *testing.T) {
+	db := pgtest.Start(t).DB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	mustExec(t, ctx, db, `CREATE TABLE runs (run_id text PRIMARY KEY, counter bigint NOT NULL DEFAULT 0, fence_token bigint NOT NULL DEFAULT 0)`)
+	mustExec(t, ctx, db, `INSERT INTO runs (run_id) VALUES ('r1'), ('r2')`)
+	reg := prometheus.NewRegistry()
+	g, err := sqlfence.New(sqlfence.Table{Name: "runs", KeyColumn: "run_id", FenceColumn: "fence_token"}, recordingNamespace(t, reg), "counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(key string) (counter, fence int64) {
+		t.Helper()
+		if err := db.QueryRowContext(ctx, `SELECT counter, fence_token FROM runs WHERE run_id = $1`, key).Scan(&counter, &fence); err != nil {
+			t.Fatal(err)
+		}
+		return counter, fence
+	}
+	// A (fence 10) claims and writes; B (fence 20) takes over and claims both rows.
+	if err := g.Claim(ctx, db, 10, "r1", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(ctx, db, 10, "r1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Claim(ctx, db, 20, "r1", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"r1", "r2"} {
+		if err := g.Update(ctx, db, 10, key, 99); !errors.Is(err, lease.ErrStaleFence) {
+			t.Errorf("A's write to %s after B's claim = %v, want ErrStaleFence", key, err)
+		}
+		if _, fence := row(key); fence != 20 {
+			t.Errorf("%s fence = %d after the claim, want 20", key, fence)
+		}
+	}
+	if counter, _ := row("r1"); counter != 1 {
+		t.Errorf("r1 counter = %d, want A's applied 1 kept and its stale 99 refused", counter)
+	}
+	if err := g.Claim(ctx, tx(t, ctx, db), 15, "r1"); !errors.Is(err, lease.ErrStaleFence) {
+		t.Errorf("older claim = %v, want ErrStaleFence", err)
+	}
+	if err := g.Claim(ctx, db, 20, "r1"); err != nil {
+		t.Errorf("repeated claim: %v", err)
+	}
+	if err := g.Update(ctx, db, 20, "r1", 2); err != nil {
+		t.Errorf("B's own write: %v", err)
+	}
+	if err := g.Claim(ctx, db, 30, "r1", "missing"); !errors.Is(err, sqlfence.ErrNoRow) {
+		t.Errorf("claim of a missing row = %v, want ErrNoRow", err)
+	}
+	if err := g.Claim(ctx, db, 0, "r1"); !errors.Is(err, lease.ErrNoFence) {
+		t.Errorf("claim with fence 0 = %v, want ErrNoFence", err)
+	}
+	// Writes only: A's 1, B's 2 applied; A's two stale writes rejected.
+	for outcome, want := range map[string]float64{"applied": 2, "rejected": 2} {
+		if got := testkit.MetricValue(t, reg, "lock_fenced_writes_total", "lock_namespace", "runs", "outcome", outcome); got != want {
+			t.Errorf("lock_fenced_writes_total{outcome=%q} = %v, want %v", outcome, got, want)
+		}
+	}
+	want := `UPDATE "runs" SET "fence_token" = $1 WHERE "run_id" = $2 AND "fence_token" <= $1`
+	if got := g.ClaimSQL(); got != want {
+		t.Errorf("ClaimSQL() = %s, want %s", got, want)
+	}
+}
+
+// tx is a transaction rolled back at the end of the test.
+func tx(t *testing.T, ctx context.Context, db *sql.DB) *sql.Tx {
+	t.Helper()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
 func TestNewRejectsEmptyNames(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

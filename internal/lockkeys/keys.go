@@ -44,6 +44,17 @@ func SameSlot(key string) bool {
 	return hasHashTag(key) || strings.IndexByte(key, '}') < 0
 }
 
+// SlotTag returns the part of key that Redis Cluster hashes: its hash tag when it has one, else
+// the whole key. Two keys with equal SlotTags share a slot on every cluster, so a script may
+// touch both; lockKey's companions have lockKey's SlotTag whenever SameSlot(lockKey).
+func SlotTag(key string) string {
+	if !hasHashTag(key) {
+		return key
+	}
+	open := strings.IndexByte(key, '{')
+	return key[open+1 : open+1+strings.IndexByte(key[open+1:], '}')]
+}
+
 // Kind says which companion key a key is, if any.
 type Kind uint8
 

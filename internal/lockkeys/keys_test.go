@@ -102,3 +102,22 @@ func FuzzKindOf(f *testing.F) {
 		}
 	})
 }
+
+// SlotTag is what Redis Cluster hashes, and a lock key's companions share it.
+func TestSlotTag(t *testing.T) {
+	for key, want := range map[string]string{
+		"job:42":          "job:42",
+		"{job:42}:data":   "job:42",
+		"{tenant}:job:42": "tenant",
+		"a{b}c{d}":        "b",
+		"{}job":           "{}job", // an empty tag is no tag
+		"a}b":             "a}b",
+	} {
+		if got := SlotTag(key); got != want {
+			t.Errorf("SlotTag(%q) = %q, want %q", key, got, want)
+		}
+		if SameSlot(key) && SlotTag(Fence(key)) != SlotTag(key) {
+			t.Errorf("Fence(%q) = %q has tag %q, the key %q", key, Fence(key), SlotTag(Fence(key)), SlotTag(key))
+		}
+	}
+}

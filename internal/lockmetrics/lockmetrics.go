@@ -7,6 +7,7 @@ package lockmetrics
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -59,8 +60,36 @@ type Families struct {
 	Releases     *prometheus.CounterVec
 	Abandoned    *prometheus.CounterVec
 	HeldSeconds  *prometheus.HistogramVec
-	Held         *prometheus.GaugeVec
+	Held         *HeldVec
 	FencedWrites *prometheus.CounterVec
+}
+
+// HeldVec is lock_held: a GaugeVec whose collection first runs the hooks its producers added
+// with BeforeCollect, in the same Collect call, so that a producer that brings the gauge up to
+// date at scrape time (observe expires the locks whose keys expired) is read after it did, not
+// beside it: a registry collects its collectors concurrently.
+type HeldVec struct {
+	*prometheus.GaugeVec
+	mu    sync.Mutex
+	hooks []func()
+}
+
+// BeforeCollect adds hook, run at every collection of lock_held before its values are read.
+func (h *HeldVec) BeforeCollect(hook func()) {
+	h.mu.Lock()
+	h.hooks = append(h.hooks, hook)
+	h.mu.Unlock()
+}
+
+// Collect runs the hooks, then collects the gauges.
+func (h *HeldVec) Collect(ch chan<- prometheus.Metric) {
+	h.mu.Lock()
+	hooks := append([]func(){}, h.hooks...)
+	h.mu.Unlock()
+	for _, hook := range hooks {
+		hook()
+	}
+	h.GaugeVec.Collect(ch)
 }
 
 // newFamilies builds the families, unregistered.
@@ -88,10 +117,10 @@ func newFamilies() *Families {
 			Help:    heldSecondsHelp,
 			Buckets: HeldSecondsBuckets(),
 		}, []string{NamespaceLabel}),
-		Held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Held: &HeldVec{GaugeVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lock_held",
 			Help: heldHelp,
-		}, []string{NamespaceLabel}),
+		}, []string{NamespaceLabel})},
 		FencedWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_fenced_writes_total",
 			Help: fencedWritesHelp,

@@ -121,10 +121,11 @@ func (r *replica) reconcilerWorker(prefix string) func(context.Context) {
 // what a process resumed after a long GC pause does, and the guard must refuse it.
 func (r *replica) snapshotWorker(prefix string) func(context.Context) {
 	ns := r.locks["snapshot"]
-	dataKey := prefix + "data:snapshot"
+	lockKey := prefix + "snapshot:writer"
+	dataKey := "{" + lockKey + "}:data" // beside the lock, in its cluster slot
 	return func(ctx context.Context) {
 		for ctx.Err() == nil {
-			_ = ns.Do(ctx, prefix+"snapshot:writer", func(lctx context.Context, fence int64) error {
+			_ = ns.Do(ctx, lockKey, func(lctx context.Context, fence int64) error {
 				if err := work(lctx, between(50*time.Millisecond, 200*time.Millisecond)); err != nil {
 					return err
 				}
@@ -137,7 +138,7 @@ func (r *replica) snapshotWorker(prefix string) func(context.Context) {
 				// about to make; only the storage's fence check can stop it.
 				wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 				defer cancel()
-				err := ns.FencedSet(wctx, fence, dataKey, "snapshot by "+r.name, time.Minute)
+				err := ns.FencedSet(wctx, lockKey, fence, dataKey, "snapshot by "+r.name, time.Minute)
 				if errors.Is(err, lease.ErrStaleFence) {
 					return nil
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/collectors"
@@ -39,14 +40,17 @@ type generation struct {
 	retired  bool // no longer the live generation: close when requests reaches 0
 }
 
-// generationDeps are what every generation shares: the registry of the exporter's own metrics and
-// what Serve was given.
+// generationDeps are what every generation shares: the registry of the exporter's own metrics,
+// the scanners (kept across reloads while their settings stay), the scan-slot cap, and what
+// Serve was given.
 type generationDeps struct {
-	static  prometheus.Gatherer // build info, Go, process, reload and target metrics (and Extra)
-	targets *targetMetrics
-	path    string
-	limits  HTTPLimits
-	logger  *slog.Logger
+	static   prometheus.Gatherer // build info, Go, process, reload and target metrics (and Extra)
+	targets  *targetMetrics
+	scanners *scanners
+	limiter  *scanLimiter
+	path     string
+	limits   HTTPLimits
+	logger   *slog.Logger
 }
 
 // newGeneration opens what scope describes. Clients dial on demand, so this costs no round trip.
@@ -55,11 +59,11 @@ func newGeneration(scope Scope, deps generationDeps) (*generation, error) {
 	if scope.TargetsOnly && len(cfg.Targets) == 0 {
 		return nil, errNoTargets
 	}
-	scanner, closeScanner, err := newDefaultScanner(scope, deps.logger)
+	scanner, closeScanner, err := newDefaultScanner(scope, deps.scanners, deps.logger)
 	if err != nil {
 		return nil, err
 	}
-	targets, err := newTargetSet(cfg, deps.logger)
+	targets, err := newTargetSet(cfg, deps.scanners, deps.logger)
 	if err != nil {
 		closeScanner()
 		return nil, err
@@ -78,7 +82,7 @@ func newGeneration(scope Scope, deps generationDeps) (*generation, error) {
 	if len(targets.order) > 0 {
 		g.scrape = &targetHandler{
 			targets: targets,
-			limiter: newScanLimiter(cfg.MaxConcurrentTargetScans()),
+			limiter: deps.limiter,
 			metrics: deps.targets,
 			ceiling: ceiling,
 			offset:  offset,
@@ -96,28 +100,32 @@ func newGeneration(scope Scope, deps generationDeps) (*generation, error) {
 	return g, nil
 }
 
-// newDefaultScanner scans the redis section's Redis for the metrics path; with
-// Scope.TargetsOnly there is none (nil) and the metrics path serves the exporter's own metrics
-// only. The returned func closes what was opened.
-func newDefaultScanner(scope Scope, logger *slog.Logger) (*collectors.Scanner, func(), error) {
+// newDefaultScanner scans the redis section's Redis for the metrics path, with the scanner of
+// the previous generation when its settings did not change; with Scope.TargetsOnly there is
+// none (nil) and the metrics path serves the exporter's own metrics only. The returned func
+// gives it back.
+func newDefaultScanner(scope Scope, pool *scanners, logger *slog.Logger) (*collectors.Scanner, func(), error) {
 	if scope.TargetsOnly {
 		return nil, func() {}, nil
 	}
-	client, err := scope.Config.NewClient()
+	sh, err := pool.get("redis", scope.Config, func() (redis.UniversalClient, *collectors.Scanner, error) {
+		client, err := scope.Config.NewClient()
+		if err != nil {
+			return nil, nil, err
+		}
+		scanOpts := scope.Config.ScannerOptions()
+		scanOpts.Logger = logger
+		scanner, err := collectors.NewScanner(client, scanOpts)
+		if err != nil {
+			client.Close()
+			return nil, nil, err
+		}
+		return client, scanner, nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	scanOpts := scope.Config.ScannerOptions()
-	scanOpts.Logger = logger
-	scanner, err := collectors.NewScanner(client, scanOpts)
-	if err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	return scanner, func() {
-		scanner.Close()
-		client.Close()
-	}, nil
+	return sh.scanner, func() { pool.put(sh) }, nil
 }
 
 // scrapeOrFallback serves /scrape: the targets' handler, or without targets what "/" serves

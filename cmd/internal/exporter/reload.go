@@ -47,6 +47,7 @@ func (r *reloader) reload() error {
 		return err
 	}
 	r.deps.targets.track(next.targetNames)
+	r.deps.limiter.setLimit(next.scope.Config.MaxConcurrentTargetScans())
 	r.live.swap(next)
 	r.metrics.succeeded(time.Now())
 	r.logger.Info("configuration reloaded", describeScope(next.scope)...)

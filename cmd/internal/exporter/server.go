@@ -57,7 +57,7 @@ type Options struct {
 	HTTPLimits *HTTPLimits
 	// Reload, when set, reads the configuration again (cmd/lock-exporter re-reads its file with
 	// the same flags and environment). Serve calls it on each receive from Reloads and on each
-	// POST to ReloadPath, and serves the result when it opens; on an error it keeps serving
+	// POST to ReloadPath (served only with Web.EnableLifecycle), and serves the result when it opens; on an error it keeps serving
 	// what it served. Listen addresses, the web configuration file (read per connection
 	// anyway) and the logger keep their start values.
 	Reload func() (Scope, error)
@@ -83,11 +83,13 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	static := newStaticRegistry()
 	deps := generationDeps{
-		static:  static,
-		targets: newTargetMetrics(static),
-		path:    opts.Web.TelemetryPath,
-		limits:  httpLimits(opts.HTTPLimits),
-		logger:  opts.Logger,
+		static:   static,
+		targets:  newTargetMetrics(static),
+		scanners: newScanners(),
+		limiter:  newScanLimiter(opts.Config.MaxConcurrentTargetScans()),
+		path:     opts.Web.TelemetryPath,
+		limits:   httpLimits(opts.HTTPLimits),
+		logger:   opts.Logger,
 	}
 	if opts.Extra != nil {
 		deps.static = prometheus.Gatherers{static, opts.Extra}
@@ -102,26 +104,39 @@ func Serve(ctx context.Context, opts Options) error {
 	live := &liveGeneration{gen: first}
 	defer live.swap(nil) // closes the last generation once its requests have ended
 	r := &reloader{read: opts.Reload, live: live, deps: deps, metrics: reloads, logger: opts.Logger}
-	mux := newMux(opts, static, live, r)
+	maxConns, maxRequests := opts.Web.caps()
+	refused := newRefusals(static)
+	mux := newMux(opts, static, live, r, newRequestCap(maxRequests, refused.byReason.WithLabelValues(refusedRequests)))
 	listeners, err := listen(opts.Web.ListenAddresses)
 	if err != nil {
 		return err
 	}
-	return serveUntilDone(ctx, opts, mux, listeners, r)
+	conns := newConnCap(maxConns, refused.byReason.WithLabelValues(refusedConnections))
+	for i, l := range listeners {
+		listeners[i] = conns.limitListener(l)
+	}
+	return serveUntilDone(ctx, opts, mux, listeners, r, conns)
 }
 
 // newMux routes the metrics path, the targets' scrape path, the health path, the reload path
-// when the configuration can be reloaded and, unless metrics are served on "/", the landing
+// when the configuration can be reloaded and Web.EnableLifecycle is set and, unless metrics are served on "/", the landing
 // page. The scan-serving routes follow the live generation, so a reload changes what they serve.
-func newMux(opts Options, static *prometheus.Registry, live *liveGeneration, r *reloader) *http.ServeMux {
+func newMux(opts Options, static *prometheus.Registry, live *liveGeneration, r *reloader, scrapes *requestCap) *http.ServeMux {
 	path := opts.Web.TelemetryPath
 	mux := http.NewServeMux()
 	// promhttp_metric_handler_requests_total and _in_flight count the metrics path's own scrapes.
-	mux.Handle(path, promhttp.InstrumentMetricHandler(static, live.handler(func(g *generation) http.Handler { return g.metrics })))
-	mux.Handle(ScrapePath, live.handler((*generation).scrapeOrFallback))
+	// Both scan-serving paths share the cap on scrapes in flight.
+	mux.Handle(path, promhttp.InstrumentMetricHandler(static, scrapes.wrap(live.handler(func(g *generation) http.Handler { return g.metrics }))))
+	mux.Handle(ScrapePath, scrapes.wrap(live.handler((*generation).scrapeOrFallback)))
 	mux.HandleFunc(healthPath, serveHealth)
-	if opts.Reload != nil {
+	switch {
+	case opts.Reload != nil && opts.Web.EnableLifecycle:
 		mux.Handle(ReloadPath, r)
+	case opts.Reload != nil:
+		// As Prometheus answers: the path exists, the API is off.
+		mux.HandleFunc(ReloadPath, func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "lifecycle API is not enabled: start with --web.enable-lifecycle, or send SIGHUP", http.StatusForbidden)
+		})
 	}
 	if path != "/" {
 		mux.Handle("/", live.handler(func(g *generation) http.Handler { return g.landing }))
@@ -178,9 +193,10 @@ func listen(addrs []string) ([]net.Listener, error) {
 
 // serveUntilDone serves on listeners until ctx ends or serving fails, reloading the
 // configuration on each receive from opts.Reloads.
-func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listeners []net.Listener, r *reloader) error {
+func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listeners []net.Listener, r *reloader, conns *connCap) error {
 	logger := opts.Logger
 	server := newHTTPServer(mux, time.Duration(opts.Config.Scan.Timeout), opts.HTTPLimits, logger)
+	server.ConnState = conns.connState
 	served := make(chan error, 1)
 	listenAddrs, webConfig := opts.Web.ListenAddresses, opts.Web.ConfigFile
 	go func() {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,51 +25,56 @@ const ScrapePath = "/scrape"
 // targetParam names the target; it is the only query parameter /scrape accepts.
 const targetParam = "target"
 
-// target is one configured Redis deployment: its own client (connection pool) and scanner, so
-// scrapes of one target share its pass in flight and never wait on another target's pool.
+// target is one configured Redis deployment, served by its shared scanner (see scanners.go): its
+// own client (connection pool) and scanner, so scrapes of one target share its pass in flight
+// and never wait on another target's pool.
 type target struct {
-	name    string
-	client  redis.UniversalClient
-	scanner *collectors.Scanner
-	// gate holds the global scan slot while any scrape of this target runs; see scanLimiter.
-	gate targetGate
+	name string
+	*sharedScanner
 }
 
-// targetSet is every configured target, built at start-up. Clients dial on demand, so a target
+// targetSet is every configured target of one generation. Clients dial on demand, so a target
 // nobody scrapes holds no connection.
 type targetSet struct {
 	byName map[string]*target
 	order  []string
+	pool   *scanners
 }
 
-func newTargetSet(cfg exporterconfig.Config, logger *slog.Logger) (*targetSet, error) {
-	ts := &targetSet{byName: make(map[string]*target, len(cfg.Targets))}
+// newTargetSet takes each target's scanner from pool: the one already serving it when its
+// settings did not change, so a reload keeps the target's pass in flight and its scan slot.
+func newTargetSet(cfg exporterconfig.Config, pool *scanners, logger *slog.Logger) (*targetSet, error) {
+	ts := &targetSet{byName: make(map[string]*target, len(cfg.Targets)), pool: pool}
 	for _, tc := range cfg.Targets {
-		client, err := cfg.NewTargetClient(tc)
+		tcfg := cfg.ForTarget(tc)
+		sh, err := pool.get("target "+tc.Name, tcfg, func() (redis.UniversalClient, *collectors.Scanner, error) {
+			client, err := cfg.NewTargetClient(tc)
+			if err != nil {
+				return nil, nil, err
+			}
+			opts := tcfg.ScannerOptions()
+			opts.Logger = logger.With("target", tc.Name)
+			scanner, err := collectors.NewScanner(client, opts)
+			if err != nil {
+				client.Close()
+				return nil, nil, err
+			}
+			return client, scanner, nil
+		})
 		if err != nil {
 			ts.Close()
 			return nil, fmt.Errorf("target %q: %w", tc.Name, err)
 		}
-		opts := cfg.ForTarget(tc).ScannerOptions()
-		opts.Logger = logger.With("target", tc.Name)
-		scanner, err := collectors.NewScanner(client, opts)
-		if err != nil {
-			client.Close()
-			ts.Close()
-			return nil, fmt.Errorf("target %q: %w", tc.Name, err)
-		}
-		t := &target{name: tc.Name, client: client, scanner: scanner, gate: newTargetGate()}
-		ts.byName[tc.Name] = t
+		ts.byName[tc.Name] = &target{name: tc.Name, sharedScanner: sh}
 		ts.order = append(ts.order, tc.Name)
 	}
 	return ts, nil
 }
 
-// Close stops every target's scans and closes its pool.
+// Close gives the targets' scanners back to the pool, which closes those no generation uses.
 func (ts *targetSet) Close() {
 	for _, t := range ts.byName {
-		t.scanner.Close()
-		t.client.Close()
+		ts.pool.put(t.sharedScanner)
 	}
 }
 
@@ -78,12 +84,65 @@ var errBusy = errors.New("too many target scans in flight")
 // scanLimiter caps the targets scanned at once. A target takes one slot for as long as any
 // scrape of it runs: the scanner already makes concurrent scrapes of one target share a pass,
 // so a second Prometheus replica scraping the same target joins without a slot of its own.
+// One limiter serves every generation, so a reload neither frees the slots of scans in flight
+// nor hands out new ones beside them; a reload that changes scan.max_concurrent_targets
+// resizes it (setLimit), and scans in flight above a lowered cap finish first.
 type scanLimiter struct {
-	slots chan struct{}
+	mu    sync.Mutex
+	limit int
+	used  int
+	freed chan struct{} // closed (and replaced) when a slot frees or the limit rises
 }
 
 func newScanLimiter(n int) *scanLimiter {
-	return &scanLimiter{slots: make(chan struct{}, n)}
+	return &scanLimiter{limit: n, freed: make(chan struct{})}
+}
+
+// take waits for a slot until ctx ends (errBusy).
+func (l *scanLimiter) take(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		if l.used < l.limit {
+			l.used++
+			l.mu.Unlock()
+			return nil
+		}
+		wake := l.freed
+		l.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return errBusy
+		}
+	}
+}
+
+// give hands a slot back.
+func (l *scanLimiter) give() {
+	l.mu.Lock()
+	l.used--
+	l.wakeLocked()
+	l.mu.Unlock()
+}
+
+// setLimit changes the cap.
+func (l *scanLimiter) setLimit(n int) {
+	l.mu.Lock()
+	l.limit = n
+	l.wakeLocked()
+	l.mu.Unlock()
+}
+
+func (l *scanLimiter) wakeLocked() {
+	close(l.freed)
+	l.freed = make(chan struct{})
+}
+
+// inUse is the number of slots taken.
+func (l *scanLimiter) inUse() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.used
 }
 
 // targetGate is a target's share of the limiter: how many scrapes of it run, and a lock (a
@@ -105,10 +164,8 @@ func (l *scanLimiter) enter(ctx context.Context, t *target) error {
 	}
 	defer func() { <-t.gate.lock }()
 	if t.gate.users == 0 {
-		select {
-		case l.slots <- struct{}{}:
-		case <-ctx.Done():
-			return errBusy
+		if err := l.take(ctx); err != nil {
+			return err
 		}
 	}
 	t.gate.users++
@@ -121,7 +178,7 @@ func (l *scanLimiter) leave(t *target) {
 	t.gate.lock <- struct{}{}
 	t.gate.users--
 	if t.gate.users == 0 {
-		<-l.slots
+		l.give()
 	}
 	<-t.gate.lock
 }

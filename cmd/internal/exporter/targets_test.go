@@ -40,7 +40,7 @@ func TestScrapeWaitsForAScanSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := newTargetSet(cfg, slog.New(slog.DiscardHandler))
+	ts, err := newTargetSet(cfg, newScanners(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +58,12 @@ func TestScrapeWaitsForAScanSlot(t *testing.T) {
 		return rec
 	}
 
-	h.limiter.slots <- struct{}{} // another target's scan holds the only slot
+	_ = h.limiter.take(context.Background()) // another target's scan holds the only slot
 	rec := scrape()
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "scan.max_concurrent_targets") {
 		t.Errorf("scrape with the cap full: %d %q, want 503 naming scan.max_concurrent_targets", rec.Code, rec.Body.String())
 	}
-	<-h.limiter.slots
+	h.limiter.give()
 	rec = scrape()
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "\nlock_exporter_up 1\n") {
 		t.Errorf("scrape with a free slot: %d\n%s", rec.Code, rec.Body.String())
@@ -73,8 +73,8 @@ func TestScrapeWaitsForAScanSlot(t *testing.T) {
 			t.Errorf("lock_exporter_target_scrapes_total{outcome=%q} = %v, want %v", outcome, got, want)
 		}
 	}
-	if len(h.limiter.slots) != 0 || ts.byName["live"].gate.users != 0 {
-		t.Errorf("after the scrape: %d slots held, %d users; want none", len(h.limiter.slots), ts.byName["live"].gate.users)
+	if h.limiter.inUse() != 0 || ts.byName["live"].gate.users != 0 {
+		t.Errorf("after the scrape: %d slots held, %d users; want none", h.limiter.inUse(), ts.byName["live"].gate.users)
 	}
 }
 
@@ -82,8 +82,8 @@ func TestScrapeWaitsForAScanSlot(t *testing.T) {
 // last; a second target waits for it; a wait ends with the context.
 func TestScanLimiter(t *testing.T) {
 	l := newScanLimiter(1)
-	a := &target{name: "a", gate: newTargetGate()}
-	b := &target{name: "b", gate: newTargetGate()}
+	a := &target{name: "a", sharedScanner: &sharedScanner{gate: newTargetGate()}}
+	b := &target{name: "b", sharedScanner: &sharedScanner{gate: newTargetGate()}}
 	short := func() context.Context {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		t.Cleanup(cancel)
@@ -111,7 +111,7 @@ func TestScanLimiter(t *testing.T) {
 
 	// Many scrapes of three targets through two slots: all get through, nothing stays held.
 	l = newScanLimiter(2)
-	targets := []*target{a, b, {name: "c", gate: newTargetGate()}}
+	targets := []*target{a, b, {name: "c", sharedScanner: &sharedScanner{gate: newTargetGate()}}}
 	var held, most atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 60 {
@@ -124,7 +124,7 @@ func TestScanLimiter(t *testing.T) {
 			n := held.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			if s := len(l.slots); s > 2 {
+			if s := l.inUse(); s > 2 {
 				t.Errorf("%d slots in use, cap 2", s)
 			}
 			time.Sleep(time.Millisecond)
@@ -133,7 +133,7 @@ func TestScanLimiter(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if len(l.slots) != 0 || a.gate.users+b.gate.users+targets[2].gate.users != 0 {
-		t.Errorf("after all scrapes: %d slots, users %d %d %d", len(l.slots), a.gate.users, b.gate.users, targets[2].gate.users)
+	if l.inUse() != 0 || a.gate.users+b.gate.users+targets[2].gate.users != 0 {
+		t.Errorf("after all scrapes: %d slots, users %d %d %d", l.inUse(), a.gate.users, b.gate.users, targets[2].gate.users)
 	}
 }

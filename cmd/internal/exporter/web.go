@@ -23,12 +23,39 @@ type Web struct {
 	TelemetryPath string
 	// ConfigFile is an exporter-toolkit web configuration (TLS, basic auth); empty for none.
 	ConfigFile string
+	// EnableLifecycle serves POST ReloadPath (with Options.Reload). Off by default, as in
+	// Prometheus: a reload rebuilds clients, so it is not for anyone who reaches the port.
+	EnableLifecycle bool
+	// MaxConnections caps the connections open at once; more are closed at accept. Zero means
+	// DefaultMaxConnections.
+	MaxConnections int
+	// MaxRequests caps the scrapes (metrics path and /scrape) in flight; more are answered 503.
+	// Zero means DefaultMaxRequests.
+	MaxRequests int
+}
+
+// caps are MaxConnections and MaxRequests with their defaults applied.
+func (w Web) caps() (connections, requests int) {
+	connections, requests = w.MaxConnections, w.MaxRequests
+	if connections == 0 {
+		connections = DefaultMaxConnections
+	}
+	if requests == 0 {
+		requests = DefaultMaxRequests
+	}
+	return connections, requests
 }
 
 // Validate checks what can be checked before anything listens; each error names the flag.
 func (w Web) Validate() error {
 	if p := w.TelemetryPath; !strings.HasPrefix(p, "/") || p == healthPath || p == ReloadPath || p == ScrapePath {
 		return fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s, %s and %s", w.TelemetryPath, healthPath, ReloadPath, ScrapePath)
+	}
+	if w.MaxConnections < 0 {
+		return fmt.Errorf("--web.max-connections %d: want a positive number (0: %d)", w.MaxConnections, DefaultMaxConnections)
+	}
+	if w.MaxRequests < 0 {
+		return fmt.Errorf("--web.max-requests %d: want a positive number (0: %d)", w.MaxRequests, DefaultMaxRequests)
 	}
 	if err := CheckListenAddresses(w.ListenAddresses); err != nil {
 		return err

@@ -86,18 +86,18 @@ func (r Redis) clientOptions() (*redis.UniversalOptions, error) {
 		opts.MasterName = r.SentinelMaster
 		opts.SentinelPassword = r.SentinelPassword
 		if r.SentinelPasswordFile != "" {
-			if opts.SentinelPassword, err = readSecret(r.SentinelPasswordFile); err != nil {
+			if opts.SentinelPassword, err = readSecret(r.SentinelPasswordFile, "sentinel_password_file"); err != nil {
 				return nil, invalidf("redis.sentinel-password-file: %v", err)
 			}
 		}
 	}
 	if file := r.PasswordFile; file != "" {
-		if _, err := readSecret(file); err != nil {
+		if _, err := readSecret(file, "password_file"); err != nil {
 			return nil, invalidf("redis.password-file: %v", err)
 		}
 		user := res.username
 		opts.CredentialsProviderContext = func(context.Context) (string, string, error) {
-			pw, err := readSecret(file)
+			pw, err := readSecret(file, "password_file")
 			return user, pw, err
 		}
 	}
@@ -105,15 +105,21 @@ func (r Redis) clientOptions() (*redis.UniversalOptions, error) {
 }
 
 // readSecret reads a password file; one trailing newline (as editors and echo leave) is not
-// part of the password.
-func readSecret(path string) (string, error) {
+// part of the password. Its errors never quote the path: a password pasted where the file's
+// path belongs would be printed, so they say "the file given in" the setting (key names the
+// YAML key, password_file or sentinel_password_file).
+func readSecret(path, key string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+		cause := errors.Unwrap(err) // the system's reason, without the path
+		if cause == nil {
+			cause = errors.New("cannot be read")
+		}
+		return "", fmt.Errorf("the file given in %s: %v", key, cause)
 	}
 	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if s == "" {
-		return "", fmt.Errorf("%s is empty", path)
+		return "", fmt.Errorf("the file given in %s is empty", key)
 	}
 	return s, nil
 }

@@ -127,7 +127,7 @@ func TestInvalid(t *testing.T) {
 		{"unreadable CA", "redis: {addr: 'rediss://x:1', tls: {ca_file: '/nonexistent/ca.pem'}}\n", nil, "redis.tls-ca-file"},
 		{"CA not PEM", "redis: {addr: 'rediss://x:1', tls: {ca_file: '" + ca + "'}}\n", nil, "no PEM certificate"},
 		{"cert without key", "redis: {addr: 'rediss://x:1', tls: {cert_file: '" + ca + "'}}\n", nil, "go together"},
-		{"missing password file", "redis: {password_file: '/nonexistent/pw'}\n", nil, "redis.password-file: /nonexistent/pw: no such file"},
+		{"missing password file", "redis: {password_file: '/nonexistent/pw'}\n", nil, "redis.password-file: the file given in password_file: no such file"},
 		{"password twice", "redis: {password_file: '" + ca + "'}\n", func(c *Config) { c.Redis.Password = "x" }, "keep one"},
 		{"users differ", "redis: {addr: 'redis://a@x:1', username: b}\n", nil, `redis.username "b" differs`},
 	}

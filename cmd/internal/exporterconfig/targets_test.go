@@ -121,7 +121,7 @@ func TestInvalidTargets(t *testing.T) {
 		{"inline password", "[{name: a, addr: 'a:1', password: " + secret + "}]", `target "a": password is not read from the configuration file`},
 		{"no address", "[{name: a}]", `target "a": no address`},
 		{"URL password", "[{name: a, addr: 'redis://u:" + secret + "@h:1'}]", `target "a": redis.addr "redis://u:xxxxx@h:1": has a password`},
-		{"missing password file", "[{name: a, addr: 'a:1', password_file: /nonexistent/pw}]", `target "a": redis.password-file: /nonexistent/pw`},
+		{"missing password file", "[{name: a, addr: 'a:1', password_file: /nonexistent/pw}]", `target "a": redis.password-file: the file given in password_file: no such file`},
 		{"sentinel without master", "[{name: a, sentinel_addrs: ['s:1']}]", `target "a": redis.sentinel-addr needs redis.sentinel-master`},
 		{"TLS without rediss", "[{name: a, addr: 'a:1', tls: {server_name: x}}]", `target "a": redis TLS settings need rediss://`},
 		{"unknown field", "[{name: a, addr: 'a:1', pasword_file: x}]", `unknown field "pasword_file"`},

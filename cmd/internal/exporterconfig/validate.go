@@ -40,14 +40,14 @@ func (c Config) Validate() error {
 	if _, err := c.Redis.tlsConfig(); err != nil {
 		return err
 	}
-	for _, f := range []struct{ setting, path string }{
-		{"redis.password-file", c.Redis.PasswordFile},
-		{"redis.sentinel-password-file", c.Redis.SentinelPasswordFile},
+	for _, f := range []struct{ setting, key, path string }{
+		{"redis.password-file", "password_file", c.Redis.PasswordFile},
+		{"redis.sentinel-password-file", "sentinel_password_file", c.Redis.SentinelPasswordFile},
 	} {
 		if f.path == "" {
 			continue
 		}
-		if _, err := readSecret(f.path); err != nil {
+		if _, err := readSecret(f.path, f.key); err != nil {
 			return invalidf("%s: %v", f.setting, err)
 		}
 	}
@@ -167,7 +167,8 @@ func (r Redis) addresses() (res resolved, setting string, list []string, err err
 func (res *resolved) add(setting, s string, first bool) error {
 	ep, err := parseAddr(s)
 	if err != nil {
-		return invalidf("%s %q: %v", setting, RedactAddr(s), err)
+		// The reason may quote a part of the address (a port with a query, say): redacted too.
+		return invalidf("%s %q: %v", setting, RedactAddr(s), RedactMessage(err.Error()))
 	}
 	if !first && ep.tls != res.tls {
 		return invalidf("%s: mix of redis:// and rediss:// addresses", setting)
@@ -186,32 +187,75 @@ func (res *resolved) add(setting, s string, first bool) error {
 	return nil
 }
 
-// RedactAddr returns an address fit for a message: the password of a URL's user information
-// (redis://user:secret@host) becomes "xxxxx". It works on the raw text, so an address that does
-// not even parse as a URL is redacted as well; when unsure, it redacts more rather than less.
+// RedactAddr returns an address fit for a message: a password in the user information becomes
+// "xxxxx" and a query (go-redis reads ?password=…) becomes "?xxxxx". It works on the raw text,
+// so an address that does not parse as a URL is redacted as well — "redis:/user:pw@host",
+// "user:pw@host:6379" — and when unsure it redacts more rather than less.
 func RedactAddr(s string) string {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		s = redactUserinfo(s[:at]) + "@" + redactQuery(s[at+1:])
 		return s
 	}
-	at := strings.LastIndexByte(rest, '@')
-	if at < 0 {
-		return s
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return s
-	}
-	return scheme + "://" + user + ":xxxxx@" + rest[at+1:]
+	return redactQuery(s)
 }
 
-// urlPassword finds a URL's user:password@ anywhere in a message.
-var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"'` + "`" + `]*):[^@\s]*@`)
+// redactUserinfo redacts what follows the user name in everything before an address's last
+// '@': the scheme and slashes ("redis://", "redis:/", none) are kept, then the user up to the
+// first ':'.
+func redactUserinfo(before string) string {
+	prefix, info := "", before
+	if i := strings.Index(before, ":/"); i >= 0 && isScheme(before[:i]) {
+		j := i + 1
+		for j < len(before) && before[j] == '/' {
+			j++
+		}
+		prefix, info = before[:j], before[j:]
+	}
+	user, _, hasPassword := strings.Cut(info, ":")
+	if !hasPassword {
+		return before
+	}
+	return prefix + user + ":xxxxx"
+}
 
-// RedactMessage redacts every URL password in a message (RedactAddr for free text): a safety
-// net for messages that quote what a user wrote, such as YAML errors.
+// redactQuery hides a query, whose parameters may carry a password.
+func redactQuery(s string) string {
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		return s[:i] + "?xxxxx"
+	}
+	return s
+}
+
+// isScheme reports whether s is a URL scheme: a letter, then letters, digits, '+', '-', '.'.
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if !letter && (i == 0 || !('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// userinfoPassword finds user:password@ anywhere in a message, with a scheme and slashes
+// ("redis://", "redis:/") or without; queryPassword a query of a redis:// URL, or any query
+// naming a password.
+var (
+	notInToken       = `\s"'` + "`"
+	userinfoPassword = regexp.MustCompile(`((?:[A-Za-z][A-Za-z0-9+.-]*:/*)?[^:/@` + notInToken + `]*):[^` + notInToken + `]*@`)
+	queryPassword    = regexp.MustCompile(`((?:rediss?|unix):/*[^?` + notInToken + `]*)\?[^` + notInToken + `]*|\?[^` + notInToken + `]*password[^` + notInToken + `]*`)
+)
+
+// RedactMessage redacts every password an address in a message may carry (RedactAddr for free
+// text): a safety net for messages that quote what a user wrote, such as YAML errors.
 func RedactMessage(msg string) string {
-	return urlPassword.ReplaceAllString(msg, "${1}:xxxxx@")
+	msg = userinfoPassword.ReplaceAllString(msg, "${1}:xxxxx@")
+	return queryPassword.ReplaceAllStringFunc(msg, func(m string) string {
+		if i := strings.IndexByte(m, '?'); i >= 0 {
+			return m[:i] + "?xxxxx"
+		}
+		return m
+	})
 }
 
 func parseAddr(s string) (endpoint, error) {
