@@ -15,7 +15,7 @@ import (
 // attempts are never closer than the backoff); upper bounds take their slack from the stalls
 // the test measured.
 func TestAcquireWaitDeadlineBackoffAndCancel(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		const (
 			timeout = 300 * time.Millisecond
 			backoff = 25 * time.Millisecond
@@ -53,7 +53,7 @@ func TestAcquireWaitDeadlineBackoffAndCancel(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				attempts := &faultHook{match: isSetNX}
-				e := newEnvMode(t, sharedAddr, batching, attempts)
+				e := newEnvMode(t, sharedAddr, single, attempts)
 				stalls := stallMeter(t)
 				n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, AcquireTimeout: timeout, RetryBackoff: backoff})
 				key := uniqueKey(t)
@@ -103,8 +103,8 @@ func TestAcquireWaitDeadlineBackoffAndCancel(t *testing.T) {
 
 // An acquire waits for a holder that releases before the deadline.
 func TestAcquireWaitsForRelease(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
-		e := newEnvMode(t, sharedAddr, batching)
+	eachMode(t, func(t *testing.T, single bool) {
+		e := newEnvMode(t, sharedAddr, single)
 		n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
 		key := uniqueKey(t)
 		holder, err := n.Acquire(context.Background(), key)
@@ -128,9 +128,9 @@ func TestAcquireWaitsForRelease(t *testing.T) {
 // TryAcquire makes exactly one attempt: the bookkeeping (SET NX sent once, one busy outcome)
 // shows it did not retry, without timing a round trip.
 func TestTryAcquireDoesNotWait(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		attempts := &faultHook{match: isSetNX}
-		e := newEnvMode(t, sharedAddr, batching, attempts)
+		e := newEnvMode(t, sharedAddr, single, attempts)
 		n := e.namespace(t, "collector", Policy{TTL: 10 * time.Minute, RenewInterval: 3 * time.Minute})
 		key := uniqueKey(t)
 		holder, err := n.TryAcquire(context.Background(), key)
@@ -207,9 +207,9 @@ func TestLocalMutexQueuesInProcess(t *testing.T) {
 
 // An acquire that cannot reach Redis is an error (not ErrBusy), bounded by the caller's ctx.
 func TestAcquireErrorWhenRedisIsDown(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		srv := redistest.Start(t)
-		e := newEnvMode(t, srv.Addr, batching)
+		e := newEnvMode(t, srv.Addr, single)
 		stalls := stallMeter(t)
 		n := e.namespace(t, "approval", Policy{Fencing: true})
 		srv.Pause()

@@ -13,15 +13,14 @@ import (
 )
 
 // sendWays are the ways a Client can send its commands, the first being the baseline of the
-// ratios: one command per round trip (Options.NoCoalescing, the default before coalescing), the
-// default (coalescing) and Options.Batching.
+// ratios: one command per round trip (the single-command baseline, as on a Cluster client) and
+// the default (the adaptive sender).
 var sendWays = []struct {
-	name string
-	opts Options
+	name   string
+	single bool
 }{
-	{"single", Options{NoCoalescing: true}},
-	{"default", Options{}},
-	{"batching", Options{Batching: true}},
+	{"single", true},
+	{"default", false},
 }
 
 // BenchmarkSendWays compares the sendWays in one process run, on the same Redis. Each round
@@ -36,9 +35,10 @@ func BenchmarkSendWays(b *testing.B) {
 	spaces := make([]*Namespace, len(sendWays))
 	for i, w := range sendWays {
 		rdb := benchRedis(b, &redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true, PoolSize: 16, MinIdleConns: 16})
-		opts := w.opts
-		opts.Registerer = prometheus.NewRegistry()
-		spaces[i] = declareBench(b, rdb, opts, Policy{TTL: 10 * time.Second})
+		spaces[i] = declareBench(b, rdb, Options{Registerer: prometheus.NewRegistry()}, Policy{TTL: 10 * time.Second})
+		if w.single {
+			sendAlone(spaces[i].client)
+		}
 		sendWayBlock(b, spaces[i], "warm:"+w.name, 16, 50)
 	}
 	type key struct {

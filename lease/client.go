@@ -28,27 +28,6 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 	// Logger receives renew warnings and abandonments. Nil means slog.Default().
 	Logger *slog.Logger
-	// Batching sends the acquire, renew, release and fenced-write commands of concurrent
-	// callers together, as go-redis pipelines run by max(2, GOMAXPROCS) background goroutines:
-	// one write and one read system call per batch instead of per command, which raises
-	// throughput when many goroutines lock at once. Each caller still waits only as long as
-	// its own context allows. Off by default: it costs a goroutine hand-off per command
-	// (slower for a lone caller), batched commands go through go-redis's
-	// ProcessPipelineHook rather than ProcessHook, callers' context values do not reach the
-	// hooks, and the Client must be closed with Close to stop its goroutines.
-	Batching bool
-	// NoCoalescing sends every command on its own, through go-redis's ProcessHook, one round
-	// trip each, as lease did before it coalesced concurrent commands. By default (Batching
-	// and NoCoalescing off) a command that finds a free send slot (max(2, GOMAXPROCS) commands
-	// or pipelines of the Client on the wire) is sent at once on its own, and commands that
-	// arrive while every slot is busy are sent together as one go-redis pipeline by one of
-	// their callers: no goroutine of the library, nothing to Close, and each caller still
-	// returns when its own context ends. Set it when a go-redis hook of rdb must see every
-	// lease command in ProcessHook (coalesced ones go through ProcessPipelineHook, without the
-	// callers' context values). Ignored with Batching. On a Cluster or Ring client the default
-	// is single commands too: one stalled node would hold the shared send slots there and
-	// delay commands bound for healthy nodes.
-	NoCoalescing bool
 	// Holder describes this process in the holder key of locks taken by namespaces with
 	// Policy.RecordHolder, for operators asking who holds a lock. Empty means
 	// "<host name> pid <pid>". At most 256 bytes of UTF-8 without control characters; it is
@@ -61,9 +40,11 @@ type Client struct {
 	rdb     redis.UniversalClient
 	logger  *slog.Logger
 	metrics *metrics
-	batch   *batcher   // nil unless Options.Batching
-	co      *coalescer // the default way to Redis; nil with Batching or NoCoalescing
-	holder  string     // Options.Holder or its default
+	// send is the way to Redis on a client of one deployment; nil on a Cluster or Ring client
+	// (and in the package's tests of the single-command baseline), which send every command
+	// on its own.
+	send   *sender
+	holder string // Options.Holder or its default
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -104,22 +85,14 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.metrics = m
-	switch {
-	case opts.Batching:
-		c.batch = newBatcher(rdb)
-	case !opts.NoCoalescing && coalescable(rdb):
-		c.co = newCoalescer(rdb)
+	// On a client of one deployment (single node or Sentinel) only: on a Cluster or Ring
+	// client the cap on sends would be shared by every node, so one stalled node would hold it
+	// and delay commands bound for healthy nodes; single commands keep a stalled node's delay to
+	// the commands sent to it.
+	if one, ok := rdb.(*redis.Client); ok {
+		c.send = newSender(one)
 	}
 	return c, nil
-}
-
-// coalescable reports whether the default Client coalesces commands on rdb: on a client of one
-// Redis deployment (single node or Sentinel), not on a Cluster or Ring client. Send slots are
-// shared by every node there, so one stalled node would hold them and delay commands bound for
-// healthy nodes; single commands keep a stalled node's delay to the commands sent to it.
-func coalescable(rdb redis.UniversalClient) bool {
-	_, ok := rdb.(*redis.Client)
-	return ok
 }
 
 // metricsFor builds the metrics opts ask for: client_golang, OTel, or none (nil).
@@ -135,43 +108,37 @@ func metricsFor(opts Options) (*metrics, error) {
 	return nil, nil
 }
 
-// Close stops the Client: commands already queued for a batch are still sent, later ones fail
-// with ErrClosed, and with Batching the background goroutines have exited when Close returns.
-// With a MeterProvider, the Client's counters and lock_held stop being reported.
+// Close stops the Client: commands already queued for a pipeline are still sent, later ones
+// fail with ErrClosed. With a MeterProvider, the Client's counters and lock_held stop being reported.
 // Release held leases first: their renewers fail from now on (and Abandon leases are abandoned).
 // Close does not close rdb, which stays the caller's. Calling it again does nothing.
 func (c *Client) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
-		if c.batch != nil {
-			c.batch.close()
-		}
 		err = c.metrics.close()
 	})
 	return err
 }
 
-// setNX runs SET key token PX ttlMs NX, on its own, coalesced or in a batch. Its arguments come
+// setNX runs SET key token PX ttlMs NX, on its own or in a pipeline. Its arguments come
 // boxed, as the namespace and the lease keep them, so that the command boxes none of them.
 func (c *Client) setNX(ctx context.Context, key, token, ttlMs any) (bool, error) {
 	cmd := redis.NewBoolCmd(ctx, "set", key, token, "px", ttlMs, "nx")
-	if err := c.send(ctx, cmd, ""); err != nil {
+	if err := c.do(ctx, cmd, ""); err != nil {
 		return false, err
 	}
 	return cmd.Val(), nil
 }
 
-// send runs cmd on its own, through the coalescer or through the batcher; src is the script's
-// source when cmd is an EVALSHA, for the NOSCRIPT fallback.
-func (c *Client) send(ctx context.Context, cmd redis.Cmder, src string) error {
+// do runs cmd through the sender, or on its own on a client of several nodes; src is the
+// script's source when cmd is an EVALSHA, for the NOSCRIPT fallback.
+func (c *Client) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	switch {
-	case c.batch != nil:
-		return c.batch.do(ctx, cmd, src)
 	case c.closed.Load():
 		return ErrClosed
-	case c.co != nil:
-		return c.co.do(ctx, cmd, src)
+	case c.send != nil:
+		return c.send.do(ctx, cmd, src)
 	}
 	processWithFallback(ctx, c.rdb, cmd, src)
 	return cmd.Err()

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// deadlineCall is one caller of the per-caller deadline tests (coalescing and batching): what it
+// deadlineCall is one caller of the per-caller deadline tests (commands sent in pipelines): what it
 // sends and the deadline it brings.
 type deadlineCall struct {
 	name      string

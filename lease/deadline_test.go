@@ -16,9 +16,9 @@ func TestPolicyTimeoutsBoundCallsWithoutDeadline(t *testing.T) {
 	// Short: the slack of the check comes from the measured stalls, and a call that ignored
 	// its bound would wait for go-redis's retries (about 10s).
 	const bound = 150 * time.Millisecond
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		srv := redistest.Start(t)
-		e := newEnvMode(t, srv.Addr, batching)
+		e := newEnvMode(t, srv.Addr, single)
 		stalls := stallMeter(t)
 		n := e.namespace(t, "approval", Policy{
 			TTL: 10 * time.Second, DisableRenewal: true, Fencing: true,

@@ -32,10 +32,9 @@
 // Guard.Set for Redis data elsewhere, package sqlfence for SQL rows; neither the check nor the
 // timer replaces the fence.
 //
-// By default a Client sends a lone caller's command at once, on its own, and the commands of
-// callers that arrive while its send slots are busy together as one go-redis pipeline, sent by
-// one of those callers; each caller keeps its own context deadline, and no goroutine of the
-// library is involved (Options.NoCoalescing sends every command on its own). Options.Batching
-// (off by default) coalesces through background goroutines instead; a batching Client must be
-// stopped with Close.
+// A Client sends a lone or unhurried caller's command at once, on its own, and the commands of
+// callers that arrive while its cap on sends is reached together as one go-redis pipeline,
+// sent by one of those callers; each caller keeps its own context deadline, no goroutine of
+// the library is involved, and the cap follows the throughput the sends measure. On a Cluster
+// or Ring client (any client that is not a *redis.Client) every command is sent on its own.
 package lease

@@ -15,8 +15,8 @@ import (
 // is refused from the moment the newer lease exists, before and after the newer owner writes,
 // and one lease may write many times.
 func TestFencedWriteRejectsOlderOwner(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
-		e := newEnvMode(t, sharedAddr, batching)
+	eachMode(t, func(t *testing.T, single bool) {
+		e := newEnvMode(t, sharedAddr, single)
 		n := e.namespace(t, "snapshot", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true, Fencing: true})
 		ctx := context.Background()
 		lockKey := uniqueKey(t)

@@ -34,9 +34,10 @@ func newEnv(t testing.TB, addr string, hooks ...redis.Hook) *env {
 	return newEnvMode(t, addr, false, hooks...)
 }
 
-// newEnvMode is newEnv with Options.Batching set as given; a batching Client is closed at the
-// end of the test, before its go-redis client.
-func newEnvMode(t testing.TB, addr string, batching bool, hooks ...redis.Hook) *env {
+// newEnvMode is newEnv on the single-command baseline when single is set: every command sent on
+// its own, as on a Cluster client. The Client is closed at the end of the test, before its
+// go-redis client.
+func newEnvMode(t testing.TB, addr string, single bool, hooks ...redis.Hook) *env {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
@@ -47,26 +48,32 @@ func newEnvMode(t testing.TB, addr string, batching bool, hooks ...redis.Hook) *
 	c, err := New(rdb, Options{
 		Registerer: e.reg,
 		Logger:     slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Batching:   batching,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
+	}
+	if single {
+		sendAlone(c)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	e.c = c
 	return e
 }
 
-// eachMode runs body once with the default client (commands coalesced by their callers) and
-// once with Options.Batching: the library's guarantees must not depend on how its commands
-// reach Redis.
-func eachMode(t *testing.T, body func(t *testing.T, batching bool)) {
-	for _, batching := range []bool{false, true} {
-		t.Run(map[bool]string{false: "default", true: "batching"}[batching], func(t *testing.T) {
-			body(t, batching)
+// eachMode runs body once with the default client (the adaptive sender) and once on the
+// single-command baseline: the library's guarantees must not depend on how its commands reach
+// Redis.
+func eachMode(t *testing.T, body func(t *testing.T, single bool)) {
+	for _, single := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "single"}[single], func(t *testing.T) {
+			body(t, single)
 		})
 	}
 }
+
+// sendAlone puts c on the single-command baseline: every command on its own, one round trip
+// each, as on a Cluster client.
+func sendAlone(c *Client) { c.send = nil }
 
 func (e *env) namespace(t testing.TB, name string, p Policy) *Namespace {
 	t.Helper()
@@ -149,7 +156,7 @@ type faultHook struct {
 	sent      []time.Time // when each matching command reached the hook
 }
 
-// ProcessPipelineHook gives each matching command of a pipeline (batching mode) its own plan:
+// ProcessPipelineHook gives each matching command of a pipeline (the default sender under load) its own plan:
 // a failed command is taken out of the pipeline with its error, the others go on to Redis after
 // the longest delay planned for the pipeline's commands.
 func (h *faultHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {

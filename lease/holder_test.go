@@ -17,14 +17,17 @@ import (
 )
 
 // newHolderEnv is newEnvMode for a Client that describes itself as holder.
-func newHolderEnv(t *testing.T, addr string, batching bool, holder string) *env {
+func newHolderEnv(t *testing.T, addr string, single bool, holder string) *env {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	e := &env{rdb: rdb, logs: &testkit.SyncBuffer{}}
-	c, err := New(rdb, Options{Batching: batching, Holder: holder})
+	c, err := New(rdb, Options{Holder: holder})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if single {
+		sendAlone(c)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	e.c = c
@@ -33,15 +36,15 @@ func newHolderEnv(t *testing.T, addr string, batching bool, holder string) *env 
 
 // TestHolderKeyFollowsTheLock: the holder key is written with the lock, renewed with it,
 // deleted by the owner's release and left alone by a stale holder's release, with and without
-// fencing, batched or not.
+// fencing, in both send modes.
 func TestHolderKeyFollowsTheLock(t *testing.T) {
 	for _, fencing := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fencing=%v", fencing), func(t *testing.T) {
-			eachMode(t, func(t *testing.T, batching bool) {
+			eachMode(t, func(t *testing.T, single bool) {
 				ctx := context.Background()
 				const ttl = 10 * time.Second
-				ea := newHolderEnv(t, sharedAddr, batching, "worker-a pid 1")
-				eb := newHolderEnv(t, sharedAddr, batching, "worker-b pid 2")
+				ea := newHolderEnv(t, sharedAddr, single, "worker-a pid 1")
+				eb := newHolderEnv(t, sharedAddr, single, "worker-b pid 2")
 				p := Policy{TTL: ttl, DisableRenewal: true, Fencing: fencing, RecordHolder: true}
 				na, nb := ea.namespace(t, "holders", p), eb.namespace(t, "holders", p)
 				key := uniqueKey(t)

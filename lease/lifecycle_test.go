@@ -13,7 +13,7 @@ import (
 
 // Test 10: cancellation, release and abandonment stop the renewer, leaving no goroutine behind.
 func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		tests := []struct {
 			name   string
 			faulty bool
@@ -38,7 +38,7 @@ func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
 				// Registered first, so it runs after the client's own cleanup closed its pool.
 				t.Cleanup(func() { goleak.VerifyNone(t, before) })
 				hook := renewHook(tc.faulty)
-				e := newEnvMode(t, sharedAddr, batching, hook)
+				e := newEnvMode(t, sharedAddr, single, hook)
 				n := e.namespace(t, "workflow", Policy{TTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, RenewTimeout: time.Second, MaxRenewFailures: 2})
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
@@ -70,7 +70,7 @@ func TestRenewerStopsWithoutGoroutineLeak(t *testing.T) {
 }
 
 func TestDo(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		errWork := errors.New("work failed")
 		tests := []struct {
 			name    string
@@ -112,7 +112,7 @@ func TestDo(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				hook := renewHook(tc.faulty)
-				e := newEnvMode(t, sharedAddr, batching, hook)
+				e := newEnvMode(t, sharedAddr, single, hook)
 				n := e.namespace(t, "scheduler", tc.policy)
 				key := uniqueKey(t)
 				err := n.Do(context.Background(), key, tc.fn)

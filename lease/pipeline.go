@@ -6,8 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// queuedCmd is a caller's command waiting to go out in a shared pipeline (Batching's flushers
-// and the default client's coalescing both queue them).
+// queuedCmd is a caller's command waiting to go out in a shared pipeline (see sender).
 type queuedCmd struct {
 	ctx context.Context
 	cmd redis.Cmder
@@ -16,11 +15,11 @@ type queuedCmd struct {
 
 func (q *queuedCmd) queued() *queuedCmd { return q }
 
-// execPipeline runs the commands of live as one pipeline and then, if Redis had lost a script
-// (a restart, SCRIPT FLUSH, a failover to a fresh replica), runs those scripts again by source.
+// execPipeline runs the commands of live as one pipeline on pipe (empty, and empty again on
+// return: go-redis's Exec drops the commands it sent) and then, if Redis had lost a script (a
+// restart, SCRIPT FLUSH, a failover to a fresh replica), runs those scripts again by source.
 // redis.Script.Run does the same for a single command; a pipeline leaves it to the caller.
-func execPipeline[T interface{ queued() *queuedCmd }](ctx context.Context, rdb redis.UniversalClient, live []T) {
-	pipe := rdb.Pipeline()
+func execPipeline[T interface{ queued() *queuedCmd }](ctx context.Context, rdb redis.UniversalClient, pipe redis.Pipeliner, live []T) {
 	for _, q := range live {
 		_ = pipe.Process(ctx, q.queued().cmd)
 	}

@@ -12,7 +12,7 @@ import (
 
 // Test 3: a release with a wrong or empty token fails and the owner's lock survives.
 func TestReleaseWithWrongTokenIsNotOwned(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		tests := []struct {
 			name         string
 			token        string
@@ -24,7 +24,7 @@ func TestReleaseWithWrongTokenIsNotOwned(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				e := newEnvMode(t, sharedAddr, batching)
+				e := newEnvMode(t, sharedAddr, single)
 				n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
 				owner, err := n.Acquire(context.Background(), uniqueKey(t))
 				if err != nil {
@@ -48,10 +48,10 @@ func TestReleaseWithWrongTokenIsNotOwned(t *testing.T) {
 
 // Test 5: owner A's lease expires, B acquires, A's release fails and B's lock survives.
 func TestStaleOwnerCannotReleaseNewOwnersLock(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		for _, fencing := range []bool{false, true} {
 			t.Run(map[bool]string{false: "plain", true: "fenced"}[fencing], func(t *testing.T) {
-				e := newEnvMode(t, sharedAddr, batching)
+				e := newEnvMode(t, sharedAddr, single)
 				n := e.namespace(t, "workflow", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true, Fencing: fencing})
 				key := uniqueKey(t)
 				a, err := n.Acquire(context.Background(), key)
@@ -94,13 +94,13 @@ func TestStaleOwnerCannotReleaseNewOwnersLock(t *testing.T) {
 // must therefore come back after start+TTL, however late any step ran. Attempts answered
 // earlier must be busy, and the busy metric must count exactly the busy answers B saw.
 func TestHoldUntilExpiryRotatesOwnershipByExpiry(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		t.Parallel()
 		const ttl = 2 * time.Second
 		// Redis keeps expiry times in whole milliseconds of its own clock reading.
 		const clockSlack = 5 * time.Millisecond
 		policy := Policy{TTL: ttl, ReleaseMode: HoldUntilExpiry}
-		replicaA, replicaB := newEnvMode(t, sharedAddr, batching), newEnvMode(t, sharedAddr, batching)
+		replicaA, replicaB := newEnvMode(t, sharedAddr, single), newEnvMode(t, sharedAddr, single)
 		nsA, nsB := replicaA.namespace(t, "reconciler", policy), replicaB.namespace(t, "reconciler", policy)
 		key := uniqueKey(t)
 
@@ -148,9 +148,9 @@ func TestHoldUntilExpiryRotatesOwnershipByExpiry(t *testing.T) {
 
 // A release that cannot reach Redis is an error, counted as such, and does not hang.
 func TestReleaseErrorWhenRedisIsDown(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		srv := redistest.Start(t)
-		e := newEnvMode(t, srv.Addr, batching)
+		e := newEnvMode(t, srv.Addr, single)
 		stalls := stallMeter(t)
 		n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, ReleaseTimeout: 300 * time.Millisecond})
 		l, err := n.Acquire(context.Background(), uniqueKey(t))

@@ -29,11 +29,11 @@ func renewHook(fail bool) *faultHook {
 // Test 1: renew always fails → exactly MaxRenewFailures attempts, then the holder's context is
 // cancelled with cause ErrAbandoned, release is skipped and the key stays in Redis.
 func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		for _, bound := range []int{1, 3} {
 			t.Run(fmt.Sprintf("max=%d", bound), func(t *testing.T) {
 				hook := renewHook(true)
-				e := newEnvMode(t, sharedAddr, batching, hook)
+				e := newEnvMode(t, sharedAddr, single, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 60 * time.Millisecond, MaxRenewFailures: bound})
 				key := uniqueKey(t)
 				l, err := n.Acquire(context.Background(), key)
@@ -83,7 +83,7 @@ func TestRenewAlwaysFailingAbandonsAfterExactlyMaxFailures(t *testing.T) {
 // Test 2: intermittent failures never reach the bound of consecutive failures: a successful
 // renew resets the count.
 func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		tests := []struct {
 			name    string
 			max     int
@@ -100,7 +100,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 					}
 					return 0, nil
 				}}
-				e := newEnvMode(t, sharedAddr, batching, hook)
+				e := newEnvMode(t, sharedAddr, single, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: 5 * time.Second, RenewInterval: 40 * time.Millisecond, RenewTimeout: time.Second, MaxRenewFailures: tc.max})
 				l, err := n.Acquire(context.Background(), uniqueKey(t))
 				if err != nil {
@@ -137,9 +137,9 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 // held up past the lease's expiry is a different case under Abandon: the lease is abandoned at
 // its lapse, see TestAbandonBeforeTheKeyCanExpire.)
 func TestRenewAfterExpiry(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		t.Run("manual", func(t *testing.T) {
-			e := newEnvMode(t, sharedAddr, batching)
+			e := newEnvMode(t, sharedAddr, single)
 			n := e.namespace(t, "approval", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true})
 			l, err := n.Acquire(context.Background(), uniqueKey(t))
 			if err != nil {
@@ -162,7 +162,7 @@ func TestRenewAfterExpiry(t *testing.T) {
 		}{{Abandon, 1}, {Continue, 0}} {
 			t.Run("renewer/"+tc.policy.String(), func(t *testing.T) {
 				hook := renewHook(false)
-				e := newEnvMode(t, sharedAddr, batching, hook)
+				e := newEnvMode(t, sharedAddr, single, hook)
 				n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 200 * time.Millisecond, OnRenewFailure: tc.policy})
 				key := uniqueKey(t)
 				l, err := n.Acquire(context.Background(), key)
@@ -201,9 +201,9 @@ func TestRenewAfterExpiry(t *testing.T) {
 // Test 8: under Continue, work keeps running through renew failures, each one counted and
 // logged as a warning with the namespace, never the token.
 func TestContinuePolicyKeepsWorkingThroughFailures(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		hook := renewHook(true)
-		e := newEnvMode(t, sharedAddr, batching, hook)
+		e := newEnvMode(t, sharedAddr, single, hook)
 		n := e.namespace(t, "workflow", Policy{TTL: 5 * time.Second, RenewInterval: 30 * time.Millisecond, OnRenewFailure: Continue, LocalMutex: true})
 		failed := func() float64 {
 			return e.metric(t, "lock_renewals_total", namespaceLabel, "workflow", "outcome", "failed")
@@ -265,10 +265,10 @@ func TestAbandonBeforeTheKeyCanExpire(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			eachMode(t, func(t *testing.T, batching bool) {
+			eachMode(t, func(t *testing.T, single bool) {
 				t.Parallel()
 				hook := &faultHook{match: isScript(renewScript.src), plan: tc.plan}
-				e := newEnvMode(t, sharedAddr, batching, hook)
+				e := newEnvMode(t, sharedAddr, single, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 3})
 				l, err := n.Acquire(context.Background(), uniqueKey(t))
 				if err != nil {

@@ -34,12 +34,12 @@ func evalBySource(ctx context.Context, src string, evalSha redis.Cmder) *redis.C
 }
 
 // runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments, on its
-// own, coalesced or in a batch; every lease script returns an integer. It builds the EVALSHA
+// own or in a pipeline; every lease script returns an integer. It builds the EVALSHA
 // itself rather than calling go-redis's Script.Run, which costs a few more allocations per call,
 // and falls back to EVAL as Script.Run does.
 func (c *Client) runScript(ctx context.Context, s script, numKeys int, keysAndArgs ...any) (int64, error) {
 	cmd := s.evalSha(ctx, numKeys, keysAndArgs)
-	if err := c.send(ctx, cmd, s.src); err != nil {
+	if err := c.do(ctx, cmd, s.src); err != nil {
 		return 0, err
 	}
 	return cmd.Int64()

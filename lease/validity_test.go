@@ -17,11 +17,11 @@ import (
 // it at least the reply delay later. And the key itself lives at least until ValidUntil + the
 // margin (checked against the PTTL Redis reports).
 func TestValidUntilCountsFromTheSendTime(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		const ttl, replyDelay = 10 * time.Second, 300 * time.Millisecond
 		margin := driftMargin(ttl)
 		hook := &replyDelayHook{match: func(args []any) bool { return isSetNX(args) || isScript(renewScript.src)(args) }, delay: replyDelay}
-		e := newEnvMode(t, sharedAddr, batching, hook)
+		e := newEnvMode(t, sharedAddr, single, hook)
 		n := e.namespace(t, "approval", Policy{TTL: ttl, DisableRenewal: true, RenewTimeout: 5 * time.Second, AcquireTimeout: 5 * time.Second})
 
 		// checkWindow checks l.ValidUntil() after a call that started at before.
@@ -76,7 +76,7 @@ func validityWithinExpiry(t testing.TB, e *env, l *Lease, step string) time.Time
 // A failed renew, manual or background, leaves ValidUntil where it was; only a renew that
 // succeeds moves it forward.
 func TestValidUntilDoesNotMoveOnAFailedRenew(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		var failing atomic.Bool
 		failing.Store(true)
 		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
@@ -85,7 +85,7 @@ func TestValidUntilDoesNotMoveOnAFailedRenew(t *testing.T) {
 			}
 			return 0, nil
 		}}
-		e := newEnvMode(t, sharedAddr, batching, hook)
+		e := newEnvMode(t, sharedAddr, single, hook)
 		n := e.namespace(t, "workflow", Policy{TTL: 10 * time.Second, RenewInterval: 50 * time.Millisecond, OnRenewFailure: Continue})
 		l, err := n.Acquire(context.Background(), uniqueKey(t))
 		if err != nil {

@@ -86,17 +86,20 @@ func goRedisClient(addr string, conns int, mode clientMode) (redis.UniversalClie
 type leaseWay int
 
 const (
-	leaseDefault  leaseWay = iota // the default Client: commands coalesced by their callers
-	leaseSingle                   // Options.NoCoalescing: one command per round trip
-	leaseBatching                 // Options.Batching: background flushers
+	leaseDefault leaseWay = iota // the default Client: the adaptive sender
+	leaseSingle                  // the single-command baseline: one command per round trip
 )
 
 // leaseWayLabels name each way in variant names and describe it in the report's Libraries table.
 var leaseWayLabels = map[leaseWay]struct{ suffix, note string }{
-	leaseDefault:  {"", "default client: a command finding a free send slot goes at once, later ones are sent together as one pipeline by one of their callers"},
-	leaseSingle:   {singleSuffix, "Options.NoCoalescing: one command per round trip (the default client before coalescing)"},
-	leaseBatching: {batchSuffix, "Options.Batching: concurrent callers' commands coalesced into go-redis pipelines by background goroutines of lease, each caller on its own deadline"},
+	leaseDefault: {"", "default client: a command goes at once while fewer sends than the adaptive cap are on the wire, later ones are sent together as one pipeline by one of their callers"},
+	leaseSingle:  {singleSuffix, "the single-command baseline: every command on its own, one round trip each (lease sends so on any client that is not a *redis.Client; here the same go-redis client behind a wrapper type)"},
 }
+
+// singleCommands is a go-redis client behind a type of its own: lease pipelines only on a
+// *redis.Client, and sends every command on its own on any other UniversalClient (as on a
+// Cluster or Ring client), so this is the single-command baseline with nothing else changed.
+type singleCommands struct{ *redis.Client }
 
 // leaseVariant builds lease on a go-redis client in mode, its commands sent the way way says.
 func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clientMode) (variant, error) {
@@ -104,7 +107,10 @@ func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clien
 	if err != nil {
 		return variant{}, err
 	}
-	ns, closeLease, err := benchNamespace(rdb, metrics, way)
+	if one, ok := rdb.(*redis.Client); ok && way == leaseSingle {
+		rdb = singleCommands{one}
+	}
+	ns, closeLease, err := benchNamespace(rdb, metrics)
 	if err != nil {
 		closeClient()
 		return variant{}, err
@@ -127,9 +133,8 @@ func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clien
 
 // benchNamespace starts a lease Client on rdb, with its metrics on a registry of its own when
 // metrics is set, and declares the namespace the benchmark locks in.
-func benchNamespace(rdb redis.UniversalClient, metrics bool, way leaseWay) (*lease.Namespace, func(), error) {
-	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Batching: way == leaseBatching, NoCoalescing: way == leaseSingle}
+func benchNamespace(rdb redis.UniversalClient, metrics bool) (*lease.Namespace, func(), error) {
+	opts := lease.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if metrics {
 		opts.Registerer = prometheus.NewRegistry()
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -108,5 +109,31 @@ PASS
 	}
 	if _, err := parseScrape([]byte("FAIL\n")); err == nil {
 		t.Error("no result lines: want an error")
+	}
+}
+
+// The shapes beyond the first two run each library as its users run it and lease's
+// single-command baseline: no metrics-off row and no AutoPipeline row, lease's included.
+func TestMainVariants(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	srv, err := redisproc.Start(context.Background(), redisproc.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	variants, err := buildVariants(srv.Addr(), 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeVariants(variants)
+	var main []string
+	for _, v := range variants {
+		if mainVariant(v.name) {
+			main = append(main, v.name)
+		}
+	}
+	want := []string{leaseOn, "bsm/redislock", "redsync", leaseOn + singleSuffix, "rueidislock"}
+	if !slices.Equal(main, want) {
+		t.Errorf("main variants %q, want %q", main, want)
 	}
 }

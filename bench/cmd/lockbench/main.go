@@ -34,12 +34,16 @@ type config struct {
 	exporterCmp  bool
 	cmpRounds    int
 	cmpSizes     string
+	addedRTT     time.Duration
+	delayConns   int
+	hogs         int
+	shapes       string
 }
 
 func main() {
 	var cfg config
-	flag.IntVar(&cfg.rounds, "rounds", 7, "rounds; every round runs every variant once per shape, in rotated order")
-	flag.DurationVar(&cfg.duration, "duration", 1500*time.Millisecond, "length of one timed run")
+	flag.IntVar(&cfg.rounds, "rounds", 15, "rounds; every round runs every variant once per shape, in rotated order")
+	flag.DurationVar(&cfg.duration, "duration", time.Second, "length of one timed run")
 	flag.IntVar(&cfg.goroutines, "goroutines", 16, "concurrent goroutines (and redis-benchmark clients)")
 	flag.IntVar(&cfg.ceilingN, "ceiling-requests", 100_000, "redis-benchmark requests per ceiling command")
 	flag.StringVar(&cfg.out, "out", "", "write the Markdown results here (default: stdout)")
@@ -52,13 +56,35 @@ func main() {
 	flag.BoolVar(&cfg.exporterCmp, "exporter-comparison", false, "compare lock-exporter with redis_exporter --count-keys on a mixed keyspace instead, and exit")
 	flag.IntVar(&cfg.cmpRounds, "comparison-rounds", 5, "interleaved rounds per keyspace size of the exporter comparison")
 	flag.StringVar(&cfg.cmpSizes, "comparison-sizes", "100000,1000000", "lock key counts of the exporter comparison (as many other keys are added)")
+	flag.DurationVar(&cfg.addedRTT, "added-rtt", 500*time.Microsecond, "round trip the delay line adds in the added-RTT shape (0: skip the shape)")
+	flag.IntVar(&cfg.delayConns, "added-rtt-goroutines", 64, "concurrent goroutines of the added-RTT shape")
+	flag.StringVar(&cfg.shapes, "shapes", "", "comma-separated shape names to run (default: all), e.g. -shapes 'lone caller,distinct keys with added RTT'")
+	flag.IntVar(&cfg.hogs, "hogs", 2, "CPU hog processes beside the loaded shapes (0: skip them)")
+	serveLine := flag.String("delay-line-serve", "", "internal: serve a delay line to this Redis address")
+	lineOneWay := flag.Duration("delay-line-one-way", 0, "internal: the delay line's one-way delay")
+	cpuHog := flag.Bool("cpu-hog", false, "internal: spin on one core until stdin closes")
 	flag.Parse()
+	switch {
+	case *cpuHog:
+		runHog()
+		return
+	case *serveLine != "":
+		if err := serveDelayLine(*serveLine, *lineOneWay); err != nil {
+			fmt.Fprintf(os.Stderr, "lockbench delay line: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "lockbench: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
 	}
-	if cfg.rounds < 1 || cfg.goroutines < 1 || cfg.duration <= 0 || cfg.ceilingN < 1 {
-		fmt.Fprintln(os.Stderr, "lockbench: -rounds, -goroutines, -duration and -ceiling-requests must be positive")
+	if cfg.rounds < 1 || cfg.goroutines < 1 || cfg.duration <= 0 || cfg.ceilingN < 1 || cfg.delayConns < 1 {
+		fmt.Fprintln(os.Stderr, "lockbench: -rounds, -goroutines, -duration, -ceiling-requests and -added-rtt-goroutines must be positive")
+		os.Exit(2)
+	}
+	if cfg.addedRTT < 0 || cfg.hogs < 0 {
+		fmt.Fprintln(os.Stderr, "lockbench: -added-rtt and -hogs must not be negative")
 		os.Exit(2)
 	}
 	if cfg.exporterCmp {
@@ -103,8 +129,10 @@ func runComparison(cfg config) error {
 type lockBench struct {
 	cfg      config
 	srv      *redisproc.Process
-	variants []variant // measured over the network
-	local    []variant // network removed
+	line     *delayLine // nil without the added-RTT shape
+	variants []variant  // measured over loopback
+	delayed  []variant  // measured through the delay line
+	local    []variant  // network removed
 	rep      *report
 }
 
@@ -119,6 +147,11 @@ func runAll(cfg config) error {
 	defer srv.Stop()
 	b := &lockBench{cfg: cfg, srv: srv}
 	defer b.close()
+	if cfg.addedRTT > 0 && cfg.wants(shapes[delayedShape]) {
+		if b.line, err = startDelayLine(srv.Addr(), cfg.addedRTT/2); err != nil {
+			return err
+		}
+	}
 	if err := b.build(); err != nil {
 		return err
 	}
@@ -142,11 +175,25 @@ func runAll(cfg config) error {
 	return writeMarkdown(cfg.out, b.rep.markdown())
 }
 
-// build builds the variants -only names (all by default), over the network and without it.
+// build builds the variants -only names (all by default), over loopback, through the delay
+// line and without the network.
 func (b *lockBench) build() error {
 	var err error
 	if b.variants, err = buildVariants(b.srv.Addr(), b.cfg.goroutines, b.cfg.only); err != nil {
 		return err
+	}
+	if b.line != nil {
+		all, err := buildVariants(b.line.addr, b.cfg.delayConns, b.cfg.only)
+		if err != nil {
+			return err
+		}
+		b.delayed = slices.DeleteFunc(all, func(v variant) bool {
+			if mainVariant(v.name) {
+				return false
+			}
+			v.close()
+			return true
+		})
 	}
 	local, err := clientOnlyVariants(b.srv.Addr())
 	if err != nil {
@@ -159,6 +206,52 @@ func (b *lockBench) build() error {
 func (b *lockBench) close() {
 	closeVariants(b.local)
 	closeVariants(b.variants)
+	closeVariants(b.delayed)
+	if b.line != nil {
+		b.line.stop()
+	}
+}
+
+// skipped reports whether the settings leave shape s out.
+func (b *lockBench) skipped(s shape) bool {
+	return !b.cfg.wants(s) || (s.delayed && b.line == nil) || (s.hogs && b.cfg.hogs == 0)
+}
+
+// wants reports whether -shapes names s (or is empty).
+func (cfg config) wants(s shape) bool {
+	return cfg.shapes == "" || slices.Contains(strings.Split(cfg.shapes, ","), s.name)
+}
+
+// goroutinesFor is shape s's concurrency.
+func (b *lockBench) goroutinesFor(s shape) int {
+	switch {
+	case s.goroutines > 0:
+		return s.goroutines
+	case s.delayed:
+		return b.cfg.delayConns
+	}
+	return b.cfg.goroutines
+}
+
+// variantsFor are the variants shape s runs: through the delay line or not, all or the main
+// ones.
+func (b *lockBench) variantsFor(s shape) []variant {
+	vs := b.variants
+	if s.delayed {
+		vs = b.delayed
+	}
+	if s.all {
+		return vs
+	}
+	return slices.DeleteFunc(slices.Clone(vs), func(v variant) bool { return !mainVariant(v.name) })
+}
+
+// target is the Redis address and port shape s's clients and ceiling use.
+func (b *lockBench) target(s shape) (string, int) {
+	if s.delayed {
+		return b.line.addr, b.line.port()
+	}
+	return b.srv.Addr(), b.srv.Port()
 }
 
 // startCPUProfile profiles the process into path until the returned stop is called; with no
@@ -181,11 +274,17 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}, nil
 }
 
-// warmUp dials every pool connection, loads the scripts and lets the runtime settle.
+// warmUp dials every pool connection, loads the scripts and lets the runtime settle. A variant
+// none of whose warm-up attempts succeeds stops the benchmark; a few errors (rueidislock times
+// out some attempts on a busy machine) are counted in the rounds instead.
 func (b *lockBench) warmUp(ctx context.Context) error {
 	for _, s := range shapes {
-		for _, v := range b.variants {
-			if smp := run(ctx, v, keysFor(s, "warm:"+v.name, b.cfg.goroutines), 300*time.Millisecond); smp.errors > 0 {
+		if b.skipped(s) || s.hogs {
+			continue
+		}
+		for _, v := range b.variantsFor(s) {
+			smp := run(ctx, v, keysFor(s, "warm:"+v.name, b.goroutinesFor(s)), 300*time.Millisecond)
+			if smp.errors > 0 && smp.errors == smp.attempts {
 				return fmt.Errorf("%s, %s: warm-up: %d errors, first: %v", v.name, s.name, smp.errors, smp.firstErr)
 			}
 		}
@@ -198,7 +297,10 @@ func (b *lockBench) round(ctx context.Context, r int) error {
 	if err := b.localRound(ctx, r); err != nil {
 		return err
 	}
-	for si := range shapes {
+	for si, s := range shapes {
+		if b.skipped(s) {
+			continue
+		}
 		if err := b.shapeRound(ctx, r, si); err != nil {
 			return err
 		}
@@ -220,15 +322,37 @@ func (b *lockBench) localRound(ctx context.Context, r int) error {
 	return nil
 }
 
-// shapeRound measures the ceiling of one shape, then every variant in it.
+// shapeRound measures the ceiling of one shape, then every variant in it; in a loaded shape
+// the hogs run from before the ceiling to after the last variant, and through the delay line
+// PINGs check the round trip it adds.
 func (b *lockBench) shapeRound(ctx context.Context, r, si int) error {
-	c, err := measureCeiling(ctx, b.srv.Addr(), b.srv.Port(), shapes[si], b.cfg.goroutines, b.cfg.ceilingN)
+	s := shapes[si]
+	if s.hogs {
+		hs, err := startHogs(b.cfg.hogs)
+		if err != nil {
+			return err
+		}
+		defer hs.stop()
+	}
+	addr, port := b.target(s)
+	if s.delayed {
+		direct, err := pingRTT(ctx, b.srv.Addr(), 200)
+		if err != nil {
+			return err
+		}
+		through, err := pingRTT(ctx, addr, 200)
+		if err != nil {
+			return err
+		}
+		b.rep.addRTT(direct, through)
+	}
+	c, err := measureCeiling(ctx, addr, port, s, b.goroutinesFor(s), b.cfg.ceilingN)
 	if err != nil {
 		return err
 	}
-	b.rep.addCeiling(si, c)
+	b.rep.addCeiling(si, c, b.goroutinesFor(s))
 	// Rotating the order spreads slow phases of a noisy machine over all variants.
-	for _, v := range rotated(b.variants, r+si) {
+	for _, v := range rotated(b.variantsFor(s), r+si) {
 		if err := b.measureVariant(ctx, r, si, v); err != nil {
 			return err
 		}
@@ -246,13 +370,13 @@ func rotated(vs []variant, by int) []variant {
 // report.
 func (b *lockBench) measureVariant(ctx context.Context, r, si int, v variant) error {
 	s := shapes[si]
-	prefix := fmt.Sprintf("bench:r%d:%s", r, strings.ReplaceAll(v.name, " ", "_"))
-	smp := run(ctx, v, keysFor(s, prefix, b.cfg.goroutines), b.cfg.duration)
+	prefix := fmt.Sprintf("bench:r%d:s%d:%s", r, si, strings.ReplaceAll(v.name, " ", "_"))
+	smp := run(ctx, v, keysFor(s, prefix, b.goroutinesFor(s)), b.cfg.duration)
 	if smp.attempts == 0 {
 		return fmt.Errorf("%s, %s: no attempt finished", v.name, s.name)
 	}
 	b.rep.add(si, v, r, smp)
-	fmt.Fprintf(os.Stderr, "round %d/%d  %-18s %-20s %9.0f cycles/s %9.0f attempts/s %7.1f allocs %6d errors\n",
+	fmt.Fprintf(os.Stderr, "round %d/%d  %-33s %-36s %9.0f cycles/s %9.0f attempts/s %7.1f allocs %6d errors\n",
 		r+1, b.cfg.rounds, s.name, v.name, smp.cyclesPerSec(), smp.attemptsPerSec(), smp.allocsPerAttempt(), smp.errors)
 	return nil
 }

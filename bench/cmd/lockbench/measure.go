@@ -129,16 +129,39 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// shape is how the benchmark goroutines pick keys.
+// shape is one setting the variants are measured in: how the goroutines pick keys, how many
+// there are, and what stands between them and Redis.
 type shape struct {
 	name     string
-	contends bool
+	contends bool // every goroutine on one key, else one key each
+	// goroutines is the shape's concurrency; 0 means -goroutines.
+	goroutines int
+	// delayed runs through the delay line (-added-rtt): its variants have clients of their
+	// own, dialled through it.
+	delayed bool
+	// hogs is how many CPU hog processes run beside the shape's runs (-hogs).
+	hogs bool
+	// all runs every variant; otherwise only the main ones (mainVariant).
+	all bool
+	// goal is the cycles/s ratio lease (metrics on) must reach against the fastest peer
+	// here; 0 for the lone caller, whose goal is set against the single-command baseline.
+	goal float64
 }
 
+// shapes are the benchmark's settings, in report order: the fastest regime the machine gives
+// (loopback, nothing else started by lockbench), a lone caller, added network latency, and
+// scarce CPU.
 var shapes = []shape{
-	{name: "distinct keys"},
-	{name: "one contended key", contends: true},
+	{name: "distinct keys", all: true, goal: 1.05},
+	{name: "one contended key", contends: true, all: true, goal: 1.05},
+	{name: "lone caller", goroutines: 1},
+	{name: "distinct keys with added RTT", delayed: true, goal: 1.2},
+	{name: "distinct keys beside CPU hogs", hogs: true, goal: 1.3},
+	{name: "one contended key beside CPU hogs", contends: true, hogs: true, goal: 1.3},
 }
+
+// delayedShape is the index of the added-RTT shape.
+const delayedShape = 3
 
 // keysFor returns one key per goroutine: distinct ones, or the same one for all. The prefix
 // keeps variants and rounds apart, so a key left by one can never make another's attempt fail.

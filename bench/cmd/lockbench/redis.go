@@ -70,9 +70,18 @@ func redisBenchmark(args []string) (float64, error) {
 	if err != nil {
 		return 0, errors.New("redis-benchmark not found in PATH (Debian: apt-get install -y redis-tools)")
 	}
+	// One retry: through the delay line, on a machine loaded by other work, a run has failed
+	// once in a whole benchmark, which would otherwise end it.
 	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
-		return 0, fmt.Errorf("redis-benchmark %s: %w", strings.Join(args, " "), err)
+		out, err = exec.Command(bin, args...).Output()
+	}
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		return 0, fmt.Errorf("redis-benchmark %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(stderr)))
 	}
 	rows, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
 	if err != nil || len(rows) < 2 || len(rows[1]) < 2 {

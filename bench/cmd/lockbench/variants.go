@@ -26,7 +26,8 @@ type variantSpec struct {
 	way     leaseWay
 }
 
-// lockVariants are the variants of the lock benchmark, in the order the report lists them.
+// lockVariants are the variants of the lock benchmark, in the order the report lists them. The
+// shapes beyond the first two run the main ones only (see mainVariant).
 var lockVariants = []variantSpec{
 	{lib: leaseLib, mode: plainClient, metrics: true, way: leaseDefault},
 	{lib: leaseLib, mode: plainClient, way: leaseDefault},
@@ -38,9 +39,14 @@ var lockVariants = []variantSpec{
 	{lib: redislockLib, mode: autoPipeline},
 	{lib: redsyncLib, mode: autoPipeline},
 	{lib: leaseLib, mode: plainClient, metrics: true, way: leaseSingle},
-	{lib: leaseLib, mode: plainClient, metrics: true, way: leaseBatching},
-	{lib: leaseLib, mode: plainClient, way: leaseBatching},
 	{lib: rueidislockLib},
+}
+
+// mainVariant reports whether the variant named name runs in every shape: every library as its
+// users run it, lease with metrics on, and lease's single-command baseline; not the metrics-off
+// and go-redis AutoPipeline rows, which the first two shapes show.
+func mainVariant(name string) bool {
+	return !strings.Contains(name, autoSuffix) && name != leaseOff
 }
 
 // networkFreeVariants are the go-redis based variants (plain client) with

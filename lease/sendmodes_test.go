@@ -12,88 +12,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
+
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
-
-// With batching, every caller waits only as long as its own context allows, whatever else is
-// in its batch: against a paused Redis, acquires, renews and releases with different deadlines
-// (and one caller without a deadline, whose batch the client's read timeout bounds) each return
-// at their own deadline, counted as a timed-out command is without batching.
-//
-// Causally, not by the clock: once Redis is paused, a gate holds every pipeline until all the
-// callers have returned. A caller that waited for its batch would never return (the test gives
-// up after 30s); one that returns on its own context's end returns while its batch is still
-// held, however late the machine lets it run.
-func TestBatchingHonoursEachCallersDeadline(t *testing.T) {
-	srv := redistest.Start(t)
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, before) })
-	gate := &pipelineGate{open: make(chan struct{})}
-	e := newEnvMode(t, srv.Addr, true, gate)
-	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
-	ctx := context.Background()
-	held := acquireEach(t, n, 6)
-
-	srv.Pause()
-	gate.holding.Store(true)
-	resumed := false
-	defer func() {
-		gate.release()
-		if !resumed {
-			srv.Resume()
-		}
-	}()
-	calls := deadlineCalls(t, n, 6, 150*time.Millisecond, held[:3], held[3:])
-	// No deadline: cancelled by hand, its batch has no deadline either.
-	calls = append(calls, deadlineCall{name: "acquire/cancelled", bound: 200 * time.Millisecond, cancelled: true, run: func(ctx context.Context) error {
-		_, err := n.TryAcquire(ctx, uniqueKey(t))
-		return err
-	}})
-	returned := startDeadlineCalls(t, calls, func(c deadlineCall, _ time.Duration, err error) {
-		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-			t.Errorf("%s = %v, want it to match the context's error", c.name, err)
-		}
-	})
-	select {
-	case <-returned:
-	case <-time.After(30 * time.Second):
-		gate.release()
-		<-returned
-		t.Fatal("callers still waiting 30s after their deadlines: they waited for their batch")
-	}
-	gate.release()
-	e.wantMetrics(t, "approval", map[string]float64{
-		"lock_acquire_wait_seconds/error":    7,
-		"lock_acquire_wait_seconds/acquired": 6,
-		"lock_renewals_total/failed":         3,
-		"lock_releases_total/error":          3,
-		"lock_held":                          3,
-	})
-
-	srv.Resume()
-	resumed = true
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	for _, l := range held[:3] {
-		if err := l.Release(cctx); err != nil {
-			t.Fatalf("Release after Resume: %v", err)
-		}
-	}
-	e.wantMetrics(t, "approval", map[string]float64{"lock_releases_total/ok": 3, "lock_held": 0})
-}
 
 // A paused Redis makes each renew time out; the Abandon policy abandons after exactly
 // MaxRenewFailures consecutive ones, in both modes. The abandonment's log line is the record of
 // that count: a renew that timed out on a starved machine before the pause is counted as
 // failed too, but a success followed it.
 func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		srv := redistest.Start(t)
 		renews := &faultHook{match: isScript(renewScript.src)}
-		e := newEnvMode(t, srv.Addr, batching, renews)
+		e := newEnvMode(t, srv.Addr, single, renews)
 		n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, RenewInterval: 50 * time.Millisecond,
 			RenewTimeout: 100 * time.Millisecond, MaxRenewFailures: 3})
 		l, err := n.Acquire(context.Background(), uniqueKey(t))
@@ -127,12 +61,12 @@ func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
 }
 
 // An EVALSHA of a script Redis does not have (a fresh server, SCRIPT FLUSH, a restart) is sent
-// again as EVAL: on its own, and for every command of a batch.
+// again as EVAL: on its own, and for every command of a pipeline.
 func TestScriptFallback(t *testing.T) {
 	eachMode(t, testScriptFallback)
 }
 
-func testScriptFallback(t *testing.T, batching bool) {
+func testScriptFallback(t *testing.T, single bool) {
 	tests := []struct {
 		name string
 		lose func(t *testing.T, srv *redistest.Server)
@@ -148,7 +82,7 @@ func testScriptFallback(t *testing.T, batching bool) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			evals := &faultHook{match: func(args []any) bool { return len(args) > 0 && args[0] == "eval" }}
-			e := newEnvMode(t, srv.Addr, batching, evals)
+			e := newEnvMode(t, srv.Addr, single, evals)
 			n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, Fencing: true})
 			ctx := context.Background()
 			const workers = 8
@@ -210,8 +144,8 @@ func testScriptFallback(t *testing.T, batching bool) {
 // Many goroutines on one key: at most one holds it at a time, every attempt is counted once,
 // in both modes.
 func TestConcurrentTryAcquireOneKey(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
-		e := newEnvMode(t, sharedAddr, batching)
+	eachMode(t, func(t *testing.T, single bool) {
+		e := newEnvMode(t, sharedAddr, single)
 		n := e.namespace(t, "reconciler", Policy{TTL: 10 * time.Second})
 		key := uniqueKey(t)
 		const workers, attempts = 16, 40
@@ -253,10 +187,10 @@ func TestConcurrentTryAcquireOneKey(t *testing.T) {
 	})
 }
 
-// Close stops the batching goroutines, and every later command fails with ErrClosed, in both
-// modes; a second Close does nothing.
+// Close leaves no goroutine behind, and every later command fails with ErrClosed, in both modes;
+// a second Close does nothing.
 func TestCloseStopsTheClient(t *testing.T) {
-	eachMode(t, func(t *testing.T, batching bool) {
+	eachMode(t, func(t *testing.T, single bool) {
 		rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 		defer rdb.Close()
 		ctx := context.Background()
@@ -265,9 +199,12 @@ func TestCloseStopsTheClient(t *testing.T) {
 		}
 		before := goleak.IgnoreCurrent()
 		reg := prometheus.NewRegistry()
-		c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batching: batching})
+		c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if single {
+			sendAlone(c)
 		}
 		e := &env{reg: reg, c: c}
 		n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second})
@@ -292,14 +229,14 @@ func TestCloseStopsTheClient(t *testing.T) {
 	})
 }
 
-// Batches on a real Redis Cluster: go-redis splits each pipeline by node, and scripts run on
-// the lock key's slot. Concurrent fenced leases over keys on every master all work.
-func TestBatchingOnCluster(t *testing.T) {
+// Leases on a real Redis Cluster, where lease sends every command alone: scripts run on the
+// lock key's slot, and concurrent fenced leases over keys on every master all work.
+func TestLeasesOnCluster(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 0)
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	reg := prometheus.NewRegistry()
-	c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batching: true})
+	c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

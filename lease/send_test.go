@@ -63,18 +63,25 @@ func isLockCommand(cmd redis.Cmder) bool {
 	return false
 }
 
-// queued is how many commands wait in c's coalescer.
+// queued is how many commands wait in c's sender.
 func queued(c *Client) int {
-	c.co.mu.Lock()
-	defer c.co.mu.Unlock()
-	return len(c.co.queue)
+	c.send.mu.Lock()
+	defer c.send.mu.Unlock()
+	return len(c.send.queue)
+}
+
+// sendCap is c's cap on sends on the wire now.
+func sendCap(c *Client) int {
+	c.send.mu.Lock()
+	defer c.send.mu.Unlock()
+	return c.send.limit.cur
 }
 
 // The default Client sends a lone caller's command at once, on its own, and the commands of
-// callers that arrive while every send slot is busy together, as one pipeline sent by one of
-// them. Causally: the commands holding the slots are held at a gate until the others are
-// queued, and let through one at a time, so the batch they form does not depend on timing.
-func TestCoalescingSendsWaitingCommandsTogether(t *testing.T) {
+// callers that arrive while the cap on sends is reached together, as one pipeline sent by one
+// of them. Causally: the commands on the wire are held at a gate until the others are queued,
+// and let through one at a time, so the batch they form does not depend on timing.
+func TestSenderSendsWaitingCommandsTogether(t *testing.T) {
 	counter := &sendCounter{open: make(chan struct{})}
 	e := newEnv(t, sharedAddr, counter)
 	n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, DisableRenewal: true})
@@ -98,7 +105,7 @@ func TestCoalescingSendsWaitingCommandsTogether(t *testing.T) {
 		t.Fatalf("a lone caller's 3 cycles sent %d commands on their own and %d pipelines, want 6 and 0", s, p)
 	}
 
-	slots := e.c.co.slots
+	slots := sendCap(e.c)
 	const waiting = 8
 	counter.singles.Store(0)
 	counter.holding.Store(true)
@@ -113,14 +120,15 @@ func TestCoalescingSendsWaitingCommandsTogether(t *testing.T) {
 	for range slots {
 		acquire()
 	}
-	waitFor(t, "the send slots to be taken", func() bool { return counter.singles.Load() == int64(slots) })
+	waitFor(t, "the cap on sends to be reached", func() bool { return counter.singles.Load() == int64(slots) })
 	for range waiting {
 		acquire()
 	}
 	waitFor(t, "the other callers to queue", func() bool { return queued(e.c) == waiting })
-	// Free the slots one at a time, the second only once the first one's batch is on the wire.
-	// Freed together, each slot would go to a waiting caller of its own and the queue would
-	// split between two leaders: correct, but not the single batch this test is about.
+	// Answer the sends one at a time, the second only once the first one's batch is on the
+	// wire. Answered together, each freed place would go to a waiting caller of its own and the
+	// queue would split between two leaders: correct, but not the single batch this test is
+	// about.
 	counter.holding.Store(false)
 	counter.open <- struct{}{}
 	waitFor(t, "the waiting commands' pipeline", func() bool { return counter.pipelines.Load() > 0 })
@@ -128,7 +136,7 @@ func TestCoalescingSendsWaitingCommandsTogether(t *testing.T) {
 	wg.Wait()
 
 	if s := counter.singles.Load(); s != int64(slots) {
-		t.Errorf("%d commands sent on their own, want %d (one per send slot)", s, slots)
+		t.Errorf("%d commands sent on their own, want %d (the cap)", s, slots)
 	}
 	if p, c := counter.pipelines.Load(), counter.piped.Load(); p != 1 || c != waiting {
 		t.Errorf("%d pipelines carrying %d commands, want the %d waiting commands in one", p, c, waiting)
@@ -151,13 +159,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// Against a frozen Redis, every coalesced caller returns at its own deadline: not before it
+// Against a frozen Redis, every caller of a pipeline returns at its own deadline: not before it
 // (no other caller's shorter deadline cuts its command) and not long after it (no leader waits
 // for a later caller's command). Callers with short and long deadlines arrive together, more of
-// them than there are send slots, so most are queued and sent in pipelines. Short-deadline
-// callers take the slots first: were the slots held by the callers with the latest deadline,
-// every queued caller would give up before a slot freed, and nothing would be coalesced.
-func TestCoalescingHonoursEachCallersDeadline(t *testing.T) {
+// them than the cap on sends, so most are queued and sent in pipelines. Short-deadline callers
+// go out first: were the places on the wire held by the callers with the latest deadline,
+// every queued caller would give up before a place freed, and nothing would be pipelined.
+func TestSenderHonoursEachCallersDeadline(t *testing.T) {
 	srv := redistest.Start(t)
 	counter := &sendCounter{open: make(chan struct{})}
 	e := newEnv(t, srv.Addr, counter)
@@ -169,7 +177,7 @@ func TestCoalescingHonoursEachCallersDeadline(t *testing.T) {
 	shortest := slices.MinFunc(calls, func(a, b deadlineCall) int { return cmp.Compare(a.bound, b.bound) }).bound
 	var first, rest []deadlineCall
 	for _, c := range calls {
-		if c.bound == shortest && len(first) < e.c.co.slots {
+		if c.bound == shortest && len(first) < sendCap(e.c) {
 			first = append(first, c)
 		} else {
 			rest = append(rest, c)
@@ -185,11 +193,11 @@ func TestCoalescingHonoursEachCallersDeadline(t *testing.T) {
 	srv.Pause()
 	defer srv.Resume()
 	firstReturned := startDeadlineCalls(t, first, check)
-	waitFor(t, "the shortest-deadline callers to take the send slots", func() bool { return counter.singles.Load() == int64(len(first)) })
+	waitFor(t, "the shortest-deadline callers to reach the cap on sends", func() bool { return counter.singles.Load() == int64(len(first)) })
 	<-startDeadlineCalls(t, rest, check)
 	<-firstReturned
 	if counter.pipelines.Load() == 0 {
-		t.Error("no pipeline was sent: the callers were not coalesced, the test proves nothing")
+		t.Error("no pipeline was sent: the callers were not queued, the test proves nothing")
 	}
 	e.wantMetrics(t, "approval", map[string]float64{
 		"lock_acquire_wait_seconds/error": 8,
@@ -198,27 +206,19 @@ func TestCoalescingHonoursEachCallersDeadline(t *testing.T) {
 	})
 }
 
-// With Options.NoCoalescing every command goes through ProcessHook on its own, however many
-// callers send at once.
-func TestNoCoalescingSendsEveryCommandAlone(t *testing.T) {
+// Callers that never find the cap reached never queue: as many concurrent callers as the cap,
+// each cycling in turn, send every command on its own and no pipeline. Queues form only while
+// sends wait.
+func TestUnhurriedCallersSendAlone(t *testing.T) {
 	counter := &sendCounter{}
-	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = rdb.Close() })
-	rdb.AddHook(counter)
-	c, err := New(rdb, Options{NoCoalescing: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	n, err := c.Declare("scheduler", Policy{TTL: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t, sharedAddr, counter)
+	n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second})
 	if err := n.Do(context.Background(), uniqueKey(t), func(context.Context, int64) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	counter.singles.Store(0) // the warm-up's release may have met NOSCRIPT and been sent again as EVAL
-	const workers, cycles = 8, 20
+	workers := sendCap(e.c)
+	const cycles = 20 // 2 × workers × cycles commands: far from a window's end, so the cap stays
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -237,14 +237,14 @@ func TestNoCoalescingSendsEveryCommandAlone(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if s, p := counter.singles.Load(), counter.pipelines.Load(); s != 2*workers*cycles || p != 0 {
+	if s, p := counter.singles.Load(), counter.pipelines.Load(); s != int64(2*workers*cycles) || p != 0 {
 		t.Errorf("%d commands on their own and %d pipelines, want %d and 0", s, p, 2*workers*cycles)
 	}
 }
 
-// The default Client coalesces on a client of one deployment only: on a Cluster or Ring client
-// the send slots would be shared by every node, and one stalled node would hold them.
-func TestCoalescingOnlyOnOneDeployment(t *testing.T) {
+// The Client pipelines on a client of one deployment only: on a Cluster or Ring client the cap
+// on sends would be shared by every node, and one stalled node would hold it.
+func TestSenderOnlyOnOneDeployment(t *testing.T) {
 	single := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}, ContextTimeoutEnabled: true})
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": sharedAddr}})
@@ -256,8 +256,6 @@ func TestCoalescingOnlyOnOneDeployment(t *testing.T) {
 		coalesces bool
 	}{
 		{"single node", single, Options{}, true},
-		{"single node, NoCoalescing", single, Options{NoCoalescing: true}, false},
-		{"single node, Batching", single, Options{Batching: true}, false},
 		{"cluster", cluster, Options{}, false},
 		{"ring", ring, Options{}, false},
 	} {
@@ -268,8 +266,8 @@ func TestCoalescingOnlyOnOneDeployment(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if got := c.co != nil; got != tc.coalesces {
-				t.Errorf("coalesces = %v, want %v", got, tc.coalesces)
+			if got := c.send != nil; got != tc.coalesces {
+				t.Errorf("pipelines = %v, want %v", got, tc.coalesces)
 			}
 		})
 	}

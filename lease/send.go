@@ -1,0 +1,253 @@
+package lease
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// maxBatch caps the commands of one pipeline, so that one leader never holds a connection for
+// an unbounded reply.
+const maxBatch = 128
+
+// sender is the Client's one way to Redis: group commit without goroutines of its own, its
+// depth set by what the sends measure. A caller that finds fewer sends on the wire than the
+// cap (sendLimit) sends its own command at once, through go-redis's ProcessHook, exactly as a
+// plain go-redis call would: a lone or unhurried caller pays two uncontended mutex operations
+// and nothing else. A caller that finds the cap reached queues its command and waits. When a
+// send is answered, its caller hands the freed place to one waiting caller (the leader), which
+// sends every queued command as one go-redis pipeline: one write and one read system call for
+// all of them, where each would otherwise wait for a place and pay its own round trip. Queues
+// form only while sends are waiting for a place, and vanish when they are not.
+//
+// Deadlines: the leader sends only commands whose callers' deadlines are not later than its
+// own, on a context bounded by its own deadline, so no leader waits past its deadline for
+// another caller's command and no command is cut before its caller's deadline. The place goes
+// to the waiting caller with the latest deadline, which can take the whole queue. Every waiting
+// caller returns when its own context ends; a command already on the wire is then left to its
+// leader, and its outcome, as with any timed-out command, is unknown.
+type sender struct {
+	rdb redis.UniversalClient
+
+	mu       sync.Mutex
+	inflight int // commands or pipelines on the wire
+	limit    sendLimit
+	queue    []*waiter
+
+	// waiters recycles waiter values, so that a queued command does not allocate its waiter
+	// and wake channel on every call.
+	waiters sync.Pool
+	// pipes recycles go-redis pipelines: rdb.Pipeline() costs about five allocations, paid per
+	// batch otherwise. A pipeline is empty whenever it is in the pool.
+	pipes sync.Pool
+}
+
+// waiter is one queued caller's command.
+type waiter struct {
+	queuedCmd
+	deadline    time.Time
+	hasDeadline bool
+	// state is written under sender.mu; the caller reads it under sender.mu, or after its wake.
+	state waiterState
+	// wake receives once: when the waiter is made leader, or when its command has its reply.
+	wake chan struct{}
+	// batch and live are a leader's batch, kept here so that a batch does not allocate them.
+	batch, live []*waiter
+}
+
+type waiterState uint8
+
+const (
+	waitQueued  waiterState = iota // in sender.queue
+	waitLeading                    // handed a place; gathers and sends a batch
+	waitSending                    // in a leader's batch
+)
+
+// initialSendLimit is the cap a Client starts with: one send per CPU and at least two, so that
+// a batch fills while another is on the wire (the best fixed cap under CPU load, measured for
+// issue #19); the cap then follows the measured throughput.
+func initialSendLimit() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// maxSendLimit is the highest cap: the client's connection pool, beyond which sends would wait
+// for a connection inside go-redis instead of in the queue.
+func maxSendLimit(rdb *redis.Client) int {
+	return max(1, rdb.Options().PoolSize)
+}
+
+func newSender(rdb *redis.Client) *sender {
+	s := &sender{rdb: rdb, limit: newSendLimit(initialSendLimit(), maxSendLimit(rdb))}
+	s.waiters.New = func() any { return &waiter{wake: make(chan struct{}, 1)} }
+	s.pipes.New = func() any { return rdb.Pipeline() }
+	return s
+}
+
+// do runs cmd, on its own while the cap allows another send and otherwise in the next batch,
+// and returns when it has its reply or ctx ends.
+func (s *sender) do(ctx context.Context, cmd redis.Cmder, src string) error {
+	if err := ctx.Err(); err != nil {
+		cmd.SetErr(err)
+		return err
+	}
+	s.mu.Lock()
+	if s.inflight < s.limit.cur && len(s.queue) == 0 {
+		s.inflight++
+		s.mu.Unlock()
+		processWithFallback(ctx, s.rdb, cmd, src)
+		s.answered(1)
+		return cmd.Err()
+	}
+	w := s.waiters.Get().(*waiter)
+	w.ctx, w.cmd, w.src, w.state = ctx, cmd, src, waitQueued
+	w.deadline, w.hasDeadline = ctx.Deadline()
+	s.queue = append(s.queue, w)
+	s.mu.Unlock()
+
+	select {
+	case <-w.wake:
+	case <-ctx.Done():
+		s.abandon(w)
+		return ctx.Err()
+	}
+	if w.state == waitLeading {
+		s.lead(w)
+	}
+	s.recycle(w)
+	return callerErr(ctx, cmd)
+}
+
+// abandon takes w out of the sender after its caller's context ended. A queued waiter
+// leaves the queue; one handed a place passes it on; one in a batch on the wire stays with its
+// leader, which still writes its reply and wakes it, so it is not recycled.
+func (s *sender) abandon(w *waiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch w.state {
+	case waitQueued:
+		s.removeLocked(slices.Index(s.queue, w))
+		s.recycle(w)
+	case waitLeading:
+		<-w.wake // sent under s.mu by handOffLocked
+		s.inflight--
+		s.handOffLocked()
+		s.recycle(w)
+	}
+}
+
+// removeLocked takes the i-th waiter out of the queue. s.mu must be held.
+func (s *sender) removeLocked(i int) {
+	n := copy(s.queue[i:], s.queue[i+1:])
+	s.queue[i+n] = nil
+	s.queue = s.queue[:i+n]
+}
+
+// answered gives back the place of a send that carried n commands, lets the cap follow the
+// measured pace, and hands the place to a waiting caller, if any.
+func (s *sender) answered(n int) {
+	s.mu.Lock()
+	s.inflight--
+	if s.limit.answered(n) {
+		s.limit.endWindow(time.Now())
+	}
+	s.handOffLocked()
+	s.mu.Unlock()
+}
+
+// handOffLocked makes the queued caller with the latest deadline (none counts as latest) the
+// leader of the next batch, while the cap allows another send. s.mu must be held.
+func (s *sender) handOffLocked() {
+	if s.inflight >= s.limit.cur || len(s.queue) == 0 {
+		return
+	}
+	best := 0
+	for i, w := range s.queue[1:] {
+		if later(w, s.queue[best]) {
+			best = i + 1
+		}
+	}
+	w := s.queue[best]
+	s.removeLocked(best)
+	s.inflight++
+	w.state = waitLeading
+	w.wake <- struct{}{}
+}
+
+// later reports whether a's deadline is after b's; no deadline is later than any.
+func later(a, b *waiter) bool {
+	switch {
+	case !a.hasDeadline:
+		return b.hasDeadline
+	case !b.hasDeadline:
+		return false
+	}
+	return a.deadline.After(b.deadline)
+}
+
+// lead sends the batch of leader w: w's own command and every queued one whose caller's
+// deadline is not later than w's (at most maxBatch), then gives back w's place and wakes the
+// others.
+func (s *sender) lead(w *waiter) {
+	batch := append(w.batch[:0], w)
+	s.mu.Lock()
+	keep := s.queue[:0]
+	for _, q := range s.queue {
+		if len(batch) < maxBatch && !later(q, w) {
+			q.state = waitSending
+			batch = append(batch, q)
+			continue
+		}
+		keep = append(keep, q)
+	}
+	clear(s.queue[len(keep):])
+	s.queue = keep
+	s.mu.Unlock()
+
+	if len(batch) == 1 {
+		processWithFallback(w.ctx, s.rdb, w.cmd, w.src)
+	} else {
+		s.send(w, batch)
+	}
+	s.answered(len(batch))
+	for _, q := range batch[1:] {
+		q.wake <- struct{}{}
+	}
+	clear(batch)
+	w.batch = batch[:0]
+}
+
+// send runs the live commands of batch as one pipeline bounded by the leader's deadline, then
+// runs again by source any script Redis had lost, as processWithFallback does for one command.
+func (s *sender) send(leader *waiter, batch []*waiter) {
+	live := leader.live[:0]
+	defer func() { clear(live); leader.live = live[:0] }()
+	for _, q := range batch {
+		if err := q.ctx.Err(); err != nil {
+			// Its caller has returned already: sending would only change Redis behind its back.
+			q.cmd.SetErr(err)
+			continue
+		}
+		live = append(live, q)
+	}
+	if len(live) == 0 {
+		return
+	}
+	// Cancellation of the leader's context must not cut the other callers' commands; its
+	// deadline bounds them all (none is later). A context of its own rather than a type with
+	// no Done channel: go-redis waits for a free pool connection on ctx.Done().
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if leader.hasDeadline {
+		ctx, cancel = context.WithDeadline(ctx, leader.deadline)
+	}
+	defer cancel()
+	pipe := s.pipes.Get().(redis.Pipeliner)
+	execPipeline(ctx, s.rdb, pipe, live)
+	s.pipes.Put(pipe)
+}
+
+func (s *sender) recycle(w *waiter) {
+	w.ctx, w.cmd, w.src = nil, nil, ""
+	s.waiters.Put(w)
+}
