@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"context"
 	"errors"
 
 	"github.com/redis/go-redis/v9"
@@ -36,7 +37,17 @@ func (s *Scanner) readHolders(f *pass) {
 	}
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
-	pipe := s.client.Pipeline()
+	found, firstErr := readHolderValues(ctx, s.client, keys)
+	f.setHolders(found)
+	if firstErr != nil {
+		s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
+	}
+}
+
+// readHolderValues GETs the holder key of each of keys (lock keys that can have one) in one
+// pipeline, and returns the values found by lock key, each cut to MaxHolderBytes.
+func readHolderValues(ctx context.Context, c redis.Cmdable, keys []string) (map[string]string, error) {
+	pipe := c.Pipeline()
 	cmds := make([]*redis.StringCmd, len(keys))
 	for i, k := range keys {
 		holderKey, _ := holderKeyOf(k) // candidates all have one
@@ -61,10 +72,7 @@ func (s *Scanner) readHolders(f *pass) {
 			firstErr = err
 		}
 	}
-	f.setHolders(found)
-	if firstErr != nil {
-		s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
-	}
+	return found, firstErr
 }
 
 // holderCandidates lists, once each, the whole key names in every namespace's top-K lists that

@@ -26,6 +26,9 @@ type keyReply struct {
 	typ  string
 	gone bool  // expired or deleted since SCAN returned it
 	err  error // the first command error on the key
+	// expireAt is PEXPIRETIME (Unix milliseconds on the server's clock, -1 for no expiry), read
+	// only by an inspector with expireTime set (the index's reads on Redis 7 and later).
+	expireAt int64
 }
 
 // inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
@@ -33,9 +36,14 @@ type keyReply struct {
 // large share of a scan's allocations, and the garbage collector's work competed with Redis for
 // the CPU.
 type inspector struct {
-	c       nodeClient
-	noIdle  *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
-	ttls    []*redis.DurationCmd
+	c      nodeClient
+	noIdle *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
+	// expireTime adds PEXPIRETIME (Redis 7 and later) beside PTTL, for the index: an absolute
+	// expiry keeps a key's TTL exact between reads, where read time + PTTL carries the pipeline's
+	// round trip as its error.
+	expireTime bool
+	expires    []*redis.DurationCmd
+	ttls       []*redis.DurationCmd
 	idles   []*redis.DurationCmd
 	types   []*redis.StatusCmd
 	replies []keyReply
@@ -53,9 +61,12 @@ type inspector struct {
 func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
 	wantIdle := !in.noIdle.Load()
 	pipe := in.c.Pipeline()
-	in.ttls, in.idles, in.types = in.ttls[:0], in.idles[:0], in.types[:0]
+	in.ttls, in.idles, in.types, in.expires = in.ttls[:0], in.idles[:0], in.types[:0], in.expires[:0]
 	for _, k := range keys {
 		in.ttls = append(in.ttls, pipe.PTTL(ctx, k))
+		if in.expireTime {
+			in.expires = append(in.expires, pipe.PExpireTime(ctx, k))
+		}
 		if wantIdle {
 			in.idles = append(in.idles, pipe.ObjectIdleTime(ctx, k))
 		}
@@ -104,6 +115,21 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 		ttl = NoTTL
 	}
 	r.info.TTL = ttl
+	r.expireAt = -1
+	if in.expireTime {
+		// go-redis scales PEXPIRETIME's reply as milliseconds, keeping -1 and -2 raw like PTTL's.
+		at, err := in.expires[j].Result()
+		switch {
+		case err != nil:
+			r.err = err
+			return r
+		case at == -2:
+			r.gone = true
+			return r
+		case at > 0:
+			r.expireAt = at.Milliseconds()
+		}
+	}
 	if withType {
 		typ, err := in.types[j].Result()
 		if err != nil {

@@ -42,6 +42,9 @@ func (f *pass) admit(reply *classified, from int, b *batch, limit int) (next int
 			for _, i := range matches {
 				f.ns[i].fence++
 			}
+			if f.sink != nil {
+				f.sink.fence(key, matches)
+			}
 			continue
 		case lockkeys.HolderCompanion:
 			continue // lives and dies with its lock, which is counted

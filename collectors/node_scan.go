@@ -45,7 +45,7 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 	var wg sync.WaitGroup
 	for range inspectWorkers {
 		wg.Go(func() {
-			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader()}
+			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader(), expireTime: f.sink != nil && f.sink.absolute}
 			for b := range batches {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
@@ -171,7 +171,14 @@ func (s *Scanner) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]
 func (s *Scanner) inspectBatch(f *pass, n *node, in *inspector, b *batch, withType bool) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
+	var at int64
+	if f.sink != nil {
+		at = f.sink.clock.now()
+	}
 	replies, idleKnown := in.inspect(ctx, b.keys, withType)
+	if f.sink != nil {
+		f.sink.add(b, replies, idleKnown, at)
+	}
 	if len(replies) > 0 && !isConnectionError(replies[len(replies)-1].err) {
 		f.answered(n) // the last reply came back, so Redis answered the whole pipeline
 	}

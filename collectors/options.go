@@ -140,6 +140,13 @@ type Options struct {
 	// Soonest keeps, beside the stalest, the TopK keys with the shortest remaining TTL of each
 	// namespace (NamespaceResult.Soonest), for inspect --sort ttl. Off for the exporter.
 	Soonest bool
+	// Mode chooses how namespaces are read: ModeWalk (the zero value, as before the index)
+	// walks the keyspace on every scrape; ModeAuto keeps a lock-key index current from Redis's
+	// change feed where it can and walks elsewhere (lock-exporter's default). See scan_mode.go.
+	Mode ScanMode
+	// IndexKeyBudget is the most keys one namespace may hold in the index (default
+	// DefaultIndexKeyBudget); a namespace past it goes back to the per-scrape walk.
+	IndexKeyBudget int
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -156,6 +163,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.Mode == "" {
+		o.Mode = ModeWalk
+	}
+	if o.IndexKeyBudget == 0 {
+		o.IndexKeyBudget = DefaultIndexKeyBudget
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -181,7 +194,7 @@ func (o Options) validate() error {
 		name  string
 		value int
 		max   int // 0: no upper bound (MaxKeys only counts, it allocates nothing)
-	}{{"batch size", o.BatchSize, MaxBatchSize}, {"max keys", o.MaxKeys, 0}, {"top-k", o.TopK, MaxTopK}} {
+	}{{"batch size", o.BatchSize, MaxBatchSize}, {"max keys", o.MaxKeys, 0}, {"top-k", o.TopK, MaxTopK}, {"index key budget", o.IndexKeyBudget, 0}} {
 		if f.value < 1 {
 			return invalidOptions("%s must be at least 1, got %d", f.name, f.value)
 		}
@@ -191,6 +204,9 @@ func (o Options) validate() error {
 	}
 	if o.Timeout <= 0 {
 		return invalidOptions("timeout must be positive, got %s", o.Timeout)
+	}
+	if o.Mode != ModeAuto && o.Mode != ModeWalk {
+		return invalidOptions("scan mode %q is not %q or %q", o.Mode, ModeAuto, ModeWalk)
 	}
 	return nil
 }

@@ -24,6 +24,10 @@ type Result struct {
 	KeysScanned int64
 	// Keyspace is DBSIZE summed over the scanned nodes when the pass started.
 	Keyspace int64
+	// IndexResyncs counts the index's resyncs since start, by reason; nil without an index.
+	IndexResyncs map[string]int64
+	// IndexEntries is how many keys the index holds (locks and fence keys).
+	IndexEntries int
 }
 
 // NamespaceResult aggregates one namespace's keys.
@@ -67,6 +71,17 @@ type NamespaceResult struct {
 	// Err is the first error confined to this namespace (a command on one of its keys failed);
 	// nil when its commands succeeded. A deadline is not an error.
 	Err error
+	// Indexed is true when the figures come from the lock-key index (ModeAuto) rather than a
+	// walk of the keyspace during the scrape.
+	Indexed bool
+	// IndexAge is zero when the index was current at the scrape (the change feed drained);
+	// during a resync, the index served is the last complete one, and IndexAge is how long ago it
+	// was last known current.
+	IndexAge time.Duration
+	// Mode is how the namespace was read: "index" or "walk"; ModeReason says why it was walked
+	// ("" when indexed).
+	Mode       string
+	ModeReason string
 	// Duration is how long the keyspace pass that served the namespace took, or ran until it was
 	// cut: one pass serves every namespace, so namespaces share it.
 	Duration time.Duration

@@ -32,6 +32,14 @@ type Scanner struct {
 	pass    *pass
 	closed  bool
 	running sync.WaitGroup
+
+	// The index (ModeAuto): nil when every namespace is walked.
+	index      *indexNode
+	indexedPos []int          // Options.Namespaces position of each indexed namespace (bit order)
+	walkWhy    map[int]string // Options.Namespaces position → why it is walked, decided at start
+	walkerMu   sync.Mutex
+	walker     *Scanner // walks the namespaces the index does not serve, for this scrape
+	walkerSet  uint64   // which of indexedPos walker also walks
 }
 
 // NewScanner validates opts, applies defaults and returns a Scanner reading through client.
@@ -44,7 +52,7 @@ func NewScanner(client redis.UniversalClient, opts Options) (*Scanner, error) {
 		return nil, err
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Scanner{
+	s := &Scanner{
 		client:   client,
 		opts:     opts,
 		subs:     newConcerns(),
@@ -53,7 +61,9 @@ func NewScanner(client redis.UniversalClient, opts Options) (*Scanner, error) {
 		replies:  newReplyClock(),
 		base:     base,
 		cancel:   cancel,
-	}, nil
+	}
+	s.startIndex()
+	return s, nil
 }
 
 // Options returns the options in effect, defaults applied.
@@ -66,6 +76,19 @@ func (s *Scanner) Options() Options { return s.opts }
 // extends the pass in flight instead, so a client with a short timeout cannot cut another's
 // scrape short, and a flood of such clients costs Redis one pass at a time.
 func (s *Scanner) Scan(ctx context.Context) *Result {
+	if s.index != nil {
+		return s.scanIndexed(ctx)
+	}
+	res := s.scanWalk(ctx)
+	for i := range res.Namespaces {
+		res.Namespaces[i].Mode = modeWalk
+		res.Namespaces[i].ModeReason = s.walkWhy[i]
+	}
+	return res
+}
+
+// scanWalk is Scan by a walk of the keyspace.
+func (s *Scanner) scanWalk(ctx context.Context) *Result {
 	now := time.Now()
 	deadline := now.Add(s.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -107,6 +130,14 @@ func (s *Scanner) Close() {
 	s.mu.Unlock()
 	s.cancel()
 	s.running.Wait()
+	if s.index != nil {
+		s.index.close()
+	}
+	s.walkerMu.Lock()
+	if s.walker != nil {
+		s.walker.Close()
+	}
+	s.walkerMu.Unlock()
 }
 
 func (s *Scanner) run(f *pass) {

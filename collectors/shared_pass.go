@@ -59,6 +59,9 @@ type pass struct {
 	keyspace     int64
 	endedAt      time.Time
 	holders      map[string]string // by whole key name; set by readHolders after the pass
+
+	// sink, when set, receives every key the pass reads: the index is built by a pass.
+	sink *indexBuilder
 }
 
 // node tracks one Redis node's part in this pass.

@@ -1,0 +1,172 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/push"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
+)
+
+// errTrackingRefused wraps the server's refusal of the change feed: HELLO 3 or CLIENT TRACKING
+// answered with an error (Redis before 6, a proxy, an ACL without the grants), or a connection
+// that did not negotiate RESP3. The node's namespaces then go back to the walk, for good.
+type errTrackingRefused struct{ err error }
+
+func (e *errTrackingRefused) Error() string { return "client tracking refused: " + e.err.Error() }
+func (e *errTrackingRefused) Unwrap() error { return e.err }
+
+// Resync reasons: the reason label of lock_exporter_index_resyncs_total.
+const (
+	resyncConnectionLost = "connection_lost"
+	resyncFlush          = "flush"
+	resyncRedirectBroken = "redirect_broken"
+	resyncRestart        = "run_id_changed"
+	resyncRole           = "role_changed"
+	resyncSwapDB         = "swapdb"
+	resyncKeyError       = "read_error"
+)
+
+// changeFeed is one node's RESP3 tracking connection in broadcasting mode: Redis pushes an
+// "invalidate" message naming every key under the prefixes that is written, expires, is evicted
+// or renamed, in any database, and a null one when a database is flushed. go-redis reads pushes
+// only while the connection runs a command, so the owner must keep calling ping (the node's feed
+// loop does, every feedInterval): an unread feed grows the server's output buffer for this
+// client until the server drops it.
+type changeFeed struct {
+	client *redis.Client
+	conn   *redis.Conn
+	// admit filters the pushed names: tracking ignores the database number and ACL key
+	// patterns, so the feed names keys of every database, and keys under a prefix that no
+	// pattern matches. What passes is re-read in the configured database, which settles it.
+	admit func(key string) bool
+
+	mu      sync.Mutex
+	pending map[string]struct{}
+	lost    string // a resync reason the pushes gave (flush, redirect_broken), "" when none
+}
+
+// openChangeFeed dials a dedicated connection with opts (the scan client's, so the same
+// address, credentials, TLS and Sentinel master), negotiates RESP3 and turns tracking on.
+func openChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string, admit func(string) bool) (*changeFeed, error) {
+	o := *opts
+	o.Protocol = 3
+	o.PoolSize, o.MinIdleConns, o.MaxIdleConns = 1, 0, 1
+	o.MaxRetries = -1 // a retry would run on a new connection, without tracking
+	o.PushNotificationProcessor = nil
+	o.OnConnect = nil
+	feed := &changeFeed{client: redis.NewClient(&o), admit: admit, pending: map[string]struct{}{}}
+	for _, name := range []string{"invalidate", "tracking-redir-broken"} {
+		if err := feed.client.RegisterPushNotificationHandler(name, feed, true); err != nil {
+			feed.close()
+			return nil, err
+		}
+	}
+	feed.conn = feed.client.Conn()
+	if err := feed.start(ctx, prefixes); err != nil {
+		feed.close()
+		return nil, err
+	}
+	return feed, nil
+}
+
+// start checks that RESP3 was really negotiated (go-redis falls back to RESP2 without a word
+// when HELLO 3 is refused, and RESP2 carries no pushes) and turns tracking on.
+func (feed *changeFeed) start(ctx context.Context, prefixes []string) error {
+	hello, err := feed.conn.Do(ctx, "HELLO", "3").Result()
+	if err != nil {
+		return refusal(err)
+	}
+	if proto := helloProto(hello); fmt.Sprint(proto) != "3" {
+		return &errTrackingRefused{fmt.Errorf("HELLO 3 negotiated protocol %v", proto)}
+	}
+	args := []any{"CLIENT", "TRACKING", "ON", "BCAST"}
+	for _, p := range prefixes {
+		args = append(args, "PREFIX", p)
+	}
+	if err := feed.conn.Do(ctx, args...).Err(); err != nil {
+		return refusal(err)
+	}
+	return nil
+}
+
+// refusal tells a server's error reply (a refusal: the walk takes over) from a connection error
+// (Redis down: try again later).
+func refusal(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return &errTrackingRefused{err}
+	}
+	return err
+}
+
+func helloProto(reply any) any {
+	switch m := reply.(type) {
+	case map[any]any:
+		return m["proto"]
+	case map[string]any:
+		return m["proto"]
+	case []any: // a RESP2 reply: a flat list of names and values
+		for i := 0; i+1 < len(m); i += 2 {
+			if m[i] == "proto" {
+				return m[i+1]
+			}
+		}
+	}
+	return nil
+}
+
+// HandlePushNotification receives the feed's pushes, on the goroutine running ping.
+func (feed *changeFeed) HandlePushNotification(_ context.Context, _ push.NotificationHandlerContext, n []any) error {
+	if len(n) == 0 {
+		return nil
+	}
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	if n[0] == "tracking-redir-broken" {
+		feed.lost = resyncRedirectBroken
+		return nil
+	}
+	if len(n) < 2 || n[1] == nil {
+		feed.lost = resyncFlush // FLUSHDB or FLUSHALL, of any database
+		return nil
+	}
+	keys, _ := n[1].([]any)
+	for _, k := range keys {
+		key, ok := k.(string)
+		// A holder key lives and dies with its lock and is read at scrape time, never indexed.
+		if ok && lockkeys.KindOf(key) != lockkeys.HolderCompanion && feed.admit(key) {
+			feed.pending[key] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// ping runs one round trip on the tracking connection: every push the server sent before its
+// reply has been handled when it returns. An error means the connection is gone, and with it
+// tracking (a new connection would have none): the node must resync.
+func (feed *changeFeed) ping(ctx context.Context) error {
+	return feed.conn.Ping(ctx).Err()
+}
+
+// take returns the keys invalidated since the last take, and the resync reason a push gave.
+func (feed *changeFeed) take() (keys []string, lost string) {
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	for k := range feed.pending {
+		keys = append(keys, k)
+	}
+	clear(feed.pending)
+	return keys, feed.lost
+}
+
+func (feed *changeFeed) close() {
+	if feed.conn != nil {
+		_ = feed.conn.Close()
+	}
+	_ = feed.client.Close()
+}

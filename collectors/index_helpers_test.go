@@ -1,0 +1,184 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// indexed starts a Scanner in ModeAuto and waits for its index to be current.
+func indexed(t *testing.T, c *redis.Client, namespaces []Namespace) *Scanner {
+	t.Helper()
+	s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	waitCurrent(t, s)
+	return s
+}
+
+// waitCurrent scrapes until every indexed namespace is served from a current index, and returns
+// that scrape's Result.
+func waitCurrent(t *testing.T, s *Scanner) *Result {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res := s.Scan(context.Background())
+		if res.Up && indexCurrent(s, res) {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("index not current after 20s: up=%v err=%v %+v", res.Up, res.Err, modes(res))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func indexCurrent(s *Scanner, res *Result) bool {
+	for i, ns := range res.Namespaces {
+		if _, walked := s.walkWhy[i]; walked {
+			continue
+		}
+		if !ns.Indexed || ns.IndexAge != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func modes(res *Result) []string {
+	var out []string
+	for _, ns := range res.Namespaces {
+		out = append(out, fmt.Sprintf("%s=%s/%s indexed=%v age=%s", ns.Namespace.Name, ns.Mode, ns.ModeReason, ns.Indexed, ns.IndexAge))
+	}
+	return out
+}
+
+// freshWalk is what a walk of the keyspace sees now.
+func freshWalk(t *testing.T, c *redis.Client, namespaces []Namespace) *Result {
+	t.Helper()
+	s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeWalk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := s.Scan(context.Background())
+	if !res.Up {
+		t.Fatalf("walk: %v", res.Err)
+	}
+	return res
+}
+
+// differences lists every exported figure of got (the index) that a walk (want) read
+// differently: counts exactly, the minimum TTL to within slack (the walk ran after the index's
+// scrape), the top-K lists by idle time to within OBJECT IDLETIME's one-second resolution with
+// ties allowed, and holders of the keys both list.
+func differences(got, want *Result, slack time.Duration) []string {
+	var diffs []string
+	for i := range want.Namespaces {
+		g, w := got.Namespaces[i], want.Namespaces[i]
+		name := w.Namespace.Name
+		add := func(format string, args ...any) { diffs = append(diffs, name+": "+fmt.Sprintf(format, args...)) }
+		if g.Keys != w.Keys || g.KeysWithoutTTL != w.KeysWithoutTTL || g.FenceKeys != w.FenceKeys {
+			add("keys/noTTL/fence %d/%d/%d, walk %d/%d/%d", g.Keys, g.KeysWithoutTTL, g.FenceKeys, w.Keys, w.KeysWithoutTTL, w.FenceKeys)
+		}
+		if g.HasTTL != w.HasTTL || (g.HasTTL && (w.MinTTL > g.MinTTL+2*time.Millisecond || g.MinTTL-w.MinTTL > slack)) {
+			add("min TTL %v (%v), walk %v (%v)", g.MinTTL, g.HasTTL, w.MinTTL, w.HasTTL)
+		}
+		if g.HasIdle != w.HasIdle || (g.HasIdle && absDur(g.MaxIdle-w.MaxIdle) > time.Second) {
+			add("max idle %v, walk %v", g.MaxIdle, w.MaxIdle)
+		}
+		for _, l := range []struct {
+			name string
+			g, w []KeyInfo
+		}{{"stalest", g.Stalest, w.Stalest}, {"stalest without TTL", g.StalestNoTTL, w.StalestNoTTL}} {
+			if d := topDifference(l.g, l.w); d != "" {
+				add("%s: %s", l.name, d)
+			}
+		}
+	}
+	return diffs
+}
+
+func topDifference(got, want []KeyInfo) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d keys, walk %d: %v vs %v", len(got), len(want), keyNames(got), keyNames(want))
+	}
+	if len(want) == 0 {
+		return ""
+	}
+	kth := want[len(want)-1].Idle
+	byKey := map[string]KeyInfo{}
+	for _, k := range want {
+		byKey[k.Key] = k
+	}
+	for j, k := range got {
+		if absDur(k.Idle-want[j].Idle) > time.Second {
+			return fmt.Sprintf("rank %d idle %v, walk %v", j, k.Idle, want[j].Idle)
+		}
+		w, listed := byKey[k.Key]
+		switch {
+		case !listed && k.Idle > kth+time.Second:
+			return fmt.Sprintf("%q (idle %v) not in the walk's list %v", k.Key, k.Idle, keyNames(want))
+		case listed && k.Holder != w.Holder:
+			return fmt.Sprintf("%q holder %q, walk %q", k.Key, k.Holder, w.Holder)
+		}
+	}
+	return ""
+}
+
+func keyNames(ks []KeyInfo) string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, fmt.Sprintf("%s@%v", k.Key, k.Idle))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// trackerID is the CLIENT ID of the server's tracking connection (flag t in CLIENT LIST).
+func trackerID(t *testing.T, c *redis.Client) string {
+	t.Helper()
+	list, err := c.ClientList(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(list, "\n") {
+		fields := map[string]string{}
+		for f := range strings.FieldsSeq(line) {
+			k, v, _ := strings.Cut(f, "=")
+			fields[k] = v
+		}
+		if strings.Contains(fields["flags"], "t") {
+			return fields["id"]
+		}
+	}
+	t.Fatalf("no tracking client in CLIENT LIST:\n%s", list)
+	return ""
+}
+
+// compareNow scrapes the index (current) and then walks, and fails on any difference.
+func compareNow(t *testing.T, s *Scanner, c *redis.Client, step string) int {
+	t.Helper()
+	start := time.Now()
+	got := waitCurrent(t, s)
+	want := freshWalk(t, c, s.opts.Namespaces)
+	diffs := differences(got, want, time.Since(start)+5*time.Millisecond)
+	for _, d := range diffs {
+		t.Errorf("after %s: %s", step, d)
+	}
+	return len(diffs)
+}

@@ -1,0 +1,397 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// feedInterval is how often the feed loop reads the tracking connection (a PING round trip) and
+// re-reads the keys it named. It bounds how long pushes wait in the server's output buffer, and
+// spreads the re-reads over the scrape interval so that a scrape finds few left to do.
+const feedInterval = 100 * time.Millisecond
+
+// identityEvery is how many feed ticks pass between checks of the server's identity (run id,
+// role, SWAPDB count) outside scrapes; a scrape always checks.
+const identityEvery = 10
+
+// buildTimeout bounds one build of the index (a walk of the node's keyspace).
+const buildTimeout = time.Hour
+
+// indexNode keeps the index of one Redis node (a single server, or the master behind Sentinel)
+// current: a feed loop that follows the change feed, and a resync (a new feed and a new walk)
+// whenever the feed could have missed something.
+type indexNode struct {
+	s          *Scanner
+	client     *redis.Client
+	namespaces []Namespace // the indexed namespaces; bit b of a mask is namespaces[b]
+	cls        *classifier
+	prefixes   []string
+	clock      serverClock
+	noIdle     atomic.Bool
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	// syncMu serializes the feed loop's drains, a scrape's drain and aggregation, and the swap
+	// of a new index; idx and feed are read and written under it.
+	syncMu sync.Mutex
+	idx    *keyIndex // the last complete index; nil before the first build
+	feed   *changeFeed
+	ident  serverIdentity // of the server idx was built from
+
+	mu        sync.Mutex
+	absolute  bool      // the server has PEXPIRETIME
+	current   bool      // idx follows the feed; false while a resync runs
+	currentAt time.Time // when idx was last known current
+	lost      string    // a resync reason a scrape found, for the feed loop
+	resyncs   map[string]int64
+	refused   error
+	dropped   uint64 // namespaces past the key budget, walked
+	keyErrs   map[int]error
+	entries   int
+}
+
+func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+	n := &indexNode{
+		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
+		done: make(chan struct{}), resyncs: map[string]int64{},
+	}
+	n.ctx, n.cancel = context.WithCancel(s.base)
+	go n.run()
+	return n
+}
+
+func (n *indexNode) close() {
+	n.cancel()
+	<-n.done
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	if n.feed != nil {
+		n.feed.close()
+		n.feed = nil
+	}
+}
+
+// run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
+// closes or the server refuses tracking.
+func (n *indexNode) run() {
+	defer close(n.done)
+	backoff := time.Second
+	for n.ctx.Err() == nil {
+		err := n.establish()
+		var refused *errTrackingRefused
+		if errors.As(err, &refused) {
+			n.refuse(err)
+			return
+		}
+		if err != nil {
+			if n.ctx.Err() == nil {
+				n.s.opts.Logger.Debug("lock key index: build failed; retrying", "err", err, "in", backoff)
+			}
+			select {
+			case <-n.ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		reason := n.follow()
+		if reason == "" {
+			return
+		}
+		n.mu.Lock()
+		n.current = false
+		n.resyncs[reason]++
+		n.mu.Unlock()
+		n.s.opts.Logger.Info("lock key index: resync", "reason", reason)
+	}
+}
+
+func (n *indexNode) refuse(err error) {
+	n.mu.Lock()
+	n.refused = err
+	n.mu.Unlock()
+	for _, ns := range n.namespaces {
+		n.s.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
+			"lock_namespace", ns.Name, "err", err)
+	}
+}
+
+// establish opens a change feed and builds an index with one walk. Tracking is on before the
+// walk starts, so a key changed behind the walk's cursor is named by the feed and re-read after.
+func (n *indexNode) establish() error {
+	n.syncMu.Lock()
+	if n.feed != nil {
+		n.feed.close()
+		n.feed = nil
+	}
+	n.syncMu.Unlock()
+	ctx, cancel := context.WithTimeout(n.ctx, buildTimeout)
+	defer cancel()
+	feed, err := openChangeFeed(ctx, n.client.Options(), n.prefixes, func(k string) bool { return n.maskOf(k) != 0 })
+	if err != nil {
+		return err
+	}
+	ident, _, err := n.readIdentity(ctx)
+	if err != nil {
+		feed.close()
+		return err
+	}
+	n.mu.Lock()
+	n.absolute = ident.major >= 7
+	absolute := n.absolute
+	n.mu.Unlock()
+
+	b := newIndexBuilder(&n.clock, absolute, n.namespaces)
+	opts := n.s.opts
+	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
+	start := time.Now()
+	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(buildTimeout))
+	f.sink = b
+	n.s.scanNode(f, n.client)
+	f.passEnded(time.Now())
+	f.finish(time.Now())
+	res := f.final
+	if !res.Up {
+		feed.close()
+		return fmt.Errorf("index build: %w", res.Err)
+	}
+	for i, ns := range res.Namespaces {
+		switch {
+		case ns.Truncated:
+			n.dropNamespace(b.idx, i)
+		case ns.Err != nil:
+			feed.close()
+			return fmt.Errorf("index build: %w", ns.Err)
+		case !ns.Complete:
+			feed.close()
+			return fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
+		}
+	}
+
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	n.feed, n.idx, n.ident = feed, b.idx, ident
+	if reason, err := n.drain(ctx); reason != "" || err != nil {
+		// Lost already: the index is complete but may be behind; the next round builds afresh.
+		n.feed.close()
+		n.feed = nil
+		if err == nil {
+			err = fmt.Errorf("feed lost during the build: %s", reason)
+		}
+		return err
+	}
+	n.mu.Lock()
+	n.current, n.currentAt, n.lost = true, time.Now(), ""
+	n.mu.Unlock()
+	return nil
+}
+
+// follow drains the feed every feedInterval until it is lost, and returns why ("" when the
+// Scanner closed).
+func (n *indexNode) follow() string {
+	t := time.NewTicker(feedInterval)
+	defer t.Stop()
+	for tick := 1; ; tick++ {
+		select {
+		case <-n.ctx.Done():
+			return ""
+		case <-t.C:
+		}
+		n.syncMu.Lock()
+		reason := n.lostReason()
+		if reason == "" {
+			reason, _ = n.drain(n.ctx) // a Redis that does not answer is the scrape's to report
+		}
+		if reason == "" && tick%identityEvery == 0 {
+			if ident, _, err := n.readIdentity(n.ctx); err == nil {
+				reason = n.ident.changed(ident)
+			}
+		}
+		if reason == "" {
+			n.mu.Lock()
+			n.currentAt = time.Now()
+			n.mu.Unlock()
+		}
+		n.syncMu.Unlock()
+		if reason != "" && n.ctx.Err() == nil {
+			return reason
+		}
+	}
+}
+
+func (n *indexNode) lostReason() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.lost
+}
+
+// lose marks the index behind for reason; the feed loop resyncs. syncMu is held.
+func (n *indexNode) lose(reason string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.current {
+		n.current = false
+		n.lost = reason
+	}
+}
+
+// maskOf is the mask of indexed namespaces (not dropped) whose pattern matches key.
+func (n *indexNode) maskOf(key string) uint64 {
+	var buf [maxIndexedNamespaces]int32
+	m := maskOf(n.cls.classify(key, buf[:0]))
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return m &^ n.dropped
+}
+
+// dropNamespace sends indexed namespace b back to the walk: it holds more keys than the budget.
+func (n *indexNode) dropNamespace(idx *keyIndex, b int) {
+	n.mu.Lock()
+	first := n.dropped&(1<<b) == 0
+	n.dropped |= 1 << b
+	n.mu.Unlock()
+	idx.dropNamespace(b)
+	if first {
+		n.s.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s (%d): walking the keyspace on every scrape",
+			n.namespaces[b].Name, reasonText[reasonKeyBudget], n.s.opts.IndexKeyBudget), "lock_namespace", n.namespaces[b].Name)
+	}
+}
+
+// drain reads the feed up to now (a PING round trip) and re-reads every key it named. It
+// returns a resync reason when the feed is lost or a push demands one, and an error when Redis
+// did not answer the re-reads (the keys stay queued). syncMu is held.
+func (n *indexNode) drain(ctx context.Context) (string, error) {
+	if n.feed == nil {
+		return resyncConnectionLost, nil
+	}
+	if err := n.feed.ping(ctx); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return resyncConnectionLost, nil
+	}
+	keys, lost := n.feed.take()
+	if lost != "" {
+		return lost, nil
+	}
+	if err := n.reread(ctx, n.idx, keys); err != nil {
+		n.feed.mu.Lock()
+		for _, k := range keys {
+			n.feed.pending[k] = struct{}{}
+		}
+		n.feed.mu.Unlock()
+		return "", err
+	}
+	return "", nil
+}
+
+// reread inspects keys with the walk's inspector (TYPE, PTTL, PEXPIRETIME on Redis 7, OBJECT
+// IDLETIME), pipelined in batches, and applies the replies to idx. A key whose command failed
+// with an error reply (NOPERM, say) marks its namespaces failed until a re-read succeeds.
+func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) error {
+	n.mu.Lock()
+	absolute := n.absolute
+	n.mu.Unlock()
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute}
+	errs := map[int]error{}
+	size := n.s.opts.BatchSize
+	for from := 0; from < len(keys); from += size {
+		batch := keys[from:min(from+size, len(keys))]
+		at := n.clock.now()
+		replies, idleKnown := in.inspect(ctx, batch, true)
+		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
+		for k := range replies {
+			r := &replies[k]
+			mask := n.maskOf(batch[k])
+			switch {
+			case isConnectionError(r.err):
+				return r.err
+			case r.err != nil:
+				for m := mask; m != 0; m &= m - 1 {
+					errs[trailingZeros(m)] = r.err
+				}
+			case isFenceKey(batch[k]):
+				idx.applyFenceReply(batch[k], mask, r)
+			default:
+				idx.apply(batch[k], mask, r, st)
+			}
+		}
+	}
+	n.mu.Lock()
+	n.keyErrs = errs
+	n.entries = len(idx.entries)
+	n.mu.Unlock()
+	return nil
+}
+
+// serverIdentity is what tells that the server behind the address is no longer the one the
+// index was built from, or that its data moved without a change-feed message.
+type serverIdentity struct {
+	runID  string
+	role   string
+	swapdb int64 // calls of SWAPDB since start: tracking sends nothing for it
+	major  int   // redis_version's major number
+}
+
+// changed returns the resync reason for a change from id to now, or "".
+func (id serverIdentity) changed(now serverIdentity) string {
+	switch {
+	case id.runID != now.runID:
+		return resyncRestart
+	case id.role != now.role:
+		return resyncRole
+	case id.swapdb != now.swapdb:
+		return resyncSwapDB
+	}
+	return ""
+}
+
+// readIdentity reads the server's identity and TIME in one pipeline (three INFO sections, for
+// servers before 7 that take one section at a time), sets the clock offset, and returns the
+// keyspace size (DBSIZE) too.
+func (n *indexNode) readIdentity(ctx context.Context) (serverIdentity, int64, error) {
+	pipe := n.client.Pipeline()
+	server := pipe.Info(ctx, "server")
+	repl := pipe.Info(ctx, "replication")
+	stats := pipe.Info(ctx, "commandstats")
+	tm := pipe.Time(ctx)
+	size := pipe.DBSize(ctx)
+	sent := time.Now()
+	if _, err := pipe.Exec(ctx); err != nil {
+		return serverIdentity{}, 0, err
+	}
+	received := time.Now()
+	n.clock.set(tm.Val().UnixMilli(), sent, received)
+	n.s.replies.mark(n.client.Options().Addr, received)
+	id := serverIdentity{
+		runID: infoField(server.Val(), "run_id"),
+		role:  infoField(repl.Val(), "role"),
+	}
+	id.major, _ = strconv.Atoi(strings.SplitN(infoField(server.Val(), "redis_version"), ".", 2)[0])
+	if calls, ok := strings.CutPrefix(infoField(stats.Val(), "cmdstat_swapdb"), "calls="); ok {
+		calls, _, _ = strings.Cut(calls, ",")
+		id.swapdb, _ = strconv.ParseInt(calls, 10, 64)
+	}
+	return id, size.Val(), nil
+}
+
+// infoField is the value of "name:value" in an INFO reply.
+func infoField(info, name string) string {
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,144 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/bits"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The mode label values of lock_exporter_scan_mode.
+const (
+	modeIndex = "index"
+	modeWalk  = "walk"
+)
+
+// startIndex decides, at NewScanner, which namespaces the index can serve, logs one line for
+// each that it cannot, and starts the node's index. A namespace is walked when --scan.mode=walk,
+// when its pattern has no literal prefix (tracking would be told about every key), beyond the
+// 64th indexed namespace, and on Redis Cluster (one feed per master is not built yet).
+func (s *Scanner) startIndex() {
+	s.walkWhy = map[int]string{}
+	client, single := s.client.(*redis.Client)
+	var patterns []string
+	var indexed []Namespace
+	for i, ns := range s.opts.Namespaces {
+		why := ""
+		switch {
+		case s.opts.Mode == ModeWalk:
+			why = reasonWalkConfigured
+		case !single:
+			why = reasonCluster
+		case literalPrefix(ns.Pattern) == "":
+			why = reasonNoLiteralPrefix
+		case len(indexed) == maxIndexedNamespaces:
+			why = reasonTooManyIndexed
+		}
+		if why != "" {
+			s.walkWhy[i] = why
+			if why != reasonWalkConfigured {
+				s.opts.Logger.Info(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[why]), "lock_namespace", ns.Name)
+			}
+			continue
+		}
+		s.indexedPos = append(s.indexedPos, i)
+		indexed = append(indexed, ns)
+		patterns = append(patterns, ns.Pattern)
+	}
+	if len(indexed) == 0 {
+		return
+	}
+	prefixes, _ := trackingPrefixes(patterns) // every pattern here has a literal prefix
+	s.index = newIndexNode(s, client, indexed, prefixes)
+}
+
+// scanIndexed serves the indexed namespaces from the index and walks the others (and any the
+// index cannot serve this time) with a walker over just those.
+func (s *Scanner) scanIndexed(ctx context.Context) *Result {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return closedResult(s.opts)
+	}
+	served := s.index.collect(ctx)
+	walkPos := map[int]string{}
+	maps.Copy(walkPos, s.walkWhy)
+	for m := served.walk; m != 0; m &= m - 1 {
+		b := bits.TrailingZeros64(m)
+		walkPos[s.indexedPos[b]] = served.walkWhy[b]
+	}
+	var walked *Result
+	if len(walkPos) > 0 {
+		walked = s.walkerFor(served.walk).Scan(ctx)
+	}
+
+	res := &Result{Up: served.err == nil, Err: served.err, IdleTimeAvailable: !served.noIdle, Keyspace: served.keyspace}
+	s.index.mu.Lock()
+	res.IndexResyncs = maps.Clone(s.index.resyncs)
+	res.IndexEntries = s.index.entries
+	s.index.mu.Unlock()
+	byName := map[string]NamespaceResult{}
+	if walked != nil {
+		if res.Up && !walked.Up {
+			res.Up, res.Err = false, walked.Err
+		}
+		res.IdleTimeAvailable = res.IdleTimeAvailable && walked.IdleTimeAvailable
+		res.ScanCalls, res.KeysScanned, res.Keyspace = walked.ScanCalls, walked.KeysScanned, walked.Keyspace
+		for _, ns := range walked.Namespaces {
+			byName[ns.Namespace.Name] = ns
+		}
+	}
+	for b, pos := range s.indexedPos {
+		if r, ok := served.results[b]; ok {
+			r.Mode = modeIndex
+			byName[s.opts.Namespaces[pos].Name] = r
+		}
+	}
+	for i, ns := range s.opts.Namespaces {
+		r, ok := byName[ns.Name]
+		if !ok {
+			r = NamespaceResult{Namespace: ns} // Redis did not answer: nothing is known
+		}
+		if why, walkedNS := walkPos[i]; walkedNS {
+			r.Mode, r.ModeReason = modeWalk, why
+		} else {
+			r.Mode = modeIndex
+		}
+		res.Namespaces = append(res.Namespaces, r)
+	}
+	return res
+}
+
+// walkerFor returns a Scanner in walk mode over the namespaces not indexed at start plus the
+// indexed ones in mask, made anew when that set changes (rarely: a refusal, the key budget, or
+// the first build finishing).
+func (s *Scanner) walkerFor(mask uint64) *Scanner {
+	s.walkerMu.Lock()
+	defer s.walkerMu.Unlock()
+	if s.walker != nil && s.walkerSet == mask {
+		return s.walker
+	}
+	if s.walker != nil {
+		s.walker.Close()
+	}
+	opts := s.opts
+	opts.Mode, opts.Namespaces = ModeWalk, nil
+	inMask := map[int]bool{}
+	for b, pos := range s.indexedPos {
+		inMask[pos] = mask&(1<<b) != 0
+	}
+	for i, ns := range s.opts.Namespaces {
+		if _, indexed := inMask[i]; !indexed || inMask[i] {
+			opts.Namespaces = append(opts.Namespaces, ns)
+		}
+	}
+	w, err := NewScanner(s.client, opts)
+	if err != nil {
+		panic(err) // a subset of validated options is valid
+	}
+	s.walker, s.walkerSet = w, mask
+	return w
+}

@@ -1,0 +1,241 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// indexServe is what a node's index serves one scrape.
+type indexServe struct {
+	// walk is the mask of indexed namespaces the scrape must walk instead: all of them while no
+	// complete index exists (before the first build, or after a refusal), and those past the
+	// key budget.
+	walk     uint64
+	walkWhy  map[int]string
+	err      error // Redis did not answer: the scrape's lock_exporter_up is 0
+	results  map[int]NamespaceResult
+	keyspace int64
+	noIdle   bool
+}
+
+// collect serves a scrape from the index: it drains the feed (a PING round trip on the tracking
+// connection and the re-reads of every key it named), checks the server's identity, aggregates
+// the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
+// their holder keys. While a resync runs it serves the last complete index, with its age.
+func (n *indexNode) collect(ctx context.Context) indexServe {
+	all := uint64(1)<<len(n.namespaces) - 1
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
+	start := time.Now()
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	n.mu.Lock()
+	refused, dropped, current := n.refused, n.dropped, n.current
+	n.mu.Unlock()
+	switch {
+	case refused != nil:
+		out.walk = all
+		for b := range n.namespaces {
+			out.walkWhy[b] = reasonTrackingRefused
+		}
+		return out
+	case n.idx == nil:
+		out.walk = all
+		for b := range n.namespaces {
+			out.walkWhy[b] = reasonIndexUnavailable
+		}
+		return out
+	}
+	for b := range n.namespaces {
+		if dropped&(1<<b) != 0 {
+			out.walk |= 1 << b
+			out.walkWhy[b] = reasonKeyBudget
+		}
+	}
+	if current {
+		reason, err := n.drain(ctx)
+		if err != nil {
+			out.err = err
+			return out
+		}
+		if reason != "" {
+			n.lose(reason)
+		}
+	}
+	ident, keyspace, err := n.readIdentity(ctx)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	out.keyspace = keyspace
+	if reason := n.ident.changed(ident); reason != "" {
+		n.lose(reason)
+	}
+	now := n.clock.now()
+
+	n.mu.Lock()
+	age := time.Duration(0)
+	if !n.current {
+		age = time.Since(n.currentAt)
+	}
+	keyErrs := n.keyErrs
+	n.mu.Unlock()
+
+	aggs, idle, err := n.exactTop(ctx, now)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	out.noIdle = !idle
+	k := n.s.opts.TopK
+	var holderKeys []string
+	for b, ns := range n.namespaces {
+		if out.walk&(1<<b) != 0 {
+			continue
+		}
+		a := aggs[b]
+		r := NamespaceResult{
+			Namespace: ns, Keys: a.keys, KeysWithoutTTL: a.noTTL, FenceKeys: a.fence,
+			MinTTL: a.minTTL, HasTTL: a.hasTTL, Complete: true, Err: keyErrs[b],
+			Duration: time.Since(start), Indexed: true, IndexAge: age,
+		}
+		r.Stalest = firstK(a.top, k)
+		r.StalestNoTTL = firstK(a.noTTLTop, k)
+		if idle && len(r.Stalest) > 0 {
+			r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
+		}
+		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+			for _, ki := range list {
+				if _, ok := holderKeyOf(ki.Key); ok && !ki.Cut {
+					holderKeys = append(holderKeys, ki.Key)
+				}
+			}
+		}
+		out.results[b] = r
+	}
+	if len(holderKeys) > 0 {
+		found, herr := readHolderValues(ctx, n.client, holderKeys)
+		if herr != nil {
+			n.s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
+		}
+		for b, r := range out.results {
+			for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+				for i := range list {
+					if !list[i].Cut {
+						list[i].Holder = found[list[i].Key]
+					}
+				}
+			}
+			out.results[b] = r
+		}
+	}
+	return out
+}
+
+// firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
+// cut names).
+func firstK(t *topK, k int) []KeyInfo {
+	out := t.sorted()
+	return out[:min(k, len(out))]
+}
+
+// exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is
+// an upper bound (a read touches a key without a change-feed message), so the m stalest keys by
+// estimate are re-read with OBJECT IDLETIME, and m grows until the K-th stalest re-read key is
+// at least as idle as the least stale candidate's estimate (every key not re-read is at most
+// that idle). The returned aggregates' top lists hold the re-read keys with their true idle time,
+// stalest first, cut to the walk's label rules. idle is false when the server does not track idle
+// time (an LFU maxmemory-policy).
+func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, bool, error) {
+	k := n.s.opts.TopK
+	m := max(4*k, k+16)
+	for {
+		aggs := n.idx.aggregate(n.namespaces, now, m)
+		var keys []string
+		seen := map[string]bool{}
+		for _, a := range aggs {
+			for _, t := range []*topK{a.top, a.noTTLTop} {
+				for _, ki := range t.items {
+					if !seen[ki.Key] {
+						seen[ki.Key] = true
+						keys = append(keys, ki.Key)
+					}
+				}
+			}
+		}
+		real, idle, err := n.readIdle(ctx, keys, now)
+		if err != nil {
+			return nil, false, err
+		}
+		exact := true
+		for i := range aggs {
+			a := &aggs[i]
+			for _, t := range []**topK{&a.top, &a.noTTLTop} {
+				cands := *t
+				final := newTopK(k, n.s.opts.FullKeys)
+				for _, ki := range cands.items {
+					if v, ok := real[ki.Key]; ok {
+						ki.Idle = v
+						final.offer(ki)
+					}
+				}
+				if idle && len(cands.items) == m {
+					got := final.sorted()
+					if len(got) < k || got[len(got)-1].Idle < cands.items[0].Idle {
+						exact = false
+					}
+				}
+				*t = final
+			}
+		}
+		if exact || !idle || m >= len(n.idx.entries) {
+			return aggs, idle, nil
+		}
+		m *= 4
+	}
+}
+
+// readIdle re-reads OBJECT IDLETIME of keys in one pipeline, records what it read in the index,
+// and returns the idle times by key; a key gone since the drain is left out. idle is false under
+// an LFU policy (then every listed key maps to 0, as the walk lists them).
+func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map[string]time.Duration, bool, error) {
+	out := make(map[string]time.Duration, len(keys))
+	if len(keys) == 0 {
+		return out, !n.noIdle.Load(), nil
+	}
+	if n.noIdle.Load() {
+		for _, k := range keys {
+			out[k] = 0
+		}
+		return out, false, nil
+	}
+	pipe := n.client.Pipeline()
+	cmds := make([]*redis.DurationCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = pipe.ObjectIdleTime(ctx, k)
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		v, err := cmd.Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			continue
+		case err != nil && strings.HasPrefix(err.Error(), lfuIdleError):
+			n.noIdle.Store(true)
+			return n.readIdle(ctx, keys, now)
+		case isConnectionError(err):
+			return nil, false, err
+		case err != nil:
+			continue // the key's namespaces report the error from its re-read
+		}
+		out[keys[i]] = v
+		if e, ok := n.idx.entries[keys[i]]; ok {
+			e.touched = now - v.Milliseconds()
+			n.idx.entries[keys[i]] = e
+		}
+	}
+	return out, true, nil
+}

@@ -1,0 +1,177 @@
+package collectors
+
+import (
+	"math/bits"
+	"time"
+)
+
+// keyIndex is one node's lock keys, as last read: for every key some indexed namespace matches,
+// what a walk would learn from it (type, expiry, idle time), so that a scrape can aggregate from
+// memory. Times are Unix milliseconds on the server's clock, so a TTL computed at scrape time
+// (expireAt minus the server's TIME) is exact between reads: an expiry only changes through a
+// command, which the change feed reports.
+type keyIndex struct {
+	entries map[string]indexEntry
+}
+
+// indexEntry is one key: 32 bytes beside its name.
+type indexEntry struct {
+	expireAt int64  // server ms; 0: no expiry
+	touched  int64  // server ms of the last touch as of the last read (read time − OBJECT IDLETIME)
+	ns       uint64 // bit b: indexed namespace b's pattern matches the key
+	typ      uint8  // typeCode of the value
+	fence    bool   // a lease fence or write-fence key: counted apart, never inspected further
+}
+
+// Value type codes of an indexEntry.
+const (
+	typeCodeString uint8 = iota
+	typeCodeHash
+	typeCodeOther
+)
+
+func typeCode(t string) uint8 {
+	switch t {
+	case TypeString:
+		return typeCodeString
+	case TypeHash:
+		return typeCodeHash
+	}
+	return typeCodeOther
+}
+
+func typeName(c uint8) string {
+	switch c {
+	case typeCodeString:
+		return TypeString
+	case typeCodeHash:
+		return TypeHash
+	}
+	return "other"
+}
+
+func newKeyIndex() *keyIndex { return &keyIndex{entries: map[string]indexEntry{}} }
+
+// readStamp is when a batch of keys was read, on the server's clock.
+type readStamp struct {
+	at         int64 // server ms, taken just before the pipeline was sent
+	idleKnown  bool
+	absolute   bool // replies carry PEXPIRETIME
+	namespaces []Namespace
+}
+
+// apply records one key's reply; ns is the mask of indexed namespaces whose pattern matches it.
+// It reports whether the entry changed (the backstop walk counts those as corrections).
+func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool {
+	old, had := x.entries[key]
+	if r.gone || !wantedByAny(ns, r.typ, st.namespaces) {
+		delete(x.entries, key)
+		return had
+	}
+	e := indexEntry{ns: ns, typ: typeCode(r.typ)}
+	switch {
+	case r.info.TTL == NoTTL:
+	case st.absolute && r.expireAt > 0:
+		e.expireAt = r.expireAt
+	default:
+		e.expireAt = st.at + r.info.TTL.Milliseconds()
+	}
+	if st.idleKnown {
+		e.touched = st.at - r.info.Idle.Milliseconds()
+	}
+	x.entries[key] = e
+	return !had || old.ns != e.ns || old.typ != e.typ || old.fence || (st.absolute && old.expireAt != e.expireAt)
+}
+
+// applyFence records a fence key seen by a walk (a walk does not inspect them).
+func (x *keyIndex) applyFence(key string, ns uint64) {
+	x.entries[key] = indexEntry{ns: ns, fence: true}
+}
+
+// applyFenceReply records a re-read fence key: present or gone is all that counts.
+func (x *keyIndex) applyFenceReply(key string, ns uint64, r *keyReply) {
+	if r.gone {
+		delete(x.entries, key)
+		return
+	}
+	x.applyFence(key, ns)
+}
+
+// wantedByAny reports whether some namespace in the mask counts keys of type typ.
+func wantedByAny(ns uint64, typ string, namespaces []Namespace) bool {
+	for m := ns; m != 0; m &= m - 1 {
+		if namespaces[bits.TrailingZeros64(m)].wants(typ) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropNamespace removes namespace bit b from every entry (a namespace past the key budget goes
+// back to the walk), and entries left in no namespace.
+func (x *keyIndex) dropNamespace(b int) {
+	for k, e := range x.entries {
+		e.ns &^= 1 << b
+		if e.ns == 0 {
+			delete(x.entries, k)
+		} else {
+			x.entries[k] = e
+		}
+	}
+}
+
+// indexAggregate is one namespace's figures from the index, before the idle re-read.
+type indexAggregate struct {
+	keys, noTTL, fence int64
+	minTTL             time.Duration
+	hasTTL             bool
+	top, noTTLTop      *topK // candidates by estimated idle time (an upper bound, see idleEstimate)
+}
+
+// idleEstimate is the key's idle time now if nothing touched it since it was read: an upper
+// bound of the truth (to OBJECT IDLETIME's one-second resolution), because a read touches a key
+// without a change-feed message and can only make it fresher.
+func idleEstimate(e indexEntry, now int64) time.Duration {
+	return time.Duration(now-e.touched) * time.Millisecond
+}
+
+// aggregate computes every namespace's counts and minimum TTL as of now (server ms), and keeps
+// the m stalest keys by estimate per namespace as candidates for the exact idle re-read. Keys
+// whose expiry has passed are left out: Redis has not deleted them yet, but any command would
+// find them gone, as a walk's PTTL does.
+func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAggregate {
+	out := make([]indexAggregate, len(namespaces))
+	for i := range out {
+		out[i].top, out[i].noTTLTop = newTopK(m, true), newTopK(m, true)
+	}
+	for key, e := range x.entries {
+		if e.expireAt != 0 && e.expireAt <= now {
+			continue
+		}
+		for mask := e.ns; mask != 0; mask &= mask - 1 {
+			a := &out[bits.TrailingZeros64(mask)]
+			if e.fence {
+				a.fence++
+				continue
+			}
+			if !namespaces[bits.TrailingZeros64(mask)].wants(typeName(e.typ)) {
+				continue
+			}
+			a.keys++
+			ki := KeyInfo{Key: key, TTL: NoTTL, Idle: idleEstimate(e, now)}
+			if e.expireAt == 0 {
+				a.noTTL++
+				a.noTTLTop.offer(ki)
+			} else {
+				ki.TTL = time.Duration(e.expireAt-now) * time.Millisecond
+				if !a.hasTTL || ki.TTL < a.minTTL {
+					a.minTTL, a.hasTTL = ki.TTL, true
+				}
+			}
+			a.top.offer(ki)
+		}
+	}
+	return out
+}
+
+func trailingZeros(m uint64) int { return bits.TrailingZeros64(m) }

@@ -1,0 +1,37 @@
+package collectors
+
+import (
+	"slices"
+	"strings"
+)
+
+// trackingPrefixes returns the PREFIX arguments of CLIENT TRACKING ... BCAST for the given
+// namespace patterns: each pattern's literal prefix (every key the pattern matches starts with
+// it), with any prefix that another one starts with dropped, since Redis refuses overlapping
+// prefixes and the shorter one already covers the longer. ok is false when a pattern has no
+// literal prefix: a prefix of "" would be told about every key, which is no cheaper than a walk.
+//
+// The lease library's companion keys need no prefix of their own: a fence key counts for a
+// namespace only when the namespace's pattern matches it (then its prefix covers it), and the
+// holder keys of the top-K locks are read at scrape time, not indexed.
+func trackingPrefixes(patterns []string) (prefixes []string, ok bool) {
+	for _, p := range patterns {
+		lit := literalPrefix(p)
+		if lit == "" {
+			return nil, false
+		}
+		prefixes = append(prefixes, lit)
+	}
+	slices.Sort(prefixes)
+	prefixes = slices.Compact(prefixes)
+	merged := prefixes[:0]
+	for _, p := range prefixes {
+		// Sorted, a prefix comes right after any shorter prefix of it, or after keys that start
+		// with that shorter prefix; so comparing with the last kept one suffices.
+		if len(merged) > 0 && strings.HasPrefix(p, merged[len(merged)-1]) {
+			continue
+		}
+		merged = append(merged, p)
+	}
+	return merged, true
+}
