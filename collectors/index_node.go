@@ -142,7 +142,7 @@ func (n *indexNode) establish() error {
 	if err != nil {
 		return err
 	}
-	ident, _, err := n.readIdentity(ctx)
+	ident, _, _, err := n.readIdentity(ctx)
 	if err != nil {
 		feed.close()
 		return err
@@ -214,7 +214,7 @@ func (n *indexNode) follow() string {
 			reason, _ = n.drain(n.ctx) // a Redis that does not answer is the scrape's to report
 		}
 		if reason == "" && tick%identityEvery == 0 {
-			if ident, _, err := n.readIdentity(n.ctx); err == nil {
+			if ident, _, _, err := n.readIdentity(n.ctx); err == nil {
 				reason = n.ident.changed(ident)
 			}
 		}
@@ -360,7 +360,10 @@ func (id serverIdentity) changed(now serverIdentity) string {
 // readIdentity reads the server's identity and TIME in one pipeline (three INFO sections, for
 // servers before 7 that take one section at a time), sets the clock offset, and returns the
 // keyspace size (DBSIZE) too.
-func (n *indexNode) readIdentity(ctx context.Context) (serverIdentity, int64, error) {
+//
+// now is the server's TIME in milliseconds: a scrape aggregates the index as of that instant, so
+// its TTLs are what PTTL would have answered then, without the error of a clock-offset estimate.
+func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspace, now int64, err error) {
 	pipe := n.client.Pipeline()
 	server := pipe.Info(ctx, "server")
 	repl := pipe.Info(ctx, "replication")
@@ -369,12 +372,12 @@ func (n *indexNode) readIdentity(ctx context.Context) (serverIdentity, int64, er
 	size := pipe.DBSize(ctx)
 	sent := time.Now()
 	if _, err := pipe.Exec(ctx); err != nil {
-		return serverIdentity{}, 0, err
+		return serverIdentity{}, 0, 0, err
 	}
 	received := time.Now()
 	n.clock.set(tm.Val().UnixMilli(), sent, received)
 	n.s.replies.mark(n.client.Options().Addr, received)
-	id := serverIdentity{
+	id = serverIdentity{
 		runID: infoField(server.Val(), "run_id"),
 		role:  infoField(repl.Val(), "role"),
 	}
@@ -383,7 +386,7 @@ func (n *indexNode) readIdentity(ctx context.Context) (serverIdentity, int64, er
 		calls, _, _ = strings.Cut(calls, ",")
 		id.swapdb, _ = strconv.ParseInt(calls, 10, 64)
 	}
-	return id, size.Val(), nil
+	return id, size.Val(), tm.Val().UnixMilli(), nil
 }
 
 // infoField is the value of "name:value" in an INFO reply.

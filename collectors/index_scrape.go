@@ -65,7 +65,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 			n.lose(reason)
 		}
 	}
-	ident, keyspace, err := n.readIdentity(ctx)
+	ident, keyspace, now, err := n.readIdentity(ctx)
 	if err != nil {
 		out.err = err
 		return out
@@ -74,7 +74,6 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	if reason := n.ident.changed(ident); reason != "" {
 		n.lose(reason)
 	}
-	now := n.clock.now()
 
 	n.mu.Lock()
 	age := time.Duration(0)

@@ -145,7 +145,7 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 		out[i].top, out[i].noTTLTop = newTopK(m, true), newTopK(m, true)
 	}
 	for key, e := range x.entries {
-		if e.expireAt != 0 && e.expireAt <= now {
+		if e.expireAt != 0 && e.expireAt < now { // Redis: expired once now > when
 			continue
 		}
 		for mask := e.ns; mask != 0; mask &= mask - 1 {

@@ -44,9 +44,9 @@ type inspector struct {
 	expireTime bool
 	expires    []*redis.DurationCmd
 	ttls       []*redis.DurationCmd
-	idles   []*redis.DurationCmd
-	types   []*redis.StatusCmd
-	replies []keyReply
+	idles      []*redis.DurationCmd
+	types      []*redis.StatusCmd
+	replies    []keyReply
 	// readHolder picks the keys whose holder record is read for their hold age (see
 	// classifier.holderReader); nil reads none. holders has a GET per key (nil where none was
 	// queued) and now the server's TIME, for the batch in flight.
