@@ -153,6 +153,7 @@ func TestPoolFitsScan(t *testing.T) {
 	admin := srv.Client(t)
 	cfg := Defaults()
 	cfg.Scan.BatchSize = 100
+	cfg.Scan.Mode = "walk" // the pool of one is the walk's; the index's build walks beside it
 	ctx := context.Background()
 	pipe := admin.Pipeline()
 	for i := range namespaces {

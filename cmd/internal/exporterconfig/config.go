@@ -47,6 +47,8 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	  timeout: 10s
 //	  timeout_offset: 500ms
 //	  max_concurrent_targets: 4       # /scrape targets scanned at once
+//	  mode: auto                      # auto (index where Redis can feed it) or walk
+//	  index_key_budget: 1000000       # keys per namespace the index holds at most
 //	namespaces:
 //	  - name: scheduler
 //	    pattern: "cordum:scheduler:job:*"
@@ -102,6 +104,11 @@ type Scan struct {
 	// MaxConcurrentTargets bounds the target scans running at once on /scrape; zero means
 	// DefaultMaxConcurrentTargets.
 	MaxConcurrentTargets int `yaml:"max_concurrent_targets"`
+	// Mode is "auto" (the lock-key index, fed by client tracking, where the server and pattern
+	// allow; the walk elsewhere) or "walk" (a keyspace walk on every scrape).
+	Mode string `yaml:"mode"`
+	// IndexKeyBudget is the most keys one namespace may hold in the index before it is walked.
+	IndexKeyBudget int `yaml:"index_key_budget"`
 }
 
 // Namespace is one lock namespace of the file.
@@ -124,11 +131,13 @@ func Defaults() Config {
 	return Config{
 		Redis: Redis{Addr: DefaultRedisAddr},
 		Scan: Scan{
-			BatchSize:     collectors.DefaultBatchSize,
-			MaxKeys:       collectors.DefaultMaxKeys,
-			TopK:          collectors.DefaultTopK,
-			Timeout:       Duration(collectors.DefaultTimeout),
-			TimeoutOffset: Duration(DefaultTimeoutOffset),
+			BatchSize:      collectors.DefaultBatchSize,
+			MaxKeys:        collectors.DefaultMaxKeys,
+			TopK:           collectors.DefaultTopK,
+			Timeout:        Duration(collectors.DefaultTimeout),
+			TimeoutOffset:  Duration(DefaultTimeoutOffset),
+			Mode:           string(collectors.ModeAuto),
+			IndexKeyBudget: collectors.DefaultIndexKeyBudget,
 		},
 	}
 }
@@ -163,6 +172,9 @@ func (c Config) ScannerOptions() collectors.Options {
 		MaxKeys:   c.Scan.MaxKeys,
 		TopK:      c.Scan.TopK,
 		Timeout:   time.Duration(c.Scan.Timeout),
+		// Validated by Scan.validate; inspect sets ModeWalk for its one-shot walk.
+		Mode:           collectors.ScanMode(c.Scan.Mode),
+		IndexKeyBudget: c.Scan.IndexKeyBudget,
 	}
 	for _, ns := range c.Namespaces {
 		opts.Namespaces = append(opts.Namespaces, ns.collector())

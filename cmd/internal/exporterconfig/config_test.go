@@ -26,6 +26,8 @@ scan:
   top_k: 3
   timeout: 8s
   timeout_offset: 250ms
+  mode: walk
+  index_key_budget: 5000
 namespaces:
   - name: scheduler
     pattern: "cordum:scheduler:job:*"
@@ -43,7 +45,8 @@ namespaces:
 	want := Config{
 		Redis: Redis{Addr: "redis://exporter@redis.internal:6380/2", Username: "exporter", PasswordFile: pw},
 		Scan: Scan{BatchSize: 500, MaxKeys: 20000, TopK: 3,
-			Timeout: Duration(8 * time.Second), TimeoutOffset: Duration(250 * time.Millisecond)},
+			Timeout: Duration(8 * time.Second), TimeoutOffset: Duration(250 * time.Millisecond),
+			Mode: "walk", IndexKeyBudget: 5000},
 		Namespaces: []Namespace{
 			{Name: "scheduler", Pattern: "cordum:scheduler:job:*",
 				ExpectedTTL: Duration(time.Minute), ExpectedRenewInterval: Duration(20 * time.Second),
@@ -104,7 +107,7 @@ func TestInvalid(t *testing.T) {
 		{"bad bool", "redis:\n  tls: {insecure_skip_verify: maybe}\n", nil, `line 2: invalid value "maybe" (want bool)`},
 		{"list for a value", "redis:\n  addr: [a, b]\n", nil, `line 2: want a single string value`},
 		{"value for a list", "namespaces: jobs\n", nil, `line 1: want a list`},
-		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets`},
+		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets, mode, index_key_budget`},
 		{"value for the whole file", "just text\n", nil, `line 1: want a mapping of redis, scan, namespaces, targets`},
 		{"second document", "namespaces:\n  - {name: a, pattern: 'a:*'}\n---\nnamespaces:\n  - {name: b, pattern: 'b:*'}\n", nil, "more than one YAML document"},
 		{"duplicate name", "namespaces:\n  - {name: a, pattern: 'a:*'}\n  - {name: a, pattern: 'b:*'}\n", nil, `duplicate namespace name "a"`},
@@ -117,6 +120,7 @@ func TestInvalid(t *testing.T) {
 		{"no namespace", "scan: {top_k: 2}\n", func(c *Config) { c.Namespaces = nil }, "no namespace configured"},
 		{"zero batch", "scan: {batch_size: 0}\n", nil, "scan.batch-size must be at least 1, got 0"},
 		{"top-k above the bound", "scan: {top_k: 101}\n", nil, "scan.top-k must be at most 100, got 101"},
+		{"unknown scan mode", "scan: {mode: fast}\n", nil, `scan.mode "fast": want auto or walk`},
 		{"negative offset", "scan: {timeout_offset: -1s}\n", nil, "scan.timeout-offset must not be negative"},
 		{"bad addr", "redis: {addr: 'redis.internal'}\n", nil, `redis.addr "redis.internal": want host:port`},
 		{"bad scheme", "redis: {addr: 'http://x:1'}\n", nil, `scheme "http"`},

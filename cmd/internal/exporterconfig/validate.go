@@ -71,6 +71,7 @@ func (s Scan) validate() error {
 		{"scan.batch-size", s.BatchSize, collectors.MaxBatchSize},
 		{"scan.max-keys", s.MaxKeys, 0},
 		{"scan.top-k", s.TopK, collectors.MaxTopK},
+		{"scan.index-key-budget", s.IndexKeyBudget, 0},
 	} {
 		if f.value < 1 {
 			return invalidf("%s must be at least 1, got %d", f.setting, f.value)
@@ -81,6 +82,9 @@ func (s Scan) validate() error {
 	}
 	if s.Timeout <= 0 {
 		return invalidf("scan.timeout must be positive, got %s", time.Duration(s.Timeout))
+	}
+	if _, err := collectors.ParseScanMode(s.Mode); err != nil {
+		return invalidf("scan.mode %q: want auto or walk", s.Mode)
 	}
 	if s.TimeoutOffset < 0 {
 		return invalidf("scan.timeout-offset must not be negative, got %s", time.Duration(s.TimeoutOffset))
