@@ -3,6 +3,7 @@ package collectors
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,12 +80,15 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 	if s.index != nil {
 		return s.scanIndexed(ctx)
 	}
-	res := s.scanWalk(ctx)
+	// A pass's final Result is shared by every scrape that waited on it: label a copy.
+	shared := s.scanWalk(ctx)
+	res := *shared
+	res.Namespaces = slices.Clone(shared.Namespaces)
 	for i := range res.Namespaces {
 		res.Namespaces[i].Mode = modeWalk
 		res.Namespaces[i].ModeReason = s.walkWhy[i]
 	}
-	return res
+	return &res
 }
 
 // scanWalk is Scan by a walk of the keyspace.
