@@ -40,6 +40,9 @@ type indexNode struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+	// tried is closed when the first build attempt ended (built, refused or failed): a scrape
+	// at start waits for it rather than walk beside a build that takes milliseconds.
+	tried chan struct{}
 
 	// syncMu serializes the feed loop's drains, a scrape's drain and aggregation, and the swap
 	// of a new index; idx and feed are read and written under it.
@@ -58,12 +61,14 @@ type indexNode struct {
 	dropped   uint64 // namespaces past the key budget, walked
 	keyErrs   map[int]error
 	entries   int
+	building  *pass // the first build's walk while it runs: a scrape meanwhile shares it
+	built     bool  // a complete index exists
 }
 
 func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
 		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
-		done: make(chan struct{}), resyncs: map[string]int64{},
+		done: make(chan struct{}), tried: make(chan struct{}), resyncs: map[string]int64{},
 	}
 	n.ctx, n.cancel = context.WithCancel(s.base)
 	go n.run()
@@ -86,8 +91,13 @@ func (n *indexNode) close() {
 func (n *indexNode) run() {
 	defer close(n.done)
 	backoff := time.Second
+	first := true
 	for n.ctx.Err() == nil {
 		err := n.establish()
+		if first {
+			close(n.tried)
+			first = false
+		}
 		var refused *errTrackingRefused
 		if errors.As(err, &refused) {
 			n.refuse(err)
@@ -111,6 +121,7 @@ func (n *indexNode) run() {
 		}
 		n.mu.Lock()
 		n.current = false
+		n.lost = reason
 		n.resyncs[reason]++
 		n.mu.Unlock()
 		n.s.opts.Logger.Info("lock key index: resync", "reason", reason)
@@ -158,6 +169,16 @@ func (n *indexNode) establish() error {
 	start := time.Now()
 	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(buildTimeout))
 	f.sink = b
+	n.mu.Lock()
+	if !n.built {
+		n.building = f
+	}
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		n.building = nil
+		n.mu.Unlock()
+	}()
 	n.s.scanNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
@@ -192,7 +213,7 @@ func (n *indexNode) establish() error {
 		return err
 	}
 	n.mu.Lock()
-	n.current, n.currentAt, n.lost = true, time.Now(), ""
+	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
 	n.mu.Unlock()
 	return nil
 }

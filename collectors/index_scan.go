@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/bits"
@@ -64,6 +65,9 @@ func (s *Scanner) scanIndexed(ctx context.Context) *Result {
 		return closedResult(s.opts)
 	}
 	served := s.index.collect(ctx)
+	if served.partial != nil {
+		return s.partialBuild(served.partial)
+	}
 	walkPos := map[int]string{}
 	maps.Copy(walkPos, s.walkWhy)
 	for m := served.walk; m != 0; m &= m - 1 {
@@ -141,4 +145,36 @@ func (s *Scanner) walkerFor(mask uint64) *Scanner {
 	}
 	s.walker, s.walkerSet = w, mask
 	return w
+}
+
+// errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
+// build held until its deadline.
+var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
+
+// partialBuild is a scrape's answer from the first build's walk, cut at the scrape's deadline:
+// the indexed namespaces as a cut walk reports them (Complete false), the others not read this
+// time (Redis was reached, so the walk of those is the next scrape's).
+func (s *Scanner) partialBuild(p *Result) *Result {
+	res := *p
+	res.Namespaces = nil
+	byName := map[string]NamespaceResult{}
+	for _, ns := range p.Namespaces {
+		ns.Complete = false
+		byName[ns.Namespace.Name] = ns
+	}
+	for i, ns := range s.opts.Namespaces {
+		r, ok := byName[ns.Name]
+		if !ok {
+			// Walked namespaces had no time left: unknown, not zero.
+			r = NamespaceResult{Namespace: ns, Err: errBuildTookTheDeadline}
+		}
+		r.Mode, r.ModeReason = modeIndex, ""
+		if why, walked := s.walkWhy[i]; walked {
+			r.Mode, r.ModeReason = modeWalk, why
+		} else {
+			r.Indexed = true
+		}
+		res.Namespaces = append(res.Namespaces, r)
+	}
+	return &res
 }

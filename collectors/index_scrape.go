@@ -20,6 +20,40 @@ type indexServe struct {
 	results  map[int]NamespaceResult
 	keyspace int64
 	noIdle   bool
+	// partial is the first build's walk as seen at the scrape's deadline, when the build had
+	// not finished: served as a cut walk is (counts a lower bound, scrape_complete 0).
+	partial *Result
+}
+
+// awaitFirstBuild waits, before the first index exists, for the first build attempt to end
+// (a small keyspace takes milliseconds) or for ctx. If the attempt is still walking at ctx's end,
+// it returns the walk's snapshot (ok true): the scrape shares that walk rather than start a second.
+// Otherwise the caller goes on (and walks, if no index was built).
+func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
+	select {
+	case <-n.tried:
+		return nil, false
+	default:
+	}
+	deadline := time.Now().Add(n.s.opts.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	wait := time.NewTimer(time.Until(deadline))
+	defer wait.Stop()
+	select {
+	case <-n.tried:
+		return nil, false
+	case <-ctx.Done():
+	case <-wait.C:
+	}
+	n.mu.Lock()
+	f := n.building
+	n.mu.Unlock()
+	if f == nil {
+		return nil, false
+	}
+	return f.snapshot(time.Now()), true
 }
 
 // collect serves a scrape from the index: it drains the feed (a PING round trip on the tracking
@@ -30,6 +64,10 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	all := uint64(1)<<len(n.namespaces) - 1
 	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
 	start := time.Now()
+	if partial, ok := n.awaitFirstBuild(ctx); ok {
+		out.partial = partial
+		return out
+	}
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	n.mu.Lock()
@@ -73,6 +111,19 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	out.keyspace = keyspace
 	if reason := n.ident.changed(ident); reason != "" {
 		n.lose(reason)
+	}
+	// During a resync the last complete index is served only if it is still this server's
+	// data, merely no longer followed (a dropped feed). After a restart, a failover, SWAPDB or a
+	// flush it is known to be wrong: this scrape walks instead.
+	n.mu.Lock()
+	stale, why := !n.current, n.lost
+	n.mu.Unlock()
+	if stale && (n.ident.changed(ident) != "" || why == resyncFlush || why == resyncSwapDB || why == resyncRestart || why == resyncRole) {
+		out.walk = all
+		for b := range n.namespaces {
+			out.walkWhy[b] = reasonResyncing
+		}
+		return out
 	}
 
 	n.mu.Lock()

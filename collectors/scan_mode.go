@@ -44,6 +44,7 @@ const (
 	reasonTrackingRefused  = "tracking_refused"
 	reasonKeyBudget        = "key_budget"
 	reasonIndexUnavailable = "index_unavailable"
+	reasonResyncing        = "index_resync"
 )
 
 // reasonText is the start-up log line's explanation of each reason.
@@ -55,6 +56,7 @@ var reasonText = map[string]string{
 	reasonTrackingRefused:  "the server refused RESP3 client tracking",
 	reasonKeyBudget:        "the namespace holds more keys than the index key budget",
 	reasonIndexUnavailable: "the index is not built yet",
+	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 }
 
 // maxIndexedNamespaces is how many namespaces one index serves: an indexed key records the
