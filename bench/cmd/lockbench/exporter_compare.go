@@ -120,6 +120,11 @@ func newCountKeysExporter(addr string) (*prometheus.Registry, error) {
 	for _, ns := range testkit.MixedKeyspaceNamespaces()[:3] {
 		patterns = append(patterns, "db0="+testkit.MixedKeyspacePattern(ns))
 	}
+	return newCountKeysOf(addr, patterns)
+}
+
+// newCountKeysOf registers redis_exporter counting the keys of patterns ("db0=glob").
+func newCountKeysOf(addr string, patterns []string) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	if _, err := exporter.NewRedisExporter("redis://"+addr, exporter.Options{
 		Namespace:          "redis",

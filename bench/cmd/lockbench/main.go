@@ -38,6 +38,8 @@ type config struct {
 	delayConns   int
 	hogs         int
 	shapes       string
+	indexCmp     bool
+	index        indexCmpConfig
 }
 
 func main() {
@@ -63,6 +65,11 @@ func main() {
 	serveLine := flag.String("delay-line-serve", "", "internal: serve a delay line to this Redis address")
 	lineOneWay := flag.Duration("delay-line-one-way", 0, "internal: the delay line's one-way delay")
 	cpuHog := flag.Bool("cpu-hog", false, "internal: spin on one core until stdin closes")
+	flag.BoolVar(&cfg.indexCmp, "index-comparison", false, "measure Redis CPU per scrape interval on a big shared keyspace for the index, the walk, redis_exporter --count-keys and no exporter, and exit")
+	flag.IntVar(&cfg.index.otherKeys, "index-other-keys", 10_000_000, "other keys of the index comparison (DEBUG POPULATE)")
+	flag.IntVar(&cfg.index.locks, "index-locks", 10_000, "lock keys of the index comparison")
+	flag.IntVar(&cfg.index.intervals, "index-intervals", 3, "scrape intervals measured per mode")
+	flag.DurationVar(&cfg.index.interval, "index-interval", 30*time.Second, "scrape interval of the index comparison")
 	flag.Parse()
 	switch {
 	case *cpuHog:
@@ -86,6 +93,13 @@ func main() {
 	if cfg.addedRTT < 0 || cfg.hogs < 0 {
 		fmt.Fprintln(os.Stderr, "lockbench: -added-rtt and -hogs must not be negative")
 		os.Exit(2)
+	}
+	if cfg.indexCmp {
+		if err := runIndexCmp(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if cfg.exporterCmp {
 		if err := runComparison(cfg); err != nil {
@@ -117,6 +131,23 @@ func runComparison(cfg config) error {
 		return err
 	}
 	md := comparisonMarkdown(results, cfg.cmpRounds, ver)
+	if cfg.out == "" {
+		_, err = os.Stdout.WriteString(md)
+		return err
+	}
+	return os.WriteFile(cfg.out, []byte(md), 0o644)
+}
+
+func runIndexCmp(cfg config) error {
+	ic := cfg.index
+	if ic.otherKeys < 0 || ic.locks < 1 || ic.intervals < 1 || ic.interval <= 0 {
+		return fmt.Errorf("-index-other-keys must not be negative; -index-locks, -index-intervals and -index-interval must be positive")
+	}
+	runs, ver, err := runIndexComparison(context.Background(), ic, os.Stderr)
+	if err != nil {
+		return err
+	}
+	md := indexComparisonMarkdown(runs, ic, ver)
 	if cfg.out == "" {
 		_, err = os.Stdout.WriteString(md)
 		return err

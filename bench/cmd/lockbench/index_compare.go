@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors"
+	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
+)
+
+// The index comparison (-index-comparison): what a scrape interval costs Redis on a big shared
+// keyspace (-index-other-keys cache keys from DEBUG POPULATE, -index-locks lock keys under
+// "locks:job:") with lock churn between scrapes, for lock-exporter's index, its walk, redis_exporter
+// --count-keys, and no exporter at all (the churn's own cost). Each interval is real time
+// (-index-interval, 30s by default) so that the feed's steady work (a PING every 100ms, an INFO
+// check every second) is counted; Redis CPU is INFO cpu's used_cpu_sys+used_cpu_user over the whole
+// interval, the churn and the scrape at its end included.
+
+// indexCmpConfig is the shape of one run.
+type indexCmpConfig struct {
+	otherKeys, locks, intervals int
+	interval                    time.Duration
+}
+
+// intervalRun is one mode's measured intervals.
+type intervalRun struct {
+	mode             string
+	cpu, scrapeWall  []time.Duration
+	scrapeCPU        []time.Duration
+	setupWall, setup time.Duration // the index's build (one walk), or nothing
+}
+
+// lockChurn changes the lock keys between scrapes, and knows how many are live: every TTL is
+// minutes long, so nothing expires during the run unseen by the count.
+type lockChurn struct {
+	c    *redis.Client
+	rng  *rand.Rand
+	live map[string]bool
+	next int
+}
+
+func (l *lockChurn) seed(ctx context.Context, n int) error {
+	pipe := l.c.Pipeline()
+	for range n {
+		l.create(ctx, pipe)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+func (l *lockChurn) create(ctx context.Context, pipe redis.Pipeliner) {
+	k := fmt.Sprintf("locks:job:%d", l.next)
+	l.next++
+	ttl := time.Duration(10+l.rng.IntN(20)) * time.Minute
+	if l.next%50 == 0 {
+		ttl = 0 // one in fifty never expires
+	}
+	pipe.Set(ctx, k, "token", ttl)
+	l.live[k] = true
+}
+
+func (l *lockChurn) anyLive() string {
+	for k := range l.live {
+		return k
+	}
+	return ""
+}
+
+// burst runs n lock operations: deletes, new locks, renewals, PERSISTs and new expiries.
+func (l *lockChurn) burst(ctx context.Context, n int) error {
+	pipe := l.c.Pipeline()
+	for range n {
+		k := l.anyLive()
+		switch l.rng.IntN(5) {
+		case 0:
+			pipe.Del(ctx, k)
+			delete(l.live, k)
+		case 1:
+			l.create(ctx, pipe)
+		case 2:
+			pipe.PExpire(ctx, k, time.Duration(10+l.rng.IntN(20))*time.Minute)
+		case 3:
+			pipe.Persist(ctx, k)
+		case 4:
+			pipe.PExpire(ctx, k, time.Duration(5+l.rng.IntN(5))*time.Minute)
+		}
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// runIndexComparison measures every mode in turn on one server.
+func runIndexComparison(ctx context.Context, cfg indexCmpConfig, progress io.Writer) ([]intervalRun, string, error) {
+	srv, err := redisproc.Start(ctx, redisproc.Config{Args: []string{"--enable-debug-command", "yes"}})
+	if err != nil {
+		return nil, "", err
+	}
+	defer srv.Stop()
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 10 * time.Minute})
+	defer admin.Close()
+	start := time.Now()
+	if err := admin.Do(ctx, "DEBUG", "POPULATE", cfg.otherKeys, "cache", 32).Err(); err != nil {
+		return nil, "", fmt.Errorf("DEBUG POPULATE: %w", err)
+	}
+	fmt.Fprintf(progress, "index comparison: %d other keys populated in %v\n", cfg.otherKeys, time.Since(start).Round(time.Second))
+	churn := &lockChurn{c: admin, rng: rand.New(rand.NewPCG(1, 23)), live: map[string]bool{}}
+	if err := churn.seed(ctx, cfg.locks); err != nil {
+		return nil, "", err
+	}
+	var runs []intervalRun
+	for _, mode := range []string{"none", "index", "walk", "redis_exporter"} {
+		run, err := runMode(ctx, cfg, srv.Addr(), admin, churn, mode, progress)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", mode, err)
+		}
+		runs = append(runs, run)
+	}
+	return runs, redisVersion(ctx, srv.Addr()), nil
+}
+
+// runMode sets one mode up and measures its intervals: churn in ten bursts across the interval,
+// then the scrape, Redis CPU over all of it.
+func runMode(ctx context.Context, cfg indexCmpConfig, addr string, admin *redis.Client, churn *lockChurn, mode string, progress io.Writer) (intervalRun, error) {
+	run := intervalRun{mode: mode}
+	scrape, closeMode, err := setUpMode(ctx, addr, admin, mode, &run)
+	if err != nil {
+		return run, err
+	}
+	defer closeMode()
+	perBurst := max(1, cfg.locks/100)
+	for i := range cfg.intervals {
+		cpu0, err := testkit.RedisCPU(ctx, admin)
+		if err != nil {
+			return run, err
+		}
+		for range 10 {
+			if err := churn.burst(ctx, perBurst); err != nil {
+				return run, err
+			}
+			time.Sleep(cfg.interval / 10)
+		}
+		var wall, scpu time.Duration
+		if scrape != nil {
+			wall, scpu, err = measure(ctx, admin, func() error { return scrape(len(churn.live)) })
+			if err != nil {
+				return run, err
+			}
+		}
+		cpu1, err := testkit.RedisCPU(ctx, admin)
+		if err != nil {
+			return run, err
+		}
+		run.cpu = append(run.cpu, cpu1-cpu0)
+		run.scrapeWall, run.scrapeCPU = append(run.scrapeWall, wall), append(run.scrapeCPU, scpu)
+		fmt.Fprintf(progress, "  %s interval %d/%d: Redis CPU %v, scrape %v (Redis CPU %v)\n", mode, i+1, cfg.intervals,
+			(cpu1 - cpu0).Round(time.Millisecond), wall.Round(time.Millisecond), scpu.Round(time.Millisecond))
+	}
+	return run, nil
+}
+
+// setUpMode returns the mode's scrape, which checks the count it served against want.
+func setUpMode(ctx context.Context, addr string, admin *redis.Client, mode string, run *intervalRun) (func(want int) error, func(), error) {
+	namespaces := []collectors.Namespace{{Name: "jobs", Pattern: "locks:job:*"}}
+	switch mode {
+	case "none":
+		return nil, func() {}, nil
+	case "index", "walk":
+		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
+			DisableIdentity: true, PoolSize: collectors.ConnectionsPerNode()})
+		opts := collectors.Options{Namespaces: namespaces, Mode: collectors.ModeWalk, Timeout: 5 * time.Minute, Logger: slog.New(slog.DiscardHandler)}
+		if mode == "index" {
+			opts.Mode = collectors.ModeAuto
+		}
+		cpu0, err := testkit.RedisCPU(ctx, admin)
+		if err != nil {
+			return nil, nil, err
+		}
+		start := time.Now()
+		s, err := collectors.NewScanner(c, opts)
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		scrape := func(want int) error {
+			res := s.Scan(ctx)
+			ns := res.Namespaces[0]
+			if !res.Up || !ns.Complete || ns.Keys != int64(want) {
+				return fmt.Errorf("lock-exporter (%s): up %v complete %v, %d keys (%v), want %d", ns.Mode, res.Up, ns.Complete, ns.Keys, res.Err, want)
+			}
+			if mode == "index" && (ns.Mode != "index" || ns.IndexAge != 0) {
+				return fmt.Errorf("lock-exporter: mode %s (%s), index age %v", ns.Mode, ns.ModeReason, ns.IndexAge)
+			}
+			return nil
+		}
+		if mode == "index" {
+			for res := s.Scan(ctx); res.Namespaces[0].Mode != "index"; res = s.Scan(ctx) {
+				time.Sleep(100 * time.Millisecond) // the build (one walk) is set-up, measured apart
+			}
+			cpu1, err := testkit.RedisCPU(ctx, admin)
+			if err != nil {
+				return nil, nil, err
+			}
+			run.setupWall, run.setup = time.Since(start), cpu1-cpu0
+		}
+		return scrape, func() { s.Close(); c.Close() }, nil
+	case "redis_exporter":
+		reg, err := newCountKeysOf(addr, []string{"db0=locks:job:*"})
+		if err != nil {
+			return nil, nil, err
+		}
+		return func(want int) error { return checkCounted(reg, want) }, func() {}, nil
+	}
+	return nil, nil, fmt.Errorf("unknown mode %q", mode)
+}
+
+func checkCounted(reg *prometheus.Registry, want int) error {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return fmt.Errorf("redis_exporter: %w", err)
+	}
+	var counted float64
+	for _, mf := range mfs {
+		if mf.GetName() == "redis_keys_count" {
+			for _, m := range mf.GetMetric() {
+				counted += m.GetGauge().GetValue()
+			}
+		}
+	}
+	if int(counted) != want {
+		return fmt.Errorf("redis_exporter counted %v keys, want %d", counted, want)
+	}
+	return nil
+}
+
+// indexComparisonMarkdown renders the runs.
+func indexComparisonMarkdown(runs []intervalRun, cfg indexCmpConfig, redisVer string) string {
+	var b strings.Builder
+	base := medianDuration(runs[0].cpu)
+	var theirs time.Duration
+	for _, r := range runs {
+		if r.mode == "redis_exporter" {
+			theirs = medianDuration(r.scrapeCPU)
+		}
+	}
+	fmt.Fprintf(&b, "One redis-server %s with %s other keys (`DEBUG POPULATE`) and %s lock keys under `locks:job:`, "+
+		"%d lock operations (deletes, new locks, renewals, `PERSIST`s, new expiries) in ten bursts per %v interval, "+
+		"then one scrape; medians of %d intervals per mode (`go run ./cmd/lockbench -index-comparison`, in `bench/`). "+
+		"Every scrape's count was checked against the live lock keys.\n\n",
+		redisVer, humanCount(cfg.otherKeys), humanCount(cfg.locks), max(1, cfg.locks/100)*10, cfg.interval, cfg.intervals)
+	b.WriteString("| mode | Redis CPU per interval | attributable to the exporter | ÷ redis_exporter's per scrape | scrape wall | scrape's Redis CPU | set-up (index build) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range runs {
+		cpu := medianDuration(r.cpu)
+		attr := cpu - base
+		ratio := "—"
+		if theirs > 0 && r.mode != "none" {
+			ratio = fmt.Sprintf("%.2f%%", 100*attr.Seconds()/theirs.Seconds())
+		}
+		setup := "—"
+		if r.setupWall > 0 {
+			setup = fmt.Sprintf("%.1f s wall, %.1f s Redis CPU", r.setupWall.Seconds(), r.setup.Seconds())
+		}
+		attrS, wall, scpu := "—", "—", "—"
+		if r.mode != "none" {
+			attrS = fmt.Sprintf("%.3f s", attr.Seconds())
+			wall = fmt.Sprintf("%.1f ms", float64(medianDuration(r.scrapeWall).Microseconds())/1000)
+			scpu = fmt.Sprintf("%.1f ms", float64(medianDuration(r.scrapeCPU).Microseconds())/1000)
+		}
+		fmt.Fprintf(&b, "| %s | %.3f s | %s | %s | %s | %s | %s |\n", r.mode, cpu.Seconds(), attrS, ratio, wall, scpu, setup)
+	}
+	return b.String()
+}
