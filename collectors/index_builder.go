@@ -29,6 +29,18 @@ func (c *serverClock) set(server int64, sent, received time.Time) {
 	c.offset = server - mid
 }
 
+// keySink receives every key a pass reads: the index's build and its backstop walk are passes.
+type keySink interface {
+	// add records one inspected batch; at is the server time (ms) taken before it was sent.
+	add(b *batch, replies []keyReply, idleKnown bool, at int64)
+	// fence records a fence key the walk counted (a walk does not inspect them).
+	fence(key string, matches []int32)
+	// expireTime says whether the inspector reads PEXPIRETIME.
+	expireTime() bool
+	// now is the server's time, ms.
+	now() int64
+}
+
 // indexBuilder receives a walk's keys (a pass with sink set) into a new index.
 type indexBuilder struct {
 	clock      *serverClock
@@ -43,7 +55,9 @@ func newIndexBuilder(clock *serverClock, absolute bool, namespaces []Namespace) 
 	return &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: newKeyIndex()}
 }
 
-// add records one inspected batch; at is the server time taken before it was sent.
+func (b *indexBuilder) expireTime() bool { return b.absolute }
+func (b *indexBuilder) now() int64       { return b.clock.now() }
+
 func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int64) {
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: b.absolute, namespaces: b.namespaces}
 	b.mu.Lock()
@@ -56,7 +70,6 @@ func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int
 	}
 }
 
-// fence records a fence key the walk counted.
 func (b *indexBuilder) fence(key string, matches []int32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -18,6 +18,26 @@ import (
 // spreads the re-reads over the scrape interval so that a scrape finds few left to do.
 const feedInterval = 100 * time.Millisecond
 
+// feedCommandTimeout bounds the feed loop's round trips, so that a Redis that stopped answering
+// holds the index's lock no longer than that: scrapes meanwhile wait for it until their deadline.
+const feedCommandTimeout = 5 * time.Second
+
+// syncLock is a mutex that a scrape can stop waiting for at its deadline.
+type syncLock chan struct{}
+
+func (l syncLock) Lock()   { l <- struct{}{} }
+func (l syncLock) Unlock() { <-l }
+
+// lockCtx takes the lock, or reports false when ctx ends first.
+func (l syncLock) lockCtx(ctx context.Context) bool {
+	select {
+	case l <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // identityEvery is how many feed ticks pass between checks of the server's identity (run id,
 // role, SWAPDB count) outside scrapes; a scrape always checks.
 const identityEvery = 10
@@ -46,10 +66,13 @@ type indexNode struct {
 
 	// syncMu serializes the feed loop's drains, a scrape's drain and aggregation, and the swap
 	// of a new index; idx and feed are read and written under it.
-	syncMu sync.Mutex
+	syncMu syncLock
 	idx    *keyIndex // the last complete index; nil before the first build
 	feed   *changeFeed
 	ident  serverIdentity // of the server idx was built from
+	// lastReread is the keys the last drain re-read: the backstop walk does not judge them,
+	// its own reading of them being older.
+	lastReread []string
 
 	mu        sync.Mutex
 	absolute  bool      // the server has PEXPIRETIME
@@ -61,14 +84,16 @@ type indexNode struct {
 	dropped   uint64 // namespaces past the key budget, walked
 	keyErrs   map[int]error
 	entries   int
-	building  *pass // the first build's walk while it runs: a scrape meanwhile shares it
-	built     bool  // a complete index exists
+	// The backstop walk's counts: corrections it made, and walks it finished.
+	corrections, backstops int64
+	building               *pass // the first build's walk while it runs: a scrape meanwhile shares it
+	built                  bool  // a complete index exists
 }
 
 func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
 		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
-		done: make(chan struct{}), tried: make(chan struct{}), resyncs: map[string]int64{},
+		done: make(chan struct{}), tried: make(chan struct{}), resyncs: map[string]int64{}, syncMu: make(syncLock, 1),
 	}
 	n.ctx, n.cancel = context.WithCancel(s.base)
 	go n.run()
@@ -115,7 +140,15 @@ func (n *indexNode) run() {
 			continue
 		}
 		backoff = time.Second
+		bctx, stopBackstop := context.WithCancel(n.ctx)
+		backstopDone := make(chan struct{})
+		go func() {
+			defer close(backstopDone)
+			n.backstopLoop(bctx)
+		}()
 		reason := n.follow()
+		stopBackstop()
+		<-backstopDone
 		if reason == "" {
 			return
 		}
@@ -230,15 +263,17 @@ func (n *indexNode) follow() string {
 		case <-t.C:
 		}
 		n.syncMu.Lock()
+		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
 		reason := n.lostReason()
 		if reason == "" {
-			reason, _ = n.drain(n.ctx) // a Redis that does not answer is the scrape's to report
+			reason, _ = n.drain(ctx) // a Redis that does not answer is the scrape's to report
 		}
 		if reason == "" && tick%identityEvery == 0 {
-			if ident, _, _, err := n.readIdentity(n.ctx); err == nil {
+			if ident, _, _, err := n.readIdentity(ctx); err == nil {
 				reason = n.ident.changed(ident)
 			}
 		}
+		cancel()
 		if reason == "" {
 			n.mu.Lock()
 			n.currentAt = time.Now()
@@ -303,6 +338,7 @@ func (n *indexNode) drain(ctx context.Context) (string, error) {
 		return resyncConnectionLost, nil
 	}
 	keys, lost := n.feed.take()
+	n.lastReread = keys
 	if lost != "" {
 		return lost, nil
 	}

@@ -64,6 +64,8 @@ func (s *Scanner) scanIndexed(ctx context.Context) *Result {
 	if closed {
 		return closedResult(s.opts)
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
 	served := s.index.collect(ctx)
 	if served.partial != nil {
 		return s.partialBuild(served.partial)
@@ -83,6 +85,7 @@ func (s *Scanner) scanIndexed(ctx context.Context) *Result {
 	s.index.mu.Lock()
 	res.IndexResyncs = maps.Clone(s.index.resyncs)
 	res.IndexEntries = s.index.entries
+	res.IndexCorrections, res.IndexBackstops = s.index.corrections, s.index.backstops
 	s.index.mu.Unlock()
 	byName := map[string]NamespaceResult{}
 	if walked != nil {

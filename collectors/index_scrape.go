@@ -68,7 +68,10 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		out.partial = partial
 		return out
 	}
-	n.syncMu.Lock()
+	if !n.syncMu.lockCtx(ctx) {
+		out.err = ErrNoAnswer // the feed loop waits for a Redis that does not answer
+		return out
+	}
 	defer n.syncMu.Unlock()
 	n.mu.Lock()
 	refused, dropped, current := n.refused, n.dropped, n.current

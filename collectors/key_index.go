@@ -12,6 +12,9 @@ import (
 // command, which the change feed reports.
 type keyIndex struct {
 	entries map[string]indexEntry
+	// epoch is the backstop walk in progress; every entry written carries it, so that at the
+	// walk's end an entry of an older epoch was neither seen by the walk nor re-read since.
+	epoch uint32
 }
 
 // indexEntry is one key: 32 bytes beside its name.
@@ -19,6 +22,7 @@ type indexEntry struct {
 	expireAt int64  // server ms; 0: no expiry
 	touched  int64  // server ms of the last touch as of the last read (read time − OBJECT IDLETIME)
 	ns       uint64 // bit b: indexed namespace b's pattern matches the key
+	epoch    uint32 // keyIndex.epoch when written
 	typ      uint8  // typeCode of the value
 	fence    bool   // a lease fence or write-fence key: counted apart, never inspected further
 }
@@ -64,11 +68,23 @@ type readStamp struct {
 // It reports whether the entry changed (the backstop walk counts those as corrections).
 func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool {
 	old, had := x.entries[key]
-	if r.gone || !wantedByAny(ns, r.typ, st.namespaces) {
+	e, keep := entryOf(ns, r, st)
+	if !keep {
 		delete(x.entries, key)
 		return had
 	}
-	e := indexEntry{ns: ns, typ: typeCode(r.typ)}
+	e.epoch = x.epoch
+	x.entries[key] = e
+	return !had || differs(old, e, st.absolute)
+}
+
+// entryOf is the entry a reply describes, and keep false when the key is not indexed (gone, or a
+// type no namespace of the mask counts).
+func entryOf(ns uint64, r *keyReply, st readStamp) (e indexEntry, keep bool) {
+	if r.gone || !wantedByAny(ns, r.typ, st.namespaces) {
+		return e, false
+	}
+	e = indexEntry{ns: ns, typ: typeCode(r.typ)}
 	switch {
 	case r.info.TTL == NoTTL:
 	case st.absolute && r.expireAt > 0:
@@ -79,13 +95,29 @@ func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool 
 	if st.idleKnown {
 		e.touched = st.at - r.info.Idle.Milliseconds()
 	}
-	x.entries[key] = e
-	return !had || old.ns != e.ns || old.typ != e.typ || old.fence || (st.absolute && old.expireAt != e.expireAt)
+	return e, true
+}
+
+// expirySlack is how far apart two readings of one expiry may be without PEXPIRETIME: read time
+// + PTTL carries the pipeline's timing as its error.
+const expirySlack = 50 // ms
+
+// differs reports whether b says something of the key that a did not: membership, type, kind,
+// or expiry (exactly with PEXPIRETIME). Idle time is not compared: reads change it.
+func differs(a, b indexEntry, absolute bool) bool {
+	if a.ns != b.ns || a.typ != b.typ || a.fence != b.fence || (a.expireAt == 0) != (b.expireAt == 0) {
+		return true
+	}
+	d := a.expireAt - b.expireAt
+	if absolute {
+		return d != 0
+	}
+	return d > expirySlack || d < -expirySlack
 }
 
 // applyFence records a fence key seen by a walk (a walk does not inspect them).
 func (x *keyIndex) applyFence(key string, ns uint64) {
-	x.entries[key] = indexEntry{ns: ns, fence: true}
+	x.entries[key] = indexEntry{ns: ns, fence: true, epoch: x.epoch}
 }
 
 // applyFenceReply records a re-read fence key: present or gone is all that counts.

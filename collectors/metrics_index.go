@@ -9,7 +9,7 @@ import (
 // indexStats reports how each namespace is read (index or walk, and why it is walked), how
 // current the index served is, and how often it had to be rebuilt.
 type indexStats struct {
-	mode, age, resyncs, entries *prometheus.Desc
+	mode, age, resyncs, entries, corrections, backstops *prometheus.Desc
 }
 
 func newIndexStats() *indexStats {
@@ -22,6 +22,10 @@ func newIndexStats() *indexStats {
 		resyncs: prometheus.NewDesc("lock_exporter_index_resyncs_total",
 			"Rebuilds of the lock-key index (a new change feed and one keyspace walk) since start, by reason: connection_lost, flush, redirect_broken, run_id_changed, role_changed, swapdb.",
 			[]string{"reason"}, nil),
+		corrections: prometheus.NewDesc("lock_exporter_index_corrections_total",
+			"Index entries the paced backstop walk found wrong and corrected since start (a key the change feed did not report): 0 with a working feed, so any increase is worth an alert.", nil, nil),
+		backstops: prometheus.NewDesc("lock_exporter_index_backstop_walks_total",
+			"Backstop walks of the keyspace finished since start (paced by --scan.backstop-keys-per-second).", nil, nil),
 		entries: prometheus.NewDesc("lock_exporter_index_keys",
 			"Keys the lock-key index holds (locks and fence keys of the indexed namespaces).", nil, nil),
 	}
@@ -32,6 +36,8 @@ func (d *indexStats) describe(ch chan<- *prometheus.Desc) {
 	ch <- d.age
 	ch <- d.resyncs
 	ch <- d.entries
+	ch <- d.corrections
+	ch <- d.backstops
 }
 
 func (d *indexStats) update(res *Result, ch chan<- prometheus.Metric) {
@@ -48,6 +54,8 @@ func (d *indexStats) update(res *Result, ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- gauge(d.entries, float64(res.IndexEntries))
+	ch <- prometheus.MustNewConstMetric(d.corrections, prometheus.CounterValue, float64(res.IndexCorrections))
+	ch <- prometheus.MustNewConstMetric(d.backstops, prometheus.CounterValue, float64(res.IndexBackstops))
 	reasons := []string{resyncConnectionLost, resyncFlush, resyncRedirectBroken, resyncRestart, resyncRole, resyncSwapDB}
 	for r := range res.IndexResyncs {
 		if !slices.Contains(reasons, r) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -45,7 +46,7 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 	var wg sync.WaitGroup
 	for range inspectWorkers {
 		wg.Go(func() {
-			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader(), expireTime: f.sink != nil && f.sink.absolute}
+			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader(), expireTime: f.sink != nil && f.sink.expireTime()}
 			for b := range batches {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
@@ -153,6 +154,15 @@ func (s *Scanner) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- 
 			return
 		}
 		cursor = next
+		if f.pace > 0 {
+			select {
+			case <-time.After(f.pace):
+			case <-stop:
+				return
+			case <-f.ctx.Done():
+				return
+			}
+		}
 	}
 }
 
@@ -173,7 +183,7 @@ func (s *Scanner) inspectBatch(f *pass, n *node, in *inspector, b *batch, withTy
 	defer cancel()
 	var at int64
 	if f.sink != nil {
-		at = f.sink.clock.now()
+		at = f.sink.now()
 	}
 	replies, idleKnown := in.inspect(ctx, b.keys, withType)
 	if f.sink != nil {

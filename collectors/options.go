@@ -147,6 +147,12 @@ type Options struct {
 	// IndexKeyBudget is the most keys one namespace may hold in the index (default
 	// DefaultIndexKeyBudget); a namespace past it goes back to the per-scrape walk.
 	IndexKeyBudget int
+	// BackstopKeysPerSecond paces the index's backstop walk, which corrects (and counts) what
+	// the change feed missed (default DefaultBackstopKeysPerSecond; negative: no backstop walk).
+	BackstopKeysPerSecond int
+	// BackstopEvery is the least time between the starts of two backstop walks (default
+	// DefaultBackstopEvery).
+	BackstopEvery time.Duration
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -169,6 +175,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IndexKeyBudget == 0 {
 		o.IndexKeyBudget = DefaultIndexKeyBudget
+	}
+	if o.BackstopKeysPerSecond == 0 {
+		o.BackstopKeysPerSecond = DefaultBackstopKeysPerSecond
+	}
+	if o.BackstopEvery == 0 {
+		o.BackstopEvery = DefaultBackstopEvery
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -204,6 +216,9 @@ func (o Options) validate() error {
 	}
 	if o.Timeout <= 0 {
 		return invalidOptions("timeout must be positive, got %s", o.Timeout)
+	}
+	if o.BackstopEvery < 0 {
+		return invalidOptions("backstop interval must not be negative, got %s", o.BackstopEvery)
 	}
 	if o.Mode != ModeAuto && o.Mode != ModeWalk {
 		return invalidOptions("scan mode %q is not %q or %q", o.Mode, ModeAuto, ModeWalk)

@@ -28,6 +28,9 @@ type Result struct {
 	IndexResyncs map[string]int64
 	// IndexEntries is how many keys the index holds (locks and fence keys).
 	IndexEntries int
+	// IndexCorrections counts the index entries the backstop walk corrected since start, and
+	// IndexBackstops the backstop walks it finished.
+	IndexCorrections, IndexBackstops int64
 }
 
 // NamespaceResult aggregates one namespace's keys.

@@ -60,8 +60,11 @@ type pass struct {
 	endedAt      time.Time
 	holders      map[string]string // by whole key name; set by readHolders after the pass
 
-	// sink, when set, receives every key the pass reads: the index is built by a pass.
-	sink *indexBuilder
+	// sink, when set, receives every key the pass reads: the index is built, and checked by
+	// the backstop walk, by passes.
+	sink keySink
+	// pace, when set, is the pause after each SCAN call: the backstop walk's keys per second.
+	pace time.Duration
 }
 
 // node tracks one Redis node's part in this pass.

@@ -1,0 +1,202 @@
+package collectors
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultBackstopKeysPerSecond paces the backstop walk: the keys per second its SCAN visits. At
+// about 1 µs of Redis CPU per key visited (a walk of 10M keys costs 10.8 s), 2000 keys/s cost
+// Redis about 2 ms a second, 65 ms per 30 s scrape interval, on any keyspace: a 10M-key database is
+// walked in 83 minutes. Measured in docs/performance-exporter.md.
+const DefaultBackstopKeysPerSecond = 2000
+
+// DefaultBackstopEvery is the least time between the starts of two backstop walks, so that a
+// small keyspace is not walked over and over.
+const DefaultBackstopEvery = 10 * time.Minute
+
+// backstopLoop runs a paced backstop walk every Options.BackstopEvery while the index follows
+// its feed; ctx ends with the feed (a resync rebuilds the index with a walk anyway).
+func (n *indexNode) backstopLoop(ctx context.Context) {
+	if n.s.opts.BackstopKeysPerSecond < 0 {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(n.s.opts.BackstopEvery):
+		}
+		n.backstop(ctx)
+	}
+}
+
+// backstop walks the node's keyspace once, paced, and corrects every index entry the walk reads
+// differently from the index: a key the index lacks or holds with another type, membership or
+// expiry, and at the end every entry the walk never saw (a key gone without a feed message). Each
+// correction is counted: with a working feed there are none, so a non-zero rate is worth an alert.
+func (n *indexNode) backstop(ctx context.Context) {
+	n.syncMu.Lock()
+	idx := n.idx
+	if idx == nil {
+		n.syncMu.Unlock()
+		return
+	}
+	idx.epoch++
+	n.syncMu.Unlock()
+	n.mu.Lock()
+	absolute := n.absolute
+	n.mu.Unlock()
+
+	chk := &backstopCheck{ctx: ctx, n: n, idx: idx, absolute: absolute}
+	opts := n.s.opts
+	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
+	start := time.Now()
+	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(24*time.Hour))
+	f.sink = chk
+	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
+	n.s.scanNode(f, n.client)
+	f.passEnded(time.Now())
+	f.finish(time.Now())
+	if !f.final.Up || chk.aborted || ctx.Err() != nil {
+		return
+	}
+	for _, ns := range f.final.Namespaces {
+		if !ns.Complete || ns.Truncated {
+			return
+		}
+	}
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	if n.idx != idx || !chk.drained(ctx) {
+		return
+	}
+	// An entry of an older epoch was neither seen by the walk (which returns every key present
+	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
+	var unseen []string
+	for k, e := range idx.entries {
+		if e.epoch != idx.epoch {
+			unseen = append(unseen, k)
+		}
+	}
+	before := make(map[string]indexEntry, len(unseen))
+	for _, k := range unseen {
+		before[k] = idx.entries[k]
+	}
+	if err := n.reread(ctx, idx, unseen); err != nil {
+		return
+	}
+	fixed := 0
+	for _, k := range unseen {
+		after, ok := idx.entries[k]
+		if !ok || differs(before[k], after, absolute) {
+			fixed++
+		}
+	}
+	n.mu.Lock()
+	n.corrections += int64(chk.fixed + fixed)
+	n.backstops++
+	n.mu.Unlock()
+	if chk.fixed+fixed > 0 {
+		n.s.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", chk.fixed+fixed)
+	}
+}
+
+// backstopCheck is the backstop walk's sink: it compares what the walk reads with the index.
+type backstopCheck struct {
+	ctx      context.Context
+	n        *indexNode
+	idx      *keyIndex
+	absolute bool
+	fences   []string // fence keys seen since the last batch, with their masks
+	fenceNS  []uint64
+	fixed    int
+	aborted  bool
+}
+
+func (c *backstopCheck) expireTime() bool { return c.absolute }
+func (c *backstopCheck) now() int64       { return c.n.clock.now() }
+
+func (c *backstopCheck) fence(key string, matches []int32) {
+	c.n.syncMu.Lock()
+	defer c.n.syncMu.Unlock()
+	c.fences = append(c.fences, key)
+	c.fenceNS = append(c.fenceNS, maskOf(matches))
+}
+
+// drained brings the index up to now before a comparison, and reports false when the index is
+// no longer following its feed (the walk is then abandoned: a resync walks anyway). syncMu is held.
+func (c *backstopCheck) drained(ctx context.Context) bool {
+	if c.n.idx != c.idx || c.aborted {
+		c.aborted = true
+		return false
+	}
+	reason, err := c.n.drain(ctx)
+	if reason != "" {
+		c.n.lose(reason)
+	}
+	if reason != "" || err != nil {
+		c.aborted = true
+		return false
+	}
+	return true
+}
+
+// add judges one batch: after a drain, the index holds every change the feed named up to now,
+// so a key the drain did not re-read must read as the index says, or the feed missed something.
+func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int64) {
+	c.n.syncMu.Lock()
+	defer c.n.syncMu.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, feedCommandTimeout)
+	defer cancel()
+	if !c.drained(ctx) {
+		return
+	}
+	fresh := make(map[string]bool, len(c.n.lastReread))
+	for _, k := range c.n.lastReread {
+		fresh[k] = true
+	}
+	dropped := c.droppedMask()
+	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.namespaces}
+	for k := range replies {
+		key := b.keys[k]
+		if replies[k].err != nil || fresh[key] {
+			continue
+		}
+		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ dropped
+		if mask == 0 {
+			continue
+		}
+		old, had := c.idx.entries[key]
+		want, keep := entryOf(mask, &replies[k], st)
+		switch {
+		case !keep && had:
+			c.fixed++
+			delete(c.idx.entries, key)
+		case keep && (!had || differs(old, want, c.absolute)):
+			c.fixed++
+			want.epoch = c.idx.epoch
+			c.idx.entries[key] = want
+		case keep:
+			old.epoch = c.idx.epoch
+			c.idx.entries[key] = old
+		}
+	}
+	for i, key := range c.fences {
+		mask := c.fenceNS[i] &^ dropped
+		if mask == 0 || fresh[key] {
+			continue
+		}
+		if old, had := c.idx.entries[key]; !had || !old.fence || old.ns != mask {
+			c.fixed++
+		}
+		c.idx.applyFence(key, mask)
+	}
+	c.fences, c.fenceNS = c.fences[:0], c.fenceNS[:0]
+}
+
+func (c *backstopCheck) droppedMask() uint64 {
+	c.n.mu.Lock()
+	defer c.n.mu.Unlock()
+	return c.n.dropped
+}
