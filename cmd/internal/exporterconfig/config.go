@@ -49,6 +49,7 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	  max_concurrent_targets: 4       # /scrape targets scanned at once
 //	  mode: auto                      # auto (index where Redis can feed it) or walk
 //	  index_key_budget: 1000000       # keys per namespace the index holds at most
+//	  backstop_keys_per_second: 2000  # pace of the index's backstop walk; 0: none
 //	namespaces:
 //	  - name: scheduler
 //	    pattern: "cordum:scheduler:job:*"
@@ -109,6 +110,8 @@ type Scan struct {
 	Mode string `yaml:"mode"`
 	// IndexKeyBudget is the most keys one namespace may hold in the index before it is walked.
 	IndexKeyBudget int `yaml:"index_key_budget"`
+	// BackstopKeysPerSecond paces the index's backstop walk; 0 turns it off.
+	BackstopKeysPerSecond int `yaml:"backstop_keys_per_second"`
 }
 
 // Namespace is one lock namespace of the file.
@@ -131,13 +134,14 @@ func Defaults() Config {
 	return Config{
 		Redis: Redis{Addr: DefaultRedisAddr},
 		Scan: Scan{
-			BatchSize:      collectors.DefaultBatchSize,
-			MaxKeys:        collectors.DefaultMaxKeys,
-			TopK:           collectors.DefaultTopK,
-			Timeout:        Duration(collectors.DefaultTimeout),
-			TimeoutOffset:  Duration(DefaultTimeoutOffset),
-			Mode:           string(collectors.ModeAuto),
-			IndexKeyBudget: collectors.DefaultIndexKeyBudget,
+			BatchSize:             collectors.DefaultBatchSize,
+			MaxKeys:               collectors.DefaultMaxKeys,
+			TopK:                  collectors.DefaultTopK,
+			Timeout:               Duration(collectors.DefaultTimeout),
+			TimeoutOffset:         Duration(DefaultTimeoutOffset),
+			Mode:                  string(collectors.ModeAuto),
+			IndexKeyBudget:        collectors.DefaultIndexKeyBudget,
+			BackstopKeysPerSecond: collectors.DefaultBackstopKeysPerSecond,
 		},
 	}
 }
@@ -175,6 +179,10 @@ func (c Config) ScannerOptions() collectors.Options {
 		// Validated by Scan.validate; inspect sets ModeWalk for its one-shot walk.
 		Mode:           collectors.ScanMode(c.Scan.Mode),
 		IndexKeyBudget: c.Scan.IndexKeyBudget,
+	}
+	opts.BackstopKeysPerSecond = c.Scan.BackstopKeysPerSecond
+	if opts.BackstopKeysPerSecond == 0 {
+		opts.BackstopKeysPerSecond = -1 // the scanner's "off"; its zero means the default
 	}
 	for _, ns := range c.Namespaces {
 		opts.Namespaces = append(opts.Namespaces, ns.collector())

@@ -28,6 +28,7 @@ scan:
   timeout_offset: 250ms
   mode: walk
   index_key_budget: 5000
+  backstop_keys_per_second: 100
 namespaces:
   - name: scheduler
     pattern: "cordum:scheduler:job:*"
@@ -46,7 +47,7 @@ namespaces:
 		Redis: Redis{Addr: "redis://exporter@redis.internal:6380/2", Username: "exporter", PasswordFile: pw},
 		Scan: Scan{BatchSize: 500, MaxKeys: 20000, TopK: 3,
 			Timeout: Duration(8 * time.Second), TimeoutOffset: Duration(250 * time.Millisecond),
-			Mode: "walk", IndexKeyBudget: 5000},
+			Mode: "walk", IndexKeyBudget: 5000, BackstopKeysPerSecond: 100},
 		Namespaces: []Namespace{
 			{Name: "scheduler", Pattern: "cordum:scheduler:job:*",
 				ExpectedTTL: Duration(time.Minute), ExpectedRenewInterval: Duration(20 * time.Second),
@@ -107,7 +108,7 @@ func TestInvalid(t *testing.T) {
 		{"bad bool", "redis:\n  tls: {insecure_skip_verify: maybe}\n", nil, `line 2: invalid value "maybe" (want bool)`},
 		{"list for a value", "redis:\n  addr: [a, b]\n", nil, `line 2: want a single string value`},
 		{"value for a list", "namespaces: jobs\n", nil, `line 1: want a list`},
-		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets, mode, index_key_budget`},
+		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets, mode, index_key_budget, backstop_keys_per_second`},
 		{"value for the whole file", "just text\n", nil, `line 1: want a mapping of redis, scan, namespaces, targets`},
 		{"second document", "namespaces:\n  - {name: a, pattern: 'a:*'}\n---\nnamespaces:\n  - {name: b, pattern: 'b:*'}\n", nil, "more than one YAML document"},
 		{"duplicate name", "namespaces:\n  - {name: a, pattern: 'a:*'}\n  - {name: a, pattern: 'b:*'}\n", nil, `duplicate namespace name "a"`},

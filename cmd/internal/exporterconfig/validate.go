@@ -83,6 +83,9 @@ func (s Scan) validate() error {
 	if s.Timeout <= 0 {
 		return invalidf("scan.timeout must be positive, got %s", time.Duration(s.Timeout))
 	}
+	if s.BackstopKeysPerSecond < 0 {
+		return invalidf("scan.backstop-keys-per-second must not be negative, got %d", s.BackstopKeysPerSecond)
+	}
 	if _, err := collectors.ParseScanMode(s.Mode); err != nil {
 		return invalidf("scan.mode %q: want auto or walk", s.Mode)
 	}
