@@ -39,8 +39,8 @@ type intervalRun struct {
 	setupWall, setup time.Duration // the index's build (one walk), or nothing
 }
 
-// lockChurn changes the lock keys between scrapes, and knows how many are live: every TTL is
-// minutes long, so nothing expires during the run unseen by the count.
+// lockChurn changes the lock keys between scrapes, and knows how many are live: every TTL is at
+// least 45 minutes, longer than the run, so nothing expires unseen by the count.
 type lockChurn struct {
 	c    *redis.Client
 	rng  *rand.Rand
@@ -60,7 +60,7 @@ func (l *lockChurn) seed(ctx context.Context, n int) error {
 func (l *lockChurn) create(ctx context.Context, pipe redis.Pipeliner) {
 	k := fmt.Sprintf("locks:job:%d", l.next)
 	l.next++
-	ttl := time.Duration(10+l.rng.IntN(20)) * time.Minute
+	ttl := time.Duration(60+l.rng.IntN(30)) * time.Minute
 	if l.next%50 == 0 {
 		ttl = 0 // one in fifty never expires
 	}
@@ -87,11 +87,11 @@ func (l *lockChurn) burst(ctx context.Context, n int) error {
 		case 1:
 			l.create(ctx, pipe)
 		case 2:
-			pipe.PExpire(ctx, k, time.Duration(10+l.rng.IntN(20))*time.Minute)
+			pipe.PExpire(ctx, k, time.Duration(60+l.rng.IntN(30))*time.Minute)
 		case 3:
 			pipe.Persist(ctx, k)
 		case 4:
-			pipe.PExpire(ctx, k, time.Duration(5+l.rng.IntN(5))*time.Minute)
+			pipe.PExpire(ctx, k, time.Duration(45+l.rng.IntN(15))*time.Minute)
 		}
 	}
 	_, err := pipe.Exec(ctx)
@@ -124,7 +124,70 @@ func runIndexComparison(ctx context.Context, cfg indexCmpConfig, progress io.Wri
 		}
 		runs = append(runs, run)
 	}
+	bs, err := measureBackstop(ctx, srv.Addr(), admin, progress)
+	if err != nil {
+		return nil, "", fmt.Errorf("backstop: %w", err)
+	}
+	runs = append(runs, bs)
 	return runs, redisVersion(ctx, srv.Addr()), nil
+}
+
+// backstopProbePace is the backstop walk's pace while its cost per key is measured: fast enough
+// to cover millions of keys in the window, slow enough to stay a paced walk.
+const (
+	backstopProbePace   = 200_000
+	backstopProbeWindow = 20 * time.Second
+)
+
+// measureBackstop measures the backstop walk's Redis CPU per key visited, over a window of a
+// walk at backstopProbePace minus an idle window of the same length, and amortises it at the
+// default pace over a 30 s interval (reported in the run's cpu[0]; scrapeCPU[0] is the cost per
+// million keys visited).
+func measureBackstop(ctx context.Context, addr string, admin *redis.Client, progress io.Writer) (intervalRun, error) {
+	run := intervalRun{mode: "backstop"}
+	idle0, err := testkit.RedisCPU(ctx, admin)
+	if err != nil {
+		return run, err
+	}
+	time.Sleep(backstopProbeWindow)
+	idle1, err := testkit.RedisCPU(ctx, admin)
+	if err != nil {
+		return run, err
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
+		DisableIdentity: true, PoolSize: collectors.ConnectionsPerNode()})
+	defer c.Close()
+	s, err := collectors.NewScanner(c, collectors.Options{Namespaces: []collectors.Namespace{{Name: "jobs", Pattern: "locks:job:*"}},
+		Mode: collectors.ModeAuto, Timeout: 5 * time.Minute, BackstopKeysPerSecond: backstopProbePace, BackstopEvery: time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return run, err
+	}
+	defer s.Close()
+	for res := s.Scan(ctx); res.Namespaces[0].Mode != "index"; res = s.Scan(ctx) {
+		time.Sleep(100 * time.Millisecond) // the build
+	}
+	time.Sleep(time.Second) // the backstop walk starts 1 ms after the build
+	cpu0, err := testkit.RedisCPU(ctx, admin)
+	if err != nil {
+		return run, err
+	}
+	time.Sleep(backstopProbeWindow)
+	cpu1, err := testkit.RedisCPU(ctx, admin)
+	if err != nil {
+		return run, err
+	}
+	res := s.Scan(ctx)
+	if res.IndexCorrections != 0 {
+		return run, fmt.Errorf("the backstop walk corrected %d entries of a feed that works", res.IndexCorrections)
+	}
+	perKey := float64((cpu1-cpu0)-(idle1-idle0)) / (backstopProbePace * backstopProbeWindow.Seconds())
+	amortised := time.Duration(perKey * collectors.DefaultBackstopKeysPerSecond * 30)
+	run.cpu = []time.Duration{amortised}
+	run.scrapeCPU = []time.Duration{time.Duration(perKey * 1e6)}
+	fmt.Fprintf(progress, "  backstop: %v Redis CPU per million keys visited; at %d keys/s, %v per 30 s interval\n",
+		run.scrapeCPU[0].Round(time.Millisecond), collectors.DefaultBackstopKeysPerSecond, amortised.Round(time.Millisecond))
+	return run, nil
 }
 
 // runMode sets one mode up and measures its intervals: churn in ten bursts across the interval,
@@ -176,7 +239,9 @@ func setUpMode(ctx context.Context, addr string, admin *redis.Client, mode strin
 	case "index", "walk":
 		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
 			DisableIdentity: true, PoolSize: collectors.ConnectionsPerNode()})
-		opts := collectors.Options{Namespaces: namespaces, Mode: collectors.ModeWalk, Timeout: 5 * time.Minute, Logger: slog.New(slog.DiscardHandler)}
+		// The backstop walk is measured apart (measureBackstop), not inside these intervals.
+		opts := collectors.Options{Namespaces: namespaces, Mode: collectors.ModeWalk, Timeout: 5 * time.Minute,
+			BackstopKeysPerSecond: -1, Logger: slog.New(slog.DiscardHandler)}
 		if mode == "index" {
 			opts.Mode = collectors.ModeAuto
 		}
@@ -259,6 +324,9 @@ func indexComparisonMarkdown(runs []intervalRun, cfg indexCmpConfig, redisVer st
 	b.WriteString("| mode | Redis CPU per interval | attributable to the exporter | ÷ redis_exporter's per scrape | scrape wall | scrape's Redis CPU | set-up (index build) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
+		if r.mode == "backstop" {
+			continue
+		}
 		cpu := medianDuration(r.cpu)
 		attr := cpu - base
 		ratio := "—"
@@ -276,6 +344,15 @@ func indexComparisonMarkdown(runs []intervalRun, cfg indexCmpConfig, redisVer st
 			scpu = fmt.Sprintf("%.1f ms", float64(medianDuration(r.scrapeCPU).Microseconds())/1000)
 		}
 		fmt.Fprintf(&b, "| %s | %.3f s | %s | %s | %s | %s | %s |\n", r.mode, cpu.Seconds(), attrS, ratio, wall, scpu, setup)
+	}
+	for _, r := range runs {
+		if r.mode == "backstop" {
+			fmt.Fprintf(&b, "\nBackstop walk (measured apart, over a %v window of a walk paced at %d keys/s, less an idle window): "+
+				"%.0f ms of Redis CPU per million keys visited, so at the default %d keys/s **%.1f ms per 30 s interval**, "+
+				"%.2f%% of redis_exporter's per scrape; 0 corrections.\n",
+				backstopProbeWindow, backstopProbePace, float64(r.scrapeCPU[0].Microseconds())/1000,
+				collectors.DefaultBackstopKeysPerSecond, float64(r.cpu[0].Microseconds())/1000, 100*r.cpu[0].Seconds()/theirs.Seconds())
+		}
 	}
 	return b.String()
 }
