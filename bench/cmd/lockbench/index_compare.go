@@ -316,6 +316,7 @@ func indexComparisonMarkdown(runs []intervalRun, cfg indexCmpConfig, redisVer st
 			theirs = medianDuration(r.scrapeCPU)
 		}
 	}
+	b.WriteString("\n## The lock-key index on a big shared keyspace\n\n")
 	fmt.Fprintf(&b, "One redis-server %s with %s other keys (`DEBUG POPULATE`) and %s lock keys under `locks:job:`, "+
 		"%d lock operations (deletes, new locks, renewals, `PERSIST`s, new expiries) in ten bursts per %v interval, "+
 		"then one scrape; medians of %d intervals per mode (`go run ./cmd/lockbench -index-comparison`, in `bench/`). "+
