@@ -28,7 +28,6 @@ const (
 	resyncRestart        = "run_id_changed"
 	resyncRole           = "role_changed"
 	resyncSwapDB         = "swapdb"
-	resyncKeyError       = "read_error"
 )
 
 // changeFeed is one node's RESP3 tracking connection in broadcasting mode: Redis pushes an
