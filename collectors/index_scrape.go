@@ -198,8 +198,8 @@ func firstK(t *topK, k int) []KeyInfo {
 // exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is
 // an upper bound (a read touches a key without a change-feed message), so the m stalest keys by
 // estimate are re-read with OBJECT IDLETIME, and m grows until the K-th stalest re-read key is
-// at least as idle as the least stale candidate's estimate (every key not re-read is at most
-// that idle). The returned aggregates' top lists hold the re-read keys with their true idle time,
+// at least as idle as the least stale candidate's estimate, in OBJECT IDLETIME's whole seconds
+// (every key not re-read is at most that idle, to that resolution). The returned aggregates' top lists hold the re-read keys with their true idle time,
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
 func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, bool, error) {
@@ -236,8 +236,12 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 					}
 				}
 				if idle && len(cands.items) == m {
+					// OBJECT IDLETIME is whole seconds, floored: a key not re-read is at most
+					// a second staler than the least stale candidate's estimate, so comparing
+					// whole seconds keeps the lists exact to that resolution, and ties (every
+					// key idle for the same second) end the search instead of re-reading all.
 					got := final.sorted()
-					if len(got) < k || got[len(got)-1].Idle < cands.items[0].Idle {
+					if len(got) < k || got[len(got)-1].Idle < cands.items[0].Idle.Truncate(time.Second) {
 						exact = false
 					}
 				}
