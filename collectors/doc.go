@@ -35,6 +35,15 @@
 // lock_exporter_scrape_complete 0 and lock_exporter_up 1. Concurrent scrapes share the pass in
 // flight, which runs until the latest of their deadlines.
 //
+// With Options.Mode ModeAuto (lock-exporter's default) a namespace whose pattern has a literal
+// prefix is served instead from a lock-key index (index_*.go, change_feed.go, key_index.go): one
+// walk builds it, a RESP3 client-tracking connection names every key that changes under the
+// prefixes, and each named key is re-read with the walk's own inspector. A scrape drains that
+// feed first, so its figures are as of the scrape, like a walk's; anything the feed cannot vouch
+// for (a dropped connection, a flush, a restart, a failover, SWAPDB) rebuilds the index, and a
+// paced backstop walk (backstop_walk.go) corrects and counts what it might still have missed.
+// Namespaces and servers the feed cannot serve are walked (scan_mode.go says when and why).
+//
 // The metrics are built fresh on every scrape (node_exporter style): [Scanner.Collector] returns a
 // prometheus.Collector bound to one scrape's context, made of one small collector per concern
 // (scrape meta-metrics, key counts and TTL, idle time, holders, declared expectations: the
