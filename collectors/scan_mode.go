@@ -28,10 +28,10 @@ func ParseScanMode(s string) (ScanMode, error) {
 }
 
 // DefaultIndexKeyBudget is the most keys one namespace may hold in the index before it goes
-// back to the walk. An indexed key costs about 136 bytes of live heap and, with Go's default
-// GOGC, about 270 bytes of resident memory (measured at 1M keys in docs/exporter.md, "Cost"), so
-// 250k keys keep the exporter well within the 128 MiB the manifests give it; a namespace larger
-// than that is walked, whose memory does not grow with the keys.
+// back to the walk. An indexed key costs about 112 bytes of live heap and, with Go's default
+// GOGC, about 250 bytes of resident memory (measured at 1M keys in docs/exporter.md, "Cost": 243
+// MiB), so 250k keys (80 MiB) keep the exporter within the 128 MiB the manifests give it; a
+// namespace larger than that is walked, whose memory does not grow with the keys.
 const DefaultIndexKeyBudget = 250_000
 
 // Reasons a namespace is walked rather than indexed: the reason label of lock_exporter_scan_mode
