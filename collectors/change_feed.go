@@ -56,6 +56,9 @@ func openChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string,
 	o.Protocol = 3
 	o.PoolSize, o.MinIdleConns, o.MaxIdleConns = 1, 0, 1
 	o.MaxRetries = -1 // a retry would run on a new connection, without tracking
+	// The caller's context bounds each round trip (feedCommandTimeout, or the scrape's
+	// deadline), however many pushes precede the reply.
+	o.ContextTimeoutEnabled = true
 	o.PushNotificationProcessor = nil
 	o.OnConnect = nil
 	feed := &changeFeed{client: redis.NewClient(&o), admit: admit, pending: map[string]struct{}{}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -305,4 +306,62 @@ func TestIndexDifferential(t *testing.T) {
 	}
 	res := s.Scan(ctx)
 	t.Logf("steps %v; resyncs %v; mismatches %d", steps, res.IndexResyncs, mismatches)
+}
+
+// TestIndexFeedDrainedBetweenScrapes: with no scrape at all, the feed loop keeps reading the
+// tracking connection, so the server's output buffer for it empties after a burst of writes. (A
+// burst the feed cannot read within feedCommandTimeout drops the feed and resyncs: the new
+// tracking connection's buffer must then be empty too.)
+func TestIndexFeedDrainedBetweenScrapes(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	indexed(t, c, indexNamespaces[:1])
+	// About 40 MB of invalidation messages: more than the loopback socket's buffers hold, so an
+	// unread feed would leave the rest in the server's output buffer.
+	name := strings.Repeat("a-long-name-to-fill-the-buffer-", 3)
+	for round := range 150 {
+		pipe := c.Pipeline()
+		for i := range 2000 {
+			pipe.Set(ctx, fmt.Sprintf("jobs:%d:%d:%s", round, i, name), "t", time.Minute)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The feed loop catches up within ticks; an unread feed never empties the buffer.
+	waitFor(t, 30*time.Second, "the tracking connection's output buffer to empty", func() bool {
+		list, err := c.ClientList(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(list, "\n") {
+			if strings.Contains(line, " flags=t") { // t: tracking, with B: broadcasting
+				return strings.Contains(line, " omem=0 ")
+			}
+		}
+		return false // between two feeds
+	})
+}
+
+// TestIndexKeyBudget: a namespace past the index key budget is walked, and says why.
+func TestIndexKeyBudget(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	for i := range 30 {
+		c.Set(ctx, fmt.Sprintf("jobs:%d", i), "t", time.Minute)
+	}
+	c.Set(ctx, "jobs:deploy:1", "t", time.Minute)
+	s, err := NewScanner(c, Options{Namespaces: indexNamespaces[:2], Mode: ModeAuto, IndexKeyBudget: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	waitFor(t, 10*time.Second, "the budget to send jobs back to the walk", func() bool {
+		res := s.Scan(ctx)
+		jobs, deploy := res.Namespaces[0], res.Namespaces[1]
+		return res.Up && jobs.Mode == modeWalk && jobs.ModeReason == reasonKeyBudget && jobs.Keys == 31 &&
+			deploy.Mode == modeIndex && deploy.Keys == 1 && deploy.IndexAge == 0
+	})
 }
