@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockwatch/lockwatch/internal/duration"
 )
 
 // indexStats reports how each namespace is read (index or walk, and why it is walked), how
@@ -47,7 +49,7 @@ func (d *indexStats) update(res *Result, ch chan<- prometheus.Metric) {
 		}
 		ch <- gauge(d.mode, 1, ns.Namespace.Name, ns.Mode, ns.ModeReason)
 		if ns.Indexed && res.Up {
-			ch <- gauge(d.age, Seconds(ns.IndexAge), ns.Namespace.Name)
+			ch <- gauge(d.age, duration.Seconds(ns.IndexAge), ns.Namespace.Name)
 		}
 	}
 	if res.IndexResyncs == nil {
