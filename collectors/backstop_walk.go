@@ -43,7 +43,13 @@ func (n *indexNode) backstop(ctx context.Context) {
 		return
 	}
 	idx.epoch++
+	n.changedSince = map[string]bool{}
 	n.syncMu.Unlock()
+	defer func() {
+		n.syncMu.Lock()
+		n.changedSince = nil
+		n.syncMu.Unlock()
+	}()
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
@@ -143,7 +149,8 @@ func (c *backstopCheck) drained(ctx context.Context) bool {
 }
 
 // add judges one batch: after a drain, the index holds every change the feed named up to now,
-// so a key the drain did not re-read must read as the index says, or the feed missed something.
+// so a key the feed has not named since the walk began must read as the index says, or the feed
+// missed something.
 func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int64) {
 	c.n.syncMu.Lock()
 	defer c.n.syncMu.Unlock()
@@ -152,10 +159,9 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 	if !c.drained(ctx) {
 		return
 	}
-	fresh := make(map[string]bool, len(c.n.lastReread))
-	for _, k := range c.n.lastReread {
-		fresh[k] = true
-	}
+	// A key the feed named since the walk began may have changed after the walk read it: the
+	// feed's re-read is the newer, so the walk does not judge it.
+	fresh := c.n.changedSince
 	dropped := c.droppedMask()
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.namespaces}
 	for k := range replies {

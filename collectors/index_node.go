@@ -70,9 +70,9 @@ type indexNode struct {
 	idx    *keyIndex // the last complete index; nil before the first build
 	feed   *changeFeed
 	ident  serverIdentity // of the server idx was built from
-	// lastReread is the keys the last drain re-read: the backstop walk does not judge them,
-	// its own reading of them being older.
-	lastReread []string
+	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
+	// walk began: the walk does not judge them, its own reading of them may be older.
+	changedSince map[string]bool
 
 	mu        sync.Mutex
 	absolute  bool      // the server has PEXPIRETIME
@@ -338,7 +338,11 @@ func (n *indexNode) drain(ctx context.Context) (string, error) {
 		return resyncConnectionLost, nil
 	}
 	keys, lost := n.feed.take()
-	n.lastReread = keys
+	if n.changedSince != nil {
+		for _, k := range keys {
+			n.changedSince[k] = true
+		}
+	}
 	if lost != "" {
 		return lost, nil
 	}
