@@ -53,6 +53,9 @@ func newTargetSet(cfg exporterconfig.Config, pool *scanners, logger *slog.Logger
 				return nil, nil, err
 			}
 			opts := tcfg.ScannerOptions()
+			// Targets are scanned on demand under scan.max_concurrent_targets; an index would
+			// keep a change feed and a build walk per target outside that cap, so targets walk.
+			opts.Mode = collectors.ModeWalk
 			opts.Logger = logger.With("target", tc.Name)
 			scanner, err := collectors.NewScanner(client, opts)
 			if err != nil {
