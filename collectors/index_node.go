@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // feedInterval is how often the feed loop reads the tracking connection (a PING round trip) and
@@ -305,7 +307,13 @@ func (n *indexNode) lose(reason string) {
 // maskOf is the mask of indexed namespaces (not dropped) whose pattern matches key.
 func (n *indexNode) maskOf(key string) uint64 {
 	var buf [maxIndexedNamespaces]int32
-	m := maskOf(n.cls.classify(key, buf[:0]))
+	var m uint64
+	// As the walk sorts keys: a companion counts under its lock's namespace too.
+	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
+		m = maskOf(n.cls.classify(key, buf[:0]))
+	} else {
+		m = maskOf(n.cls.classifyCompanion(key, base, unwrapped, buf[:0]))
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return m &^ n.dropped

@@ -34,6 +34,8 @@ func (s *Scanner) startIndex() {
 			why = reasonCluster
 		case literalPrefix(ns.Pattern) == "":
 			why = reasonNoLiteralPrefix
+		case ns.ExpectedMaxHold > 0:
+			why = reasonHoldAge
 		case len(indexed) == maxIndexedNamespaces:
 			why = reasonTooManyIndexed
 		}

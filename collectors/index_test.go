@@ -24,7 +24,7 @@ var indexNamespaces = []Namespace{
 
 func TestTrackingPrefixesMerged(t *testing.T) {
 	got, ok := trackingPrefixes([]string{"jobs:*", "jobs:deploy:*", "{jobs:*", "h:*", "a?b", "jobs"})
-	want := []string{"a", "h:", "jobs", "{jobs:"}
+	want := []string{"a", "h:", "jobs", "{a", "{h:", "{jobs"}
 	if !ok || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("prefixes %v %v, want %v", got, ok, want)
 	}
@@ -46,6 +46,14 @@ func TestIndexModesAndFallback(t *testing.T) {
 		if ns.Mode != wantMode || ns.ModeReason != wantWhy {
 			t.Errorf("%s: mode %s/%s, want %s/%s", ns.Namespace.Name, ns.Mode, ns.ModeReason, wantMode, wantWhy)
 		}
+	}
+	held, err := NewScanner(c, Options{Namespaces: []Namespace{{Name: "held", Pattern: "jobs:*", ExpectedMaxHold: time.Minute}}, Mode: ModeAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if ns := held.Scan(context.Background()).Namespaces[0]; ns.Mode != modeWalk || ns.ModeReason != reasonHoldAge {
+		t.Errorf("a namespace with an expected max hold: mode %s/%s, want walk/%s", ns.Mode, ns.ModeReason, reasonHoldAge)
 	}
 	w, err := NewScanner(c, Options{Namespaces: indexNamespaces, Mode: ModeWalk})
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 // prefixes and the shorter one already covers the longer. ok is false when a pattern has no
 // literal prefix: a prefix of "" would be told about every key, which is no cheaper than a walk.
 //
-// The lease library's companion keys need no prefix of their own: a fence key counts for a
-// namespace only when the namespace's pattern matches it (then its prefix covers it), and the
-// holder keys of the top-K locks are read at scrape time, not indexed.
+// The lease library's companion keys count under their lock's namespace (classifyCompanion):
+// the fence key of "jobs:1" is "{jobs:1}:fence", so each prefix not starting with "{" is tracked
+// with "{" before it too.
 func trackingPrefixes(patterns []string) (prefixes []string, ok bool) {
 	for _, p := range patterns {
 		lit := literalPrefix(p)
@@ -21,6 +21,9 @@ func trackingPrefixes(patterns []string) (prefixes []string, ok bool) {
 			return nil, false
 		}
 		prefixes = append(prefixes, lit)
+		if lit[0] != '{' {
+			prefixes = append(prefixes, "{"+lit)
+		}
 	}
 	slices.Sort(prefixes)
 	prefixes = slices.Compact(prefixes)
