@@ -5,8 +5,8 @@ import (
 )
 
 // ExporterConfig is the lock-exporter configuration that watches the demo's namespaces on the
-// Redis at addr, with each namespace's declared TTL and renew interval, so the exporter's
-// expectation gauges and LockRenewalStalled have their inputs. It is validated: the demo serves
+// Redis at addr, with each namespace's declared TTL, renew interval and maximum hold, so the
+// exporter's expectation gauges, LockRenewalStalled and LockHeldTooLong have their inputs. It is validated: the demo serves
 // it with cmd/internal/exporter, and the end-to-end test writes it as the exporter's YAML file.
 func ExporterConfig(addr string, namespaces []Namespace) (exporterconfig.Config, error) {
 	cfg := exporterconfig.Defaults()
@@ -17,6 +17,7 @@ func ExporterConfig(addr string, namespaces []Namespace) (exporterconfig.Config,
 			Pattern:               n.Pattern,
 			ExpectedTTL:           exporterconfig.Duration(n.TTL),
 			ExpectedRenewInterval: exporterconfig.Duration(n.RenewInterval),
+			ExpectedMaxHold:       exporterconfig.Duration(n.MaxHold),
 		})
 	}
 	return cfg, cfg.Validate()

@@ -12,7 +12,7 @@ import (
 )
 
 // TestExporterConfigRoundTrips checks the demo's exporter configuration: valid, one namespace
-// per demo namespace with its declared TTL and renew interval, and unchanged when written as a
+// per demo namespace with its declared TTL, renew interval and maximum hold, and unchanged when written as a
 // YAML file and loaded the way lock-exporter --config.file loads it (the end-to-end test runs
 // the exporter binary so).
 func TestExporterConfigRoundTrips(t *testing.T) {
@@ -26,6 +26,7 @@ func TestExporterConfigRoundTrips(t *testing.T) {
 			Name: ns.Name, Pattern: ns.Pattern,
 			ExpectedTTL:           exporterconfig.Duration(ns.TTL),
 			ExpectedRenewInterval: exporterconfig.Duration(ns.RenewInterval),
+			ExpectedMaxHold:       exporterconfig.Duration(ns.MaxHold),
 		})
 	}
 	if !reflect.DeepEqual(cfg.Namespaces, want) {

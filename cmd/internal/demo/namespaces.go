@@ -20,6 +20,10 @@ type Namespace struct {
 	// not keep renewing (renewal disabled, or the key is left to expire by design).
 	TTL           time.Duration
 	RenewInterval time.Duration
+	// MaxHold, when set, is the longest a lock of the namespace should be held: declared to the
+	// exporter as expected_max_hold, so the exporter reads the holders' hold ages (the overview's
+	// Longest holds) and LockHeldTooLong watches them.
+	MaxHold time.Duration
 	// Story says what the namespace's workers do and which turbulence they meet.
 	Story  string
 	policy lease.Policy
@@ -32,7 +36,7 @@ func Namespaces(prefix string) []Namespace {
 	return []Namespace{
 		{
 			Name: "scheduler", Pattern: prefix + "scheduler:*",
-			TTL: 6 * time.Second, RenewInterval: 2 * time.Second,
+			TTL: 6 * time.Second, RenewInterval: 2 * time.Second, MaxHold: time.Minute,
 			Story: "jobs under a fenced lease; replica scheduler-b loses its network every cycle and abandons its job after 3 failed renews",
 			policy: lease.Policy{
 				TTL: 6 * time.Second, RenewInterval: 2 * time.Second, RenewTimeout: 500 * time.Millisecond,
