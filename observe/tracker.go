@@ -247,6 +247,35 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	}
 }
 
+// deleted ends, in ns, the holds of key that a plain DEL or UNLINK removed, whatever value held
+// them, without counting a release: one part per lock (the server's), as a release removes.
+// It scans the tracked locks (bounded by MaxTracked), as a DEL names no value to look one up.
+func (t *tracker) deleted(ns *namespace, key string, end time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var name string // key without its part index, computed once, for locks of parts
+	for id, e := range t.entries {
+		if id.ns != ns || !e.held() {
+			continue
+		}
+		if id.name != key {
+			if name == "" {
+				name = partless(key)
+			}
+			if id.name != name {
+				continue
+			}
+		}
+		if i := e.earliest(key); i >= 0 {
+			e.parts = append(e.parts[:i], e.parts[i+1:]...)
+			if len(e.parts) == 0 {
+				t.endHold(id, e, end)
+				t.dropIfIdle(id, e)
+			}
+		}
+	}
+}
+
 // earliest is the index of key's part that expires first (a lock written to several servers
 // has a part per server under the same key), or -1.
 func (e *entry) earliest(key string) int {
