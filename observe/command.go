@@ -35,6 +35,7 @@ type Call struct {
 	keyBuf   [1]string // the one key of a single-key lock, saving an allocation
 	name     string    // the lock's name: its key, or for a lock of parts the key without its index
 	token    uint64
+	server   uint32 // the hook (client, so server) it was sent through; 0 for Begin's callers
 	start    time.Time
 	ttl      ttlKind
 	ttlValue int64

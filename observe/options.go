@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,6 +80,7 @@ type Observer struct {
 	// unknownSHA counts EVALSHA calls on a namespace's key whose script this process never saw
 	// and knownScripts does not list: lock operations it cannot tell from anything else.
 	unknownSHA lockmetrics.Counter
+	hooks      atomic.Uint32 // hooks handed out: each one's number tells its server apart
 	closeOnce  sync.Once
 	closeErr   error
 }

@@ -95,7 +95,7 @@ func (c *Call) deleted(res result, end time.Time) {
 	o := c.o
 	for _, k := range c.keys {
 		for ns := o.namespaceOf(k); ns != nil; ns = o.nextNamespace(k, ns.idx+1) {
-			o.tracker.deleted(ns, k, end)
+			o.tracker.deleted(ns, k, c.server, end)
 		}
 	}
 }
