@@ -31,7 +31,7 @@ type entry struct {
 	partBuf      [1]part   // room for the one part of a single-key lock, saving an allocation
 	round        round     // the renew or release of the held lock now answering, part by part
 	servers      uint64    // the servers (hook numbers mod 64) the hold had parts on
-	releasedAt   time.Time // when a release ended the hold; zero otherwise (see released)
+	endedAt      time.Time // when a release or a failed attempt ended the hold or wait; zero otherwise (see released)
 }
 
 // part is one key of a held lock on one server (the hook it was written through).
@@ -55,8 +55,8 @@ type tracker struct {
 	nextSweep  time.Time
 }
 
-// releaseLinger is how long a released lock's entry stays to recognise the late replies of the
-// servers that never held it (see released).
+// releaseLinger is how long the entry of a released lock, or of a value whose attempt failed,
+// stays to recognise the late replies of the servers that never held it (see released).
 const releaseLinger = time.Second
 
 // sweepEvery bounds how often the hook path scans the state for expired entries.
@@ -163,9 +163,17 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 		if e != nil && e.waiting() {
 			since = e.waitingSince
 			e.waitingSince = time.Time{}
-			t.dropIfIdle(id, e)
 		}
 		m.WaitError.Observe(end.Sub(since).Seconds())
+		if e == nil {
+			e = t.entryFor(id, end)
+		}
+		if e != nil && !e.held() {
+			// Remembered for a while (see released): a try of a Redlock can fail on the
+			// server that is down before its other servers answer, and redsync's clean-up
+			// release on every server follows.
+			e.endedAt, e.servers = end, 0
+		}
 	case resultSuccess:
 		t.success(c, id, e, end)
 	}
@@ -195,7 +203,7 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 		}
 	}
 	e.heldSince, e.roundEnd = c.start, end
-	e.releasedAt, e.servers = time.Time{}, 0
+	e.endedAt, e.servers = time.Time{}, 0
 	m.Held.Inc()
 	t.addParts(e, c, end)
 }
@@ -248,9 +256,10 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	if e != nil && e.waiting() && !e.held() {
 		return
 	}
-	if e != nil && !e.held() && !e.releasedAt.IsZero() && e.servers&serverBit(c.server) == 0 {
+	if e != nil && !e.held() && !e.endedAt.IsZero() && e.servers&serverBit(c.server) == 0 {
 		// A server that never had a part of a lock just released (the minority its
-		// acquire missed) answers after the majority did: not a release of its own.
+		// acquire missed) answers after the majority did, or a try that failed is cleaned
+		// up: not a release of its own.
 		return
 	}
 	if e == nil || !e.held() {
@@ -259,7 +268,7 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	}
 	if t.answer(e, c, opRelease, res) && res != resultError {
 		if t.removeParts(id, e, c, end) {
-			e.releasedAt = end
+			e.endedAt = end
 		}
 	}
 }
@@ -339,7 +348,7 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 // dropIfIdle deletes and recycles an entry that is neither held nor waited for; e must not be
 // used after it was dropped, so every caller calls it last.
 func (t *tracker) dropIfIdle(id lockID, e *entry) {
-	if !e.waiting() && !e.held() && e.releasedAt.IsZero() {
+	if !e.waiting() && !e.held() && e.endedAt.IsZero() {
 		delete(t.entries, id)
 		*e = entry{}
 		entryPool.Put(e)
@@ -380,8 +389,8 @@ func (t *tracker) sweepLocked(now time.Time) {
 		if e.held() {
 			t.expireParts(id, e, now)
 		}
-		if !e.releasedAt.IsZero() && now.Sub(e.releasedAt) > releaseLinger {
-			e.releasedAt = time.Time{}
+		if !e.endedAt.IsZero() && now.Sub(e.endedAt) > releaseLinger {
+			e.endedAt = time.Time{}
 		}
 		t.dropIfIdle(id, e)
 	}
