@@ -35,6 +35,7 @@ type Call struct {
 	keyBuf   [1]string // the one key of a single-key lock, saving an allocation
 	name     string    // the lock's name: its key, or for a lock of parts the key without its index
 	token    uint64
+	server   uint32 // the hook (client, so server) it was sent through; 0 for Begin's callers
 	start    time.Time
 	ttl      ttlKind
 	ttlValue int64
@@ -53,10 +54,16 @@ func (o *Observer) BeginStrings(args []string) *Call { return begin(o, StringArg
 // without boxing them in an interface, which would cost an allocation on every command,
 // lock command or not.
 func begin[A Args](o *Observer, args A) *Call {
-	if args.Len() < 3 {
+	if args.Len() < 2 {
 		return nil
 	}
 	name := args.Arg(0)
+	if strings.EqualFold(name, "del") || strings.EqualFold(name, "unlink") {
+		return beginDelete(o, args)
+	}
+	if args.Len() < 3 {
+		return nil
+	}
 	switch {
 	case strings.EqualFold(name, "set"):
 		return beginSet(o, args)
@@ -100,6 +107,25 @@ func countUnknownScript[A Args](o *Observer, args A) {
 	if o.namespaceOf(args.Arg(3)) != nil {
 		o.unknownSHA.Inc()
 	}
+}
+
+// beginDelete recognises DEL or UNLINK of keys of which at least one is in a declared
+// namespace: a cleanup job or a test's teardown removing held locks, which ends their holds
+// but is no release. Only the namespaced keys are kept; one costs no allocation.
+func beginDelete[A Args](o *Observer, args A) *Call {
+	var c *Call
+	for i := 1; i < args.Len(); i++ {
+		k := args.Arg(i)
+		if o.namespaceOf(k) == nil {
+			continue
+		}
+		if c == nil {
+			c = newCall(o, opDelete, nil)
+			c.keys = c.keyBuf[:0]
+		}
+		c.keys = append(c.keys, k)
+	}
+	return c
 }
 
 // beginCompareDelete is a release of key by value sent as one command rather than a script.

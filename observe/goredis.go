@@ -12,9 +12,14 @@ import (
 // Hook returns the go-redis v9 hook that feeds the Observer: add it to the client that
 // bsm/redislock or redsync's goredis pool uses (rdb.AddHook(obs.Hook())). Commands that are not
 // lock commands on a declared namespace pass through untouched.
-func (o *Observer) Hook() redis.Hook { return goRedisHook{o} }
+// Each hook is told apart from the others, so that a lock written through several clients
+// (redsync's servers) is one lock with a part per server.
+func (o *Observer) Hook() redis.Hook { return goRedisHook{o, o.hooks.Add(1)} }
 
-type goRedisHook struct{ o *Observer }
+type goRedisHook struct {
+	o      *Observer
+	server uint32
+}
 
 func (goRedisHook) DialHook(next redis.DialHook) redis.DialHook {
 	return next
@@ -31,6 +36,7 @@ func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if c == nil {
 			return next(ctx, cmd)
 		}
+		c.server = h.server
 		err := next(ctx, cmd)
 		c.Done(goRedisReply(cmd, err))
 		return err
@@ -45,6 +51,7 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		var calls []*Call
 		for i, cmd := range cmds {
 			if c := begin(h.o, goRedisArgs(cmd.Args())); c != nil {
+				c.server = h.server
 				if calls == nil {
 					calls = make([]*Call, len(cmds))
 				}

@@ -161,6 +161,8 @@ func TestUnrecognisedCommandsDoNotAllocate(t *testing.T) {
 		{"hset", "jobs:1", "f", "v"},
 		{"set", "cache:1", "v", "nx", "px", int64(1000)},
 		{"evalsha", "0000000000000000000000000000000000000000", 1, "jobs:1", "v"},
+		{"del", "cache:1"},
+		{"unlink", "cache:1", "cache:2"},
 	}
 	for _, args := range tests {
 		if n := testing.AllocsPerRun(100, func() {

@@ -19,7 +19,7 @@ func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 // newTestObserver builds an Observer on a fresh registry with the namespaces "jobs" (jobs:*)
 // and "approvals" (approval:*) and a manual clock.
-func newTestObserver(t *testing.T, opts Options) (*Observer, *prometheus.Registry, *fakeClock) {
+func newTestObserver(t testing.TB, opts Options) (*Observer, *prometheus.Registry, *fakeClock) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	opts.Registerer = reg

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,6 +80,7 @@ type Observer struct {
 	// unknownSHA counts EVALSHA calls on a namespace's key whose script this process never saw
 	// and knownScripts does not list: lock operations it cannot tell from anything else.
 	unknownSHA lockmetrics.Counter
+	hooks      atomic.Uint32 // hooks handed out: each one's number tells its server apart
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -86,6 +88,7 @@ type Observer struct {
 // namespace is one declared namespace with its metric children curried once.
 type namespace struct {
 	name, pattern string
+	idx           int // its place in Observer.namespaces: the ones after it may match too
 	m             *nsMetrics
 }
 
@@ -113,7 +116,7 @@ func New(opts Options) (*Observer, error) {
 	// they are bound.
 	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), metrics.untracked())
 	for _, ns := range opts.Namespaces {
-		n := &namespace{name: ns.Name, pattern: ns.Pattern}
+		n := &namespace{name: ns.Name, pattern: ns.Pattern, idx: len(o.namespaces)}
 		n.m = metrics.namespace(ns.Name, func() (time.Duration, bool) { return o.tracker.oldestHeld(n, o.now()) })
 		o.namespaces = append(o.namespaces, n)
 	}
@@ -178,9 +181,16 @@ func orDefault[T comparable](v, def T) T {
 	return v
 }
 
-// namespaceOf returns the first namespace whose pattern matches key, or nil.
+// namespaceOf returns the first namespace whose pattern matches key, or nil. A key belongs to
+// every namespace whose pattern matches it (as the exporter counts it): nextNamespace finds
+// the others, when the call is done, so that the common single match costs no more.
 func (o *Observer) namespaceOf(key string) *namespace {
-	for _, ns := range o.namespaces {
+	return o.nextNamespace(key, 0)
+}
+
+// nextNamespace returns the first namespace from o.namespaces[from:] that matches key, or nil.
+func (o *Observer) nextNamespace(key string, from int) *namespace {
+	for _, ns := range o.namespaces[from:] {
 		// SCAN MATCH's rule, as the exporter classifies keys: "*" also matches the empty key.
 		if glob.ScanMatch(ns.pattern, key) {
 			return ns

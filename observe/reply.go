@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Reply is what the server answered to a Call, as far as the metrics need it.
@@ -66,12 +67,35 @@ func (c *Call) Done(r Reply) {
 	}
 	o := c.o
 	end := o.now()
-	switch c.op {
-	case opAcquire:
-		o.tracker.acquired(c, res, end)
-	case opRefresh:
-		o.tracker.refreshed(c, res, end)
-	case opRelease:
-		o.tracker.released(c, res, end)
+	if c.op == opDelete {
+		c.deleted(res, end)
+		return
+	}
+	// Once per namespace the key belongs to: each keeps its own state and series.
+	for ns := c.ns; ns != nil; ns = o.nextNamespace(c.keys[0], ns.idx+1) {
+		c.ns = ns
+		switch c.op {
+		case opAcquire:
+			o.tracker.acquired(c, res, end)
+		case opRefresh:
+			o.tracker.refreshed(c, res, end)
+		case opRelease:
+			o.tracker.released(c, res, end)
+		}
+	}
+}
+
+// deleted ends the holds of the keys a DEL or UNLINK removed, in every namespace they belong
+// to. The reply counts removed keys, not which: when it is not zero, every key is taken as
+// gone (a key that was not there was not held either).
+func (c *Call) deleted(res result, end time.Time) {
+	if res != resultSuccess {
+		return
+	}
+	o := c.o
+	for _, k := range c.keys {
+		for ns := o.namespaceOf(k); ns != nil; ns = o.nextNamespace(k, ns.idx+1) {
+			o.tracker.deleted(ns, k, c.server, end)
+		}
 	}
 }

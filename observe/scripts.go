@@ -17,6 +17,7 @@ const (
 	opAcquire        // set-if-absent with an expiry (or a forced set, by rueidislock's Force)
 	opRelease        // compare-and-delete
 	opRefresh        // compare-and-pexpire
+	opDelete         // a plain DEL or UNLINK: ends the holds of its keys, counts no release
 )
 
 // ttlKind says how a command's expiry argument reads.

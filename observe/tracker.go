@@ -29,10 +29,16 @@ type entry struct {
 	roundEnd     time.Time // reply of the latest successful acquire of the held lock
 	parts        []part    // the keys (or servers) of a held lock, each with its expiry
 	partBuf      [1]part   // room for the one part of a single-key lock, saving an allocation
+	round        round     // the renew or release of the held lock now answering, part by part
+	servers      uint64    // the servers (hook numbers mod 64) the hold had parts on
+	endedAt      time.Time // when a release or a failed attempt ended the hold or wait; zero otherwise (see released)
 }
 
+// part is one key of a held lock on one server (the hook it was written through).
 type part struct {
 	key      string
+	server   uint32
+	replied  bool // answered in the current round
 	deadline time.Time
 }
 
@@ -48,6 +54,10 @@ type tracker struct {
 	dropped    lockmetrics.Counter
 	nextSweep  time.Time
 }
+
+// releaseLinger is how long the entry of a released lock, or of a value whose attempt failed,
+// stays to recognise the late replies of the servers that never held it (see released).
+const releaseLinger = time.Second
 
 // sweepEvery bounds how often the hook path scans the state for expired entries.
 const sweepEvery = 250 * time.Millisecond
@@ -144,13 +154,26 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 		}
 		e.lastAttempt = end
 	case resultError:
+		if e != nil && (e.held() && c.start.Before(e.roundEnd) || e.waiting() && c.start.Before(e.lastAttempt)) {
+			// One server of a try that another server already answered (a Redlock with a
+			// server down): the try is what the others said, not this error.
+			return
+		}
 		since := c.start
 		if e != nil && e.waiting() {
 			since = e.waitingSince
 			e.waitingSince = time.Time{}
-			t.dropIfIdle(id, e)
 		}
 		m.WaitError.Observe(end.Sub(since).Seconds())
+		if e == nil {
+			e = t.entryFor(id, end)
+		}
+		if e != nil && !e.held() {
+			// Remembered for a while (see released): a try of a Redlock can fail on the
+			// server that is down before its other servers answer, and redsync's clean-up
+			// release on every server follows.
+			e.endedAt, e.servers = end, 0
+		}
 	case resultSuccess:
 		t.success(c, id, e, end)
 	}
@@ -180,44 +203,43 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 		}
 	}
 	e.heldSince, e.roundEnd = c.start, end
+	e.endedAt, e.servers = time.Time{}, 0
 	m.Held.Inc()
 	t.addParts(e, c, end)
 }
 
 func (t *tracker) addParts(e *entry, c *Call, end time.Time) {
 	deadline := c.deadline(end)
+	e.servers |= serverBit(c.server)
 	for _, k := range c.keys {
-		e.parts = append(e.parts, part{key: k, deadline: deadline})
+		e.parts = append(e.parts, part{key: k, server: c.server, deadline: deadline})
 	}
 }
 
 // refreshed counts a renew attempt and moves the refreshed key's expiry, or drops it from
-// the held lock when the server says it is no longer ours.
+// the held lock when the server says it is no longer ours. A renew of a held lock is counted
+// once per round, by the answer of the majority of its parts (see round).
 func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	m := c.ns.m
-	switch res {
-	case resultSuccess:
-		m.RenewOK.Inc()
-	case resultRejected:
-		m.RenewNotOwned.Inc()
-	case resultError:
-		m.RenewFailed.Inc()
-	}
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
 	if e == nil || !e.held() {
+		countRound(m, opRefresh, res)
+		return
+	}
+	if !t.answer(e, c, opRefresh, res) {
 		return
 	}
 	switch res {
 	case resultSuccess:
 		deadline := c.deadline(end)
 		for _, k := range c.keys {
-			if i := e.earliest(k); i >= 0 {
+			if i := e.find(k, c.server); i >= 0 {
 				e.parts[i].deadline = deadline
 			}
 		}
 	case resultRejected:
-		t.removeParts(id, e, c.keys, end)
+		t.removeParts(id, e, c, end)
 	}
 }
 
@@ -225,7 +247,8 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 // failed in transit leaves the key to its TTL. A release by a value that is waiting and holds
 // nothing is not a release but a failed acquire's cleanup (redsync deletes on every pool after
 // a try that missed its quorum, busy ones included): it is not counted, or every contended try
-// would count as a stale release.
+// would count as a stale release. A release of a held lock is counted once, by the answer of
+// the majority of its parts (see round).
 func (t *tracker) released(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	id, e := t.lockEntry(c, end)
@@ -233,48 +256,89 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	if e != nil && e.waiting() && !e.held() {
 		return
 	}
-	switch res {
-	case resultSuccess:
-		m.RelOK.Inc()
-	case resultRejected:
-		m.RelNotOwned.Inc()
-	case resultError:
-		m.RelError.Inc()
+	if e != nil && !e.held() && !e.endedAt.IsZero() && e.servers&serverBit(c.server) == 0 {
+		// A server that never had a part of a lock just released (the minority its
+		// acquire missed) answers after the majority did, or a try that failed is cleaned
+		// up: not a release of its own.
 		return
 	}
-	if e != nil && e.held() {
-		t.removeParts(id, e, c.keys, end)
+	if e == nil || !e.held() {
+		countRound(m, opRelease, res)
+		return
 	}
-}
-
-// earliest is the index of key's part that expires first (a lock written to several servers
-// has a part per server under the same key), or -1.
-func (e *entry) earliest(key string) int {
-	best := -1
-	for i, p := range e.parts {
-		if p.key == key && (best < 0 || p.deadline.Before(e.parts[best].deadline)) {
-			best = i
+	if t.answer(e, c, opRelease, res) && res != resultError {
+		if t.removeParts(id, e, c, end) {
+			e.endedAt = end
 		}
 	}
-	return best
 }
 
-func (t *tracker) removeParts(id lockID, e *entry, keys []string, end time.Time) {
-	for _, k := range keys {
-		if i := e.earliest(k); i >= 0 {
+// serverBit is a server's bit in entry.servers; servers 64 apart share one, which at worst
+// counts a late minority reply as a release.
+func serverBit(server uint32) uint64 { return 1 << (server % 64) }
+
+// deleted ends, in ns, the holds of key that a plain DEL or UNLINK removed, whatever value held
+// them, without counting a release: one part per lock (the server's), as a release removes.
+// It scans the tracked locks (bounded by MaxTracked), as a DEL names no value to look one up.
+func (t *tracker) deleted(ns *namespace, key string, server uint32, end time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var name string // key without its part index, computed once, for locks of parts
+	for id, e := range t.entries {
+		if id.ns != ns || !e.held() {
+			continue
+		}
+		if id.name != key {
+			if name == "" {
+				name = partless(key)
+			}
+			if id.name != name {
+				continue
+			}
+		}
+		if i := e.find(key, server); i >= 0 {
+			e.parts = append(e.parts[:i], e.parts[i+1:]...)
+			if len(e.parts) == 0 {
+				t.endHold(id, e, end)
+				t.dropIfIdle(id, e)
+			}
+		}
+	}
+}
+
+// find is the index of key's part on server, or -1.
+func (e *entry) find(key string, server uint32) int {
+	for i, p := range e.parts {
+		if p.key == key && p.server == server {
+			return i
+		}
+	}
+	return -1
+}
+
+// removeParts drops c's parts from the held lock, and reports whether that ended the hold. The
+// entry is kept while a wait continues or a released one lingers (dropIfIdle).
+func (t *tracker) removeParts(id lockID, e *entry, c *Call, end time.Time) bool {
+	for _, k := range c.keys {
+		if i := e.find(k, c.server); i >= 0 {
 			e.parts = append(e.parts[:i], e.parts[i+1:]...)
 		}
 	}
-	if len(e.parts) == 0 {
-		t.endHold(id, e, end)
+	if len(e.parts) > 0 {
+		return false
+	}
+	t.endHold(id, e, end)
+	if c.op != opRelease {
 		t.dropIfIdle(id, e)
 	}
+	return true
 }
 
-// endHold observes a hold that ended at end. The caller drops the entry (dropIfIdle) unless a
-// wait continues.
+// endHold observes a hold that ended at end, after the round it was in is counted. The caller
+// drops the entry (dropIfIdle) unless a wait continues.
 func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 	m := id.ns.m
+	e.closeRound(m)
 	m.HeldSeconds.Observe(end.Sub(e.heldSince).Seconds())
 	m.Held.Dec()
 	e.heldSince, e.roundEnd = time.Time{}, time.Time{}
@@ -284,7 +348,7 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 // dropIfIdle deletes and recycles an entry that is neither held nor waited for; e must not be
 // used after it was dropped, so every caller calls it last.
 func (t *tracker) dropIfIdle(id lockID, e *entry) {
-	if !e.waiting() && !e.held() {
+	if !e.waiting() && !e.held() && e.endedAt.IsZero() {
 		delete(t.entries, id)
 		*e = entry{}
 		entryPool.Put(e)
@@ -324,6 +388,9 @@ func (t *tracker) sweepLocked(now time.Time) {
 		}
 		if e.held() {
 			t.expireParts(id, e, now)
+		}
+		if !e.endedAt.IsZero() && now.Sub(e.endedAt) > releaseLinger {
+			e.endedAt = time.Time{}
 		}
 		t.dropIfIdle(id, e)
 	}
