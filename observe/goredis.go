@@ -13,7 +13,8 @@ import (
 // bsm/redislock or redsync's goredis pool uses (rdb.AddHook(obs.Hook())). Commands that are not
 // lock commands on a declared namespace pass through untouched.
 // Each hook is told apart from the others, so that a lock written through several clients
-// (redsync's servers) is one lock with a part per server.
+// (redsync's servers) is one lock with a part per server: a hook stands for one Redis server,
+// and clients of the same server should share one hook.
 func (o *Observer) Hook() redis.Hook { return goRedisHook{o, o.hooks.Add(1)} }
 
 type goRedisHook struct {
