@@ -1,13 +1,10 @@
 package lease
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
-	"go.uber.org/goleak"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // sharedAddr is a redis-server started once for the package. Example functions have no
@@ -16,23 +13,5 @@ import (
 var sharedAddr string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	srv, err := redisproc.Start(context.Background(), redisproc.Config{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	sharedAddr = srv.Addr()
-	code := m.Run()
-	srv.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak after the lease tests:", err)
-			return 1
-		}
-	}
-	return code
+	os.Exit(redistest.RunShared(m, &sharedAddr))
 }

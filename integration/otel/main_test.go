@@ -1,15 +1,12 @@
 package otel_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // sharedAddr is a redis-server started once for the package, as lease's own tests do: the
@@ -18,25 +15,7 @@ import (
 var sharedAddr string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	srv, err := redisproc.Start(context.Background(), redisproc.Config{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	sharedAddr = srv.Addr()
-	code := m.Run()
-	srv.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak after the OTel tests:", err)
-			return 1
-		}
-	}
-	return code
+	os.Exit(redistest.RunShared(m, &sharedAddr))
 }
 
 var keySeq atomic.Int64
