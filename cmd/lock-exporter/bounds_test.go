@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,26 +42,8 @@ func TestBoundsKeepMemory(t *testing.T) {
 	if uncapped {
 		args = append(args, "--web.max-connections", "1000000", "--web.max-requests", "1000000")
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{}
-	logs := &testkit.SyncBuffer{}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	listening := regexp.MustCompile(`msg="Listening on" address=(127\.0\.0\.1:\d+)`)
-	var addr string
-	testkit.Eventually(t, 30*time.Second, "the exporter to listen", func() bool {
-		if m := listening.FindStringSubmatch(logs.String()); m != nil {
-			addr = m[1]
-		}
-		return addr != ""
-	})
-	s := &server{url: "http://" + addr}
+	s, cmd, _ := runBinary(t, bin, args...)
+	addr := strings.TrimPrefix(s.url, "http://")
 	answers := func(what string) {
 		t.Helper()
 		testkit.Eventually(t, 20*time.Second, "/metrics to answer after "+what, func() bool {

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -227,28 +224,7 @@ func TestSIGHUPReloads(t *testing.T) {
 	seedLocks(t, srv.Client(t), map[string]seed{"jobs:1": {ttl: time.Minute}, "orders:1": {ttl: time.Minute}})
 	config := newConfigFile(t, jobsOnly)
 	bin := testkit.BuildBinary(t, t.TempDir(), "./cmd/lock-exporter")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--config.file", string(config), "--redis.addr", srv.Addr, "--web.listen-address", "127.0.0.1:0")
-	cmd.Env = []string{} // no LOCK_EXPORTER_* from the test's environment
-	logs := &testkit.SyncBuffer{}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	listening := regexp.MustCompile(`msg="Listening on" address=(127\.0\.0\.1:\d+)`)
-	var addr string
-	testkit.Eventually(t, 30*time.Second, "the exporter to listen", func() bool {
-		if m := listening.FindStringSubmatch(logs.String()); m != nil {
-			addr = m[1]
-		}
-		return addr != ""
-	})
-	s := &server{url: "http://" + addr}
+	s, cmd, logs := runBinary(t, bin, "--config.file", string(config), "--redis.addr", srv.Addr, "--web.listen-address", "127.0.0.1:0")
 
 	config.write(t, jobsAndOrders)
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
