@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -233,9 +231,7 @@ func TestListenAddressTaken(t *testing.T) {
 func promtoolCheck(t *testing.T, exposition string) {
 	t.Helper()
 	root := testkit.RepoRoot(t)
-	cmd := exec.Command(testkit.GoBinary(), "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "promtool", "check", "metrics")
-	// tools/go.mod is not in the workspace (go.work): -modfile works only with workspace mode off.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd := exec.Command(testkit.Tool(t, "promtool"), "check", "metrics")
 	cmd.Dir = root
 	cmd.Stdin = strings.NewReader(exposition)
 	var out bytes.Buffer

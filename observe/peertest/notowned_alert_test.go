@@ -54,9 +54,7 @@ func TestStaleReleaseBurstFiresLockNotOwnedRatioHigh(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := writePromtoolTest(t, root, series)
-	cmd := exec.Command(testkit.GoBinary(), "tool", "-modfile="+filepath.Join(root, "tools", "go.mod"), "promtool", "test", "rules", file)
-	// tools/go.mod is not in the workspace (go.work): -modfile works only with workspace mode off.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd := exec.Command(testkit.Tool(t, "promtool"), "test", "rules", file)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)
