@@ -21,12 +21,10 @@ import (
 
 // A Redlock over several servers with one observer on all of its go-redis clients: a lock
 // taken by quorum is one acquisition, one renewal per Extend and one release, whatever the
-// servers answer one by one; a server down is no failed renew or release. Uncontended (a key
-// per worker), every count is exact. Contended (workers share two keys), tries that miss their
-// quorum, and redsync's clean-up release on every server after them, are part of the traffic:
-// a try that took a minority of servers is still counted as an acquisition and its clean-up as
-// a release (observe does not yet decide an acquire try by its quorum), so there the test
-// holds releases to acquisitions, and acquisitions to at least the locks taken.
+// servers answer one by one; a server down is no failed renew or release. Contended (workers
+// share two keys), tries that miss their quorum, and redsync's clean-up release on every server
+// after them, are part of the traffic: a try that took a minority of servers is a failed try,
+// not an acquisition and a short hold, so every count is exact there too.
 func TestRedsyncQuorumCountsOnce(t *testing.T) {
 	for _, c := range []struct {
 		name           string
@@ -103,13 +101,6 @@ func TestRedsyncQuorumCountsOnce(t *testing.T) {
 			n := float64(taken.Load())
 			if n == 0 {
 				t.Fatal("no lock taken")
-			}
-			if c.contended {
-				acquired := e.value(t, "lock_acquire_wait_seconds", "acquired")
-				if acquired < n {
-					t.Errorf("%v acquisitions counted, fewer than the %v locks taken", acquired, n)
-				}
-				n = acquired
 			}
 			e.check(t,
 				want{"lock_acquire_wait_seconds", "acquired", n},
