@@ -24,10 +24,12 @@ func TestConstantValueLocksAreOnePerKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two processes' clients, one Observer each would do as well; one Observer sees both here.
+	// Two processes' clients, one Observer each would do as well; one Observer sees both here,
+	// through one hook, as clients of one server share one (docs/observe.md).
 	first, second := srv.Client(t), srv.Client(t)
-	first.AddHook(obs.Hook())
-	second.AddHook(obs.Hook())
+	hook := obs.Hook()
+	first.AddHook(hook)
+	second.AddHook(hook)
 	for i := range 10 {
 		if ok, err := first.SetNX(ctx, fmt.Sprintf("jobs:%d", i), "1", time.Minute).Result(); err != nil || !ok {
 			t.Fatalf("SetNX jobs:%d: %v %v", i, ok, err)

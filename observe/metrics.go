@@ -69,11 +69,14 @@ func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }
 
 func (p *promPath) unclassified() lockmetrics.Counter { return p.unknown }
 
-// sweepOnCollect runs sweep inside lock_held's own collection, before its values are read: a
-// collector of its own would run beside lock_held's (a registry collects concurrently), and a
-// scrape could read lock_held before the sweep removed the expired locks.
+// sweepOnCollect runs sweep inside lock_held's and lock_waiters' own collections, before their
+// values are read: a collector of its own would run beside them (a registry collects
+// concurrently), and a scrape could read lock_held before the sweep removed the expired locks,
+// or lock_waiters before it stopped counting the lapsed waiters. Each is swept in its own
+// collection, so a scrape may sweep twice; the second finds nothing to do.
 func (p *promPath) sweepOnCollect(sweep func()) error {
 	p.fams.Held.BeforeCollect(sweep)
+	p.fams.Waiters.BeforeCollect(sweep)
 	return nil
 }
 

@@ -90,6 +90,10 @@ type namespace struct {
 	name, pattern string
 	idx           int // its place in Observer.namespaces: the ones after it may match too
 	m             *nsMetrics
+	// Guarded by the tracker's lock: the longest interval seen between two tries of one wait,
+	// and whether values were seen shared by several callers (see waiter).
+	retryGap     time.Duration
+	sharedValues bool
 }
 
 // New builds an Observer and registers its metrics on the Registerer or MeterProvider. Every
@@ -115,6 +119,7 @@ func New(opts Options) (*Observer, error) {
 	// Before the namespaces: a scrape may ask the tracker for their oldest holds as soon as
 	// they are bound.
 	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), metrics.untracked())
+	o.tracker.hooks = &o.hooks
 	for _, ns := range opts.Namespaces {
 		n := &namespace{name: ns.Name, pattern: ns.Pattern, idx: len(o.namespaces)}
 		n.m = metrics.namespace(ns.Name, func() (time.Duration, bool) { return o.tracker.oldestHeld(n, o.now()) })

@@ -3,6 +3,7 @@ package observe
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
@@ -32,6 +33,8 @@ type entry struct {
 	round        round     // the renew or release of the held lock now answering, part by part
 	servers      uint64    // the servers (hook numbers mod 64) the hold had parts on
 	endedAt      time.Time // when a release or a failed attempt ended the hold or wait; zero otherwise (see released)
+	try          try       // the value's acquire try on a Redlock while it answers (see try)
+	wait         waiter    // the value's retries while it waits (see waiter)
 }
 
 // part is one key of a held lock on one server (the hook it was written through).
@@ -53,6 +56,11 @@ type tracker struct {
 	maxTracked int
 	dropped    lockmetrics.Counter
 	nextSweep  time.Time
+	// hooks is how many hooks the Observer handed out: with one, every value is on one server.
+	hooks *atomic.Uint32
+	// groups are the learned Redlock groups: for each server bit, the servers a value reached
+	// together with it in one complete acquire try (see try).
+	groups [64]uint64
 }
 
 // releaseLinger is how long the entry of a released lock, or of a value whose attempt failed,
@@ -129,11 +137,29 @@ func partless(key string) string {
 	return key
 }
 
-// acquired records an acquire attempt: the wait it ends or extends, and the lock it takes.
+// acquired records an acquire attempt: the wait it ends or extends, and the lock it takes. On
+// a server that is part of a Redlock the attempt is one server's reply to a try, decided by the
+// group's quorum (see try); on a single server it is the try.
 func (t *tracker) acquired(c *Call, res result, end time.Time) {
-	m := c.ns.m
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
+	n := t.groupSize(c.server)
+	if n != 1 || e != nil && e.try.answered != 0 {
+		if e == nil {
+			e = t.entryFor(id, end)
+		}
+		if e != nil {
+			t.tryReply(c, id, e, res, end, n)
+			return
+		}
+		// At the MaxTracked cap: no state for the try, so each reply is its own.
+	}
+	t.acquiredOne(c, id, e, res, end)
+}
+
+// acquiredOne records an acquire attempt on one server.
+func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, res result, end time.Time) {
+	m := c.ns.m
 	switch res {
 	case resultRejected:
 		if e != nil && e.held() && !c.start.After(e.roundEnd) {
@@ -143,16 +169,18 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 		}
 		// Otherwise a busy attempt, even on a name this value holds: another process writing
 		// the same constant value waits for it.
+		if e != nil && e.held() && e.find(c.keys[0], c.server) >= 0 {
+			// Refused a key the value holds there itself: several callers share the value,
+			// so its retries are not one caller's.
+			c.ns.sharedValues = true
+		}
 		if e == nil {
 			if e = t.entryFor(id, end); e == nil {
 				m.WaitBusy.Observe(end.Sub(c.start).Seconds())
 				return
 			}
 		}
-		if !e.waiting() {
-			e.waitingSince = c.start
-		}
-		e.lastAttempt = end
+		t.attemptFailed(c.ns, e, c.start, end)
 	case resultError:
 		if e != nil && (e.held() && c.start.Before(e.roundEnd) || e.waiting() && c.start.Before(e.lastAttempt)) {
 			// One server of a try that another server already answered (a Redlock with a
@@ -162,7 +190,7 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 		since := c.start
 		if e != nil && e.waiting() {
 			since = e.waitingSince
-			e.waitingSince = time.Time{}
+			t.endWait(c.ns, e)
 		}
 		m.WaitError.Observe(end.Sub(since).Seconds())
 		if e == nil {
@@ -194,7 +222,7 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 	since := c.start
 	if e != nil && e.waiting() {
 		since = e.waitingSince
-		e.waitingSince = time.Time{}
+		t.endWait(c.ns, e)
 	}
 	m.WaitAcquired.Observe(end.Sub(since).Seconds())
 	if e == nil {
@@ -223,6 +251,10 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
+	if e != nil && e.try.answered != 0 {
+		// The value's next command: every server of its try has answered.
+		t.completeTry(id, e)
+	}
 	if e == nil || !e.held() {
 		countRound(m, opRefresh, res)
 		return
@@ -253,6 +285,9 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
+	if e != nil && e.try.answered != 0 {
+		t.completeTry(id, e)
+	}
 	if e != nil && e.waiting() && !e.held() {
 		return
 	}
@@ -348,7 +383,7 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 // dropIfIdle deletes and recycles an entry that is neither held nor waited for; e must not be
 // used after it was dropped, so every caller calls it last.
 func (t *tracker) dropIfIdle(id lockID, e *entry) {
-	if !e.waiting() && !e.held() && e.endedAt.IsZero() {
+	if !e.waiting() && !e.held() && e.endedAt.IsZero() && !e.try.pending() {
 		delete(t.entries, id)
 		*e = entry{}
 		entryPool.Put(e)
@@ -382,9 +417,15 @@ func (t *tracker) sweep(now time.Time, force bool) {
 func (t *tracker) sweepLocked(now time.Time) {
 	t.nextSweep = now.Add(min(sweepEvery, t.giveUp/2))
 	for id, e := range t.entries {
+		if e.try.answered != 0 && now.Sub(e.try.last) > t.giveUp {
+			// No command of the value followed its try: it is complete.
+			t.completeTry(id, e)
+		}
 		if e.waiting() && now.Sub(e.lastAttempt) > t.giveUp {
 			id.ns.m.WaitBusy.Observe(e.lastAttempt.Sub(e.waitingSince).Seconds())
-			e.waitingSince = time.Time{}
+			t.endWait(id.ns, e)
+		} else if e.waiting() {
+			t.waiterLapsed(id.ns, e, now)
 		}
 		if e.held() {
 			t.expireParts(id, e, now)

@@ -63,34 +63,35 @@ type Families struct {
 	Releases     *prometheus.CounterVec
 	Abandoned    *prometheus.CounterVec
 	HeldSeconds  *prometheus.HistogramVec
-	Held         *HeldVec
+	Held         *SweptGaugeVec
 	FencedWrites *prometheus.CounterVec
 	// Beyond the contract's table: what a caller waits in, how old the oldest hold is, and
 	// the holds Policy.MaxHold ended.
-	Waiters         *prometheus.GaugeVec
+	Waiters         *SweptGaugeVec
 	HeldOldest      *HoldAges
 	MaxHoldExceeded *prometheus.CounterVec
 }
 
-// HeldVec is lock_held: a GaugeVec whose collection first runs the hooks its producers added
-// with BeforeCollect, in the same Collect call, so that a producer that brings the gauge up to
-// date at scrape time (observe expires the locks whose keys expired) is read after it did, not
-// beside it: a registry collects its collectors concurrently.
-type HeldVec struct {
+// SweptGaugeVec is lock_held and lock_waiters: a GaugeVec whose collection first runs the
+// hooks its producers added with BeforeCollect, in the same Collect call, so that a producer
+// that brings the gauge up to date at scrape time (observe expires the locks whose keys
+// expired, and the waits that lapsed) is read after it did, not beside it: a registry collects
+// its collectors concurrently.
+type SweptGaugeVec struct {
 	*prometheus.GaugeVec
 	mu    sync.Mutex
 	hooks []func()
 }
 
 // BeforeCollect adds hook, run at every collection of lock_held before its values are read.
-func (h *HeldVec) BeforeCollect(hook func()) {
+func (h *SweptGaugeVec) BeforeCollect(hook func()) {
 	h.mu.Lock()
 	h.hooks = append(h.hooks, hook)
 	h.mu.Unlock()
 }
 
 // Collect runs the hooks, then collects the gauges.
-func (h *HeldVec) Collect(ch chan<- prometheus.Metric) {
+func (h *SweptGaugeVec) Collect(ch chan<- prometheus.Metric) {
 	h.mu.Lock()
 	hooks := append([]func(){}, h.hooks...)
 	h.mu.Unlock()
@@ -125,7 +126,7 @@ func newFamilies() *Families {
 			Help:    heldSecondsHelp,
 			Buckets: HeldSecondsBuckets(),
 		}, []string{NamespaceLabel}),
-		Held: &HeldVec{GaugeVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Held: &SweptGaugeVec{GaugeVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lock_held",
 			Help: heldHelp,
 		}, []string{NamespaceLabel})},
@@ -133,10 +134,10 @@ func newFamilies() *Families {
 			Name: "lock_fenced_writes_total",
 			Help: fencedWritesHelp,
 		}, []string{NamespaceLabel, "outcome"}),
-		Waiters: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Waiters: &SweptGaugeVec{GaugeVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lock_waiters",
 			Help: waitersHelp,
-		}, []string{NamespaceLabel}),
+		}, []string{NamespaceLabel})},
 		HeldOldest: newHoldAges(),
 		MaxHoldExceeded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_max_hold_exceeded_total",

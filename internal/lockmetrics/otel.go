@@ -144,6 +144,9 @@ func (i *Instruments) observe(_ context.Context, o metric.Observer) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, c := range i.counts {
+		if c.fromFirstUse && !c.used.Load() {
+			continue
+		}
 		o.ObserveInt64(c.instrument, c.n.Load(), c.opts...)
 	}
 	for _, a := range i.ages {
@@ -185,6 +188,15 @@ func (i *Instruments) UpDown(u metric.Int64ObservableUpDownCounter, attrs attrib
 	return i.track(u, attrs)
 }
 
+// UpDownFromFirstUse is UpDown reported only from its first Inc: a producer that derives the
+// series only where the traffic shows it (observe's waiters) leaves it absent until then rather
+// than reporting a 0 it does not know.
+func (i *Instruments) UpDownFromFirstUse(u metric.Int64ObservableUpDownCounter, attrs attribute.Set) Gauge {
+	c := i.track(u, attrs)
+	c.fromFirstUse = true
+	return (*firstUseCount)(c)
+}
+
 func (i *Instruments) track(inst metric.Int64Observable, attrs attribute.Set) *observedCount {
 	c := &observedCount{instrument: inst, opts: []metric.ObserveOption{metric.WithAttributeSet(attrs)}}
 	i.mu.Lock()
@@ -199,10 +211,22 @@ type observedCount struct {
 	instrument metric.Int64Observable
 	opts       []metric.ObserveOption
 	n          atomic.Int64
+	// fromFirstUse: reported only once used is set (UpDownFromFirstUse).
+	fromFirstUse bool
+	used         atomic.Bool
 }
 
 func (c *observedCount) Inc() { c.n.Add(1) }
 func (c *observedCount) Dec() { c.n.Add(-1) }
+
+// firstUseCount is an observedCount that its first Inc makes reported.
+type firstUseCount observedCount
+
+func (c *firstUseCount) Inc() {
+	c.used.Store(true)
+	c.n.Add(1)
+}
+func (c *firstUseCount) Dec() { c.n.Add(-1) }
 
 // Observer, Counter and Gauge are what a producer does with one series. client_golang's
 // children (prometheus.Observer, prometheus.Counter, prometheus.Gauge) satisfy them, and so do

@@ -1,6 +1,11 @@
 package lockmetrics
 
-import "go.opentelemetry.io/otel/attribute"
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+)
 
 // Series are one namespace's series, bound once when the namespace is declared so that no lock
 // operation pays for a label lookup. lease and observe both record through it, on either path,
@@ -14,7 +19,7 @@ type Series struct {
 	Abandoned                           Counter // lease only
 	HeldSeconds                         Observer
 	Held                                Gauge
-	Waiters                             Gauge   // lease only: see Scope
+	Waiters                             Gauge   // for observe, absent until first used: see Scope
 	FencedApplied, FencedRejected       Counter // lease only
 	MaxHoldExceeded                     Counter // lease only
 }
@@ -27,8 +32,9 @@ const (
 	LeaseScope Scope = iota
 	// WireScope is what observe derives from another library's commands. Abandonments, fenced
 	// writes, skipped releases and MaxHold happen inside the peer library and never reach the
-	// wire; waiters are not derived yet (a caller between two retries sends nothing, and
-	// rueidislock waits without retrying), so those series are left absent rather than 0.
+	// wire, so those series are left absent rather than 0. Waiters show only where a library
+	// retries with the same value (rueidislock waits without retrying), so that series appears
+	// with the namespace's first waiter, not at 0 before.
 	WireScope
 )
 
@@ -56,6 +62,8 @@ func (f *Families) Bind(ns string, scope Scope, oldest OldestFunc) *Series {
 		s.FencedApplied = f.FencedWrites.WithLabelValues(ns, OutcomeApplied)
 		s.FencedRejected = f.FencedWrites.WithLabelValues(ns, OutcomeRejected)
 		s.MaxHoldExceeded = f.MaxHoldExceeded.WithLabelValues(ns)
+	} else {
+		s.Waiters = &firstUseGauge{vec: f.Waiters.GaugeVec, ns: ns}
 	}
 	if oldest != nil {
 		f.HeldOldest.add(ns, oldest)
@@ -88,9 +96,28 @@ func (i *Instruments) Bind(ns string, scope Scope, oldest OldestFunc) *Series {
 		s.FencedApplied = i.Counter(i.FencedWrites, attrs(OutcomeApplied))
 		s.FencedRejected = i.Counter(i.FencedWrites, attrs(OutcomeRejected))
 		s.MaxHoldExceeded = i.Counter(i.MaxHoldExceeded, attrs(""))
+	} else {
+		s.Waiters = i.UpDownFromFirstUse(i.Waiters, attrs(""))
 	}
 	if oldest != nil {
 		i.age(attrs(""), oldest)
 	}
 	return s
 }
+
+// firstUseGauge is a namespace's child of a GaugeVec created at its first use, so that the
+// series is absent until then (see WireScope).
+type firstUseGauge struct {
+	vec   *prometheus.GaugeVec
+	ns    string
+	once  sync.Once
+	gauge prometheus.Gauge
+}
+
+func (g *firstUseGauge) child() prometheus.Gauge {
+	g.once.Do(func() { g.gauge = g.vec.WithLabelValues(g.ns) })
+	return g.gauge
+}
+
+func (g *firstUseGauge) Inc() { g.child().Inc() }
+func (g *firstUseGauge) Dec() { g.child().Dec() }
