@@ -239,8 +239,10 @@ func TestGoRedisLockersContention(t *testing.T) {
 			l, err := locker.obtainWaiting(ctx, "jobs:1", 30*time.Second)
 			done <- result{l, err}
 		}()
-		// A holds, B waits (and C's wait, until it is given up): two or three entries.
+		// A holds, B waits (and C's wait, until it is given up): two or three entries. B
+		// retries with its value, so it is a waiter; C tried once, so it is none.
 		e.eventually(t, "B's wait to be tracked", func() bool { return e.obs.Tracked() >= 2 })
+		e.eventually(t, "B counted as a waiter", func() bool { v, _ := e.waiters(t); return v == 1 })
 		const held = 200 * time.Millisecond
 		time.Sleep(held)
 		if err := a.release(ctx); err != nil {
@@ -252,7 +254,8 @@ func TestGoRedisLockersContention(t *testing.T) {
 		}
 		defer b.l.release(ctx)
 		e.eventually(t, "C's wait to be given up", func() bool { return e.value(t, "lock_acquire_wait_seconds", "busy") == 1 })
-		e.check(t, want{"lock_acquire_wait_seconds", "acquired", 2}, want{"lock_held", "", 1})
+		e.check(t, want{"lock_acquire_wait_seconds", "acquired", 2}, want{"lock_held", "", 1},
+			want{"lock_waiters", "", 0})
 		// B's wait began before it was seen tracked and ended after A's release, which came
 		// `held` later; A's own acquire adds a round trip.
 		if sum := e.histogramSum(t, "lock_acquire_wait_seconds", "acquired"); sum < held.Seconds() {

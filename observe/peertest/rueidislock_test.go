@@ -116,6 +116,11 @@ func TestRueidislockContention(t *testing.T) {
 	tokenB := lockValue(t, e, "jobs:1")
 	b.cancel()
 	e.check(t, want{"lock_acquire_wait_seconds", "acquired", 2}, want{"lock_held", "", 0})
+	// B waited for an invalidation, drawing a new value for each try: no value retried, so
+	// the wire showed no waiter and the series is absent rather than a guessed number.
+	if v, present := e.waiters(t); present {
+		t.Errorf("lock_waiters = %v for rueidislock, want no series", v)
+	}
 	e.assertNoToken(t, []string{tokenA, tokenB})
 }
 
