@@ -189,6 +189,7 @@ func TestObserveOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 		"lock_held{jobs,}":                                    1, // G
 		"lock_held{approvals,}":                               0,
 		"lock_observe_untracked_total{,}":                     1, // F
+		"lock_waiters{jobs,}":                                 0, // B retried with its value: a waiter until it acquired
 	}
 	for key, w := range want {
 		if g, ok := otel[key]; !ok || (g-w) > 1e-9 || (w-g) > 1e-9 {
