@@ -144,6 +144,12 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
 	n := t.groupSize(c.server)
+	if e != nil && e.try.answered&serverBit(c.server) != 0 {
+		// A server answers a second time: a new try, so the previous one is complete, and
+		// may have taught the server's group.
+		t.completeTry(id, e)
+		n = t.groupSize(c.server)
+	}
 	if n != 1 || e != nil && e.try.answered != 0 {
 		if e == nil {
 			e = t.entryFor(id, end)

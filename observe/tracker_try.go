@@ -44,10 +44,6 @@ func (t *tracker) groupSize(server uint32) int {
 // known yet) and decides the try when its outcome is certain.
 func (t *tracker) tryReply(c *Call, id lockID, e *entry, res result, end time.Time, n int) {
 	bit := serverBit(c.server)
-	if e.try.answered&bit != 0 {
-		// A server answers a second time: a new try, so the previous one is complete.
-		t.completeTry(id, e)
-	}
 	tr := &e.try
 	if tr.answered == 0 || c.start.Before(tr.start) {
 		tr.start = c.start

@@ -144,3 +144,22 @@ func TestRedlockServerDownIsNoFailedTry(t *testing.T) {
 	check(jobsValue{"lock_releases_total", "ok", 1}, jobsValue{"lock_releases_total", "error", 0},
 		jobsValue{"lock_held", "", 1})
 }
+
+// On an Observer with several hooks, a single-server lock's first try waits for its next
+// command to learn that its server is alone; from then on each try is decided at its reply.
+func TestSingleServerOnSeveralHooksLearnsItsGroup(t *testing.T) {
+	r, _, check := newRedlock(t, 2)
+	r.on(1, ok, acquireArgs("jobs:1", "A")...)
+	check(jobsValue{"lock_held", "", 0})
+	r.on(1, one, refreshArgs("jobs:1", "A")...) // A's next command: the try was all of it
+	check(jobsValue{"lock_held", "", 1}, jobsValue{"lock_renewals_total", "ok", 1})
+	r.on(2, nilReply, acquireArgs("jobs:2", "B")...)
+	r.on(2, nilReply, acquireArgs("jobs:2", "B")...) // B's second try: the first was all of it
+	wantWaiters(t, r.reg, 1)
+	r.on(2, ok, acquireArgs("jobs:2", "B")...)
+	check(jobsValue{"lock_held", "", 2})
+	wantWaiters(t, r.reg, 0)
+	if n, _ := histogram(t, r.reg, "lock_acquire_wait_seconds", "jobs", "acquired"); n != 2 {
+		t.Errorf("acquired = %d, want 2", n)
+	}
+}

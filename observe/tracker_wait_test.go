@@ -89,7 +89,8 @@ func TestWaitersLapseByTheNamespacesLongestInterval(t *testing.T) {
 	do(o, clock, ms, nilReply, acquireArgs("jobs:1", "E")...)
 	clock.advance(49 * ms)
 	do(o, clock, ms, nilReply, acquireArgs("jobs:1", "E")...) // E: 50ms apart
-	clock.advance(240 * ms) // E silent for 241ms: more than 3 × 50, less than 3 × 200
+	// E silent for 241ms: more than 3 × 50, less than 3 × 200.
+	clock.advance(240 * ms)
 	do(o, clock, ms, nilReply, acquireArgs("jobs:1", "B")...)
 	wantWaiters(t, reg, 2)
 }
