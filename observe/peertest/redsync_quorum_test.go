@@ -112,6 +112,10 @@ func TestRedsyncQuorumCountsOnce(t *testing.T) {
 				want{"lock_renewals_total", "failed", 0},
 				want{"lock_held", "", 0},
 			)
+			// Contended callers that retried are waiters until they acquire: none is left.
+			if v, present := e.waiters(t); present && v != 0 {
+				t.Errorf("lock_waiters = %v after every lock was taken, want 0", v)
+			}
 		})
 	}
 }
