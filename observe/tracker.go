@@ -214,8 +214,8 @@ func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, res result, end time
 }
 
 // success ends the caller's wait (or its single attempt) and adds the keys to the held lock.
-// A lock of several keys (rueidislock's KeyMajority, a redsync quorum) is held from its first
-// acquired key and observed once.
+// A lock of several keys on one server (rueidislock's KeyMajority) is held from its first
+// acquired key and observed once; a Redlock's servers are decided by quorum instead (see try).
 func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 	m := c.ns.m
 	if e != nil && e.held() {
