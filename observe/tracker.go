@@ -33,7 +33,7 @@ type entry struct {
 	round        round     // the renew or release of the held lock now answering, part by part
 	servers      uint64    // the servers (hook numbers mod 64) the hold had parts on
 	endedAt      time.Time // when a release or a failed attempt ended the hold or wait; zero otherwise (see released)
-	try          try       // the value's acquire try on a Redlock while it answers (see try)
+	try          *try      // the value's acquire try on a Redlock while it answers (see try); nil otherwise
 	wait         waiter    // the value's retries while it waits (see waiter)
 }
 
@@ -144,13 +144,13 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
 	n := t.groupSize(c.server)
-	if e != nil && e.try.answered&serverBit(c.server) != 0 {
+	if e != nil && e.try != nil && e.try.answered&serverBit(c.server) != 0 {
 		// A server answers a second time: a new try, so the previous one is complete, and
 		// may have taught the server's group.
 		t.completeTry(id, e)
 		n = t.groupSize(c.server)
 	}
-	if n != 1 || e != nil && e.try.answered != 0 {
+	if n != 1 || e != nil && e.try != nil {
 		if e == nil {
 			e = t.entryFor(id, end)
 		}
@@ -257,7 +257,7 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
-	if e != nil && e.try.answered != 0 {
+	if e != nil && e.try != nil {
 		// The value's next command: every server of its try has answered.
 		t.completeTry(id, e)
 	}
@@ -291,7 +291,7 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	id, e := t.lockEntry(c, end)
 	defer t.mu.Unlock()
-	if e != nil && e.try.answered != 0 {
+	if e != nil && e.try != nil {
 		t.completeTry(id, e)
 	}
 	if e != nil && e.waiting() && !e.held() {
@@ -390,6 +390,7 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 // used after it was dropped, so every caller calls it last.
 func (t *tracker) dropIfIdle(id lockID, e *entry) {
 	if !e.waiting() && !e.held() && e.endedAt.IsZero() && !e.try.pending() {
+		// A decided try may still be attached: it goes with the entry.
 		delete(t.entries, id)
 		*e = entry{}
 		entryPool.Put(e)
@@ -423,7 +424,7 @@ func (t *tracker) sweep(now time.Time, force bool) {
 func (t *tracker) sweepLocked(now time.Time) {
 	t.nextSweep = now.Add(min(sweepEvery, t.giveUp/2))
 	for id, e := range t.entries {
-		if e.try.answered != 0 && now.Sub(e.try.last) > t.giveUp {
+		if e.try != nil && now.Sub(e.try.last) > t.giveUp {
 			// No command of the value followed its try: it is complete.
 			t.completeTry(id, e)
 		}

@@ -28,7 +28,8 @@ type try struct {
 	decided                    bool
 }
 
-func (t *try) pending() bool { return t.answered != 0 && !t.decided }
+// pending reports whether t is a try not decided yet; a nil try is none.
+func (t *try) pending() bool { return t != nil && !t.decided }
 
 // groupSize is the number of servers a try through server makes its quorum of: 1 for a
 // single server (the only hook of the Observer, or Begin's callers, which pass no server), the
@@ -44,7 +45,11 @@ func (t *tracker) groupSize(server uint32) int {
 // known yet) and decides the try when its outcome is certain.
 func (t *tracker) tryReply(c *Call, id lockID, e *entry, res result, end time.Time, n int) {
 	bit := serverBit(c.server)
-	tr := &e.try
+	if e.try == nil {
+		// Only a Redlock's values have one: a single server's entries stay small.
+		e.try = new(try)
+	}
+	tr := e.try
 	if tr.answered == 0 || c.start.Before(tr.start) {
 		tr.start = c.start
 	}
@@ -81,7 +86,7 @@ func (t *tracker) tryReply(c *Call, id lockID, e *entry, res result, end time.Ti
 // replies it has when final (a complete try whose group was not known: n is then every server
 // that answered, so it always settles).
 func (t *tracker) decideTry(id lockID, e *entry, n int, final bool) {
-	tr := &e.try
+	tr := e.try
 	quorum := n/2 + 1
 	ok := bits.OnesCount64(tr.ok)
 	lost := bits.OnesCount64(tr.busy | tr.failed)
@@ -98,7 +103,7 @@ func (t *tracker) decideTry(id lockID, e *entry, n int, final bool) {
 // tryWon ends the value's wait and starts the hold at the try's earliest ok call.
 func (t *tracker) tryWon(id lockID, e *entry) {
 	m := id.ns.m
-	tr := &e.try
+	tr := e.try
 	since := tr.start
 	if e.waiting() {
 		since = e.waitingSince
@@ -117,7 +122,7 @@ func (t *tracker) tryWon(id lockID, e *entry) {
 // server's failed attempt does). The value is remembered for a while then (see released), so
 // that the clean-up release after the try is not counted.
 func (t *tracker) tryLost(id lockID, e *entry, byErrors bool) {
-	tr := &e.try
+	tr := e.try
 	if !e.held() {
 		e.parts, e.servers = e.parts[:0], 0
 	}
@@ -140,8 +145,8 @@ func (t *tracker) tryLost(id lockID, e *entry, byErrors bool) {
 // which become the group of each of them (a group only grows, so a server first seen alone
 // and later in a Redlock joins it).
 func (t *tracker) completeTry(id lockID, e *entry) {
-	tr := &e.try
-	if tr.answered == 0 {
+	tr := e.try
+	if tr == nil {
 		return
 	}
 	for b := tr.answered; b != 0; b &= b - 1 {
@@ -150,5 +155,5 @@ func (t *tracker) completeTry(id lockID, e *entry) {
 	if !tr.decided {
 		t.decideTry(id, e, bits.OnesCount64(tr.answered), true)
 	}
-	e.try = try{}
+	e.try = nil
 }

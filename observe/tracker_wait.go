@@ -9,21 +9,22 @@ import "time"
 //   - it counts from its second failed try: a first busy attempt alone may be a caller that
 //     does not retry (redislock's default, a TryLock), and counting it would be a guess;
 //   - it stops counting when the value acquires, fails with an error, or its wait is given up
-//     (GiveUpAfter without a try), and also when no try follows within lapseFactor times the
-//     longest interval seen between two tries of one wait — its own or, as the library's
-//     retry schedule is the same for every caller, any in the namespace — so that a caller
-//     that gave up stops counting after a few of its own retry intervals rather than after
+//     (GiveUpAfter without a try), and also when no try ends within lapseFactor times the
+//     longest interval seen between the ends of two tries of one wait — its own or, as the
+//     library's retry schedule is the same for every caller, any in the namespace — so that a
+//     caller that gave up stops counting after a few of its retry intervals rather than after
 //     GiveUpAfter. A try after that counts it again.
 //
 // A value seen refused on a key it holds itself is shared by several callers (a constant-value
 // lock): their retries cannot be told apart, so the namespace counts no waiter from then on.
 // rueidislock draws a new value for every try and waits for invalidations in between, so none
 // of its values has a second try: its namespaces show no lock_waiters series.
+//
+// The latest try's end is the entry's lastAttempt.
 type waiter struct {
 	tries   uint32        // failed tries of the current wait
-	lastTry time.Time     // start of the latest failed try
-	gap     time.Duration // the longest interval between the starts of two consecutive tries
 	counted bool          // counted in lock_waiters
+	gap     time.Duration // the longest interval between the ends of two consecutive tries
 }
 
 // lapseFactor bounds the silence after which a waiter stops counting, in retry intervals: 3
@@ -38,15 +39,14 @@ func (t *tracker) attemptFailed(ns *namespace, e *entry, start, end time.Time) {
 	if !e.waiting() {
 		e.waitingSince = start
 	}
-	e.lastAttempt = end
 	w := &e.wait
 	if w.tries > 0 {
-		gap := start.Sub(w.lastTry)
+		gap := end.Sub(e.lastAttempt)
 		w.gap = max(w.gap, gap)
 		ns.retryGap = max(ns.retryGap, gap)
 	}
+	e.lastAttempt = end
 	w.tries++
-	w.lastTry = start
 	if w.tries >= 2 && !w.counted && !ns.sharedValues {
 		w.counted = true
 		ns.m.Waiters.Inc()
@@ -65,7 +65,7 @@ func (t *tracker) endWait(ns *namespace, e *entry) {
 // waiterLapsed stops counting a waiter that sent no try within lapseFactor retry intervals.
 func (t *tracker) waiterLapsed(ns *namespace, e *entry, now time.Time) {
 	w := &e.wait
-	if w.counted && now.Sub(w.lastTry) > lapseFactor*max(w.gap, ns.retryGap) {
+	if w.counted && now.Sub(e.lastAttempt) > lapseFactor*max(w.gap, ns.retryGap) {
 		w.counted = false
 		ns.m.Waiters.Dec()
 	}

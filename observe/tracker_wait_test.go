@@ -47,9 +47,9 @@ func TestWaitersFromRetries(t *testing.T) {
 	do(o, clock, ms, nilReply, acquireArgs("jobs:1", "B")...) // 10ms after B's first
 	wantWaiters(t, reg, 1)
 
-	clock.advance(25 * ms) // 26ms after B's last try began: within 3 × 10ms
+	clock.advance(25 * ms) // 25ms after B's last try ended: within 3 × 10ms
 	wantWaiters(t, reg, 1)
-	clock.advance(5 * ms) // 31ms
+	clock.advance(6 * ms) // 31ms
 	wantWaiters(t, reg, 0)
 	do(o, clock, ms, nilReply, acquireArgs("jobs:1", "B")...) // B retries after all
 	wantWaiters(t, reg, 1)
