@@ -139,7 +139,7 @@ func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 		series(rateBy("le", metricAcquireWait+"_bucket", sel.lib()), "{{le}}")).
 		Span(graphWidth))
 	d.WithPanel(graph("Callers waiting",
-		"Callers blocked in Acquire or Do right now, per namespace (lease's lock_waiters): their lock was busy, in Redis or in the local mutex, and they have no answer yet. A level that keeps rising means work piles up behind one holder; it shows before the wait histogram does, since a wait is observed only when it ends.",
+		"Callers blocked in Acquire or Do right now, per namespace (lock_waiters, from lease, or from observe for libraries that retry with one value): their lock was busy and they have no answer yet. A level that keeps rising means work piles up behind one holder; it shows before the wait histogram does, since a wait is observed only when it ends.",
 		unitCount,
 		series(aggregateBy("sum", "lock_namespace", metricWaiters, sel.lib()), "{{lock_namespace}}")).
 		Span(graphWidth))
