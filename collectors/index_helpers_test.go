@@ -12,7 +12,7 @@ import (
 )
 
 // indexed starts a Scanner in ModeAuto and waits for its index to be current.
-func indexed(t *testing.T, c *redis.Client, namespaces []Namespace) *Scanner {
+func indexed(t *testing.T, c redis.UniversalClient, namespaces []Namespace) *Scanner {
 	t.Helper()
 	s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto})
 	if err != nil {
@@ -61,7 +61,7 @@ func modes(res *Result) []string {
 }
 
 // freshWalk is what a walk of the keyspace sees now.
-func freshWalk(t *testing.T, c *redis.Client, namespaces []Namespace) *Result {
+func freshWalk(t *testing.T, c redis.UniversalClient, namespaces []Namespace) *Result {
 	t.Helper()
 	s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeWalk})
 	if err != nil {
@@ -171,7 +171,7 @@ func trackerID(t *testing.T, c *redis.Client) string {
 }
 
 // compareNow scrapes the index (current) and then walks, and fails on any difference.
-func compareNow(t *testing.T, s *Scanner, c *redis.Client, step string) int {
+func compareNow(t *testing.T, s *Scanner, c redis.UniversalClient, step string) int {
 	t.Helper()
 	start := time.Now()
 	got := waitCurrent(t, s)

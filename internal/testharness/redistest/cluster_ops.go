@@ -1,0 +1,203 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clusterChangeTimeout bounds how long every node may take to agree on a slot move or a failover.
+const clusterChangeTimeout = 30 * time.Second
+
+// Slot is the hash slot of key, as the cluster computes it.
+func (c *Cluster) Slot(tb testing.TB, key string) int64 {
+	tb.Helper()
+	reply, err := c.anyNode(tb).Do(context.Background(), "CLUSTER", "KEYSLOT", key)
+	if err != nil {
+		tb.Fatalf("redistest: CLUSTER KEYSLOT: %v", err)
+	}
+	return reply.(int64)
+}
+
+// Masters lists the running nodes whose role is master, in Nodes order.
+func (c *Cluster) Masters(tb testing.TB) []*Server {
+	tb.Helper()
+	var out []*Server
+	for _, n := range c.Nodes {
+		if n.running() && n.role(context.Background()) == "master" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// MigrateSlot moves slot, with its keys, from the master serving it to master to, the way
+// `redis-cli --cluster reshard` does: SETSLOT IMPORTING on the target and MIGRATING on the
+// source, MIGRATE of the slot's keys in batches, then SETSLOT NODE on the target, the source and
+// every other master. It returns once every running node reports to as the slot's owner.
+func (c *Cluster) MigrateSlot(tb testing.TB, slot int64, to *Server) {
+	tb.Helper()
+	ctx := context.Background()
+	var from *Server
+	for _, n := range c.Nodes {
+		if n.running() && n.servesSlot(ctx, slot) {
+			from = n
+		}
+	}
+	if from == nil || from == to {
+		tb.Fatalf("redistest: slot %d: no other master serves it (from %v)", slot, from)
+	}
+	fromID, toID := c.nodeID(tb, from), c.nodeID(tb, to)
+	c.must(tb, to, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID)
+	c.must(tb, from, "CLUSTER", "SETSLOT", slot, "MIGRATING", toID)
+	host, port, err := net.SplitHostPort(to.Addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		reply := c.must(tb, from, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+		keys, _ := reply.([]any)
+		if len(keys) == 0 {
+			break
+		}
+		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
+		c.must(tb, from, append(args, keys...)...)
+	}
+	c.must(tb, to, "CLUSTER", "SETSLOT", slot, "NODE", toID)
+	c.must(tb, from, "CLUSTER", "SETSLOT", slot, "NODE", toID)
+	for _, m := range c.Masters(tb) {
+		if m != to && m != from {
+			c.must(tb, m, "CLUSTER", "SETSLOT", slot, "NODE", toID)
+		}
+	}
+	c.waitAgreed(tb, fmt.Sprintf("slot %d owned by %s", slot, to.Addr), func(n *Server) bool {
+		return n.slotOwner(ctx, slot) == toID
+	})
+}
+
+// Failover promotes a replica of master with CLUSTER FAILOVER (the coordinated, manual
+// failover: no write is lost) and returns it once every running node sees it serving master's
+// former slots.
+func (c *Cluster) Failover(tb testing.TB, master *Server) *Server {
+	tb.Helper()
+	ctx := context.Background()
+	var replica *Server
+	for _, n := range c.Nodes {
+		if n != master && n.running() && n.role(ctx) == "slave" && n.masterPort(ctx) == fmt.Sprint(master.Port()) {
+			replica = n
+			break
+		}
+	}
+	if replica == nil {
+		tb.Fatalf("redistest: master %s has no replica to fail over to", master.Addr)
+	}
+	replicaID := c.nodeID(tb, replica)
+	var slot int64 = -1
+	for s := int64(0); s < 16384 && slot < 0; s += 16 {
+		if master.servesSlot(ctx, s) {
+			slot = s
+		}
+	}
+	c.must(tb, replica, "CLUSTER", "FAILOVER")
+	c.waitAgreed(tb, fmt.Sprintf("%s promoted", replica.Addr), func(n *Server) bool {
+		return replica.role(ctx) == "master" && (slot < 0 || n.slotOwner(ctx, slot) == replicaID)
+	})
+	return replica
+}
+
+func (c *Cluster) anyNode(tb testing.TB) *Server {
+	tb.Helper()
+	for _, n := range c.Nodes {
+		if n.running() {
+			return n
+		}
+	}
+	tb.Fatal("redistest: no cluster node is running")
+	return nil
+}
+
+func (c *Cluster) nodeID(tb testing.TB, s *Server) string {
+	tb.Helper()
+	id, _ := c.must(tb, s, "CLUSTER", "MYID").(string)
+	return id
+}
+
+func (c *Cluster) must(tb testing.TB, s *Server, args ...any) any {
+	tb.Helper()
+	reply, err := s.Do(context.Background(), args...)
+	if err != nil {
+		tb.Fatalf("redistest: %s on %s: %v", strings.TrimSpace(fmt.Sprint(args...)), s.Addr, err)
+	}
+	return reply
+}
+
+// waitAgreed waits until ok holds on every running node, and the cluster is ready.
+func (c *Cluster) waitAgreed(tb testing.TB, what string, ok func(n *Server) bool) {
+	tb.Helper()
+	deadline := time.Now().Add(clusterChangeTimeout)
+	for {
+		agreed := true
+		for _, n := range c.Nodes {
+			if n.running() && !ok(n) {
+				agreed = false
+				break
+			}
+		}
+		if agreed {
+			c.waitReady(tb)
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("redistest: cluster did not agree on %s within %s", what, clusterChangeTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *Server) role(ctx context.Context) string {
+	return s.replicationField(ctx, "role")
+}
+
+func (s *Server) masterPort(ctx context.Context) string {
+	return s.replicationField(ctx, "master_port")
+}
+
+func (s *Server) replicationField(ctx context.Context, name string) string {
+	reply, err := s.Do(ctx, "INFO", "replication")
+	if err != nil {
+		return ""
+	}
+	text, _ := reply.(string)
+	for line := range strings.SplitSeq(text, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// slotOwner is the node id this node's CLUSTER SLOTS names as slot's master, "" when none.
+func (s *Server) slotOwner(ctx context.Context, slot int64) string {
+	reply, err := s.Do(ctx, "CLUSTER", "SLOTS")
+	if err != nil {
+		return ""
+	}
+	ranges, _ := reply.([]any)
+	for _, r := range ranges {
+		fields, _ := r.([]any)
+		if len(fields) < 3 {
+			continue
+		}
+		lo, _ := fields[0].(int64)
+		hi, _ := fields[1].(int64)
+		master, _ := fields[2].([]any)
+		if slot >= lo && slot <= hi && len(master) >= 3 {
+			id, _ := master[2].(string)
+			return id
+		}
+	}
+	return ""
+}
