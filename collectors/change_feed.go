@@ -28,6 +28,11 @@ const (
 	resyncRestart        = "run_id_changed"
 	resyncRole           = "role_changed"
 	resyncSwapDB         = "swapdb"
+	// Redis Cluster: a master's own slots (or configuration epoch) changed, or a re-read was
+	// redirected (resync that master); the set of masters changed, by a failover or a master
+	// added or removed (start or stop the masters' indexes).
+	resyncSlotsMoved = "slots_moved"
+	resyncTopology   = "topology_changed"
 )
 
 // changeFeed is one node's RESP3 tracking connection in broadcasting mode: Redis pushes an

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,16 +92,36 @@ type indexNode struct {
 	corrections, backstops int64
 	building               *pass // the first build's walk while it runs: a scrape meanwhile shares it
 	built                  bool  // a complete index exists
+	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
+	// the node's data is changing without feed messages that a re-read can follow.
+	redirected bool
+
+	// clusterMaster marks one master of a Redis Cluster: its identity includes the slots it
+	// serves, and it serves scrapes only while its role is master. late marks a master that
+	// joined after start (a failover): scrapes do not wait for its first build.
+	clusterMaster, late bool
 }
 
 func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+	n := makeIndexNode(s, client, namespaces, prefixes)
+	go n.run()
+	return n
+}
+
+func makeIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
 		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
 		done: make(chan struct{}), tried: make(chan struct{}), resyncs: map[string]int64{}, syncMu: make(syncLock, 1),
 	}
 	n.ctx, n.cancel = context.WithCancel(s.base)
-	go n.run()
 	return n
+}
+
+// counts is the node's share of the index figures a Result carries.
+func (n *indexNode) counts() indexCounts {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return indexCounts{resyncs: maps.Clone(n.resyncs), entries: n.entries, corrections: n.corrections, backstops: n.backstops}
 }
 
 func (n *indexNode) close() {
@@ -159,7 +181,7 @@ func (n *indexNode) run() {
 		n.lost = reason
 		n.resyncs[reason]++
 		n.mu.Unlock()
-		n.s.opts.Logger.Info("lock key index: resync", "reason", reason)
+		n.s.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
 	}
 }
 
@@ -362,6 +384,13 @@ func (n *indexNode) drain(ctx context.Context) (string, error) {
 		n.feed.mu.Unlock()
 		return "", err
 	}
+	n.mu.Lock()
+	redirected := n.redirected
+	n.redirected = false
+	n.mu.Unlock()
+	if redirected {
+		return resyncSlotsMoved, nil
+	}
 	return "", nil
 }
 
@@ -386,6 +415,12 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 			switch {
 			case isConnectionError(r.err):
 				return r.err
+			case isRedirect(r.err):
+				// The key's slot is being migrated: the node's keys change by MIGRATE, whose
+				// invalidations a re-read during the move cannot follow. Resync the node.
+				n.mu.Lock()
+				n.redirected = true
+				n.mu.Unlock()
 			case r.err != nil:
 				for m := mask; m != 0; m &= m - 1 {
 					errs[trailingZeros(m)] = r.err
@@ -411,6 +446,10 @@ type serverIdentity struct {
 	role   string
 	swapdb int64 // calls of SWAPDB since start: tracking sends nothing for it
 	major  int   // redis_version's major number
+	// slots is, on a cluster master, its configuration epoch and the slots it serves, migrates
+	// or imports, as its own CLUSTER NODES line states them: a slot that moves changes the keys
+	// the node holds by MIGRATE, and a slot that comes back changes the epoch.
+	slots string
 }
 
 // changed returns the resync reason for a change from id to now, or "".
@@ -422,6 +461,8 @@ func (id serverIdentity) changed(now serverIdentity) string {
 		return resyncRole
 	case id.swapdb != now.swapdb:
 		return resyncSwapDB
+	case id.slots != now.slots:
+		return resyncSlotsMoved
 	}
 	return ""
 }
@@ -439,6 +480,10 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 	stats := pipe.Info(ctx, "commandstats")
 	tm := pipe.Time(ctx)
 	size := pipe.DBSize(ctx)
+	var nodes *redis.StringCmd
+	if n.clusterMaster {
+		nodes = pipe.ClusterNodes(ctx)
+	}
 	sent := time.Now()
 	if _, err := pipe.Exec(ctx); err != nil {
 		return serverIdentity{}, 0, 0, err
@@ -455,7 +500,34 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 		calls, _, _ = strings.Cut(calls, ",")
 		id.swapdb, _ = strconv.ParseInt(calls, 10, 64)
 	}
+	if nodes != nil {
+		id.slots = ownSlots(nodes.Val())
+	}
 	return id, size.Val(), tm.Val().UnixMilli(), nil
+}
+
+// ownSlots is the configuration epoch and the slot fields of the "myself" line of a CLUSTER
+// NODES reply: "<id> <addr> <flags> <master> <ping> <pong> <epoch> <link> <slot>...".
+func ownSlots(nodes string) string {
+	for line := range strings.SplitSeq(nodes, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || !slices.Contains(strings.Split(f[2], ","), "myself") {
+			continue
+		}
+		return f[6] + " " + strings.Join(f[8:], " ")
+	}
+	return ""
+}
+
+// isRedirect reports whether err is a cluster redirection (MOVED or ASK): the key's slot is
+// served, or being migrated, elsewhere.
+func isRedirect(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
 }
 
 // infoField is the value of "name:value" in an INFO reply.

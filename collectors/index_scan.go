@@ -17,12 +17,17 @@ const (
 )
 
 // startIndex decides, at NewScanner, which namespaces the index can serve, logs one line for
-// each that it cannot, and starts the node's index. A namespace is walked when --scan.mode=walk,
-// when its pattern has no literal prefix (tracking would be told about every key), beyond the
-// 64th indexed namespace, and on Redis Cluster (one feed per master is not built yet).
+// each that it cannot, and starts the index: the node's, or on Redis Cluster one per master. A
+// namespace is walked when --scan.mode=walk, when its pattern has no literal prefix (tracking
+// would be told about every key), and beyond the 64th indexed namespace.
 func (s *Scanner) startIndex() {
 	s.walkWhy = map[int]string{}
-	client, single := s.client.(*redis.Client)
+	// A client of another kind (a Ring, a caller's own UniversalClient) has no node to follow.
+	var indexable bool
+	switch s.client.(type) {
+	case *redis.ClusterClient, *redis.Client:
+		indexable = true
+	}
 	var patterns []string
 	var indexed []Namespace
 	for i, ns := range s.opts.Namespaces {
@@ -30,8 +35,8 @@ func (s *Scanner) startIndex() {
 		switch {
 		case s.opts.Mode == ModeWalk:
 			why = reasonWalkConfigured
-		case !single:
-			why = reasonCluster
+		case !indexable:
+			why = reasonIndexUnavailable
 		case literalPrefix(ns.Pattern) == "":
 			why = reasonNoLiteralPrefix
 		case ns.ExpectedMaxHold > 0:
@@ -54,12 +59,28 @@ func (s *Scanner) startIndex() {
 		return
 	}
 	prefixes, _ := trackingPrefixes(patterns) // every pattern here has a literal prefix
-	s.index = newIndexNode(s, client, indexed, prefixes)
+	switch c := s.client.(type) {
+	case *redis.ClusterClient:
+		s.cluster = newClusterIndex(s, c, indexed, prefixes)
+	case *redis.Client:
+		s.index = newIndexNode(s, c, indexed, prefixes)
+	}
+}
+
+// lockIndex is the index the Scanner serves from, or nil when every namespace is walked.
+func (s *Scanner) lockIndex() lockIndex {
+	switch {
+	case s.cluster != nil:
+		return s.cluster
+	case s.index != nil:
+		return s.index
+	}
+	return nil
 }
 
 // scanIndexed serves the indexed namespaces from the index and walks the others (and any the
 // index cannot serve this time) with a walker over just those.
-func (s *Scanner) scanIndexed(ctx context.Context) *Result {
+func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -68,7 +89,7 @@ func (s *Scanner) scanIndexed(ctx context.Context) *Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	served := s.index.collect(ctx)
+	served := idx.collect(ctx)
 	if served.partial != nil {
 		return s.partialBuild(served.partial)
 	}
@@ -85,11 +106,9 @@ func (s *Scanner) scanIndexed(ctx context.Context) *Result {
 	}
 
 	res := &Result{Up: served.err == nil, Err: served.err, IdleTimeAvailable: !served.noIdle, Keyspace: served.keyspace}
-	s.index.mu.Lock()
-	res.IndexResyncs = maps.Clone(s.index.resyncs)
-	res.IndexEntries = s.index.entries
-	res.IndexCorrections, res.IndexBackstops = s.index.corrections, s.index.backstops
-	s.index.mu.Unlock()
+	counts := idx.counts()
+	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
+	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
 	byName := map[string]NamespaceResult{}
 	if walked != nil {
 		if res.Up && !walked.Up {

@@ -30,6 +30,9 @@ type indexServe struct {
 // it returns the walk's snapshot (ok true): the scrape shares that walk rather than start a second.
 // Otherwise the caller goes on (and walks, if no index was built).
 func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
+	if n.late {
+		return nil, false
+	}
 	select {
 	case <-n.tried:
 		return nil, false
@@ -121,7 +124,11 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	n.mu.Lock()
 	stale, why := !n.current, n.lost
 	n.mu.Unlock()
-	if stale && (n.ident.changed(ident) != "" || why == resyncFlush || why == resyncSwapDB || why == resyncRestart || why == resyncRole) {
+	wrong := why == resyncFlush || why == resyncSwapDB || why == resyncRestart || why == resyncRole || why == resyncSlotsMoved
+	// A cluster node that is no longer a master (failed over) serves nothing: its new master
+	// holds its keys, and the cluster's index starts a node for it.
+	demoted := n.clusterMaster && ident.role != "master"
+	if demoted || stale && (n.ident.changed(ident) != "" || wrong) {
 		out.walk = all
 		for b := range n.namespaces {
 			out.walkWhy[b] = reasonResyncing

@@ -41,7 +41,6 @@ const (
 	reasonWalkConfigured   = "walk_configured"
 	reasonNoLiteralPrefix  = "no_literal_prefix"
 	reasonTooManyIndexed   = "index_namespace_limit"
-	reasonCluster          = "cluster_not_indexed"
 	reasonTrackingRefused  = "tracking_refused"
 	reasonKeyBudget        = "key_budget"
 	reasonIndexUnavailable = "index_unavailable"
@@ -54,10 +53,9 @@ var reasonText = map[string]string{
 	reasonWalkConfigured:   "--scan.mode=walk",
 	reasonNoLiteralPrefix:  "pattern has no literal prefix",
 	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", maxIndexedNamespaces),
-	reasonCluster:          "the index is not built for Redis Cluster yet",
 	reasonTrackingRefused:  "the server refused RESP3 client tracking",
 	reasonKeyBudget:        "the namespace holds more keys than the index key budget",
-	reasonIndexUnavailable: "the index is not built yet",
+	reasonIndexUnavailable: "the index is not built yet (or the client is neither a single node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 	reasonHoldAge:          "the namespace declares an expected max hold, whose hold ages the index does not read yet",
 }

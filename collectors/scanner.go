@@ -34,8 +34,10 @@ type Scanner struct {
 	closed  bool
 	running sync.WaitGroup
 
-	// The index (ModeAuto): nil when every namespace is walked.
+	// The index (ModeAuto): nil when every namespace is walked. index serves a single node (or
+	// Sentinel's master), cluster a Redis Cluster, one index per master.
 	index      *indexNode
+	cluster    *clusterIndex
 	indexedPos []int          // Options.Namespaces position of each indexed namespace (bit order)
 	walkWhy    map[int]string // Options.Namespaces position → why it is walked, decided at start
 	walkerMu   sync.Mutex
@@ -77,8 +79,8 @@ func (s *Scanner) Options() Options { return s.opts }
 // extends the pass in flight instead, so a client with a short timeout cannot cut another's
 // scrape short, and a flood of such clients costs Redis one pass at a time.
 func (s *Scanner) Scan(ctx context.Context) *Result {
-	if s.index != nil {
-		return s.scanIndexed(ctx)
+	if idx := s.lockIndex(); idx != nil {
+		return s.scanIndexed(ctx, idx)
 	}
 	// A pass's final Result is shared by every scrape that waited on it: label a copy.
 	shared := s.scanWalk(ctx)
@@ -134,8 +136,8 @@ func (s *Scanner) Close() {
 	s.mu.Unlock()
 	s.cancel()
 	s.running.Wait()
-	if s.index != nil {
-		s.index.close()
+	if idx := s.lockIndex(); idx != nil {
+		idx.close()
 	}
 	s.walkerMu.Lock()
 	if s.walker != nil {

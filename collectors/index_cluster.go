@@ -1,0 +1,344 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// topologyEvery is how often the cluster's masters are listed outside scrapes (a scrape always
+// lists them), so that a failover starts the new master's index before the next scrape needs it.
+const topologyEvery = time.Second
+
+// errNoMasters is a scrape's error when the cluster's slot map names no master.
+var errNoMasters = errors.New("the cluster's slot map names no master")
+
+// lockIndex is the index a Scanner serves indexed namespaces from: one node's, or a cluster's.
+type lockIndex interface {
+	collect(ctx context.Context) indexServe
+	counts() indexCounts
+	close()
+}
+
+// indexCounts are the index figures a Result carries.
+type indexCounts struct {
+	resyncs                map[string]int64
+	entries                int
+	corrections, backstops int64
+}
+
+func (c *indexCounts) add(o indexCounts) {
+	if c.resyncs == nil {
+		c.resyncs = map[string]int64{}
+	}
+	for r, v := range o.resyncs {
+		c.resyncs[r] += v
+	}
+	c.entries += o.entries
+	c.corrections += o.corrections
+	c.backstops += o.backstops
+}
+
+// clusterIndex keeps one index per master of a Redis Cluster, each with its own change feed on
+// a connection to that master: tracking is per node, and a key's invalidation comes from the
+// master that holds it. Slot moves are each master's to notice (its own slots are part of its
+// identity, and a re-read redirected by MOVED or ASK means a slot is moving): that master
+// resyncs. Which nodes are masters is read from the cluster's slot map at every scrape and every
+// topologyEvery: a master that appears (a failover, a new shard) gets an index, and one that
+// disappears has its index stopped. A scrape merges the masters' figures as the walk merges the
+// nodes it walks.
+type clusterIndex struct {
+	s          *Scanner
+	cc         *redis.ClusterClient
+	namespaces []Namespace
+	prefixes   []string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	loaded chan struct{} // closed when the first listing of the masters ended
+
+	refreshMu sync.Mutex // one listing of the masters at a time
+
+	mu       sync.Mutex
+	nodes    map[string]*indexNode // by address; nil before the first listing
+	retired  indexCounts           // the counts of masters whose index was stopped
+	topology int64                 // listings that found the masters changed
+	closed   bool
+}
+
+func newClusterIndex(s *Scanner, cc *redis.ClusterClient, namespaces []Namespace, prefixes []string) *clusterIndex {
+	ci := &clusterIndex{
+		s: s, cc: cc, namespaces: namespaces, prefixes: prefixes,
+		done: make(chan struct{}), loaded: make(chan struct{}),
+	}
+	ci.ctx, ci.cancel = context.WithCancel(s.base)
+	go ci.run()
+	return ci
+}
+
+func (ci *clusterIndex) run() {
+	defer close(ci.done)
+	_ = ci.refresh(ci.ctx) // a failure is the scrape's to report, when it lists them again
+	close(ci.loaded)
+	t := time.NewTicker(topologyEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ci.ctx.Done():
+			return
+		case <-t.C:
+		}
+		_ = ci.refresh(ci.ctx)
+	}
+}
+
+// refresh lists the masters from the cluster's slot map (go-redis reloads it for
+// ForEachMaster) and starts or stops the masters' indexes to match.
+func (ci *clusterIndex) refresh(ctx context.Context) error {
+	ci.refreshMu.Lock()
+	defer ci.refreshMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, feedCommandTimeout)
+	defer cancel()
+	var listMu sync.Mutex
+	masters := map[string]*redis.Client{}
+	err := ci.cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		listMu.Lock()
+		defer listMu.Unlock()
+		masters[c.Options().Addr] = c
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(masters) == 0 {
+		return errNoMasters
+	}
+
+	ci.mu.Lock()
+	if ci.closed {
+		ci.mu.Unlock()
+		return nil
+	}
+	first := ci.nodes == nil
+	if first {
+		ci.nodes = map[string]*indexNode{}
+	}
+	var gone []*indexNode
+	for addr, n := range ci.nodes {
+		if masters[addr] == nil {
+			gone = append(gone, n)
+			delete(ci.nodes, addr)
+		}
+	}
+	added := 0
+	for addr, c := range masters {
+		if ci.nodes[addr] == nil {
+			n := makeIndexNode(ci.s, c, ci.namespaces, ci.prefixes)
+			n.clusterMaster, n.late = true, !first
+			ci.nodes[addr] = n
+			go n.run()
+			added++
+		}
+	}
+	if !first && (added > 0 || len(gone) > 0) {
+		ci.topology++
+	}
+	ci.mu.Unlock()
+
+	for _, n := range gone {
+		n.close()
+		counts := n.counts()
+		counts.entries = 0
+		ci.mu.Lock()
+		ci.retired.add(counts)
+		ci.mu.Unlock()
+	}
+	if !first && (added > 0 || len(gone) > 0) {
+		ci.s.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", resyncTopology,
+			"masters", slices.Sorted(maps.Keys(masters)), "started", added, "stopped", len(gone))
+	}
+	return nil
+}
+
+func (ci *clusterIndex) counts() indexCounts {
+	ci.mu.Lock()
+	nodes := slices.Collect(maps.Values(ci.nodes))
+	out := indexCounts{resyncs: map[string]int64{}}
+	out.add(ci.retired)
+	out.resyncs[resyncTopology] += ci.topology
+	ci.mu.Unlock()
+	for _, n := range nodes {
+		out.add(n.counts())
+	}
+	return out
+}
+
+func (ci *clusterIndex) close() {
+	ci.cancel()
+	<-ci.done
+	ci.refreshMu.Lock() // a scrape's listing may be starting nodes
+	ci.mu.Lock()
+	ci.closed = true
+	nodes := slices.Collect(maps.Values(ci.nodes))
+	ci.mu.Unlock()
+	ci.refreshMu.Unlock()
+	for _, n := range nodes {
+		n.close()
+	}
+}
+
+// collect lists the masters, has each master's index serve the scrape (concurrently), and
+// merges what they served.
+func (ci *clusterIndex) collect(ctx context.Context) indexServe {
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
+	select {
+	case <-ci.loaded:
+	case <-ctx.Done():
+		out.err = ErrNoAnswer
+		return out
+	}
+	if err := ci.refresh(ctx); err != nil {
+		out.err = err
+		return out
+	}
+	ci.mu.Lock()
+	nodes := slices.Collect(maps.Values(ci.nodes))
+	ci.mu.Unlock()
+	parts := make([]indexServe, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { parts[i] = n.collect(ctx) })
+	}
+	wg.Wait()
+	return ci.merge(parts)
+}
+
+// merge combines the masters' answers: a namespace any master cannot serve is walked (the walk
+// covers every master), Redis is down if any master did not answer, and the figures of the
+// others add up as one walk of every master would count them.
+func (ci *clusterIndex) merge(parts []indexServe) indexServe {
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
+	partial := false
+	for _, p := range parts {
+		partial = partial || p.partial != nil
+		out.walk |= p.walk
+		for b, why := range p.walkWhy {
+			if _, ok := out.walkWhy[b]; !ok {
+				out.walkWhy[b] = why
+			}
+		}
+		if out.err == nil {
+			out.err = p.err
+		}
+		out.keyspace += p.keyspace
+		out.noIdle = out.noIdle || p.noIdle
+	}
+	if partial {
+		out.partial = ci.mergePartial(parts)
+		return out
+	}
+	k := ci.s.opts.TopK
+	for b := range ci.namespaces {
+		if out.walk&(1<<b) != 0 {
+			continue
+		}
+		first := true
+		for _, p := range parts {
+			r, ok := p.results[b]
+			switch {
+			case !ok:
+			case first:
+				out.results[b], first = r, false
+			default:
+				out.results[b] = mergeNamespace(out.results[b], r, k)
+			}
+		}
+	}
+	return out
+}
+
+// mergePartial is the scrape's answer while a first build still walks some master: the masters
+// built so far and the walks in progress add up to a lower bound (partialBuild marks every
+// namespace incomplete). A namespace some master cannot serve at all is not read this time.
+func (ci *clusterIndex) mergePartial(parts []indexServe) *Result {
+	res := &Result{Up: true, IdleTimeAvailable: true}
+	merged := make([]NamespaceResult, len(ci.namespaces))
+	for b, ns := range ci.namespaces {
+		merged[b] = NamespaceResult{Namespace: ns}
+	}
+	k := ci.s.opts.TopK
+	for _, p := range parts {
+		if p.partial != nil {
+			if !p.partial.Up && res.Up {
+				res.Up, res.Err = false, p.partial.Err
+			}
+			res.IdleTimeAvailable = res.IdleTimeAvailable && p.partial.IdleTimeAvailable
+			res.Keyspace += p.partial.Keyspace
+			res.ScanCalls += p.partial.ScanCalls
+			res.KeysScanned += p.partial.KeysScanned
+			for b, r := range p.partial.Namespaces {
+				merged[b] = mergeNamespace(merged[b], r, k)
+			}
+			continue
+		}
+		if p.err != nil && res.Up {
+			res.Up, res.Err = false, p.err
+		}
+		res.Keyspace += p.keyspace
+		for b := range ci.namespaces {
+			if r, ok := p.results[b]; ok {
+				merged[b] = mergeNamespace(merged[b], r, k)
+			} else if p.walk&(1<<b) != 0 && merged[b].Err == nil {
+				merged[b].Err = errBuildTookTheDeadline
+			}
+		}
+	}
+	res.Namespaces = merged
+	return res
+}
+
+// mergeNamespace adds b's figures (another master's) to a's.
+func mergeNamespace(a, b NamespaceResult, k int) NamespaceResult {
+	a.Keys += b.Keys
+	a.KeysWithoutTTL += b.KeysWithoutTTL
+	a.FenceKeys += b.FenceKeys
+	if b.HasTTL && (!a.HasTTL || b.MinTTL < a.MinTTL) {
+		a.MinTTL, a.HasTTL = b.MinTTL, true
+	}
+	if b.HasIdle && (!a.HasIdle || b.MaxIdle > a.MaxIdle) {
+		a.MaxIdle, a.HasIdle = b.MaxIdle, true
+	}
+	if b.HasHeld && (!a.HasHeld || b.MaxHeld > a.MaxHeld) {
+		a.MaxHeld, a.HasHeld = b.MaxHeld, true
+	}
+	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, staler)
+	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, staler)
+	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, sooner)
+	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, longerHeld)
+	a.Truncated = a.Truncated || b.Truncated
+	a.Complete = a.Complete && b.Complete
+	if a.Err == nil {
+		a.Err = b.Err
+	}
+	a.IndexAge = max(a.IndexAge, b.IndexAge)
+	a.Duration = max(a.Duration, b.Duration)
+	return a
+}
+
+// mergeTop keeps the k first of two lists by before. Each master's list holds its k first keys
+// (a key lives on one master), so the k first of both are the cluster's k first.
+func mergeTop(a, b []KeyInfo, k int, before func(x, y KeyInfo) bool) []KeyInfo {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(slices.Clone(a), b...)
+	sort.SliceStable(out, func(i, j int) bool { return before(out[i], out[j]) })
+	return out[:min(k, len(out))]
+}
