@@ -28,9 +28,9 @@ const (
 	resyncRestart        = "run_id_changed"
 	resyncRole           = "role_changed"
 	resyncSwapDB         = "swapdb"
-	// Redis Cluster: a master's own slots (or configuration epoch) changed, or a re-read was
-	// redirected (resync that master); the set of masters changed, by a failover or a master
-	// added or removed (start or stop the masters' indexes).
+	// Redis Cluster: the slot map a master reports changed (a slot moved, a failover), or a
+	// re-read was redirected (a slot is migrating): resync that master. The set of masters
+	// changed (a failover, a master added or removed): start or stop the masters' indexes.
 	resyncSlotsMoved = "slots_moved"
 	resyncTopology   = "topology_changed"
 )

@@ -446,9 +446,10 @@ type serverIdentity struct {
 	role   string
 	swapdb int64 // calls of SWAPDB since start: tracking sends nothing for it
 	major  int   // redis_version's major number
-	// slots is, on a cluster master, its configuration epoch and the slots it serves, migrates
-	// or imports, as its own CLUSTER NODES line states them: a slot that moves changes the keys
-	// the node holds by MIGRATE, and a slot that comes back changes the epoch.
+	// slots is, on a cluster master, the slot map it reports (CLUSTER SLOTS: each range's
+	// master): a slot that moves changes the keys the masters hold by MIGRATE, and a failover
+	// changes whose they are. CLUSTER SLOTS rather than the node's own CLUSTER NODES line,
+	// because the walk's ACL already grants it.
 	slots string
 }
 
@@ -480,9 +481,9 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 	stats := pipe.Info(ctx, "commandstats")
 	tm := pipe.Time(ctx)
 	size := pipe.DBSize(ctx)
-	var nodes *redis.StringCmd
+	var slots *redis.ClusterSlotsCmd
 	if n.clusterMaster {
-		nodes = pipe.ClusterNodes(ctx)
+		slots = pipe.ClusterSlots(ctx)
 	}
 	sent := time.Now()
 	if _, err := pipe.Exec(ctx); err != nil {
@@ -500,23 +501,25 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 		calls, _, _ = strings.Cut(calls, ",")
 		id.swapdb, _ = strconv.ParseInt(calls, 10, 64)
 	}
-	if nodes != nil {
-		id.slots = ownSlots(nodes.Val())
+	if slots != nil {
+		id.slots = slotMap(slots.Val())
 	}
 	return id, size.Val(), tm.Val().UnixMilli(), nil
 }
 
-// ownSlots is the configuration epoch and the slot fields of the "myself" line of a CLUSTER
-// NODES reply: "<id> <addr> <flags> <master> <ping> <pong> <epoch> <link> <slot>...".
-func ownSlots(nodes string) string {
-	for line := range strings.SplitSeq(nodes, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 8 || !slices.Contains(strings.Split(f[2], ","), "myself") {
-			continue
+// slotMap is a CLUSTER SLOTS reply reduced to each range's master, in slot order.
+func slotMap(ranges []redis.ClusterSlot) string {
+	ranges = slices.Clone(ranges)
+	slices.SortFunc(ranges, func(a, b redis.ClusterSlot) int { return a.Start - b.Start })
+	var b strings.Builder
+	for _, r := range ranges {
+		master := ""
+		if len(r.Nodes) > 0 {
+			master = r.Nodes[0].ID
 		}
-		return f[6] + " " + strings.Join(f[8:], " ")
+		fmt.Fprintf(&b, "%d-%d:%s ", r.Start, r.End, master)
 	}
-	return ""
+	return b.String()
 }
 
 // isRedirect reports whether err is a cluster redirection (MOVED or ASK): the key's slot is
