@@ -38,8 +38,9 @@ func requireIndexed(t *testing.T, res *Result, step string) {
 }
 
 // TestClusterIndexDifferential changes a 3-master, 3-replica cluster's keyspace at random, moves
-// slots with their keys between masters, kills tracking connections and fails masters over to
-// their replicas, and after each step checks that every figure the index serves equals a fresh
+// slots with their keys between masters, kills tracking connections, fails masters over to their
+// replicas (CLUSTER FAILOVER) and kills a master's process (the cluster promotes its replica; the
+// killed node comes back as a replica), and after each step checks that every figure the index serves equals a fresh
 // walk's, and that the index (not a walk) served it.
 func TestClusterIndexDifferential(t *testing.T) {
 	if testing.Short() {
@@ -101,8 +102,25 @@ func TestClusterIndexDifferential(t *testing.T) {
 			cluster.MigrateSlot(t, cluster.Slot(t, k), to)
 		case 4:
 			op = "failover"
-			masters := cluster.Masters(t)
-			cluster.Failover(t, masters[rng.IntN(len(masters))])
+			var withReplica []*redistest.Server
+			for _, m := range cluster.Masters(t) {
+				if cluster.HasReplica(m) {
+					withReplica = append(withReplica, m)
+				}
+			}
+			cluster.Failover(t, withReplica[rng.IntN(len(withReplica))])
+		case 7:
+			if step%24 != 15 {
+				break
+			}
+			op = "master-stop"
+			var withReplica []*redistest.Server
+			for _, m := range cluster.Masters(t) {
+				if cluster.HasReplica(m) {
+					withReplica = append(withReplica, m)
+				}
+			}
+			cluster.StopMaster(t, withReplica[rng.IntN(len(withReplica))])
 		case 5:
 			op = "client-kill"
 			masters := cluster.Masters(t)
@@ -140,7 +158,7 @@ func TestClusterIndexDifferential(t *testing.T) {
 	}
 	res := s.Scan(ctx)
 	t.Logf("steps %v; resyncs %v; mismatches %d", steps, res.IndexResyncs, mismatches)
-	if steps["slot-migration"] == 0 || steps["failover"] == 0 {
-		t.Errorf("steps %v: want at least one slot migration and one failover", steps)
+	if steps["slot-migration"] == 0 || steps["failover"] == 0 || steps["master-stop"] == 0 {
+		t.Errorf("steps %v: want at least one slot migration, failover and stopped master", steps)
 	}
 }

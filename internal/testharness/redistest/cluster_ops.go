@@ -84,28 +84,67 @@ func (c *Cluster) MigrateSlot(tb testing.TB, slot int64, to *Server) {
 func (c *Cluster) Failover(tb testing.TB, master *Server) *Server {
 	tb.Helper()
 	ctx := context.Background()
-	var replica *Server
-	for _, n := range c.Nodes {
-		if n != master && n.running() && n.role(ctx) == "slave" && n.masterPort(ctx) == fmt.Sprint(master.Port()) {
-			replica = n
-			break
-		}
-	}
-	if replica == nil {
-		tb.Fatalf("redistest: master %s has no replica to fail over to", master.Addr)
-	}
+	replica := c.replicaOf(tb, master)
 	replicaID := c.nodeID(tb, replica)
-	var slot int64 = -1
-	for s := int64(0); s < 16384 && slot < 0; s += 16 {
-		if master.servesSlot(ctx, s) {
-			slot = s
-		}
-	}
+	slot := master.anySlot(ctx)
 	c.must(tb, replica, "CLUSTER", "FAILOVER")
 	c.waitAgreed(tb, fmt.Sprintf("%s promoted", replica.Addr), func(n *Server) bool {
 		return replica.role(ctx) == "master" && (slot < 0 || n.slotOwner(ctx, slot) == replicaID)
 	})
 	return replica
+}
+
+// StopMaster kills master's process (SIGKILL: writes not yet replicated are lost), waits for
+// the cluster's own failover (after cluster-node-timeout) to promote one of its replicas,
+// restarts the killed node, which rejoins as a replica of the promoted one, and returns the
+// promoted replica.
+func (c *Cluster) StopMaster(tb testing.TB, master *Server) *Server {
+	tb.Helper()
+	ctx := context.Background()
+	replica := c.replicaOf(tb, master)
+	replicaID := c.nodeID(tb, replica)
+	slot := master.anySlot(ctx)
+	master.Kill()
+	c.waitAgreed(tb, fmt.Sprintf("%s promoted after %s stopped", replica.Addr, master.Addr), func(n *Server) bool {
+		return replica.role(ctx) == "master" && (slot < 0 || n.slotOwner(ctx, slot) == replicaID)
+	})
+	master.Restart()
+	c.waitAgreed(tb, fmt.Sprintf("%s back as a replica", master.Addr), func(*Server) bool {
+		return master.role(ctx) == "slave" && master.replicationField(ctx, "master_link_status") == "up"
+	})
+	return replica
+}
+
+// HasReplica reports whether a running replica follows master.
+func (c *Cluster) HasReplica(master *Server) bool { return c.findReplica(master) != nil }
+
+func (c *Cluster) replicaOf(tb testing.TB, master *Server) *Server {
+	tb.Helper()
+	r := c.findReplica(master)
+	if r == nil {
+		tb.Fatalf("redistest: master %s has no replica", master.Addr)
+	}
+	return r
+}
+
+func (c *Cluster) findReplica(master *Server) *Server {
+	ctx := context.Background()
+	for _, n := range c.Nodes {
+		if n != master && n.running() && n.role(ctx) == "slave" && n.masterPort(ctx) == fmt.Sprint(master.Port()) {
+			return n
+		}
+	}
+	return nil
+}
+
+// anySlot is a slot the node serves as master, -1 when none.
+func (s *Server) anySlot(ctx context.Context) int64 {
+	for slot := int64(0); slot < 16384; slot += 16 {
+		if s.servesSlot(ctx, slot) {
+			return slot
+		}
+	}
+	return -1
 }
 
 func (c *Cluster) anyNode(tb testing.TB) *Server {
