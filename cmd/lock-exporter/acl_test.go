@@ -120,6 +120,9 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		wantMetric(t, body, "lock_exporter_up", 1)
 		wantMetric(t, body, `lock_keys{lock_namespace="jobs"}`, 6)
 		wantMetric(t, body, `lock_exporter_scrape_complete{lock_namespace="jobs"}`, 1)
+		// The documented grants are enough for the cluster's index too (one change feed per
+		// master, CLUSTER SLOTS for slot moves): served by the index, not walked.
+		wantMetric(t, body, `lock_exporter_scan_mode{lock_namespace="jobs",mode="index",reason=""}`, 1)
 
 		code, stdout, stderr := runCmd(t, aclVars, "inspect", "--redis.cluster-addr", addrs, "--namespace", "jobs=jobs:*")
 		if code != exitOK || !regexpMatch(`(?m)^jobs:a\s+\S+\s+1m\d?s\s+5\s+-$`, stdout) || stderr != "" {
