@@ -11,7 +11,9 @@ import (
 func TestClusterMerge(t *testing.T) {
 	ns := []Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
 	ci := &clusterIndex{s: &Scanner{opts: Options{TopK: 2}}, namespaces: ns}
-	key := func(k string, idle int) KeyInfo { return KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second} }
+	key := func(k string, idle int) KeyInfo {
+		return KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second}
+	}
 	m1 := indexServe{keyspace: 10, results: map[int]NamespaceResult{
 		0: {Namespace: ns[0], Keys: 3, KeysWithoutTTL: 1, FenceKeys: 2, MinTTL: 5 * time.Second, HasTTL: true,
 			MaxIdle: 30 * time.Second, HasIdle: true, Stalest: []KeyInfo{key("a:1", 30), key("a:2", 10)}, Complete: true, Indexed: true},
