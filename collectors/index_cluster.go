@@ -65,6 +65,10 @@ type clusterIndex struct {
 	loaded chan struct{} // closed when the first listing of the masters ended
 
 	refreshMu sync.Mutex // one listing of the masters at a time
+	// retiring runs the closes of the indexes of masters gone: a close waits for the node's
+	// feed loop, which a master that stopped answering holds up to feedCommandTimeout, longer
+	// than a scrape that lists the masters should wait.
+	retiring sync.WaitGroup
 
 	mu       sync.Mutex
 	nodes    map[string]*indexNode // by address; nil before the first listing
@@ -135,6 +139,10 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 		if masters[addr] == nil {
 			gone = append(gone, n)
 			delete(ci.nodes, addr)
+			// Its counts move to retired now, so the counters a scrape sums never go back.
+			counts := n.counts()
+			counts.entries = 0
+			ci.retired.add(counts)
 		}
 	}
 	added := 0
@@ -153,12 +161,7 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 	ci.mu.Unlock()
 
 	for _, n := range gone {
-		n.close()
-		counts := n.counts()
-		counts.entries = 0
-		ci.mu.Lock()
-		ci.retired.add(counts)
-		ci.mu.Unlock()
+		ci.retiring.Go(n.close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
 		ci.s.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", resyncTopology,
@@ -192,6 +195,7 @@ func (ci *clusterIndex) close() {
 	for _, n := range nodes {
 		n.close()
 	}
+	ci.retiring.Wait()
 }
 
 // collect lists the masters, has each master's index serve the scrape (concurrently), and

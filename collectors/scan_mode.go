@@ -55,7 +55,7 @@ var reasonText = map[string]string{
 	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", maxIndexedNamespaces),
 	reasonTrackingRefused:  "the server refused RESP3 client tracking",
 	reasonKeyBudget:        "the namespace holds more keys than the index key budget",
-	reasonIndexUnavailable: "the index is not built yet (or the client is neither a single node, Sentinel nor Cluster client)",
+	reasonIndexUnavailable: "no lock-key index yet (its first build has not ended, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 	reasonHoldAge:          "the namespace declares an expected max hold, whose hold ages the index does not read yet",
 }
