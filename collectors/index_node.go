@@ -446,10 +446,12 @@ type serverIdentity struct {
 	role   string
 	swapdb int64 // calls of SWAPDB since start: tracking sends nothing for it
 	major  int   // redis_version's major number
-	// slots is, on a cluster master, the slot map it reports (CLUSTER SLOTS: each range's
-	// master): a slot that moves changes the keys the masters hold by MIGRATE, and a failover
-	// changes whose they are. CLUSTER SLOTS rather than the node's own CLUSTER NODES line,
-	// because the walk's ACL already grants it.
+	// slots is, on a cluster master, the slots it serves by its own CLUSTER SLOTS reply: a
+	// slot that moves in or out changes the keys it holds by MIGRATE. CLUSTER SLOTS rather than
+	// the node's CLUSTER NODES line, because the walk's ACL already grants it; the node is found
+	// in it by the address it was dialled at (the one the slot map gave), and when it is not
+	// there (an address translated on the way, or no slot left), slots is the whole map, so
+	// that any move resyncs it.
 	slots string
 }
 
@@ -502,24 +504,34 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 		id.swapdb, _ = strconv.ParseInt(calls, 10, 64)
 	}
 	if slots != nil {
-		id.slots = slotMap(slots.Val())
+		id.slots = slotMap(slots.Val(), n.client.Options().Addr)
 	}
 	return id, size.Val(), tm.Val().UnixMilli(), nil
 }
 
-// slotMap is a CLUSTER SLOTS reply reduced to each range's master, in slot order.
-func slotMap(ranges []redis.ClusterSlot) string {
+// slotMap is the ranges of a CLUSTER SLOTS reply whose master is at self, in slot order, or
+// every range with its master's id when none is.
+func slotMap(ranges []redis.ClusterSlot, self string) string {
 	ranges = slices.Clone(ranges)
 	slices.SortFunc(ranges, func(a, b redis.ClusterSlot) int { return a.Start - b.Start })
-	var b strings.Builder
-	for _, r := range ranges {
-		master := ""
-		if len(r.Nodes) > 0 {
-			master = r.Nodes[0].ID
+	master := func(r redis.ClusterSlot) redis.ClusterNode {
+		if len(r.Nodes) == 0 {
+			return redis.ClusterNode{}
 		}
-		fmt.Fprintf(&b, "%d-%d:%s ", r.Start, r.End, master)
+		return r.Nodes[0]
 	}
-	return b.String()
+	var own, all strings.Builder
+	for _, r := range ranges {
+		m := master(r)
+		fmt.Fprintf(&all, "%d-%d:%s ", r.Start, r.End, m.ID)
+		if m.Addr == self {
+			fmt.Fprintf(&own, "%d-%d ", r.Start, r.End)
+		}
+	}
+	if own.Len() > 0 {
+		return "own " + own.String()
+	}
+	return "all " + all.String()
 }
 
 // isRedirect reports whether err is a cluster redirection (MOVED or ASK): the key's slot is
