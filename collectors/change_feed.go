@@ -28,9 +28,9 @@ const (
 	resyncRestart        = "run_id_changed"
 	resyncRole           = "role_changed"
 	resyncSwapDB         = "swapdb"
-	// Redis Cluster: the slot map a master reports changed (a slot moved, a failover), or a
-	// re-read was redirected (a slot is migrating): resync that master. The set of masters
-	// changed (a failover, a master added or removed): start or stop the masters' indexes.
+	// Redis Cluster: a re-read was redirected (a slot is migrating) or the slots a master
+	// serves changed: resync that master. The set of masters changed (a failover, a master
+	// added or removed): start or stop the masters' indexes.
 	resyncSlotsMoved = "slots_moved"
 	resyncTopology   = "topology_changed"
 )

@@ -47,8 +47,8 @@ func (c *indexCounts) add(o indexCounts) {
 
 // clusterIndex keeps one index per master of a Redis Cluster, each with its own change feed on
 // a connection to that master: tracking is per node, and a key's invalidation comes from the
-// master that holds it. Slot moves are each master's to notice (the slot map it reports is part
-// of its identity, and a re-read redirected by MOVED or ASK means a slot is migrating): it
+// master that holds it. Slot moves are each master's to notice (a re-read redirected by MOVED
+// or ASK means a slot is migrating, and the slots it serves are part of its identity): it
 // resyncs. Which nodes are masters is read from the cluster's slot map at every scrape and every
 // topologyEvery: a master that appears (a failover, a new shard) gets an index, and one that
 // disappears has its index stopped. A scrape merges the masters' figures as the walk merges the
