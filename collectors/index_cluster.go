@@ -64,7 +64,9 @@ type clusterIndex struct {
 	done   chan struct{}
 	loaded chan struct{} // closed when the first listing of the masters ended
 
-	refreshMu sync.Mutex // one listing of the masters at a time
+	// refreshMu makes one listing of the masters at a time; a scrape stops waiting for it at
+	// its deadline (a listing that waits for a master that stopped answering takes longer).
+	refreshMu syncLock
 	// retiring runs the closes of the indexes of masters gone: a close waits for the node's
 	// feed loop, which a master that stopped answering holds up to feedCommandTimeout, longer
 	// than a scrape that lists the masters should wait.
@@ -80,7 +82,7 @@ type clusterIndex struct {
 func newClusterIndex(s *Scanner, cc *redis.ClusterClient, namespaces []Namespace, prefixes []string) *clusterIndex {
 	ci := &clusterIndex{
 		s: s, cc: cc, namespaces: namespaces, prefixes: prefixes,
-		done: make(chan struct{}), loaded: make(chan struct{}),
+		done: make(chan struct{}), loaded: make(chan struct{}), refreshMu: make(syncLock, 1),
 	}
 	ci.ctx, ci.cancel = context.WithCancel(s.base)
 	go ci.run()
@@ -106,7 +108,9 @@ func (ci *clusterIndex) run() {
 // refresh lists the masters from the cluster's slot map (go-redis reloads it for
 // ForEachMaster) and starts or stops the masters' indexes to match.
 func (ci *clusterIndex) refresh(ctx context.Context) error {
-	ci.refreshMu.Lock()
+	if !ci.refreshMu.lockCtx(ctx) {
+		return ErrNoAnswer
+	}
 	defer ci.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, feedCommandTimeout)
 	defer cancel()
