@@ -1,6 +1,9 @@
 package lease
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // sendLimit is the adaptive cap on a Client's sends on the wire at once (single commands and
 // pipelines alike). Below the cap a command goes out at once, on its own; at the cap it queues
@@ -12,10 +15,21 @@ import "time"
 //
 // So the cap follows measured throughput. Time is cut into windows of windowCmds answered
 // commands; the cap stays at its home value for probeEvery-1 windows, then one window runs at
-// a neighbouring cap (twice or half the home value, in turn), and the home moves there when
-// that window answered commands faster than the home's recent windows. It reads the clock once
-// per window, under the sender's mutex the sends take anyway. A window slower than idleWindow
+// a neighbouring cap (twice or half the home value, in turn). It reads the clock once per
+// window, under the sender's mutex the sends take anyway. A window slower than idleWindow
 // measured the callers' demand, not the cap, and is not compared.
+//
+// A window's pace is noisy: on a machine where other processes take the CPU, the client is
+// descheduled for whole time slices, and a window that holds one answers slowly whatever the
+// cap (issue #26 measured this beside CPU hogs). Had every probe that beat the home's average
+// moved the home, that noise alone would have moved it at every other probe, and the cap
+// would have wandered between the lowest and the highest at random, spending a quarter of
+// the time at the pool size where a scarce CPU pays a system call per command. So the home
+// moves only on a difference larger than the noise of the moment: a probe counts as faster
+// when it beats the home's average by more than the home windows' own typical deviation from
+// it, and the home moves there only when the same value, probed again at once, is faster a
+// second time. A difference of a few per cent on a quiet machine (whose windows hardly vary)
+// still moves it; on a noisy one the cap stays where it is unless the difference stands out.
 type sendLimit struct {
 	cur  int // the cap now: home, or a probe's value
 	home int
@@ -24,17 +38,24 @@ type sendLimit struct {
 
 	start time.Time // of the current window; zero before the first send
 	cmds  int       // commands answered in the current window
-	// homeRate is an average of the home's recent windows' commands per second; 0 while
-	// unknown.
+	// homeRate is a moving average of the home's recent windows' commands per second, and
+	// homeDev of their absolute deviations from it (the noise); homeRate is 0 while unknown.
 	homeRate float64
+	homeDev  float64
 	windows  int  // windows at home since the last probe
 	probeUp  bool // the next probe doubles the cap (else halves it)
+	// promising is a probed cap that was faster once, to be probed again at once and moved to
+	// when it is faster again; 0 when there is none.
+	promising int
 }
 
 const (
 	windowCmds = 2048
 	probeEvery = 4
 	idleWindow = 250 * time.Millisecond
+	// homeWeight is the weight of a new home window in homeRate and homeDev: the average
+	// spans the last few windows, enough for the deviation to measure the noise.
+	homeWeight = 0.25
 )
 
 // minSendLimit is the lowest cap (unless the pool is smaller): with one send at a time, a
@@ -67,31 +88,56 @@ func (l *sendLimit) endWindow(now time.Time) {
 	l.start, l.cmds = now, 0
 	if elapsed > idleWindow || elapsed <= 0 {
 		// The callers' demand set this window's pace: it says nothing about the cap. A probe
-		// ends without a verdict.
-		l.cur, l.homeRate, l.windows = l.home, 0, 0
+		// ends without a verdict, and the pace and noise measured before no longer hold.
+		l.cur, l.homeRate, l.homeDev, l.windows, l.promising = l.home, 0, 0, 0, 0
 		return
 	}
 	if l.cur != l.home {
-		// A probe window: move home when it beat the home's recent pace.
-		if rate > l.homeRate {
-			l.home, l.homeRate = l.cur, rate
-		}
-		l.cur, l.windows = l.home, 0
+		l.probed(rate)
 		return
 	}
-	if l.homeRate == 0 {
-		l.homeRate = rate
-	} else {
-		l.homeRate = (l.homeRate + rate) / 2
-	}
+	l.homeWindow(rate)
 	l.windows++
 	if l.windows >= probeEvery-1 {
 		l.cur = l.probe()
 	}
 }
 
-// probe is the neighbouring cap to try next, alternating up and down where both exist.
+// homeWindow adds a home window's pace to the home's average and noise.
+func (l *sendLimit) homeWindow(rate float64) {
+	if l.homeRate == 0 {
+		l.homeRate = rate
+		return
+	}
+	dev := math.Abs(rate - l.homeRate)
+	if l.homeDev == 0 {
+		l.homeDev = dev
+	} else {
+		l.homeDev += (dev - l.homeDev) * homeWeight
+	}
+	l.homeRate += (rate - l.homeRate) * homeWeight
+}
+
+// probed judges a probe window's pace: faster than the home by more than the noise twice in a
+// row (see sendLimit) moves the home there; once makes the value promising, probed again next.
+func (l *sendLimit) probed(rate float64) {
+	switch faster := rate > l.homeRate+l.homeDev; {
+	case faster && l.promising == l.cur:
+		l.home, l.homeRate, l.promising = l.cur, rate, 0
+	case faster:
+		l.promising = l.cur
+	default:
+		l.promising = 0
+	}
+	l.cur, l.windows = l.home, 0
+}
+
+// probe is the neighbouring cap to try next: a promising one again, else up and down in turn
+// where both exist.
 func (l *sendLimit) probe() int {
+	if l.promising != 0 {
+		return l.promising
+	}
 	up, down := min(l.home*2, l.max), max(l.home/2, l.min)
 	l.probeUp = !l.probeUp
 	switch {
