@@ -21,15 +21,16 @@ import (
 //
 // A window's pace is noisy: on a machine where other processes take the CPU, the client is
 // descheduled for whole time slices, and a window that holds one answers slowly whatever the
-// cap (issue #26 measured this beside CPU hogs). Had every probe that beat the home's average
-// moved the home, that noise alone would have moved it at every other probe, and the cap
-// would have wandered between the lowest and the highest at random, spending a quarter of
-// the time at the pool size where a scarce CPU pays a system call per command. So the home
-// moves only on a difference larger than the noise of the moment: a probe counts as faster
-// when it beats the home's average by more than the home windows' own typical deviation from
-// it, and the home moves there only when the same value, probed again at once, is faster a
-// second time. A difference of a few per cent on a quiet machine (whose windows hardly vary)
-// still moves it; on a noisy one the cap stays where it is unless the difference stands out.
+// cap (issue #26 measured this beside CPU hogs). When every probe that beat the home's
+// average moved the home, that noise alone moved it at about one probe in three, and the cap
+// wandered between the lowest and the highest at random, running an eighth of the windows at
+// the pool size, where more commands go out alone and a scarce CPU pays a write and a read for
+// each (TestSendLimitIgnoresNoise). So the home moves only on a difference larger than the
+// noise of the moment: a probe counts as faster when it beats the home's average by more than
+// the home windows' own typical deviation from it, and the home moves there only when the same
+// value, probed again at the next probe, is faster a second time. A difference of a few per
+// cent on a quiet machine (whose windows hardly vary) still moves it; on a noisy one the cap
+// stays where it is unless the difference stands out.
 type sendLimit struct {
 	cur  int // the cap now: home, or a probe's value
 	home int
@@ -44,8 +45,8 @@ type sendLimit struct {
 	homeDev  float64
 	windows  int  // windows at home since the last probe
 	probeUp  bool // the next probe doubles the cap (else halves it)
-	// promising is a probed cap that was faster once, to be probed again at once and moved to
-	// when it is faster again; 0 when there is none.
+	// promising is a probed cap that was faster once, to be probed again at the next probe and
+	// moved to when it is faster again; 0 when there is none.
 	promising int
 }
 

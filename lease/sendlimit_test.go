@@ -137,7 +137,7 @@ func homeMoves(l *sendLimit, windows int, pace func(limit int) time.Duration) in
 }
 
 // Noise alone does not move the cap: with every cap equally fast and windows off by 30% at
-// random, a home that moved whenever a probe beat its average moved about 20 times in 200
+// random, a home that moved whenever a probe beat its average moved about 18 times in 200
 // windows and spent an eighth of them at the pool size (issue #26: beside CPU hogs the cap
 // wandered, and a scarce CPU pays a system call per command up there).
 func TestSendLimitIgnoresNoise(t *testing.T) {
@@ -193,8 +193,8 @@ func TestSendLimitFindsDifferencesThroughNoise(t *testing.T) {
 	}
 }
 
-// A probe faster once is probed again at once, and the home moves only when it is faster the
-// second time too.
+// A probe faster once is probed again at the next probe, and the home moves only when it is
+// faster the second time too.
 func TestSendLimitConfirmsAProbe(t *testing.T) {
 	l := newSendLimit(4, 16)
 	now := time.Unix(0, 0)
