@@ -14,8 +14,8 @@ import (
 // few deep pipelines save a write and a read system call per command and a low cap is fastest.
 //
 // So the cap follows measured throughput. Time is cut into windows of windowCmds answered
-// commands; the cap stays at its home value for a few windows (probeEvery-1 at first), then one
-// window runs at a neighbouring cap (twice or half the home value, in turn). It reads the clock once per
+// commands; the cap stays at its home value for probeEvery-1 windows, then one window runs at
+// a neighbouring cap (twice or half the home value, in turn). It reads the clock once per
 // window, under the sender's mutex the sends take anyway. A window slower than idleWindow
 // measured the callers' demand, not the cap, and is not compared.
 //
@@ -31,14 +31,6 @@ import (
 // value, probed again at the next probe, is faster a second time. A difference of a few per
 // cent on a quiet machine (whose windows hardly vary) still moves it; on a noisy one the cap
 // stays where it is unless the difference stands out.
-//
-// A probe has a price: its window runs at a cap that is usually not the best one (beside CPU
-// hogs a cap of 4 answered 18-33% slower than the home's 2, and a probe every fourth window
-// sent a quarter of the commands there). So each probe that finds nothing better doubles the
-// home windows before the next one, up to maxProbeGap; a move, a promising probe or an idle
-// window brings the gap back to probeEvery-1. A steady machine then spends about one window in
-// 25 probing, and a change of regime is still found within some 60,000 answered commands (one
-// to three seconds of busy sends on the machine of issue #26).
 type sendLimit struct {
 	cur  int // the cap now: home, or a probe's value
 	home int
@@ -52,7 +44,6 @@ type sendLimit struct {
 	homeRate float64
 	homeDev  float64
 	windows  int  // windows at home since the last probe
-	gap      int  // home windows before the next probe
 	probeUp  bool // the next probe doubles the cap (else halves it)
 	// promising is a probed cap that was faster once, to be probed again at the next probe and
 	// moved to when it is faster again; 0 when there is none.
@@ -62,9 +53,7 @@ type sendLimit struct {
 const (
 	windowCmds = 2048
 	probeEvery = 4
-	// maxProbeGap is the most home windows between probes, after probes that found nothing.
-	maxProbeGap = 8 * (probeEvery - 1)
-	idleWindow  = 250 * time.Millisecond
+	idleWindow = 250 * time.Millisecond
 	// homeWeight is the weight of a new home window in homeRate and homeDev: the average
 	// spans the last few windows, enough for the deviation to measure the noise.
 	homeWeight = 0.25
@@ -79,7 +68,7 @@ func newSendLimit(initial, limitMax int) sendLimit {
 	limitMax = max(1, limitMax)
 	limitMin := min(minSendLimit, limitMax)
 	initial = min(max(limitMin, initial), limitMax)
-	return sendLimit{cur: initial, home: initial, min: limitMin, max: limitMax, gap: probeEvery - 1, probeUp: true}
+	return sendLimit{cur: initial, home: initial, min: limitMin, max: limitMax, probeUp: true}
 }
 
 // answered counts n answered commands and reports whether the window is complete (or the first
@@ -102,7 +91,6 @@ func (l *sendLimit) endWindow(now time.Time) {
 		// The callers' demand set this window's pace: it says nothing about the cap. A probe
 		// ends without a verdict, and the pace and noise measured before no longer hold.
 		l.cur, l.homeRate, l.homeDev, l.windows, l.promising = l.home, 0, 0, 0, 0
-		l.gap = probeEvery - 1
 		return
 	}
 	if l.cur != l.home {
@@ -111,7 +99,7 @@ func (l *sendLimit) endWindow(now time.Time) {
 	}
 	l.homeWindow(rate)
 	l.windows++
-	if l.windows >= l.gap {
+	if l.windows >= probeEvery-1 {
 		l.cur = l.probe()
 	}
 }
@@ -132,16 +120,15 @@ func (l *sendLimit) homeWindow(rate float64) {
 }
 
 // probed judges a probe window's pace: faster than the home by more than the noise twice in a
-// row (see sendLimit) moves the home there; once makes the value promising, probed again next;
-// not faster doubles the gap before the next probe.
+// row (see sendLimit) moves the home there; once makes the value promising, probed again next.
 func (l *sendLimit) probed(rate float64) {
 	switch faster := rate > l.homeRate+l.homeDev; {
 	case faster && l.promising == l.cur:
-		l.home, l.homeRate, l.promising, l.gap = l.cur, rate, 0, probeEvery-1
+		l.home, l.homeRate, l.promising = l.cur, rate, 0
 	case faster:
-		l.promising, l.gap = l.cur, probeEvery-1
+		l.promising = l.cur
 	default:
-		l.promising, l.gap = 0, min(2*l.gap, maxProbeGap)
+		l.promising = 0
 	}
 	l.cur, l.windows = l.home, 0
 }

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -227,55 +226,5 @@ func TestSendLimitConfirmsAProbe(t *testing.T) {
 	window(5 * time.Millisecond)
 	if l.home != first || l.promising != 0 {
 		t.Errorf("after two faster probes of %d: home %d, promising %d; want home %d", first, l.home, l.promising, first)
-	}
-}
-
-// Probes that find nothing come less often: where every other cap is slower, a probe every
-// fourth window ran a quarter of the windows at a worse cap (beside CPU hogs a cap of 4 answered
-// 18-33% slower than 2). After failed probes the gap doubles up to maxProbeGap, and a change
-// of regime is still found: when a higher cap turns much faster, the home gets there.
-func TestSendLimitProbesLessWhenNothingIsBetter(t *testing.T) {
-	l := newSendLimit(2, 16)
-	p := newNoisyPace(1, 0.05, func(limit int) float64 { return 40 + 10*float64(limit) })
-	now := time.Unix(0, 0)
-	l.answered(0)
-	l.endWindow(now)
-	window := func() {
-		now = now.Add(p.pace(l.cur))
-		for !l.answered(16) {
-		}
-		l.endWindow(now)
-	}
-	for range 50 { // settle
-		window()
-	}
-	p.windows = map[int]int{}
-	for range 500 {
-		window()
-	}
-	if l.home != 2 {
-		t.Fatalf("home %d where 2 is fastest", l.home)
-	}
-	if share := 1 - float64(p.windows[2])/500; share > 0.08 {
-		t.Errorf("%.0f%% of the windows ran at a probe's cap where nothing is better, want at most 8%%", 100*share)
-	}
-
-	// The regime changes: now every doubling of the cap makes windows 30% shorter.
-	p.mean = func(limit int) float64 { return 100 * math.Pow(0.7, math.Log2(float64(limit))) }
-	windows := 0
-	for l.home == 2 && windows < 100 {
-		window()
-		windows++
-	}
-	if limit := 2*maxProbeGap + 2*probeEvery; windows > limit {
-		t.Errorf("home moved up after %d windows of the new regime, want at most %d", windows, limit)
-	}
-
-	now = now.Add(2 * idleWindow) // an idle window
-	for !l.answered(16) {
-	}
-	l.endWindow(now)
-	if l.gap != probeEvery-1 {
-		t.Errorf("gap %d after an idle window, want %d", l.gap, probeEvery-1)
 	}
 }
