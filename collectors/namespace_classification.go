@@ -12,8 +12,8 @@ import (
 // the keys reach the exporter.
 type classifier struct {
 	namespaces []Namespace
-	// match is the MATCH argument of the pass: "prefix*" when every pattern starts with the same
-	// literal prefix, "" (no MATCH) otherwise.
+	// match is the MATCH argument of the pass: lockOrCompanionMatch of the literal prefix every
+	// pattern starts with, "" (no MATCH) when they share none.
 	match string
 	// stringsOnly is true when every namespace counts string keys only, so SCAN ... TYPE string
 	// can drop every other key on the server.
@@ -32,17 +32,8 @@ func newClassifier(namespaces []Namespace) *classifier {
 		}
 		c.stringsOnly = c.stringsOnly && ns.stringsOnly()
 	}
-	switch {
-	case prefix == "":
-	case prefix[0] == '{':
-		// Companion keys of locks under a braced prefix keep that prefix.
-		c.match = prefix + "*"
-	default:
-		// The fence and holder keys of lock "jobs:1" are "{jobs:1}:fence" and
-		// "{jobs:1}:holder" (internal/lockkeys): they start with "{" + prefix. No glob
-		// matches exactly both shapes, so the pass asks for every key containing the prefix;
-		// SCAN walks the same buckets either way, and classify drops the few extra keys.
-		c.match = "*" + prefix + "*"
+	if prefix != "" {
+		c.match = lockOrCompanionMatch(prefix)
 	}
 	return c
 }

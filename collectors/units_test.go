@@ -166,14 +166,17 @@ func TestTopKBoundsKeyLength(t *testing.T) {
 	}
 }
 
-// FuzzPrefixPushdown checks that pushing MATCH literalPrefix(p)+"*" down to SCAN never hides a
-// key the namespace's own pattern matches.
+// FuzzPrefixPushdown checks that the MATCH pushed down to SCAN never hides a key the namespace's
+// own pattern matches, nor that key's fence and holder keys, and never starts with '*'.
 func FuzzPrefixPushdown(f *testing.F) {
-	for _, seed := range [][2]string{{"jobs:*", "jobs:1"}, {"jobs", "jobs"}, {`a\*b`, "a*b"}, {"a[bc]d", "acd"}, {"*", ""}} {
+	for _, seed := range [][2]string{{"jobs:*", "jobs:1"}, {"jobs", "jobs"}, {`a\*b`, "a*b"}, {"a[bc]d", "acd"}, {"*", ""}, {"^a-]b:*", "^a-]b:1"}, {"{jobs*", "{jobs:1"}} {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, key string) {
 		c := newClassifier([]Namespace{{Name: "n", Pattern: pattern}})
+		if strings.HasPrefix(c.match, "*") {
+			t.Fatalf("pattern %q: pushed-down MATCH %q starts with '*'", pattern, c.match)
+		}
 		if c.match == "" || !glob.ScanMatch(pattern, key) {
 			return
 		}
@@ -183,6 +186,9 @@ func FuzzPrefixPushdown(f *testing.F) {
 		// The lock's fence key counts under the namespace too, so SCAN must return it.
 		if fence := lockkeys.Fence(key); !glob.ScanMatch(c.match, fence) {
 			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q hides its fence key %q", pattern, key, c.match, fence)
+		}
+		if holder := lockkeys.Holder(key); !glob.ScanMatch(c.match, holder) {
+			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q hides its holder key %q", pattern, key, c.match, holder)
 		}
 	})
 }
