@@ -8,8 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/push"
-
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // errTrackingRefused wraps the server's refusal of the change feed: HELLO 3 or CLIENT TRACKING
@@ -145,9 +143,13 @@ func (feed *changeFeed) HandlePushNotification(_ context.Context, _ push.Notific
 	keys, _ := n[1].([]any)
 	for _, k := range keys {
 		key, ok := k.(string)
-		// A holder key lives and dies with its lock and is read at scrape time, never indexed.
-		if ok && lockkeys.KindOf(key) != lockkeys.HolderCompanion && feed.admit(key) {
-			feed.pending[key] = struct{}{}
+		if !ok {
+			continue
+		}
+		for _, key := range feedKeys(key) { // a holder key's lock, for its hold age
+			if feed.admit(key) {
+				feed.pending[key] = struct{}{}
+			}
 		}
 	}
 	return nil

@@ -74,6 +74,7 @@ func (in *inspector) heldFor(j int, r *keyReply) {
 	}
 	if rec := lockkeys.ParseHolder(v); !rec.Acquired.IsZero() {
 		r.info.Held, r.info.HasHeld = max(0, now.Sub(rec.Acquired)), true
+		r.acquired = rec.Acquired.UnixMilli()
 	}
 }
 

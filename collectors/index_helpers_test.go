@@ -78,7 +78,8 @@ func freshWalk(t *testing.T, c redis.UniversalClient, namespaces []Namespace) *R
 // differences lists every exported figure of got (the index) that a walk (want) read
 // differently: counts exactly, the minimum TTL to within slack (the walk ran after the index's
 // scrape), the top-K lists by idle time to within OBJECT IDLETIME's one-second resolution with
-// ties allowed, and holders of the keys both list.
+// ties allowed, holders of the keys both list, and hold ages (the longest, and the top-K by hold
+// age) to within slack: the walk reads the server's clock later, so its ages are the larger.
 func differences(got, want *Result, slack time.Duration) []string {
 	var diffs []string
 	for i := range want.Namespaces {
@@ -101,6 +102,12 @@ func differences(got, want *Result, slack time.Duration) []string {
 			if d := topDifference(l.g, l.w); d != "" {
 				add("%s: %s", l.name, d)
 			}
+		}
+		if g.HasHeld != w.HasHeld || (g.HasHeld && !heldWithin(g.MaxHeld, w.MaxHeld, slack)) {
+			add("max held %v (%v), walk %v (%v)", g.MaxHeld, g.HasHeld, w.MaxHeld, w.HasHeld)
+		}
+		if d := heldTopDifference(g.LongestHeld, w.LongestHeld, slack); d != "" {
+			add("longest held: %s", d)
 		}
 	}
 	return diffs
@@ -131,6 +138,42 @@ func topDifference(got, want []KeyInfo) string {
 		}
 	}
 	return ""
+}
+
+// heldWithin reports whether a hold age the walk read (walk) agrees with the index's (got): the
+// walk's clock reading is the later one, by at most slack; the index ages whole milliseconds.
+func heldWithin(got, walk, slack time.Duration) bool {
+	return walk >= got-time.Millisecond && walk-got <= slack+time.Millisecond
+}
+
+// heldTopDifference compares the top-K lists by hold age: rank by rank within slack, and a key
+// only the index lists must tie, within slack, with the walk's last.
+func heldTopDifference(got, want []KeyInfo, slack time.Duration) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d keys, walk %d: %v vs %v", len(got), len(want), heldNames(got), heldNames(want))
+	}
+	listed := map[string]bool{}
+	for _, k := range want {
+		listed[k.Key] = true
+	}
+	for j, k := range got {
+		if !k.HasHeld || !heldWithin(k.Held, want[j].Held, slack) {
+			return fmt.Sprintf("rank %d %q held %v (%v), walk %q %v", j, k.Key, k.Held, k.HasHeld, want[j].Key, want[j].Held)
+		}
+		if !listed[k.Key] && !heldWithin(k.Held, want[len(want)-1].Held, slack) {
+			return fmt.Sprintf("%q (held %v) not in the walk's list %v", k.Key, k.Held, heldNames(want))
+		}
+	}
+	return ""
+}
+
+func heldNames(ks []KeyInfo) string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, fmt.Sprintf("%s@%v", k.Key, k.Held))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 func keyNames(ks []KeyInfo) string {

@@ -401,7 +401,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute}
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, readHolder: n.cls.holderReader()}
 	errs := map[int]error{}
 	size := n.s.opts.BatchSize
 	for from := 0; from < len(keys); from += size {

@@ -39,8 +39,6 @@ func (s *Scanner) startIndex() {
 			why = reasonIndexUnavailable
 		case literalPrefix(ns.Pattern) == "":
 			why = reasonNoLiteralPrefix
-		case ns.ExpectedMaxHold > 0:
-			why = reasonHoldAge
 		case len(indexed) == maxIndexedNamespaces:
 			why = reasonTooManyIndexed
 		}

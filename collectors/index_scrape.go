@@ -151,6 +151,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	}
 	out.noIdle = !idle
 	k := n.s.opts.TopK
+	held := n.idx.heldAges(n.namespaces, now, k, n.s.opts.FullKeys)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
@@ -166,6 +167,9 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		r.StalestNoTTL = firstK(a.noTTLTop, k)
 		if idle && len(r.Stalest) > 0 {
 			r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
+		}
+		if held != nil {
+			held[b].withHeld(&r)
 		}
 		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
 			for _, ki := range list {

@@ -17,10 +17,11 @@ type keyIndex struct {
 	epoch uint32
 }
 
-// indexEntry is one key: 32 bytes beside its name.
+// indexEntry is one key: 40 bytes beside its name.
 type indexEntry struct {
 	expireAt int64  // server ms; 0: no expiry
 	touched  int64  // server ms of the last touch as of the last read (read time − OBJECT IDLETIME)
+	acquired int64  // server ms of the acquisition in the lock's holder record (hold_age.go); 0: none read
 	ns       uint64 // bit b: indexed namespace b's pattern matches the key
 	epoch    uint32 // keyIndex.epoch when written
 	typ      uint8  // typeCode of the value
@@ -84,7 +85,7 @@ func entryOf(ns uint64, r *keyReply, st readStamp) (e indexEntry, keep bool) {
 	if r.gone || !wantedByAny(ns, r.typ, st.namespaces) {
 		return e, false
 	}
-	e = indexEntry{ns: ns, typ: typeCode(r.typ)}
+	e = indexEntry{ns: ns, typ: typeCode(r.typ), acquired: r.acquired}
 	switch {
 	case r.info.TTL == NoTTL:
 	case st.absolute && r.expireAt > 0:
@@ -103,9 +104,9 @@ func entryOf(ns uint64, r *keyReply, st readStamp) (e indexEntry, keep bool) {
 const expirySlack = 50 // ms
 
 // differs reports whether b says something of the key that a did not: membership, type, kind,
-// or expiry (exactly with PEXPIRETIME). Idle time is not compared: reads change it.
+// expiry (exactly with PEXPIRETIME), or acquisition. Idle time is not compared: reads change it.
 func differs(a, b indexEntry, absolute bool) bool {
-	if a.ns != b.ns || a.typ != b.typ || a.fence != b.fence || (a.expireAt == 0) != (b.expireAt == 0) {
+	if a.ns != b.ns || a.typ != b.typ || a.fence != b.fence || a.acquired != b.acquired || (a.expireAt == 0) != (b.expireAt == 0) {
 		return true
 	}
 	d := a.expireAt - b.expireAt

@@ -29,6 +29,10 @@ type keyReply struct {
 	// expireAt is PEXPIRETIME (Unix milliseconds on the server's clock, -1 for no expiry), read
 	// only by an inspector with expireTime set (the index's reads on Redis 7 and later).
 	expireAt int64
+	// acquired is the acquisition time in the lock's holder record (Unix milliseconds on the
+	// server's clock), read for namespaces that declare ExpectedMaxHold; 0 when none was read.
+	// The index keeps it, so that a hold age is exact at any later scrape.
+	acquired int64
 }
 
 // inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for

@@ -17,7 +17,7 @@ type indexStats struct {
 func newIndexStats() *indexStats {
 	return &indexStats{
 		mode: prometheus.NewDesc("lock_exporter_scan_mode",
-			"Constant 1 for how the namespace is read: mode=\"index\" (a lock-key index kept current by Redis's client-tracking change feed, drained at scrape time) or mode=\"walk\" (a keyspace walk on every scrape); reason says why it is walked (walk_configured, no_literal_prefix, hold_age_not_indexed, tracking_refused, key_budget, index_namespace_limit, index_unavailable, index_resync).",
+			"Constant 1 for how the namespace is read: mode=\"index\" (a lock-key index kept current by Redis's client-tracking change feed, drained at scrape time) or mode=\"walk\" (a keyspace walk on every scrape); reason says why it is walked (walk_configured, no_literal_prefix, tracking_refused, key_budget, index_namespace_limit, index_unavailable, index_resync).",
 			[]string{nsLabel, "mode", "reason"}, nil),
 		age: namespaceDesc("lock_exporter_index_age_seconds",
 			"0 when the namespace's figures are as of the change feed drained at scrape time; during a resync, the last complete index is served and this is how long ago it was last known current. Indexed namespaces only."),

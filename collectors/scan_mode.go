@@ -45,7 +45,6 @@ const (
 	reasonKeyBudget        = "key_budget"
 	reasonIndexUnavailable = "index_unavailable"
 	reasonResyncing        = "index_resync"
-	reasonHoldAge          = "hold_age_not_indexed"
 )
 
 // reasonText is the start-up log line's explanation of each reason.
@@ -57,7 +56,6 @@ var reasonText = map[string]string{
 	reasonKeyBudget:        "the namespace holds more keys than the index key budget",
 	reasonIndexUnavailable: "no lock-key index yet (its first build has not ended, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
-	reasonHoldAge:          "the namespace declares an expected max hold, whose hold ages the index does not read yet",
 }
 
 // maxIndexedNamespaces is how many namespaces one index serves: an indexed key records the

@@ -12,18 +12,16 @@ import (
 // literal prefix: a prefix of "" would be told about every key, which is no cheaper than a walk.
 //
 // The lease library's companion keys count under their lock's namespace (classifyCompanion):
-// the fence key of "jobs:1" is "{jobs:1}:fence", so each prefix not starting with "{" is tracked
-// with "{" before it too.
+// the fence key of "jobs:1" is "{jobs:1}:fence", so each prefix is tracked with "{" before it
+// too; so is a prefix that starts with "{" itself, whose locks without a hash tag ("{jobs:1")
+// have companions such as "{{jobs:1}:fence", as the walk's MATCH finds them (scan_match.go).
 func trackingPrefixes(patterns []string) (prefixes []string, ok bool) {
 	for _, p := range patterns {
 		lit := literalPrefix(p)
 		if lit == "" {
 			return nil, false
 		}
-		prefixes = append(prefixes, lit)
-		if lit[0] != '{' {
-			prefixes = append(prefixes, "{"+lit)
-		}
+		prefixes = append(prefixes, lit, "{"+lit)
 	}
 	slices.Sort(prefixes)
 	prefixes = slices.Compact(prefixes)
