@@ -60,10 +60,22 @@ func TestHeldAgesShowAZombieHolder(t *testing.T) {
 	testkit.SetACL(t, srv, testkit.DocumentedACL(t, password))
 	exporter := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: testkit.ACLUser, Password: password, Protocol: 2})
 	t.Cleanup(func() { _ = exporter.Close() })
-	s := newTestScanner(t, exporter, Options{TopK: 5, Namespaces: []Namespace{
+	// Walked on every scrape, and served by the lock-key index (which keeps the acquisition
+	// times and ages them at the scrape): the same figures.
+	for _, mode := range []ScanMode{ModeWalk, ModeAuto} {
+		t.Run(string(mode), func(t *testing.T) { checkHeldAges(t, exporter, mode) })
+	}
+}
+
+func checkHeldAges(t *testing.T, exporter *redis.Client, mode ScanMode) {
+	ctx := context.Background()
+	s := newTestScanner(t, exporter, Options{TopK: 5, Mode: mode, Namespaces: []Namespace{
 		{Name: "jobs", Pattern: "jobs:*", ExpectedMaxHold: time.Hour},
 		{Name: "undeclared", Pattern: "jobs:*"},
 	}})
+	if mode == ModeAuto {
+		waitCurrent(t, s)
+	}
 	got := gather(t, s.Collector(ctx))
 	if v := only(t, got, "lock_exporter_up", ""); v != 1 {
 		t.Fatalf("lock_exporter_up = %v through the documented ACL", v)
