@@ -113,3 +113,26 @@ func TestWalkCountsCompanionsUnderSpecialPrefix(t *testing.T) {
 		t.Errorf("lock_fence_keys = %v, want 2", v)
 	}
 }
+
+// TestIndexFollowsCompanionsUnderBracedPrefix: a lock under a prefix that starts with '{' but
+// without a hash tag of its own ("{jobs:1") has its fence key one brace further out
+// ("{{jobs:1}:fence"). The walk's MATCH returns it, and the index's change feed must name it too,
+// or the index would miss a fence key written after its build.
+func TestIndexFollowsCompanionsUnderBracedPrefix(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	namespaces := []Namespace{{Name: "braced", Pattern: "{jobs*"}}
+	s := indexed(t, c, namespaces)
+	if err := c.Set(ctx, "{jobs:1", "token", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Incr(ctx, lockkeys.Fence("{jobs:1")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := waitCurrent(t, s).Namespaces[0]
+	want := freshWalk(t, c, namespaces).Namespaces[0]
+	if got.Keys != 1 || got.FenceKeys != 1 || want.Keys != 1 || want.FenceKeys != 1 {
+		t.Errorf("keys/fence keys: index %d/%d, walk %d/%d, want 1/1", got.Keys, got.FenceKeys, want.Keys, want.FenceKeys)
+	}
+}
