@@ -14,12 +14,15 @@ import (
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
-var walkMatchOtherKeys = flag.Int("walkmatch.other-keys", 2_000_000, "other keys (DEBUG POPULATE) of BenchmarkWalkMatch")
+var (
+	walkMatchOtherKeys = flag.Int("walkmatch.other-keys", 2_000_000, "other keys (DEBUG POPULATE) of BenchmarkWalkMatch")
+	walkMatchKeyPrefix = flag.String("walkmatch.other-prefix", "cache", "the other keys' names: PREFIX:N (a longer prefix, longer keys)")
+)
 
 // BenchmarkWalkMatch measures what the walk's SCAN MATCH costs Redis on a big shared keyspace
-// (-walkmatch.other-keys keys from DEBUG POPULATE, 10k locks under "locks:job:", half of them
-// with fence and holder keys), one whole walk per shape per iteration, the shapes in rotated
-// order so that the machine's load falls on all of them alike:
+// (-walkmatch.other-keys keys from DEBUG POPULATE, named -walkmatch.other-prefix:N; 10k locks
+// under "locks:job:", half of them with fence and holder keys), one whole walk per shape per
+// iteration, the shapes in rotated order so that the machine's load falls on all of them alike:
 //   - star: "*locks:job:*", the MATCH of the walk between issue #27's fence-key fix and this one;
 //   - sets: lockOrCompanionMatch, the MATCH now;
 //   - prefix: "locks:job:*", the MATCH before #27, which missed the companion keys;
@@ -34,7 +37,7 @@ func BenchmarkWalkMatch(b *testing.B) {
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 10 * time.Minute})
 	b.Cleanup(func() { _ = admin.Close() })
-	if err := admin.Do(ctx, "DEBUG", "POPULATE", *walkMatchOtherKeys, "cache", 32).Err(); err != nil {
+	if err := admin.Do(ctx, "DEBUG", "POPULATE", *walkMatchOtherKeys, *walkMatchKeyPrefix, 32).Err(); err != nil {
 		b.Fatal(err)
 	}
 	const locks = 10_000
