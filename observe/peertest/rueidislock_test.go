@@ -198,7 +198,11 @@ func TestRueidislockStaleRelease(t *testing.T) {
 func TestRueidislockServerPaused(t *testing.T) {
 	e := newEnv(t, rueidisPattern)
 	locker := rueidisLocker(t, e, rueidislock.LockerOption{
-		KeyValidity: time.Second, ExtendInterval: 100 * time.Millisecond,
+		// The validity is ten write timeouts: rueidis times out the extends sent to the paused
+		// server (an error, counted failed) well before the lock's own deadline calls them off
+		// (rueidislock cancels them: the holder's decision, counted nothing), even on a
+		// starved machine whose timers fire late.
+		KeyValidity: 3 * time.Second, ExtendInterval: 100 * time.Millisecond,
 		ClientOption: rueidis.ClientOption{ConnWriteTimeout: 300 * time.Millisecond, DisableRetry: true},
 	})
 	renewed := e.value(t, "lock_renewals_total", "ok")
@@ -211,10 +215,14 @@ func TestRueidislockServerPaused(t *testing.T) {
 	e.eventually(t, "an extend", func() bool { return e.value(t, "lock_renewals_total", "ok") > renewed })
 	e.srv.Pause()
 	<-ctx.Done()
-	e.srv.Resume()
+	// The server stays paused until the client has timed out its extends: resumed earlier (the
+	// lock's context can end before rueidis's timeout fires on a starved machine), the server
+	// would answer the queued extends, and they would be honest ok renewals. Renewals of the
+	// three keys count once per round, by quorum.
 	e.eventually(t, "the failed extends to be counted", func() bool {
-		return e.value(t, "lock_renewals_total", "failed") >= 2
+		return e.value(t, "lock_renewals_total", "failed") >= 1
 	})
+	e.srv.Resume()
 	// rueidislock usually builds its deletes under the lock's passed deadline and never sends
 	// them (nothing counted); on a starved machine a delete can leave before that deadline and
 	// meet the paused server, which is an honest "error" (one per key at most). Never "ok" or
