@@ -112,7 +112,7 @@ func New(opts Options) (*Observer, error) {
 	o := &Observer{
 		scripts:    newScriptTable(),
 		seed:       maphash.MakeSeed(),
-		now:        time.Now,
+		now:        newClock().now,
 		metrics:    metrics,
 		unknownSHA: metrics.unclassified(),
 	}
