@@ -44,52 +44,131 @@ type Call struct {
 // Begin recognises a command before it is sent. It returns nil for anything that is not a lock
 // command on a declared namespace; such commands must pass through uncounted. The caller sends
 // the command and then calls Call.Done with its reply.
-func (o *Observer) Begin(args Args) *Call { return begin(o, args) }
+func (o *Observer) Begin(args Args) *Call { return begin(o, anyArgs{args}) }
 
 // BeginStrings is Begin for arguments held as strings (rueidis' Completed.Commands()),
 // without boxing them.
 func (o *Observer) BeginStrings(args []string) *Call { return begin(o, StringArgs(args)) }
 
+// argReader is what begin reads commands through: Args, and integers read without formatting
+// them first (go-redis passes counts and expiries as Go integers, which Arg would format into
+// a new string on every read).
+type argReader interface {
+	Args
+	intArg(i int) (int64, bool)
+}
+
+// intArg implements argReader.
+func (a StringArgs) intArg(i int) (int64, bool) { return parseInt(a[i]) }
+
+// anyArgs reads the Args of Begin's callers.
+type anyArgs struct{ Args }
+
+func (a anyArgs) intArg(i int) (int64, bool) { return parseInt(a.Arg(i)) }
+
+func parseInt(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// command is a command name begin tells apart.
+type command uint8
+
+const (
+	cmdOther  command = iota
+	cmdDelete         // DEL, UNLINK
+	cmdSet
+	cmdEval
+	cmdEvalSHA
+	cmdDelIfEq
+	cmdDelEx
+	cmdScript
+)
+
+// commandOf names a command by its first argument, comparing each name only with the names
+// of its length: most commands a client sends are not lock commands, and are told so in one
+// or two comparisons.
+func commandOf(name string) command {
+	switch len(name) {
+	case 3:
+		switch {
+		case strings.EqualFold(name, "set"):
+			return cmdSet
+		case strings.EqualFold(name, "del"):
+			return cmdDelete
+		}
+	case 4:
+		if strings.EqualFold(name, "eval") {
+			return cmdEval
+		}
+	case 5:
+		if strings.EqualFold(name, "delex") {
+			return cmdDelEx
+		}
+	case 6:
+		switch {
+		case strings.EqualFold(name, "unlink"):
+			return cmdDelete
+		case strings.EqualFold(name, "script"):
+			return cmdScript
+		}
+	case 7:
+		switch {
+		case strings.EqualFold(name, "evalsha"):
+			return cmdEvalSHA
+		case strings.EqualFold(name, "delifeq"):
+			return cmdDelIfEq
+		}
+	}
+	return cmdOther
+}
+
 // begin is Begin for any argument type: generic so that the hooks pass their own slices
 // without boxing them in an interface, which would cost an allocation on every command,
 // lock command or not.
-func begin[A Args](o *Observer, args A) *Call {
+func begin[A argReader](o *Observer, args A) *Call {
 	if args.Len() < 2 {
 		return nil
 	}
-	name := args.Arg(0)
-	if strings.EqualFold(name, "del") || strings.EqualFold(name, "unlink") {
+	cmd := commandOf(args.Arg(0))
+	if cmd == cmdDelete {
 		return beginDelete(o, args)
 	}
-	if args.Len() < 3 {
+	if cmd == cmdOther || args.Len() < 3 {
 		return nil
 	}
-	switch {
-	case strings.EqualFold(name, "set"):
+	switch cmd {
+	case cmdSet:
 		return beginSet(o, args)
-	case strings.EqualFold(name, "evalsha"):
+	case cmdEvalSHA:
 		info, ok := o.scripts.bySHA(args.Arg(1))
 		if !ok {
 			countUnknownScript(o, args)
 			return nil
 		}
 		return beginScript(o, args, info)
-	case strings.EqualFold(name, "eval"):
+	case cmdEval:
 		info := o.scripts.byBody(args.Arg(1))
 		if info.op == opNone {
 			return nil
 		}
 		return beginScript(o, args, info)
-	case strings.EqualFold(name, "delifeq") && args.Len() == 3:
-		// Valkey's compare-and-delete: DELIFEQ key value, answered 1 (deleted) or 0.
-		return beginCompareDelete(o, args.Arg(1), args.Arg(2))
-	case strings.EqualFold(name, "delex") && args.Len() == 4 && strings.EqualFold(args.Arg(2), "ifeq"):
-		// Redis 8.4's compare-and-delete: DELEX key IFEQ value, answered 1 or 0.
-		return beginCompareDelete(o, args.Arg(1), args.Arg(3))
-	case strings.EqualFold(name, "script") && strings.EqualFold(args.Arg(1), "load"):
-		// Learning the SHA is all there is to do: the EVALSHA calls that follow are the
-		// operations.
-		o.scripts.byBody(args.Arg(2))
+	case cmdDelIfEq:
+		if args.Len() == 3 {
+			// Valkey's compare-and-delete: DELIFEQ key value, answered 1 (deleted) or 0.
+			return beginCompareDelete(o, args.Arg(1), args.Arg(2))
+		}
+	case cmdDelEx:
+		if args.Len() == 4 && strings.EqualFold(args.Arg(2), "ifeq") {
+			// Redis 8.4's compare-and-delete: DELEX key IFEQ value, answered 1 or 0.
+			return beginCompareDelete(o, args.Arg(1), args.Arg(3))
+		}
+	case cmdScript:
+		if strings.EqualFold(args.Arg(1), "load") {
+			// Learning the SHA is all there is to do: the EVALSHA calls that follow are the
+			// operations.
+			o.scripts.byBody(args.Arg(2))
+		}
 	}
 	return nil
 }
@@ -97,11 +176,11 @@ func begin[A Args](o *Observer, args A) *Call {
 // countUnknownScript counts an EVALSHA that could not be classified when its first key is in a
 // declared namespace: a lock library whose scripts changed (and whose bodies this process never
 // saw, because the server had them cached) would otherwise go silently unobserved.
-func countUnknownScript[A Args](o *Observer, args A) {
+func countUnknownScript[A argReader](o *Observer, args A) {
 	if args.Len() < 4 {
 		return
 	}
-	if n, err := strconv.Atoi(args.Arg(2)); err != nil || n < 1 {
+	if n, ok := args.intArg(2); !ok || n < 1 {
 		return
 	}
 	if o.namespaceOf(args.Arg(3)) != nil {
@@ -112,7 +191,7 @@ func countUnknownScript[A Args](o *Observer, args A) {
 // beginDelete recognises DEL or UNLINK of keys of which at least one is in a declared
 // namespace: a cleanup job or a test's teardown removing held locks, which ends their holds
 // but is no release. Only the namespaced keys are kept; one costs no allocation.
-func beginDelete[A Args](o *Observer, args A) *Call {
+func beginDelete[A argReader](o *Observer, args A) *Call {
 	var c *Call
 	for i := 1; i < args.Len(); i++ {
 		k := args.Arg(i)
@@ -147,7 +226,7 @@ func beginCompareDelete(o *Observer, key, value string) *Call {
 // same value, SET key value IFEQ value PX ms, which extends a lock its holder still owns
 // (answered OK, or nil when not owned). SET without NX or IFEQ, with XX, GET or KEEPTTL, with
 // IFEQ of another value (a hand-over, not a renew), or without an expiry is neither.
-func beginSet[A Args](o *Observer, args A) *Call {
+func beginSet[A argReader](o *Observer, args A) *Call {
 	if args.Len() < 6 {
 		return nil
 	}
@@ -172,9 +251,9 @@ func beginSet[A Args](o *Observer, args A) *Call {
 			if i+1 >= args.Len() {
 				return nil
 			}
-			kind = setTTLKind(strings.ToLower(opt))
-			v, err := strconv.ParseInt(args.Arg(i+1), 10, 64)
-			if err != nil {
+			kind = setTTLKind(opt)
+			v, ok := args.intArg(i + 1)
+			if !ok {
 				return nil
 			}
 			value = v
@@ -198,13 +277,14 @@ func beginSet[A Args](o *Observer, args A) *Call {
 	return c
 }
 
+// setTTLKind reads one of SET's expiry options, in any case.
 func setTTLKind(opt string) ttlKind {
-	switch opt {
-	case "px":
+	switch {
+	case strings.EqualFold(opt, "px"):
 		return ttlRelMillis
-	case "ex":
+	case strings.EqualFold(opt, "ex"):
 		return ttlRelSeconds
-	case "pxat":
+	case strings.EqualFold(opt, "pxat"):
 		return ttlAbsMillis
 	default:
 		return ttlAbsSeconds
@@ -213,11 +293,12 @@ func setTTLKind(opt string) ttlKind {
 
 // beginScript reads EVAL/EVALSHA body-or-sha numkeys key... arg...: the lock keys are KEYS,
 // the value ARGV[1], the expiry the script's own ARGV.
-func beginScript[A Args](o *Observer, args A, info scriptInfo) *Call {
-	numKeys, err := strconv.Atoi(args.Arg(2))
-	if err != nil || numKeys < 1 || 3+numKeys >= args.Len() {
+func beginScript[A argReader](o *Observer, args A, info scriptInfo) *Call {
+	n, ok := args.intArg(2)
+	if !ok || n < 1 || n >= int64(args.Len()-3) {
 		return nil
 	}
+	numKeys := int(n)
 	ns := o.namespaceOf(args.Arg(3))
 	if ns == nil {
 		return nil
@@ -238,7 +319,7 @@ func beginScript[A Args](o *Observer, args A, info scriptInfo) *Call {
 	argv := 3 + numKeys // index of ARGV[1]
 	c.token = o.hashToken(args.Arg(argv))
 	if info.ttlArg > 0 && argv+info.ttlArg-1 < args.Len() {
-		if v, err := strconv.ParseInt(args.Arg(argv+info.ttlArg-1), 10, 64); err == nil {
+		if v, ok := args.intArg(argv + info.ttlArg - 1); ok {
 			c.ttl, c.ttlValue = info.ttl, v
 		}
 	}

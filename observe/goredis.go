@@ -91,6 +91,18 @@ func (a goRedisArgs) Arg(i int) string {
 	return fmt.Sprint(a[i])
 }
 
+// intArg implements argReader: go-redis keeps integer arguments (EVAL's key count, SET's PX
+// milliseconds) as Go integers, read here as they are.
+func (a goRedisArgs) intArg(i int) (int64, bool) {
+	switch v := a[i].(type) {
+	case int:
+		return int64(v), true
+	case int64:
+		return v, true
+	}
+	return parseInt(a.Arg(i))
+}
+
 // goRedisReply reads a command's reply. SET NX through SetNX is a BoolCmd whose nil reply is
 // false without an error; scripts are Cmds whose nil reply is redis.Nil. A transport error
 // (timeout, closed connection) is what the hook chain returned: go-redis sets it on the

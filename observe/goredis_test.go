@@ -174,3 +174,37 @@ func TestUnrecognisedCommandsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// A lock cycle in go-redis' argument types (integers for EVALSHA's key count and SET's PX, as
+// go-redis builds them for redsync and redislock) costs the hook no allocation: an integer
+// is read as it is, not formatted into a string first.
+func TestLockCycleDoesNotAllocate(t *testing.T) {
+	o, reg, clock := newTestObserver(t, Options{})
+	cycles := []struct{ name, acquireSHA string }{
+		{"redsync", ""},
+		{"redislock", "80a1b5f2cfccec3b7119ba7721d2127682b691a7"},
+	}
+	for _, c := range cycles {
+		acquire := goRedisArgs{"set", "jobs:1", "v", "px", int64(10000), "nx"}
+		if c.acquireSHA != "" {
+			acquire = goRedisArgs{"evalsha", c.acquireSHA, 1, "jobs:1", "v", 22, int64(10000)}
+		}
+		release := goRedisArgs{"evalsha", "e950836ed1e694540c503ef9972b8de518044d3b", 1, "jobs:1", "v"}
+		before := value(t, reg, "lock_releases_total", "jobs", "ok")
+		n := testing.AllocsPerRun(100, func() {
+			a := begin(o, acquire)
+			if a == nil {
+				t.Fatalf("%s: acquire %v not recognised", c.name, acquire)
+			}
+			a.Done(Reply{})
+			clock.advance(time.Millisecond)
+			begin(o, release).Done(Reply{Int: 1, IsInt: true})
+		})
+		if n != 0 {
+			t.Errorf("%s: %v allocations per lock cycle, want 0", c.name, n)
+		}
+		if got := value(t, reg, "lock_releases_total", "jobs", "ok") - before; got != 101 {
+			t.Errorf("%s: %v releases counted over 101 cycles", c.name, got)
+		}
+	}
+}
