@@ -18,6 +18,7 @@ package rueidisobserve
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -96,17 +97,30 @@ func (Hook) DoMultiStream(client rueidis.Client, ctx context.Context, multi ...r
 }
 
 // reply reads a rueidis result; a nil reply (SET NX on a taken key, a script's false) is
-// rueidis' Nil error.
+// rueidis' Nil error. An integer reply, or a string that reads as one, is an integer; a
+// string that cannot (OK) is not parsed, which would cost an error's allocations on every
+// acquire.
 func reply(resp rueidis.RedisResult) observe.Reply {
-	err := resp.Error()
+	msg, err := resp.ToMessage()
 	if rueidis.IsRedisNil(err) {
 		return observe.Reply{Nil: true}
 	}
 	if err != nil {
 		return observe.Reply{Err: err}
 	}
-	if n, err := resp.AsInt64(); err == nil {
+	if msg.IsInt64() {
+		n, _ := msg.AsInt64()
 		return observe.Reply{Int: n, IsInt: true}
 	}
+	if s, err := msg.ToString(); err == nil && mayBeInt(s) {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return observe.Reply{Int: n, IsInt: true}
+		}
+	}
 	return observe.Reply{}
+}
+
+// mayBeInt reports whether s starts as strconv.ParseInt's base-10 input must.
+func mayBeInt(s string) bool {
+	return s != "" && (s[0] == '-' || s[0] == '+' || '0' <= s[0] && s[0] <= '9')
 }
