@@ -28,27 +28,31 @@ func (a StringArgs) Arg(i int) string { return a[i] }
 // seeded hash, which tells one holder's commands from another's and cannot be turned back into
 // the value.
 type Call struct {
-	o        *Observer
-	op       opKind
-	ns       *namespace
-	keys     []string
-	keyBuf   [1]string // the one key of a single-key lock, saving an allocation
-	name     string    // the lock's name: its key, or for a lock of parts the key without its index
+	o  *Observer
+	op opKind
+	ns *namespace
+	// key is the one key of a single-key lock; more holds all the keys when there are
+	// several. No field points into the Call itself, so that a hook's Call stays on its
+	// stack (see keys).
+	key      [1]string
+	more     []string
+	name     string // the lock's name: its key, or for a lock of parts the key without its index
 	token    uint64
 	server   uint32 // the hook (client, so server) it was sent through; 0 for Begin's callers
 	start    time.Time
 	ttl      ttlKind
 	ttlValue int64
+	pooled   bool // taken from callPool, and returned to it by Done
 }
 
 // Begin recognises a command before it is sent. It returns nil for anything that is not a lock
 // command on a declared namespace; such commands must pass through uncounted. The caller sends
 // the command and then calls Call.Done with its reply.
-func (o *Observer) Begin(args Args) *Call { return begin(o, anyArgs{args}) }
+func (o *Observer) Begin(args Args) *Call { return begin(o, anyArgs{args}, nil) }
 
 // BeginStrings is Begin for arguments held as strings (rueidis' Completed.Commands()),
 // without boxing them.
-func (o *Observer) BeginStrings(args []string) *Call { return begin(o, StringArgs(args)) }
+func (o *Observer) BeginStrings(args []string) *Call { return begin(o, StringArgs(args), nil) }
 
 // argReader is what begin reads commands through: Args, and integers read without formatting
 // them first (go-redis passes counts and expiries as Go integers, which Arg would format into
@@ -125,43 +129,44 @@ func commandOf(name string) command {
 
 // begin is Begin for any argument type: generic so that the hooks pass their own slices
 // without boxing them in an interface, which would cost an allocation on every command,
-// lock command or not.
-func begin[A argReader](o *Observer, args A) *Call {
+// lock command or not. A recognised command is read into into when it is not nil (a hook's
+// own Call, on its stack), or into a Call from the pool.
+func begin[A argReader](o *Observer, args A, into *Call) *Call {
 	if args.Len() < 2 {
 		return nil
 	}
 	cmd := commandOf(args.Arg(0))
 	if cmd == cmdDelete {
-		return beginDelete(o, args)
+		return beginDelete(o, args, into)
 	}
 	if cmd == cmdOther || args.Len() < 3 {
 		return nil
 	}
 	switch cmd {
 	case cmdSet:
-		return beginSet(o, args)
+		return beginSet(o, args, into)
 	case cmdEvalSHA:
 		info, ok := o.scripts.bySHA(args.Arg(1))
 		if !ok {
 			countUnknownScript(o, args)
 			return nil
 		}
-		return beginScript(o, args, info)
+		return beginScript(o, args, info, into)
 	case cmdEval:
 		info := o.scripts.byBody(args.Arg(1))
 		if info.op == opNone {
 			return nil
 		}
-		return beginScript(o, args, info)
+		return beginScript(o, args, info, into)
 	case cmdDelIfEq:
 		if args.Len() == 3 {
 			// Valkey's compare-and-delete: DELIFEQ key value, answered 1 (deleted) or 0.
-			return beginCompareDelete(o, args.Arg(1), args.Arg(2))
+			return beginCompareDelete(o, args.Arg(1), args.Arg(2), into)
 		}
 	case cmdDelEx:
 		if args.Len() == 4 && strings.EqualFold(args.Arg(2), "ifeq") {
 			// Redis 8.4's compare-and-delete: DELEX key IFEQ value, answered 1 or 0.
-			return beginCompareDelete(o, args.Arg(1), args.Arg(3))
+			return beginCompareDelete(o, args.Arg(1), args.Arg(3), into)
 		}
 	case cmdScript:
 		if strings.EqualFold(args.Arg(1), "load") {
@@ -171,6 +176,14 @@ func begin[A argReader](o *Observer, args A) *Call {
 		}
 	}
 	return nil
+}
+
+// keys are the call's lock keys.
+func (c *Call) keys() []string {
+	if c.more != nil {
+		return c.more
+	}
+	return c.key[:]
 }
 
 // countUnknownScript counts an EVALSHA that could not be classified when its first key is in a
@@ -191,32 +204,35 @@ func countUnknownScript[A argReader](o *Observer, args A) {
 // beginDelete recognises DEL or UNLINK of keys of which at least one is in a declared
 // namespace: a cleanup job or a test's teardown removing held locks, which ends their holds
 // but is no release. Only the namespaced keys are kept; one costs no allocation.
-func beginDelete[A argReader](o *Observer, args A) *Call {
+func beginDelete[A argReader](o *Observer, args A, into *Call) *Call {
 	var c *Call
 	for i := 1; i < args.Len(); i++ {
 		k := args.Arg(i)
 		if o.namespaceOf(k) == nil {
 			continue
 		}
-		if c == nil {
-			c = newCall(o, opDelete, nil)
-			c.keys = c.keyBuf[:0]
+		switch {
+		case c == nil:
+			c = newCall(o, opDelete, nil, into)
+			c.key[0] = k
+		case c.more == nil:
+			c.more = []string{c.key[0], k}
+		default:
+			c.more = append(c.more, k)
 		}
-		c.keys = append(c.keys, k)
 	}
 	return c
 }
 
 // beginCompareDelete is a release of key by value sent as one command rather than a script.
-func beginCompareDelete(o *Observer, key, value string) *Call {
+func beginCompareDelete(o *Observer, key, value string, into *Call) *Call {
 	ns := o.namespaceOf(key)
 	if ns == nil {
 		return nil
 	}
-	c := newCall(o, opRelease, ns)
+	c := newCall(o, opRelease, ns, into)
 	c.token = o.hashToken(value)
-	c.keyBuf[0] = key
-	c.keys = c.keyBuf[:]
+	c.key[0] = key
 	c.name = key
 	return c
 }
@@ -226,7 +242,7 @@ func beginCompareDelete(o *Observer, key, value string) *Call {
 // same value, SET key value IFEQ value PX ms, which extends a lock its holder still owns
 // (answered OK, or nil when not owned). SET without NX or IFEQ, with XX, GET or KEEPTTL, with
 // IFEQ of another value (a hand-over, not a renew), or without an expiry is neither.
-func beginSet[A argReader](o *Observer, args A) *Call {
+func beginSet[A argReader](o *Observer, args A, into *Call) *Call {
 	if args.Len() < 6 {
 		return nil
 	}
@@ -269,11 +285,10 @@ func beginSet[A argReader](o *Observer, args A) *Call {
 	if ifeq {
 		op = opRefresh
 	}
-	c := newCall(o, op, ns)
+	c := newCall(o, op, ns, into)
 	c.token, c.ttl, c.ttlValue = o.hashToken(args.Arg(2)), kind, value
-	c.keyBuf[0] = args.Arg(1)
-	c.keys = c.keyBuf[:]
-	c.name = c.keys[0]
+	c.key[0] = args.Arg(1)
+	c.name = c.key[0]
 	return c
 }
 
@@ -293,7 +308,7 @@ func setTTLKind(opt string) ttlKind {
 
 // beginScript reads EVAL/EVALSHA body-or-sha numkeys key... arg...: the lock keys are KEYS,
 // the value ARGV[1], the expiry the script's own ARGV.
-func beginScript[A argReader](o *Observer, args A, info scriptInfo) *Call {
+func beginScript[A argReader](o *Observer, args A, info scriptInfo, into *Call) *Call {
 	n, ok := args.intArg(2)
 	if !ok || n < 1 || n >= int64(args.Len()-3) {
 		return nil
@@ -303,16 +318,16 @@ func beginScript[A argReader](o *Observer, args A, info scriptInfo) *Call {
 	if ns == nil {
 		return nil
 	}
-	c := newCall(o, info.op, ns)
+	c := newCall(o, info.op, ns, into)
 	if numKeys == 1 {
-		c.keys = c.keyBuf[:]
+		c.key[0] = args.Arg(3)
 	} else {
-		c.keys = make([]string, numKeys)
+		c.more = make([]string, numKeys)
+		for i := range numKeys {
+			c.more[i] = args.Arg(3 + i)
+		}
 	}
-	for i := range numKeys {
-		c.keys[i] = args.Arg(3 + i)
-	}
-	c.name = c.keys[0]
+	c.name = c.keys()[0]
 	if info.parts {
 		c.name = partless(c.name)
 	}
@@ -329,8 +344,12 @@ func beginScript[A argReader](o *Observer, args A, info scriptInfo) *Call {
 // callPool recycles Calls: one is taken per lock command and returned by Done.
 var callPool = sync.Pool{New: func() any { return new(Call) }}
 
-func newCall(o *Observer, op opKind, ns *namespace) *Call {
-	c := callPool.Get().(*Call)
+func newCall(o *Observer, op opKind, ns *namespace, into *Call) *Call {
+	c := into
+	if c == nil {
+		c = callPool.Get().(*Call)
+		c.pooled = true
+	}
 	c.o, c.op, c.ns = o, op, ns
 	if op == opAcquire {
 		// Only an acquire's start is ever read (its wait and hold begin there); a renew or

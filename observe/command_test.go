@@ -83,7 +83,7 @@ func TestBeginRecognises(t *testing.T) {
 				}
 				return
 			}
-			if c == nil || c.op != tt.op || len(c.keys) != tt.keys {
+			if c == nil || c.op != tt.op || len(c.keys()) != tt.keys {
 				t.Fatalf("Begin(%v) = %+v, want op %d with %d keys", tt.args, c, tt.op, tt.keys)
 			}
 		})

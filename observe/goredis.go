@@ -33,13 +33,16 @@ func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			// sending it, so it is not an operation on the lock.
 			return next(ctx, cmd)
 		}
-		c := begin(h.o, goRedisArgs(cmd.Args()))
+		// The Call lives on this stack: no pool round trip (and no pointer writes to a heap
+		// object) per lock command.
+		var call Call
+		c := begin(h.o, goRedisArgs(cmd.Args()), &call)
 		if c == nil {
 			return next(ctx, cmd)
 		}
 		c.server = h.server
 		err := next(ctx, cmd)
-		c.Done(goRedisReply(cmd, err))
+		c.finish(goRedisReply(cmd, err))
 		return err
 	}
 }
@@ -51,7 +54,7 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		}
 		var calls []*Call
 		for i, cmd := range cmds {
-			if c := begin(h.o, goRedisArgs(cmd.Args())); c != nil {
+			if c := begin(h.o, goRedisArgs(cmd.Args()), nil); c != nil {
 				c.server = h.server
 				if calls == nil {
 					calls = make([]*Call, len(cmds))

@@ -166,7 +166,7 @@ func TestUnrecognisedCommandsDoNotAllocate(t *testing.T) {
 	}
 	for _, args := range tests {
 		if n := testing.AllocsPerRun(100, func() {
-			if begin(o, args) != nil {
+			if begin(o, args, nil) != nil {
 				t.Fatalf("%v recognised", args)
 			}
 		}); n != 0 {
@@ -192,13 +192,13 @@ func TestLockCycleDoesNotAllocate(t *testing.T) {
 		release := goRedisArgs{"evalsha", "e950836ed1e694540c503ef9972b8de518044d3b", 1, "jobs:1", "v"}
 		before := value(t, reg, "lock_releases_total", "jobs", "ok")
 		n := testing.AllocsPerRun(100, func() {
-			a := begin(o, acquire)
+			a := begin(o, acquire, nil)
 			if a == nil {
 				t.Fatalf("%s: acquire %v not recognised", c.name, acquire)
 			}
 			a.Done(Reply{})
 			clock.advance(time.Millisecond)
-			begin(o, release).Done(Reply{Int: 1, IsInt: true})
+			begin(o, release, nil).Done(Reply{Int: 1, IsInt: true})
 		})
 		if n != 0 {
 			t.Errorf("%s: %v allocations per lock cycle, want 0", c.name, n)

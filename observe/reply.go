@@ -60,7 +60,14 @@ func (c *Call) Done(r Reply) {
 	if c == nil {
 		return
 	}
-	defer c.recycle()
+	c.finish(r)
+	if c.pooled {
+		c.recycle()
+	}
+}
+
+// finish is Done without returning the Call to the pool: for a Call on its hook's stack.
+func (c *Call) finish(r Reply) {
 	res := r.result(c.op)
 	if res == resultIgnore {
 		return
@@ -72,7 +79,7 @@ func (c *Call) Done(r Reply) {
 		return
 	}
 	// Once per namespace the key belongs to: each keeps its own state and series.
-	for ns := c.ns; ns != nil; ns = o.nextNamespace(c.keys[0], ns.idx+1) {
+	for ns := c.ns; ns != nil; ns = o.nextNamespace(c.keys()[0], ns.idx+1) {
 		c.ns = ns
 		switch c.op {
 		case opAcquire:
@@ -93,7 +100,7 @@ func (c *Call) deleted(res result, end time.Time) {
 		return
 	}
 	o := c.o
-	for _, k := range c.keys {
+	for _, k := range c.keys() {
 		for ns := o.namespaceOf(k); ns != nil; ns = o.nextNamespace(k, ns.idx+1) {
 			o.tracker.deleted(ns, k, c.server, end)
 		}

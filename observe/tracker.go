@@ -129,12 +129,23 @@ func partless(key string) string {
 			return key
 		}
 		seg := key[start : start+end]
-		if seg != "" && strings.Trim(seg, "0123456789") == "" && start > 0 {
+		if seg != "" && allDigits(seg) && start > 0 {
 			return key[:start] + key[start+end+1:]
 		}
 		start += end + 1
 	}
 	return key
+}
+
+// allDigits reports whether s is all ASCII digits (a loop: strings.Trim with a cutset builds
+// its set on every call, on every command of a lock of parts).
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // acquired records an acquire attempt: the wait it ends or extends, and the lock it takes. On
@@ -175,7 +186,7 @@ func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, res result, end time
 		}
 		// Otherwise a busy attempt, even on a name this value holds: another process writing
 		// the same constant value waits for it.
-		if e != nil && e.held() && e.find(c.keys[0], c.server) >= 0 {
+		if e != nil && e.held() && e.find(c.keys()[0], c.server) >= 0 {
 			// Refused a key the value holds there itself: several callers share the value,
 			// so its retries are not one caller's.
 			c.ns.sharedValues = true
@@ -245,7 +256,7 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 func (t *tracker) addParts(e *entry, c *Call, end time.Time) {
 	deadline := c.deadline(end)
 	e.servers |= serverBit(c.server)
-	for _, k := range c.keys {
+	for _, k := range c.keys() {
 		e.parts = append(e.parts, part{key: k, server: c.server, deadline: deadline})
 	}
 }
@@ -271,7 +282,7 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	switch res {
 	case resultSuccess:
 		deadline := c.deadline(end)
-		for _, k := range c.keys {
+		for _, k := range c.keys() {
 			if i := e.find(k, c.server); i >= 0 {
 				e.parts[i].deadline = deadline
 			}
@@ -360,7 +371,7 @@ func (e *entry) find(key string, server uint32) int {
 // removeParts drops c's parts from the held lock, and reports whether that ended the hold. The
 // entry is kept while a wait continues or a released one lingers (dropIfIdle).
 func (t *tracker) removeParts(id lockID, e *entry, c *Call, end time.Time) bool {
-	for _, k := range c.keys {
+	for _, k := range c.keys() {
 		if i := e.find(k, c.server); i >= 0 {
 			e.parts = append(e.parts[:i], e.parts[i+1:]...)
 		}

@@ -20,7 +20,7 @@ type round struct {
 func (t *tracker) answer(e *entry, c *Call, op opKind, res result) bool {
 	m := c.ns.m
 	matched, again := 0, false
-	for _, k := range c.keys {
+	for _, k := range c.keys() {
 		if i := e.find(k, c.server); i >= 0 {
 			matched++
 			again = again || e.parts[i].replied
@@ -36,7 +36,7 @@ func (t *tracker) answer(e *entry, c *Call, op opKind, res result) bool {
 			e.parts[i].replied = false
 		}
 	}
-	for _, k := range c.keys {
+	for _, k := range c.keys() {
 		if i := e.find(k, c.server); i >= 0 {
 			e.parts[i].replied = true
 		}
