@@ -329,7 +329,7 @@ func beginScript[A argReader](o *Observer, args A, info scriptInfo, into *Call) 
 	}
 	c.name = c.keys()[0]
 	if info.parts {
-		c.name = partless(c.name)
+		c.name = o.partNames.of(c.name)
 	}
 	argv := 3 + numKeys // index of ARGV[1]
 	c.token = o.hashToken(args.Arg(argv))

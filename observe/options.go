@@ -73,6 +73,7 @@ var (
 type Observer struct {
 	namespaces []*namespace
 	scripts    *scriptTable
+	partNames  *partNames
 	tracker    *tracker
 	seed       maphash.Seed
 	now        func() time.Time
@@ -111,6 +112,7 @@ func New(opts Options) (*Observer, error) {
 	}
 	o := &Observer{
 		scripts:    newScriptTable(),
+		partNames:  newPartNames(),
 		seed:       maphash.MakeSeed(),
 		now:        newClock().now,
 		metrics:    metrics,
