@@ -200,7 +200,7 @@ func TestLockCycleDoesNotAllocate(t *testing.T) {
 			clock.advance(time.Millisecond)
 			begin(o, release, nil).Done(Reply{Int: 1, IsInt: true})
 		})
-		if n != 0 {
+		if n != 0 && !raceEnabled {
 			t.Errorf("%s: %v allocations per lock cycle, want 0", c.name, n)
 		}
 		if got := value(t, reg, "lock_releases_total", "jobs", "ok") - before; got != 101 {

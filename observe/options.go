@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 	"github.com/lockwatch/lockwatch/internal/lockns"
 )
@@ -89,7 +88,8 @@ type Observer struct {
 // namespace is one declared namespace with its metric children curried once.
 type namespace struct {
 	name, pattern string
-	idx           int // its place in Observer.namespaces: the ones after it may match too
+	keys          keyMatcher // the pattern, read once
+	idx           int        // its place in Observer.namespaces: the ones after it may match too
 	m             *nsMetrics
 	// Guarded by the tracker's lock: the longest interval seen between two tries of one wait,
 	// and whether values were seen shared by several callers (see waiter).
@@ -123,7 +123,7 @@ func New(opts Options) (*Observer, error) {
 	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), metrics.untracked())
 	o.tracker.hooks = &o.hooks
 	for _, ns := range opts.Namespaces {
-		n := &namespace{name: ns.Name, pattern: ns.Pattern, idx: len(o.namespaces)}
+		n := &namespace{name: ns.Name, pattern: ns.Pattern, keys: newKeyMatcher(ns.Pattern), idx: len(o.namespaces)}
 		n.m = metrics.namespace(ns.Name, func() (time.Duration, bool) { return o.tracker.oldestHeld(n, o.now()) })
 		o.namespaces = append(o.namespaces, n)
 	}
@@ -199,7 +199,7 @@ func (o *Observer) namespaceOf(key string) *namespace {
 func (o *Observer) nextNamespace(key string, from int) *namespace {
 	for _, ns := range o.namespaces[from:] {
 		// SCAN MATCH's rule, as the exporter classifies keys: "*" also matches the empty key.
-		if glob.ScanMatch(ns.pattern, key) {
+		if ns.keys.match(key) {
 			return ns
 		}
 	}

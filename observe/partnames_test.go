@@ -47,7 +47,7 @@ func TestLockOfPartsCycleDoesNotAllocate(t *testing.T) {
 			o.BeginStrings(args).Done(Reply{Int: 1, IsInt: true})
 		}
 	})
-	if n != 0 {
+	if n != 0 && !raceEnabled {
 		t.Errorf("%v allocations per cycle, want 0", n)
 	}
 	if got := value(t, reg, "lock_releases_total", "jobs", "ok"); got != 101 {
