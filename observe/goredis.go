@@ -36,7 +36,7 @@ func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		// The Call lives on this stack: no pool round trip (and no pointer writes to a heap
 		// object) per lock command.
 		var call Call
-		c := begin(h.o, goRedisArgs(cmd.Args()), &call)
+		c := beginGoRedis(h.o, cmd.Args(), &call)
 		if c == nil {
 			return next(ctx, cmd)
 		}
@@ -71,6 +71,16 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		}
 		return err
 	}
+}
+
+// beginGoRedis is begin for go-redis' arguments. It is not inlined: this closure may be
+// inlined into another package (one that calls Hook().ProcessHook itself), where a call to
+// the generic begin carries no escape facts and would move the hook's Call to the heap; a
+// plain function's facts travel with it.
+//
+//go:noinline
+func beginGoRedis(o *Observer, args []any, into *Call) *Call {
+	return begin(o, goRedisArgs(args), into)
 }
 
 // goRedisArgs reads go-redis' []any arguments as strings.
