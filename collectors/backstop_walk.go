@@ -80,21 +80,19 @@ func (n *indexNode) backstop(ctx context.Context) {
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
-	for k, e := range idx.entries {
+	before := map[string]indexEntry{}
+	for k, e := range idx.keys.all() {
 		if e.epoch != idx.epoch {
 			unseen = append(unseen, k)
+			before[k] = *e
 		}
-	}
-	before := make(map[string]indexEntry, len(unseen))
-	for _, k := range unseen {
-		before[k] = idx.entries[k]
 	}
 	if err := n.reread(ctx, idx, unseen); err != nil {
 		return
 	}
 	fixed := 0
 	for _, k := range unseen {
-		after, ok := idx.entries[k]
+		after, ok := idx.get(k)
 		if !ok || differs(before[k], after, absolute) {
 			fixed++
 		}
@@ -173,19 +171,19 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 		if mask == 0 {
 			continue
 		}
-		old, had := c.idx.entries[key]
+		old, had := c.idx.get(key)
 		want, keep := entryOf(mask, &replies[k], st)
 		switch {
 		case !keep && had:
 			c.fixed++
-			delete(c.idx.entries, key)
+			c.idx.remove(key)
 		case keep && (!had || differs(old, want, c.absolute)):
 			c.fixed++
 			want.epoch = c.idx.epoch
-			c.idx.entries[key] = want
+			c.idx.set(key, want)
 		case keep:
 			old.epoch = c.idx.epoch
-			c.idx.entries[key] = old
+			c.idx.set(key, old)
 		}
 	}
 	for i, key := range c.fences {
@@ -193,7 +191,7 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 		if mask == 0 || fresh[key] {
 			continue
 		}
-		if old, had := c.idx.entries[key]; !had || !old.fence || old.ns != mask {
+		if old, had := c.idx.get(key); !had || !old.fence || old.ns != mask {
 			c.fixed++
 		}
 		c.idx.applyFence(key, mask)

@@ -48,12 +48,12 @@ func TestIndexBackstopCorrectsDrift(t *testing.T) {
 	n := s.index
 
 	n.syncMu.Lock()
-	delete(n.idx.entries, "jobs:7")                              // missed: a new key
-	n.idx.entries["jobs:ghost"] = indexEntry{ns: 1, expireAt: 0} // missed: a deletion
-	e := n.idx.entries["jobs:8"]
+	n.idx.remove("jobs:7")                                  // missed: a new key
+	n.idx.set("jobs:ghost", indexEntry{ns: 1, expireAt: 0}) // missed: a deletion
+	e, _ := n.idx.get("jobs:8")
 	e.expireAt += 5000 // missed: a renewal
-	n.idx.entries["jobs:8"] = e
-	delete(n.idx.entries, lockkeys.Fence("jobs:1")) // missed: a fence key
+	n.idx.set("jobs:8", e)
+	n.idx.remove(lockkeys.Fence("jobs:1")) // missed: a fence key
 	n.syncMu.Unlock()
 	if got := compareQuiet(t, s, c); got == 0 {
 		t.Fatal("the injected drift does not show: the test cannot fail")

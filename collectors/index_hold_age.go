@@ -38,7 +38,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full bool)
 	for i := range out {
 		out[i].top = newTopKBy(k, full, longerHeld)
 	}
-	for key, e := range x.entries {
+	for key, e := range x.keys.all() {
 		if e.acquired == 0 || e.fence || e.expireAt != 0 && e.expireAt < now {
 			continue
 		}
@@ -52,7 +52,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full bool)
 			if !a.has || held > a.max {
 				a.max, a.has = held, true
 			}
-			a.top.offer(KeyInfo{Key: key, TTL: ttlAt(e, now), Held: held, HasHeld: true})
+			a.top.offer(KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
 		}
 	}
 	return out

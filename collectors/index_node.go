@@ -434,7 +434,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	}
 	n.mu.Lock()
 	n.keyErrs = errs
-	n.entries = len(idx.entries)
+	n.entries = idx.len()
 	n.mu.Unlock()
 	return nil
 }

@@ -259,7 +259,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 				*t = final
 			}
 		}
-		if exact || !idle || m >= len(n.idx.entries) {
+		if exact || !idle || m >= n.idx.len() {
 			return aggs, idle, nil
 		}
 		m *= 4
@@ -300,9 +300,9 @@ func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map
 			continue // the key's namespaces report the error from its re-read
 		}
 		out[keys[i]] = v
-		if e, ok := n.idx.entries[keys[i]]; ok {
+		if e, ok := n.idx.get(keys[i]); ok {
 			e.touched = now - v.Milliseconds()
-			n.idx.entries[keys[i]] = e
+			n.idx.set(keys[i], e)
 		}
 	}
 	return out, true, nil

@@ -11,7 +11,7 @@ import (
 // (expireAt minus the server's TIME) is exact between reads: an expiry only changes through a
 // command, which the change feed reports.
 type keyIndex struct {
-	entries map[string]indexEntry
+	keys keyStore
 	// epoch is the backstop walk in progress; every entry written carries it, so that at the
 	// walk's end an entry of an older epoch was neither seen by the walk nor re-read since.
 	epoch uint32
@@ -55,7 +55,13 @@ func typeName(c uint8) string {
 	return "other"
 }
 
-func newKeyIndex() *keyIndex { return &keyIndex{entries: map[string]indexEntry{}} }
+func newKeyIndex() *keyIndex { return &keyIndex{} }
+
+// get, set, remove and len are the index's map operations.
+func (x *keyIndex) get(key string) (indexEntry, bool) { return x.keys.get(key) }
+func (x *keyIndex) set(key string, e indexEntry)      { x.keys.set(key, e) }
+func (x *keyIndex) remove(key string) bool            { return x.keys.remove(key) }
+func (x *keyIndex) len() int                          { return x.keys.len() }
 
 // readStamp is when a batch of keys was read, on the server's clock.
 type readStamp struct {
@@ -68,14 +74,14 @@ type readStamp struct {
 // apply records one key's reply; ns is the mask of indexed namespaces whose pattern matches it.
 // It reports whether the entry changed (the backstop walk counts those as corrections).
 func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool {
-	old, had := x.entries[key]
+	old, had := x.keys.get(key)
 	e, keep := entryOf(ns, r, st)
 	if !keep {
-		delete(x.entries, key)
+		x.keys.remove(key)
 		return had
 	}
 	e.epoch = x.epoch
-	x.entries[key] = e
+	x.keys.set(key, e)
 	return !had || differs(old, e, st.absolute)
 }
 
@@ -118,13 +124,13 @@ func differs(a, b indexEntry, absolute bool) bool {
 
 // applyFence records a fence key seen by a walk (a walk does not inspect them).
 func (x *keyIndex) applyFence(key string, ns uint64) {
-	x.entries[key] = indexEntry{ns: ns, fence: true, epoch: x.epoch}
+	x.keys.set(key, indexEntry{ns: ns, fence: true, epoch: x.epoch})
 }
 
 // applyFenceReply records a re-read fence key: present or gone is all that counts.
 func (x *keyIndex) applyFenceReply(key string, ns uint64, r *keyReply) {
 	if r.gone {
-		delete(x.entries, key)
+		x.keys.remove(key)
 		return
 	}
 	x.applyFence(key, ns)
@@ -143,12 +149,9 @@ func wantedByAny(ns uint64, typ string, namespaces []Namespace) bool {
 // dropNamespace removes namespace bit b from every entry (a namespace past the key budget goes
 // back to the walk), and entries left in no namespace.
 func (x *keyIndex) dropNamespace(b int) {
-	for k, e := range x.entries {
-		e.ns &^= 1 << b
-		if e.ns == 0 {
-			delete(x.entries, k)
-		} else {
-			x.entries[k] = e
+	for k, e := range x.keys.all() {
+		if e.ns &^= 1 << b; e.ns == 0 {
+			x.keys.remove(k)
 		}
 	}
 }
@@ -164,7 +167,7 @@ type indexAggregate struct {
 // idleEstimate is the key's idle time now if nothing touched it since it was read: an upper
 // bound of the truth (to OBJECT IDLETIME's one-second resolution), because a read touches a key
 // without a change-feed message and can only make it fresher.
-func idleEstimate(e indexEntry, now int64) time.Duration {
+func idleEstimate(e *indexEntry, now int64) time.Duration {
 	return time.Duration(now-e.touched) * time.Millisecond
 }
 
@@ -177,7 +180,7 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 	for i := range out {
 		out[i].top, out[i].noTTLTop = newTopK(m, true), newTopK(m, true)
 	}
-	for key, e := range x.entries {
+	for key, e := range x.keys.all() {
 		if e.expireAt != 0 && e.expireAt < now { // Redis: expired once now > when
 			continue
 		}

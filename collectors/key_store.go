@@ -1,0 +1,249 @@
+package collectors
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"math"
+	"unsafe"
+)
+
+// keyStore maps key names to index entries in a few large allocations instead of one map slot,
+// string header and string allocation per key (a map[string]indexEntry cost about 134 bytes of
+// heap per key at 1M keys; this costs about 55 plus the name: docs/exporter.md, "Cost"):
+//
+//   - names: every key's name, uvarint length first, appended to one byte arena. An entry
+//     names its key by arena offset (4 bytes instead of a 16-byte header and an allocation).
+//     Bytes once written are never written again, so a string viewing them (see key) stays
+//     valid and immutable; a removed or re-added key leaves garbage, which a compaction into a
+//     new arena drops once it exceeds the live names.
+//   - entries, names: the entries and their arena offsets, in two parallel slices (no padding
+//     between an entry and its offset); a removed key's slot goes on free and is reused.
+//   - table: an open-addressing hash table (linear probing) of slot+1, 0 for empty: 4 bytes a
+//     table slot, at a load of 0.4 to 0.8. A map[string]uint32 of arena-backed names costs
+//     about 5 times that (BenchmarkKeyStoreTableHeap). Removal shifts later entries back
+//     instead of leaving tombstones, so a probe ends at the first empty slot at any churn.
+//
+// The zero keyStore is empty and ready to use. It is not safe for concurrent use.
+// An entry is 30 bytes (32 with padding) and its offset 4: one more int64 field in indexEntry
+// makes the entry 40 bytes, 8 more a key.
+type keyStore struct {
+	arena   []byte
+	garbage int // arena bytes no live key uses
+	entries []indexEntry
+	names   []uint32 // arena offset of slot i's name; deadName for a free slot
+	free    []uint32
+	table   []uint32
+	live    int
+	seed    maphash.Seed
+}
+
+// deadName marks a free slot in keyStore.names.
+const deadName = math.MaxUint32
+
+// maxArena is the arena's size limit: offsets are 4 bytes.
+const maxArena = math.MaxUint32 - 1
+
+// minCompact is the least garbage worth a compaction (smaller arenas are left alone).
+const minCompact = 64 << 10
+
+// reserve sizes an empty store for n keys, so that a build of n keys does not grow its slices
+// (a growing slice holds its old and new arrays at once, and keeps up to a quarter unused).
+func (s *keyStore) reserve(n int) {
+	if s.live > 0 || n <= 0 {
+		return
+	}
+	s.entries = make([]indexEntry, 0, n)
+	s.names = make([]uint32, 0, n)
+	s.rehash(tableSize(n))
+}
+
+// tableSize is the table length for n keys: a load of 0.5, at least 8 slots.
+func tableSize(n int) int { return max(8, 2*n) }
+
+func (s *keyStore) len() int { return s.live }
+
+// key returns slot i's name, a string viewing the arena (no copy: see keyStore).
+func (s *keyStore) key(i uint32) string {
+	off := s.names[i]
+	n, w := binary.Uvarint(s.arena[off:])
+	b := s.arena[int(off)+w : int(off)+w+int(n)]
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// home is key's first table slot: a multiply-shift of the hash onto the table's length, so the
+// table needs no power-of-two size.
+func (s *keyStore) home(key string) int {
+	h := maphash.String(s.seed, key)
+	return int((h >> 32) * uint64(len(s.table)) >> 32)
+}
+
+// find returns key's table position and slot, or ok false and the empty position that ends its
+// probe.
+func (s *keyStore) find(key string) (pos int, slot uint32, ok bool) {
+	if len(s.table) == 0 {
+		return 0, 0, false
+	}
+	for pos = s.home(key); ; pos = s.next(pos) {
+		t := s.table[pos]
+		if t == 0 {
+			return pos, 0, false
+		}
+		if s.key(t-1) == key {
+			return pos, t - 1, true
+		}
+	}
+}
+
+func (s *keyStore) next(pos int) int {
+	if pos++; pos == len(s.table) {
+		return 0
+	}
+	return pos
+}
+
+func (s *keyStore) get(key string) (indexEntry, bool) {
+	_, slot, ok := s.find(key)
+	if !ok {
+		return indexEntry{}, false
+	}
+	return s.entries[slot], true
+}
+
+// set adds key or replaces its entry.
+func (s *keyStore) set(key string, e indexEntry) {
+	pos, slot, ok := s.find(key)
+	if ok {
+		s.entries[slot] = e
+		return
+	}
+	if (s.live+1)*5 > len(s.table)*4 { // past a load of 0.8
+		s.rehash(tableSize(s.live + 1))
+		pos, _, _ = s.find(key)
+	}
+	off := s.appendName(key)
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+		s.entries[slot], s.names[slot] = e, off
+	} else {
+		slot = uint32(len(s.entries))
+		s.entries = append(s.entries, e)
+		s.names = append(s.names, off)
+	}
+	s.table[pos] = slot + 1
+	s.live++
+}
+
+// remove deletes key and reports whether it was there.
+func (s *keyStore) remove(key string) bool {
+	pos, slot, ok := s.find(key)
+	if !ok {
+		return false
+	}
+	s.garbage += s.nameLen(slot)
+	s.names[slot], s.entries[slot] = deadName, indexEntry{}
+	s.free = append(s.free, slot)
+	s.live--
+	// Backward shift: move each later member of the probe run whose home is not between the
+	// hole and it into the hole, so that no probe meets a gap before its key.
+	hole := pos
+	for i := s.next(pos); s.table[i] != 0; i = s.next(i) {
+		h := s.home(s.key(s.table[i] - 1))
+		if between(hole, h, i) {
+			continue
+		}
+		s.table[hole] = s.table[i]
+		hole = i
+	}
+	s.table[hole] = 0
+	if s.live == 0 {
+		*s = keyStore{seed: s.seed, table: s.table[:len(s.table):len(s.table)]}
+		clear(s.table)
+	} else if s.garbage >= minCompact && s.garbage > len(s.arena)-s.garbage {
+		s.compact()
+	}
+	return true
+}
+
+// between reports whether h lies cyclically in (hole, i]: a key homed there must stay after the
+// hole.
+func between(hole, h, i int) bool {
+	if hole <= i {
+		return hole < h && h <= i
+	}
+	return hole < h || h <= i
+}
+
+func (s *keyStore) nameLen(slot uint32) int {
+	n, w := binary.Uvarint(s.arena[s.names[slot]:])
+	return w + int(n)
+}
+
+// appendName writes key at the arena's end, compacting first when that would pass maxArena.
+func (s *keyStore) appendName(key string) uint32 {
+	need := binary.MaxVarintLen64 + len(key)
+	if len(s.arena)+need > maxArena && s.garbage > 0 {
+		s.compact()
+	}
+	if len(s.arena)+need > maxArena {
+		// 4 GiB of live key names: far past any memory limit the index budget allows.
+		panic(fmt.Sprintf("lock key index: key names exceed %d bytes", maxArena))
+	}
+	off := uint32(len(s.arena))
+	s.arena = binary.AppendUvarint(s.arena, uint64(len(key)))
+	s.arena = append(s.arena, key...)
+	return off
+}
+
+// compact copies the live names into a new arena. The old one is left as it is: strings that
+// view it (a caller's key) stay valid until dropped.
+func (s *keyStore) compact() {
+	arena := make([]byte, 0, len(s.arena)-s.garbage)
+	for i, off := range s.names {
+		if off == deadName {
+			continue
+		}
+		n := s.nameLen(uint32(i))
+		s.names[i] = uint32(len(arena))
+		arena = append(arena, s.arena[off:int(off)+n]...)
+	}
+	s.arena, s.garbage = arena, 0
+}
+
+// rehash rebuilds the table with size slots.
+func (s *keyStore) rehash(size int) {
+	if s.seed == (maphash.Seed{}) {
+		s.seed = maphash.MakeSeed()
+	}
+	s.table = make([]uint32, size)
+	for i, off := range s.names {
+		if off == deadName {
+			continue
+		}
+		pos := s.home(s.key(uint32(i)))
+		for s.table[pos] != 0 {
+			pos = s.next(pos)
+		}
+		s.table[pos] = uint32(i) + 1
+	}
+}
+
+// all yields every key and a pointer to its entry, which the caller may change in place until
+// it adds a key (that may move the entries). Keys removed during the loop are not yielded after;
+// keys added may or may not be, as with a map. A key string stays valid after the loop (see
+// keyStore).
+func (s *keyStore) all() iter.Seq2[string, *indexEntry] {
+	return func(yield func(string, *indexEntry) bool) {
+		for i := 0; i < len(s.names); i++ { // a removal may empty the store and its slices
+
+			if s.names[i] == deadName {
+				continue
+			}
+			if !yield(s.key(uint32(i)), &s.entries[i]) {
+				return
+			}
+		}
+	}
+}
