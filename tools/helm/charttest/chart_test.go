@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,6 +50,7 @@ targets:
   - {name: payments, addr: "redis-payments:6379"}
 serviceMonitor: {enabled: true}
 `,
+	"no GOMEMLIMIT": `goMemLimit: ""`,
 	"sentinel": `
 redis:
   addr: ""
@@ -100,6 +102,7 @@ func TestTemplateMatrix(t *testing.T) {
 			if limit := c.Resources.Limits.Memory(); limit.IsZero() || limit.Cmp(resource.MustParse("128Mi")) > 0 {
 				t.Errorf("memory limit %v, want at most 128Mi", limit)
 			}
+			checkGoMemLimit(t, c, v.GoMemLimit)
 			if want := "ghcr.io/lockwatch/lock-exporter:" + appVersion; c.Image != want {
 				t.Errorf("image %q, want %q", c.Image, want)
 			}
@@ -232,11 +235,12 @@ func checkPasswordFiles(t *testing.T, r *rendered, pod corev1.PodSpec) {
 // leak a password: no Redis at all, an unknown key, a plain-text password, the latest tag.
 func TestBadValuesRefused(t *testing.T) {
 	for name, c := range map[string]struct{ values, want string }{
-		"no Redis and no targets": {`redis: {addr: ""}`, "set redis.addr"},
-		"unknown key":             {`serviceMonitor: {enable: true}`, "enable"},
-		"plain-text password":     {`redis: {password: hunter2}`, "password"},
-		"latest":                  {`image: {tag: latest}`, "tag"},
-		"target without name":     {`targets: [{addr: "r:6379"}]`, "name"},
+		"no Redis and no targets":  {`redis: {addr: ""}`, "set redis.addr"},
+		"unknown key":              {`serviceMonitor: {enable: true}`, "enable"},
+		"plain-text password":      {`redis: {password: hunter2}`, "password"},
+		"latest":                   {`image: {tag: latest}`, "tag"},
+		"target without name":      {`targets: [{addr: "r:6379"}]`, "name"},
+		"GOMEMLIMIT in k8s syntax": {`goMemLimit: 100Mi`, "goMemLimit"}, // Go refuses "Mi" and would not start
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, stderr, err := tryHelm(t, "template", "lock-exporter", chartDir, "--values", writeValues(t, c.values))
@@ -264,6 +268,38 @@ type chartValues struct {
 		Enabled   bool
 		Namespace string
 	} `json:"dashboards"`
+	GoMemLimit *string `json:"goMemLimit"`
+}
+
+// checkGoMemLimit: the container's GOMEMLIMIT is the values' goMemLimit (100MiB by default, none
+// when set to ""), and below the memory limit, or Go would not collect before the kernel kills.
+func checkGoMemLimit(t *testing.T, c corev1.Container, set *string) {
+	t.Helper()
+	want := "100MiB"
+	if set != nil {
+		want = *set
+	}
+	got := ""
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			got = e.Value
+		}
+	}
+	if got != want {
+		t.Fatalf("GOMEMLIMIT %q, want %q", got, want)
+	}
+	if got == "" {
+		return
+	}
+	n, unit := strings.TrimRightFunc(got, func(r rune) bool { return r < '0' || r > '9' }), strings.TrimLeft(got, "0123456789")
+	shift := map[string]uint{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30, "TiB": 40}[unit]
+	v, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		t.Fatalf("GOMEMLIMIT %q: %v", got, err)
+	}
+	if limit := c.Resources.Limits.Memory().Value(); v<<shift >= limit {
+		t.Errorf("GOMEMLIMIT %s is not below the memory limit (%d bytes)", got, limit)
+	}
 }
 
 func chartAppVersion(t *testing.T) string {
