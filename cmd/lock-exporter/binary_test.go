@@ -18,8 +18,14 @@ var listeningLine = regexp.MustCompile(`msg="Listening on" address=(127\.0\.0\.1
 // the test ends. It returns the server, the process (to signal or measure) and its log.
 func runBinary(t *testing.T, bin string, args ...string) (*server, *exec.Cmd, *testkit.SyncBuffer) {
 	t.Helper()
+	return runBinaryEnv(t, nil, bin, args...)
+}
+
+// runBinaryEnv is runBinary with an environment (GOMEMLIMIT, GODEBUG) for the exporter.
+func runBinaryEnv(t *testing.T, env []string, bin string, args ...string) (*server, *exec.Cmd, *testkit.SyncBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{}
+	cmd.Env = append([]string{}, env...)
 	logs := &testkit.SyncBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
