@@ -18,8 +18,10 @@ import (
 //     Bytes once written are never written again, so a string viewing them (see key) stays
 //     valid and immutable; a removed or re-added key leaves garbage, which a compaction into a
 //     new arena drops once it exceeds the live names.
-//   - entries, names: the entries and their arena offsets, in two parallel slices (no padding
-//     between an entry and its offset); a removed key's slot goes on free and is reused.
+//   - chunks: the entries and their names' arena offsets, in fixed chunks of slots (parallel
+//     arrays: no padding between an entry and its offset). A chunk is added when the last is
+//     full, so growing never copies the entries nor holds two arrays of them, and at most one
+//     chunk is unused; a removed key's slot goes on free and is reused.
 //   - table: an open-addressing hash table (linear probing) of slot+1, 0 for empty: 4 bytes a
 //     table slot, at a load of 0.4 to 0.8. A map[string]uint32 of arena-backed names costs
 //     about 5 times that (BenchmarkKeyStoreTableHeap). Removal shifts later entries back
@@ -31,15 +33,34 @@ import (
 type keyStore struct {
 	arena   []byte
 	garbage int // arena bytes no live key uses
-	entries []indexEntry
-	names   []uint32 // arena offset of slot i's name; deadName for a free slot
+	chunks  []*slotChunk
+	slots   int // slots handed out, live or free
 	free    []uint32
 	table   []uint32
 	live    int
 	seed    maphash.Seed
 }
 
-// deadName marks a free slot in keyStore.names.
+// chunkBits sets the slots a chunk holds: 2048, 72 KiB. A chunk is a large object, allocated in
+// whole 8 KiB pages: 2048 slots of any size that is a multiple of 4 bytes fill their pages
+// exactly (1024 slots of 36 bytes would waste half a page in five).
+const chunkBits = 11
+
+// slotChunk holds slots i<<chunkBits to (i+1)<<chunkBits-1.
+type slotChunk struct {
+	entries [1 << chunkBits]indexEntry
+	names   [1 << chunkBits]uint32 // arena offset of the slot's name; deadName for a free slot
+}
+
+func (s *keyStore) entry(slot uint32) *indexEntry {
+	return &s.chunks[slot>>chunkBits].entries[slot&(1<<chunkBits-1)]
+}
+
+func (s *keyStore) name(slot uint32) *uint32 {
+	return &s.chunks[slot>>chunkBits].names[slot&(1<<chunkBits-1)]
+}
+
+// deadName marks a free slot in slotChunk.names.
 const deadName = math.MaxUint32
 
 // maxArena is the arena's size limit: offsets are 4 bytes.
@@ -48,17 +69,6 @@ const maxArena = math.MaxUint32 - 1
 // minCompact is the least garbage worth a compaction (smaller arenas are left alone).
 const minCompact = 64 << 10
 
-// reserve sizes an empty store for n keys, so that a build of n keys does not grow its slices
-// (a growing slice holds its old and new arrays at once, and keeps up to a quarter unused).
-func (s *keyStore) reserve(n int) {
-	if s.live > 0 || n <= 0 {
-		return
-	}
-	s.entries = make([]indexEntry, 0, n)
-	s.names = make([]uint32, 0, n)
-	s.rehash(tableSize(n))
-}
-
 // tableSize is the table length for n keys: a load of 0.5, at least 8 slots.
 func tableSize(n int) int { return max(8, 2*n) }
 
@@ -66,7 +76,7 @@ func (s *keyStore) len() int { return s.live }
 
 // key returns slot i's name, a string viewing the arena (no copy: see keyStore).
 func (s *keyStore) key(i uint32) string {
-	off := s.names[i]
+	off := *s.name(i)
 	n, w := binary.Uvarint(s.arena[off:])
 	b := s.arena[int(off)+w : int(off)+w+int(n)]
 	return unsafe.String(unsafe.SliceData(b), len(b))
@@ -108,14 +118,14 @@ func (s *keyStore) get(key string) (indexEntry, bool) {
 	if !ok {
 		return indexEntry{}, false
 	}
-	return s.entries[slot], true
+	return *s.entry(slot), true
 }
 
 // set adds key or replaces its entry.
 func (s *keyStore) set(key string, e indexEntry) {
 	pos, slot, ok := s.find(key)
 	if ok {
-		s.entries[slot] = e
+		*s.entry(slot) = e
 		return
 	}
 	if (s.live+1)*5 > len(s.table)*4 { // past a load of 0.8
@@ -126,12 +136,14 @@ func (s *keyStore) set(key string, e indexEntry) {
 	if n := len(s.free); n > 0 {
 		slot = s.free[n-1]
 		s.free = s.free[:n-1]
-		s.entries[slot], s.names[slot] = e, off
 	} else {
-		slot = uint32(len(s.entries))
-		s.entries = append(s.entries, e)
-		s.names = append(s.names, off)
+		if s.slots == len(s.chunks)<<chunkBits {
+			s.chunks = append(s.chunks, new(slotChunk))
+		}
+		slot = uint32(s.slots)
+		s.slots++
 	}
+	*s.entry(slot), *s.name(slot) = e, off
 	s.table[pos] = slot + 1
 	s.live++
 }
@@ -143,7 +155,7 @@ func (s *keyStore) remove(key string) bool {
 		return false
 	}
 	s.garbage += s.nameLen(slot)
-	s.names[slot], s.entries[slot] = deadName, indexEntry{}
+	*s.name(slot), *s.entry(slot) = deadName, indexEntry{}
 	s.free = append(s.free, slot)
 	s.live--
 	// Backward shift: move each later member of the probe run whose home is not between the
@@ -177,7 +189,7 @@ func between(hole, h, i int) bool {
 }
 
 func (s *keyStore) nameLen(slot uint32) int {
-	n, w := binary.Uvarint(s.arena[s.names[slot]:])
+	n, w := binary.Uvarint(s.arena[*s.name(slot):])
 	return w + int(n)
 }
 
@@ -201,12 +213,13 @@ func (s *keyStore) appendName(key string) uint32 {
 // view it (a caller's key) stay valid until dropped.
 func (s *keyStore) compact() {
 	arena := make([]byte, 0, len(s.arena)-s.garbage)
-	for i, off := range s.names {
+	for i := range uint32(s.slots) {
+		off := *s.name(i)
 		if off == deadName {
 			continue
 		}
-		n := s.nameLen(uint32(i))
-		s.names[i] = uint32(len(arena))
+		n := s.nameLen(i)
+		*s.name(i) = uint32(len(arena))
 		arena = append(arena, s.arena[off:int(off)+n]...)
 	}
 	s.arena, s.garbage = arena, 0
@@ -218,30 +231,29 @@ func (s *keyStore) rehash(size int) {
 		s.seed = maphash.MakeSeed()
 	}
 	s.table = make([]uint32, size)
-	for i, off := range s.names {
-		if off == deadName {
+	for i := range uint32(s.slots) {
+		if *s.name(i) == deadName {
 			continue
 		}
-		pos := s.home(s.key(uint32(i)))
+		pos := s.home(s.key(i))
 		for s.table[pos] != 0 {
 			pos = s.next(pos)
 		}
-		s.table[pos] = uint32(i) + 1
+		s.table[pos] = i + 1
 	}
 }
 
 // all yields every key and a pointer to its entry, which the caller may change in place until
-// it adds a key (that may move the entries). Keys removed during the loop are not yielded after;
+// it removes the key. Keys removed during the loop are not yielded after;
 // keys added may or may not be, as with a map. A key string stays valid after the loop (see
 // keyStore).
 func (s *keyStore) all() iter.Seq2[string, *indexEntry] {
 	return func(yield func(string, *indexEntry) bool) {
-		for i := 0; i < len(s.names); i++ { // a removal may empty the store and its slices
-
-			if s.names[i] == deadName {
+		for i := uint32(0); int(i) < s.slots; i++ { // a removal may empty the store
+			if *s.name(i) == deadName {
 				continue
 			}
-			if !yield(s.key(uint32(i)), &s.entries[i]) {
+			if !yield(s.key(i), s.entry(i)) {
 				return
 			}
 		}
