@@ -220,7 +220,10 @@ func (n *indexNode) establish() error {
 	absolute := n.absolute
 	n.mu.Unlock()
 
-	b := newIndexBuilder(&n.clock, absolute, n.namespaces)
+	n.syncMu.Lock()
+	base := n.idx
+	n.syncMu.Unlock()
+	b := newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
 	opts := n.s.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
 	start := time.Now()
@@ -244,10 +247,11 @@ func (n *indexNode) establish() error {
 		feed.close()
 		return fmt.Errorf("index build: %w", res.Err)
 	}
+	var truncated []int
 	for i, ns := range res.Namespaces {
 		switch {
 		case ns.Truncated:
-			n.dropNamespace(b.idx, i)
+			truncated = append(truncated, i)
 		case ns.Err != nil:
 			feed.close()
 			return fmt.Errorf("index build: %w", ns.Err)
@@ -259,7 +263,11 @@ func (n *indexNode) establish() error {
 
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
-	n.feed, n.idx, n.ident = feed, b.idx, ident
+	idx := b.result()
+	for _, i := range truncated {
+		n.dropNamespace(idx, i)
+	}
+	n.feed, n.idx, n.ident = feed, idx, ident
 	if reason, err := n.drain(ctx); reason != "" || err != nil {
 		// Lost already: the index is complete but may be behind; the next round builds afresh.
 		n.feed.close()
