@@ -48,7 +48,7 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	  timeout_offset: 500ms
 //	  max_concurrent_targets: 4       # /scrape targets scanned at once
 //	  mode: auto                      # auto (index where Redis can feed it) or walk
-//	  index_key_budget: 250000        # keys per namespace the index holds at most
+//	  index_key_budget: 500000        # keys per namespace the index holds at most
 //	  backstop_keys_per_second: 2000  # pace of the index's backstop walk; 0: none
 //	namespaces:
 //	  - name: scheduler
