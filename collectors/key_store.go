@@ -11,8 +11,8 @@ import (
 
 // keyStore maps key names to index entries in a few large allocations instead of one map slot,
 // string header and string allocation per key (a map[string]indexEntry cost about 134 bytes of
-// heap per key at 1M keys; this costs about 45 plus the name and its length byte, 62 with
-// 16-byte names: docs/exporter.md, "Cost"):
+// heap per key at 1M keys with the 32-byte entry of then; this costs about 53 plus the name and
+// its length byte, 70 with 16-byte names: docs/exporter.md, "Cost"):
 //
 //   - names: every key's name, uvarint length first, appended to one byte arena. An entry
 //     names its key by arena offset (4 bytes instead of a 16-byte header and an allocation).
@@ -26,11 +26,11 @@ import (
 //   - table: an open-addressing hash table (linear probing) of slot+1, 0 for empty: 4 bytes a
 //     table slot, at a load of at most 0.8 (0.5 after it grows): 5.2 bytes a key at 1M keys,
 //     where a map[string]uint32 of arena-backed names takes 56 (BenchmarkKeyStoreTableHeap).
-//     Removal shifts later entries back
-//     instead of leaving tombstones, so a probe ends at the first empty slot at any churn.
+//     Removal shifts later entries back instead of leaving tombstones, so a probe ends at the
+//     first empty slot at any churn.
 //
-// An entry is 30 bytes (32 with padding) and its offset 4: one more int64 field in indexEntry
-// makes the entry 40 bytes, 8 more a key (and 2048 slots of 44 bytes still fill whole pages).
+// An entry is 40 bytes and its offset 4; one more 8-byte field in indexEntry costs 8 bytes a key
+// (and 2048 slots of any multiple of 4 bytes still fill whole pages).
 //
 // Like a Go map, it keeps its chunks and table at their largest until it is emptied (removed
 // slots and table room are reused). The zero keyStore is empty and ready to use. It is not safe

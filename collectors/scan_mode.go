@@ -28,12 +28,13 @@ func ParseScanMode(s string) (ScanMode, error) {
 }
 
 // DefaultIndexKeyBudget is the most keys one namespace may hold in the index before it goes
-// back to the walk, whose memory does not grow with the keys. An indexed key costs about 62
+// back to the walk, whose memory does not grow with the keys. An indexed key costs about 70
 // bytes of live heap with a 16-byte name, plus its name's extra bytes (keyStore; measured in
 // docs/exporter.md, "Cost"). The manifests give the exporter 128 MiB with GOMEMLIMIT=100MiB,
-// under which 1M keys (64 MB live) ran at 114 MiB peak RSS, a resync included. Of the 100 MiB
-// Go may use, the HTTP caps take 12 MiB and the walk's own buffers a few: 500k keys (31 MB with
-// 16-byte names) leave room for a second namespace as large, or for names up to about 80 bytes.
+// under which 1M keys (about 70 MB live) ran at 120 MiB peak RSS, a resync included. Of the
+// 100 MiB Go may use, the HTTP caps take 12 MiB and the walk's own buffers a few: 500k keys
+// (35 MB with 16-byte names) leave room for a second namespace as large, or for names up to
+// about 80 bytes.
 const DefaultIndexKeyBudget = 500_000
 
 // Reasons a namespace is walked rather than indexed: the reason label of lock_exporter_scan_mode
