@@ -209,7 +209,7 @@ func (n *Namespace) busyError(actx context.Context, key string) error {
 		// Every waiter comes here once actx ended or its deadline passed; in the second case the
 		// context's timer fires a moment later and settles the cause.
 		<-actx.Done()
-		if cause := context.Cause(actx); cause != nil && cause != errAcquireDeadline {
+		if cause := contextCause(actx); cause != nil && cause != errAcquireDeadline {
 			return fmt.Errorf("%w: acquire %q in namespace %s: %w", ErrBusy, key, n.name, cause)
 		}
 	}

@@ -9,7 +9,9 @@ import (
 
 // boundBy returns ctx limited to deadline, with cause as the context's cause when that deadline
 // ends it. When ctx already ends by then it is returned as is, so a caller that brings a
-// shorter deadline pays for no second timer.
+// shorter deadline pays for no second timer, and when nothing cancels ctx (context.Background,
+// say) the bound is an attemptCtx, which arms a timer only for a caller that may wait. Read
+// the cause of the returned context with contextCause.
 //
 // Every Redis call of the library goes through such a bound: go-redis retries a timed-out
 // command up to MaxRetries times, each time up to ReadTimeout, so a call on a context without a
@@ -17,6 +19,12 @@ import (
 func boundBy(ctx context.Context, deadline time.Time, cause error) (context.Context, context.CancelFunc) {
 	if d, ok := ctx.Deadline(); ok && !d.After(deadline) {
 		return ctx, func() {}
+	}
+	if ctx.Done() == nil {
+		// Nothing cancels ctx: the bound needs no cancel chain, and no timer unless someone
+		// waits (attemptCtx).
+		a := newAttemptCtx(ctx, deadline, cause)
+		return a, a.release
 	}
 	return context.WithDeadlineCause(ctx, deadline, cause)
 }

@@ -236,12 +236,14 @@ func (s *sender) send(leader *waiter, batch []*waiter) {
 	}
 	// Cancellation of the leader's context must not cut the other callers' commands; its
 	// deadline bounds them all (none is later). A context of its own rather than a type with
-	// no Done channel: go-redis waits for a free pool connection on ctx.Done().
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	// no Done channel: go-redis waits for a free pool connection on ctx.Done(). An attemptCtx
+	// on Background: the deadline without a cancel chain.
+	ctx := context.Background()
 	if leader.hasDeadline {
-		ctx, cancel = context.WithDeadline(ctx, leader.deadline)
+		a := newAttemptCtx(ctx, leader.deadline, nil)
+		defer a.release()
+		ctx = a
 	}
-	defer cancel()
 	pipe := s.pipes.Get().(redis.Pipeliner)
 	execPipeline(ctx, s.rdb, pipe, live)
 	s.pipes.Put(pipe)
