@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
@@ -82,7 +83,9 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
 	}
-	ctx, cancel := context.WithTimeout(ctx, n.policy.ReleaseTimeout)
+	// Nothing cancels ctx now: boundBy gives the attemptCtx bound, no cancel chain and no
+	// timer unless something waits (it is on every lock cycle's path).
+	ctx, cancel := boundBy(ctx, time.Now().Add(n.policy.ReleaseTimeout), nil)
 	defer cancel()
 	c := n.client
 	var deleted int64
