@@ -112,8 +112,8 @@ const unansweredAfter = 25 * time.Millisecond
 // ctx is the lease's parent context. A caller whose lock turns out busy (in Redis or in the
 // local mutex) is counted in lock_waiters until it returns.
 func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start time.Time) (*Lease, error) {
-	actx, cancel := boundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
-	defer cancel()
+	actx, end := boundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
+	defer end.release()
 	waiting := false
 	defer func() {
 		if waiting {

@@ -9,24 +9,24 @@ import (
 
 var errTestBound = errors.New("test bound")
 
-// An attemptCtx whose deadline has passed says so at once, with its cause, though no timer was
-// ever armed for it: a caller asking (Err, or Done after the fact) needs no timer to be right.
+// An attemptCtx whose deadline has passed closes a Done asked for afterwards at once, with its
+// cause, and arms no timer for it; until then nothing reads the clock (Err is nil, as a
+// standard context's is until its timer fires).
 func TestAttemptCtxEndsAtDeadlineWithoutTimer(t *testing.T) {
-	a := newAttemptCtx(context.Background(), time.Now().Add(time.Hour), errTestBound)
+	a := newAttemptCtx(context.Background(), time.Now().Add(-time.Nanosecond), errTestBound)
 	if err := a.Err(); err != nil {
-		t.Fatalf("Err before the deadline = %v, want nil", err)
+		t.Fatalf("Err before anyone asked for Done = %v, want nil", err)
 	}
-	a = newAttemptCtx(context.Background(), time.Now().Add(-time.Nanosecond), errTestBound)
+	select {
+	case <-a.Done():
+	default:
+		t.Fatal("Done asked for after the deadline is open")
+	}
 	if err := a.Err(); err != context.DeadlineExceeded {
 		t.Errorf("Err after the deadline = %v, want context.DeadlineExceeded", err)
 	}
 	if cause := contextCause(a); cause != errTestBound {
 		t.Errorf("cause after the deadline = %v, want the bound's own cause", cause)
-	}
-	select {
-	case <-a.Done():
-	default:
-		t.Error("Done after the deadline is open")
 	}
 	if a.timer != nil {
 		t.Error("a timer was armed for a context already past its deadline")
@@ -65,14 +65,14 @@ func TestAttemptCtxWakesWaiterAtDeadline(t *testing.T) {
 // Ending the call (its CancelFunc) ends the context, as a standard context's cancel does, and
 // stops its timer, which goes back to the pool detached from it.
 func TestAttemptCtxReleaseStopsTimer(t *testing.T) {
-	ctx, cancel := boundBy(context.Background(), time.Now().Add(time.Hour), errTestBound)
+	ctx, end := boundBy(context.Background(), time.Now().Add(time.Hour), errTestBound)
 	a, ok := ctx.(*attemptCtx)
 	if !ok {
 		t.Fatalf("boundBy on context.Background gave a %T, want an attemptCtx", ctx)
 	}
 	done := a.Done()
 	dt := a.timer
-	cancel()
+	end.release()
 	select {
 	case <-done:
 	default:
@@ -95,8 +95,8 @@ func TestAttemptCtxReleaseStopsTimer(t *testing.T) {
 func TestBoundByKeepsCancellableContexts(t *testing.T) {
 	parent, stop := context.WithCancel(context.Background())
 	defer stop()
-	ctx, cancel := boundBy(parent, time.Now().Add(time.Hour), errTestBound)
-	defer cancel()
+	ctx, end := boundBy(parent, time.Now().Add(time.Hour), errTestBound)
+	defer end.release()
 	if _, ok := ctx.(*attemptCtx); ok {
 		t.Error("boundBy on a cancellable context gave an attemptCtx, which would not see its cancellation")
 	}

@@ -16,18 +16,30 @@ import (
 // Every Redis call of the library goes through such a bound: go-redis retries a timed-out
 // command up to MaxRetries times, each time up to ReadTimeout, so a call on a context without a
 // deadline could otherwise wait for a frozen Redis far longer than the policy says.
-func boundBy(ctx context.Context, deadline time.Time, cause error) (context.Context, context.CancelFunc) {
+func boundBy(ctx context.Context, deadline time.Time, cause error) (context.Context, ender) {
 	if d, ok := ctx.Deadline(); ok && !d.After(deadline) {
-		return ctx, func() {}
+		return ctx, noEnd
 	}
 	if ctx.Done() == nil {
 		// Nothing cancels ctx: the bound needs no cancel chain, and no timer unless someone
 		// waits (attemptCtx).
 		a := newAttemptCtx(ctx, deadline, cause)
-		return a, a.release
+		return a, a
 	}
-	return context.WithDeadlineCause(ctx, deadline, cause)
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, cause)
+	return ctx, cancelEnder(cancel)
 }
+
+// ender ends a bound when its call returns: an attemptCtx, or a standard context's
+// CancelFunc. An interface rather than a func value, so that an attemptCtx's end costs no
+// method-value allocation (two per lock cycle otherwise).
+type ender interface{ release() }
+
+type cancelEnder context.CancelFunc
+
+func (f cancelEnder) release() { f() }
+
+var noEnd = cancelEnder(func() {})
 
 // deadlinePassed reports whether ctx has ended or its deadline has passed. A command cut by the
 // deadline can return (go-redis sets the socket deadline from it) a moment before the context's

@@ -55,8 +55,8 @@ func (n *Namespace) FencedSet(ctx context.Context, lockKey string, fence int64, 
 		return fmt.Errorf("%w: data key %q must have the hash tag {%s} of lock key %q to be written beside it (use a Guard for data elsewhere)",
 			ErrInvalidKey, key, lockkeys.SlotTag(lockKey), lockKey)
 	}
-	ctx, cancel := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer cancel()
+	ctx, end := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer end.release()
 	applied, err := n.client.runScript(ctx, fencedSetScript, 2, lockkeys.Fence(lockKey), key, fence, value, ttlMs(ttl))
 	if err != nil {
 		return fmt.Errorf("lease: fenced write %q in namespace %s: %w", key, n.name, err)

@@ -138,8 +138,8 @@ func checkDataKey(key string) error {
 // run runs guardScript for key: a write when write is set, else a claim.
 func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dataMs int64, write bool) (bool, error) {
 	p := &g.ns.policy
-	ctx, cancel := boundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
-	defer cancel()
+	ctx, end := boundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
+	defer end.release()
 	recordMs := int64(0)
 	if p.WriteFenceRetention > 0 {
 		recordMs = (p.WriteFenceRetention + writeFenceSlack).Milliseconds()

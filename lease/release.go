@@ -85,8 +85,8 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	}
 	// Nothing cancels ctx now: boundBy gives the attemptCtx bound, no cancel chain and no
 	// timer unless something waits (it is on every lock cycle's path).
-	ctx, cancel := boundBy(ctx, time.Now().Add(n.policy.ReleaseTimeout), nil)
-	defer cancel()
+	ctx, end := boundBy(ctx, time.Now().Add(n.policy.ReleaseTimeout), nil)
+	defer end.release()
 	c := n.client
 	var deleted int64
 	var err error

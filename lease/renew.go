@@ -52,8 +52,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return ErrMaxHoldExceeded
 	}
 	start := time.Now()
-	ctx, cancel := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer cancel()
+	ctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer end.release()
 	owned, err := n.renew(ctx, l.leaseID)
 	n.m.renewDone(owned, err)
 	switch {
