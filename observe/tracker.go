@@ -32,7 +32,7 @@ type entry struct {
 	partBuf      [1]part   // room for the one part of a single-key lock, saving an allocation
 	round        round     // the renew or release of the held lock now answering, part by part
 	servers      uint64    // the servers (hook numbers mod 64) the hold had parts on
-	endedAt      time.Time // when a release or a failed attempt ended the hold or wait; zero otherwise (see released)
+	endedAt      time.Time // when a failed attempt ended the wait; zero otherwise (see released)
 	try          *try      // the value's acquire try on a Redlock while it answers (see try); nil otherwise
 	wait         waiter    // the value's retries while it waits (see waiter)
 }
@@ -61,10 +61,13 @@ type tracker struct {
 	// groups are the learned Redlock groups: for each server bit, the servers a value reached
 	// together with it in one complete acquire try (see try).
 	groups [64]uint64
+	// recent remembers the servers of the locks released within releaseLinger (see released).
+	recent releasedLocks
 }
 
-// releaseLinger is how long the entry of a released lock, or of a value whose attempt failed,
-// stays to recognise the late replies of the servers that never held it (see released).
+// releaseLinger is how long a released lock (in tracker.recent), or the entry of a value whose
+// attempt failed, is remembered to recognise the late replies of the servers that never held
+// it (see released).
 const releaseLinger = time.Second
 
 // sweepEvery bounds how often the hook path scans the state for expired entries.
@@ -95,7 +98,9 @@ func (t *tracker) entryFor(id lockID, now time.Time) *entry {
 		}
 	}
 	e := entryPool.Get().(*entry)
-	e.parts = e.partBuf[:0]
+	if cap(e.parts) == 0 {
+		e.parts = e.partBuf[:0]
+	}
 	t.entries[id] = e
 	return e
 }
@@ -249,6 +254,7 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 	}
 	e.heldSince, e.roundEnd = c.start, end
 	e.endedAt, e.servers = time.Time{}, 0
+	t.recent.forget(id)
 	m.Held.Inc()
 	t.addParts(e, c, end)
 }
@@ -309,9 +315,13 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 		return
 	}
 	if e != nil && !e.held() && !e.endedAt.IsZero() && e.servers&serverBit(c.server) == 0 {
+		// A try that failed on an error is cleaned up (redsync releases on every server):
+		// not a release of its own.
+		return
+	}
+	if (e == nil || !e.held()) && t.recent.lateMinority(id, c.server, end) {
 		// A server that never had a part of a lock just released (the minority its
-		// acquire missed) answers after the majority did, or a try that failed is cleaned
-		// up: not a release of its own.
+		// acquire missed) answers after the majority did: not a release either.
 		return
 	}
 	if e == nil || !e.held() {
@@ -320,7 +330,12 @@ func (t *tracker) released(c *Call, res result, end time.Time) {
 	}
 	if t.answer(e, c, opRelease, res) && res != resultError {
 		if t.removeParts(id, e, c, end) {
-			e.endedAt = end
+			if t.hooks != nil && t.hooks.Load() > 1 {
+				// Only several servers can send a late minority reply.
+				t.recent.record(id, e.servers, end)
+			}
+			e.servers = 0
+			t.dropIfIdle(id, e)
 		}
 	}
 }
@@ -369,7 +384,8 @@ func (e *entry) find(key string, server uint32) int {
 }
 
 // removeParts drops c's parts from the held lock, and reports whether that ended the hold. The
-// entry is kept while a wait continues or a released one lingers (dropIfIdle).
+// entry is kept while a wait continues (dropIfIdle); a release drops it itself, after noting
+// the servers the lock had (see released).
 func (t *tracker) removeParts(id lockID, e *entry, c *Call, end time.Time) bool {
 	for _, k := range c.keys() {
 		if i := e.find(k, c.server); i >= 0 {
@@ -401,9 +417,16 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 // used after it was dropped, so every caller calls it last.
 func (t *tracker) dropIfIdle(id lockID, e *entry) {
 	if !e.waiting() && !e.held() && e.endedAt.IsZero() && !e.try.pending() {
-		// A decided try may still be attached: it goes with the entry.
+		// A decided try may still be attached: it goes with the entry. The parts' array
+		// stays (emptied) when small: a lock of parts (rueidislock's three keys) would
+		// otherwise grow a new one every cycle.
 		delete(t.entries, id)
+		parts := e.parts[:cap(e.parts)]
+		clear(parts)
 		*e = entry{}
+		if cap(parts) <= maxPooledParts {
+			e.parts = parts[:0]
+		}
 		entryPool.Put(e)
 	}
 }
@@ -411,6 +434,10 @@ func (t *tracker) dropIfIdle(id lockID, e *entry) {
 // entryPool recycles entries: most locks live for one cycle, and an allocation per cycle is
 // a visible share of the hook's cost.
 var entryPool = sync.Pool{New: func() any { return new(entry) }}
+
+// maxPooledParts bounds the parts' array a recycled entry keeps: a lock of many keys does not
+// pin a large one in the pool.
+const maxPooledParts = 8
 
 func (t *tracker) maybeSweep(now time.Time) {
 	if now.Before(t.nextSweep) {

@@ -114,6 +114,7 @@ func (t *tracker) tryWon(id lockID, e *entry) {
 		return
 	}
 	e.heldSince, e.roundEnd, e.endedAt = tr.okStart, tr.okEnd, time.Time{}
+	t.recent.forget(id)
 	m.Held.Inc()
 }
 
