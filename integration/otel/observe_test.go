@@ -144,8 +144,9 @@ func TestObserveOTelAndPrometheusPathsRecordTheSameSeries(t *testing.T) {
 			t.Fatalf("%s: the server did not answer as the story needs", s.name)
 		}
 	}
-	// The Observers remember released locks for a second (so late replies from a quorum's other
-	// servers are not counted); let that pass, so they do not fill MaxTracked below.
+	// Past the second for which an Observer remembers what it needs of released locks and
+	// failed attempts (to tell a quorum's late replies apart), so that nothing above bears on
+	// the failures below.
 	clock.advance(1500 * time.Millisecond)
 	// Redis paused past the client's read timeout: an acquire errors, G's renew fails and its
 	// release is lost in transit (G stays counted as held until its expiry).
