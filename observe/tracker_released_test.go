@@ -56,8 +56,8 @@ func TestRedlockValueHeldAgainForgetsItsRelease(t *testing.T) {
 // The table of recent releases keeps a lock's record against the releases of other locks
 // within its second: two slots per bucket, the older replaced, so a burst of releases pushes
 // out few. Here 500 other locks are released between each lock's release and its minority's
-// late reply (50 ms at 10,000 cycles/s): about 1% of the records are lost (2–10 in 30 runs; the seed
-// is random), and a lost one counts its late reply as a release.
+// late reply (50 ms at 10,000 cycles/s): about 1% of the records are lost (2–10 in 30 runs;
+// the seed is random), and a lost one counts its late reply as a release.
 func TestRecentReleasesSurviveABurst(t *testing.T) {
 	r, _, check := newRedlock(t, 3)
 	r.try("jobs:x", "A", ok, ok, ok) // teaches the group
