@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +53,9 @@ func (c *indexCounts) add(o indexCounts) {
 // resyncs. Which nodes are masters is read from the cluster's slot map at every scrape and every
 // topologyEvery: a master that appears (a failover, a new shard) gets an index, and one that
 // disappears has its index stopped. A scrape merges the masters' figures as the walk merges the
-// nodes it walks.
+// nodes it walks; a master that cannot serve a namespace from its index this time (a resync, a
+// refusal, the key budget) is walked alone for it, so a resharding costs Redis a walk of the
+// masters whose slots move, not of the whole cluster.
 type clusterIndex struct {
 	s          *Scanner
 	cc         *redis.ClusterClient
@@ -71,6 +74,8 @@ type clusterIndex struct {
 	// feed loop, which a master that stopped answering holds up to feedCommandTimeout, longer
 	// than a scrape that lists the masters should wait.
 	retiring sync.WaitGroup
+
+	walkers masterWalkers // walk the masters that cannot serve a scrape from their index
 
 	mu       sync.Mutex
 	nodes    map[string]*indexNode // by address; nil before the first listing
@@ -165,6 +170,7 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 	ci.mu.Unlock()
 
 	for _, n := range gone {
+		ci.walkers.forget(n.client.Options().Addr)
 		ci.retiring.Go(n.close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
@@ -199,6 +205,7 @@ func (ci *clusterIndex) close() {
 	for _, n := range nodes {
 		n.close()
 	}
+	ci.walkers.close()
 	ci.retiring.Wait()
 }
 
@@ -217,7 +224,9 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 		return out
 	}
 	ci.mu.Lock()
-	nodes := slices.Collect(maps.Values(ci.nodes))
+	nodes := slices.SortedFunc(maps.Values(ci.nodes), func(a, b *indexNode) int {
+		return strings.Compare(a.client.Options().Addr, b.client.Options().Addr)
+	})
 	ci.mu.Unlock()
 	parts := make([]indexServe, len(nodes))
 	var wg sync.WaitGroup
@@ -225,41 +234,58 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 		wg.Go(func() { parts[i] = n.collect(ctx) })
 	}
 	wg.Wait()
-	return ci.merge(parts)
+	for _, p := range parts {
+		if p.partial != nil {
+			return ci.merge(parts, nil)
+		}
+	}
+	return ci.merge(parts, ci.walkResyncing(ctx, nodes, parts))
 }
 
-// merge combines the masters' answers: a namespace any master cannot serve is walked (the walk
-// covers every master), Redis is down if any master did not answer, and the figures of the
-// others add up as one walk of every master would count them.
-func (ci *clusterIndex) merge(parts []indexServe) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
+// merge combines the masters' answers (parts, in address order) and the walks of the masters
+// that could not serve some namespace from their index (walks, by part): Redis is down if any
+// master did not answer, and the figures add up as one walk of every master would count them.
+// A namespace read partly by a walk is named in walked with the first such master's reason.
+func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}, walked: map[int]string{}}
 	partial := false
-	for _, p := range parts {
+	for i, p := range parts {
 		partial = partial || p.partial != nil
-		out.walk |= p.walk
-		for b, why := range p.walkWhy {
-			if _, ok := out.walkWhy[b]; !ok {
-				out.walkWhy[b] = why
-			}
-		}
 		if out.err == nil {
 			out.err = p.err
 		}
-		out.keyspace += p.keyspace
+		keyspace := p.keyspace
 		out.noIdle = out.noIdle || p.noIdle
+		if walks != nil && walks[i].res != nil {
+			w := walks[i].res
+			if !w.Up && out.err == nil {
+				out.err = w.Err
+			}
+			if keyspace == 0 {
+				keyspace = w.Keyspace // a master that refused tracking, or before its first build
+			}
+			out.noIdle = out.noIdle || !w.IdleTimeAvailable
+			out.scanCalls += w.ScanCalls
+			out.keysScanned += w.KeysScanned
+		}
+		out.keyspace += keyspace
 	}
 	if partial {
 		out.partial = ci.mergePartial(parts)
 		return out
 	}
 	k := ci.s.opts.TopK
-	for b := range ci.namespaces {
-		if out.walk&(1<<b) != 0 {
-			continue
-		}
-		first := true
-		for _, p := range parts {
+	for b, ns := range ci.namespaces {
+		first, indexed := true, false
+		for i, p := range parts {
 			r, ok := p.results[b]
+			indexed = indexed || ok
+			if !ok && walks[i].mask&(1<<b) != 0 && walks[i].res != nil {
+				r, ok = namespaceOf(walks[i].res, ns.Name)
+				if _, named := out.walked[b]; ok && !named {
+					out.walked[b] = p.walkWhy[b]
+				}
+			}
 			switch {
 			case !ok:
 			case first:
@@ -268,8 +294,22 @@ func (ci *clusterIndex) merge(parts []indexServe) indexServe {
 				out.results[b] = mergeNamespace(out.results[b], r, k)
 			}
 		}
+		if r, ok := out.results[b]; ok {
+			r.Indexed = indexed
+			out.results[b] = r
+		}
 	}
 	return out
+}
+
+// namespaceOf is the result of the namespace named name in res.
+func namespaceOf(res *Result, name string) (NamespaceResult, bool) {
+	for _, r := range res.Namespaces {
+		if r.Namespace.Name == name {
+			return r, true
+		}
+	}
+	return NamespaceResult{}, false
 }
 
 // mergePartial is the scrape's answer while a first build still walks some master: the masters

@@ -10,7 +10,8 @@ import (
 )
 
 // TestClusterMerge: the masters' answers add up as one walk of every master counts; a namespace
-// one master cannot serve is walked; a master still on its first build makes the answer partial.
+// one master cannot serve is walked on that master only and merged with the others' indexes; a
+// master still on its first build makes the answer partial.
 func TestClusterMerge(t *testing.T) {
 	ns := []Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
 	ci := &clusterIndex{s: &Scanner{opts: Options{TopK: 2}}, namespaces: ns}
@@ -26,29 +27,37 @@ func TestClusterMerge(t *testing.T) {
 		0: {Namespace: ns[0], Keys: 4, MinTTL: 2 * time.Second, HasTTL: true, MaxIdle: 20 * time.Second, HasIdle: true,
 			Stalest: []KeyInfo{key("a:3", 20), key("a:4", 1)}, Complete: true, Indexed: true, IndexAge: time.Second},
 	}, walk: 1 << 1, walkWhy: map[int]string{1: reasonResyncing}}
+	m2walk := walkOf{mask: 1 << 1, res: &Result{Up: true, IdleTimeAvailable: true, Keyspace: 20, ScanCalls: 3, KeysScanned: 2,
+		Namespaces: []NamespaceResult{{Namespace: ns[1], Keys: 2, KeysWithoutTTL: 1, Complete: true}}}}
 
-	got := ci.merge([]indexServe{m1, m2})
-	if got.walk != 1<<1 || got.walkWhy[1] != reasonResyncing || got.keyspace != 30 || got.partial != nil {
-		t.Fatalf("walk %b %v keyspace %d partial %v", got.walk, got.walkWhy, got.keyspace, got.partial)
+	got := ci.merge([]indexServe{m1, m2}, []walkOf{{}, m2walk})
+	if got.walk != 0 || got.walked[1] != reasonResyncing || len(got.walked) != 1 || got.keyspace != 30 || got.partial != nil ||
+		got.scanCalls != 3 || got.keysScanned != 2 {
+		t.Fatalf("walk %b walked %v keyspace %d partial %v scans %d/%d", got.walk, got.walked, got.keyspace, got.partial, got.scanCalls, got.keysScanned)
 	}
 	a := got.results[0]
 	if a.Keys != 7 || a.KeysWithoutTTL != 1 || a.FenceKeys != 2 || a.MinTTL != 2*time.Second || a.MaxIdle != 30*time.Second ||
-		keysOf(a.Stalest) != "a:1 a:3" || a.IndexAge != time.Second || !a.Complete {
+		keysOf(a.Stalest) != "a:1 a:3" || a.IndexAge != time.Second || !a.Complete || !a.Indexed {
 		t.Errorf("merged %+v", a)
 	}
-	if _, served := got.results[1]; served {
-		t.Error("a namespace one master walks is served from the others' indexes")
+	if b := got.results[1]; b.Keys != 3 || b.KeysWithoutTTL != 1 || !b.Complete || !b.Indexed {
+		t.Errorf("b, from m1's index and m2's walk: %+v", b)
+	}
+	cut := m2walk
+	cut.res = &Result{Up: true, IdleTimeAvailable: true, Namespaces: []NamespaceResult{{Namespace: ns[1], Keys: 1}}}
+	if b := ci.merge([]indexServe{m1, m2}, []walkOf{{}, cut}).results[1]; b.Keys != 2 || b.Complete {
+		t.Errorf("b with m2's walk cut by the deadline: keys %d complete %v, want a lower bound", b.Keys, b.Complete)
 	}
 
 	down := errors.New("no answer")
-	if got := ci.merge([]indexServe{m1, {err: down}}); got.err != down {
+	if got := ci.merge([]indexServe{m1, {err: down}}, []walkOf{{}, {}}); got.err != down {
 		t.Errorf("a master that did not answer: err %v", got.err)
 	}
 
 	building := indexServe{partial: &Result{Up: true, IdleTimeAvailable: true, Keyspace: 5, Namespaces: []NamespaceResult{
 		{Namespace: ns[0], Keys: 2, Stalest: []KeyInfo{key("a:9", 99)}}, {Namespace: ns[1], Keys: 1},
 	}}}
-	got = ci.merge([]indexServe{m1, building, m2})
+	got = ci.merge([]indexServe{m1, building, m2}, nil)
 	p := got.partial
 	if p == nil || !p.Up || p.Keyspace != 35 || len(p.Namespaces) != 2 {
 		t.Fatalf("partial %+v", p)

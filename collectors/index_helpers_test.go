@@ -45,7 +45,9 @@ func indexCurrent(s *Scanner, res *Result) bool {
 		if _, walked := s.walkWhy[i]; walked {
 			continue
 		}
-		if !ns.Indexed || ns.IndexAge != 0 {
+		// On a cluster, a namespace some masters serve from their index while others are
+		// walked (a resync) is Indexed with mode walk: not current yet.
+		if !ns.Indexed || ns.IndexAge != 0 || ns.Mode != modeIndex {
 			return false
 		}
 	}

@@ -102,18 +102,26 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 	if len(walkPos) > 0 {
 		walked = s.walkerFor(served.walk).Scan(ctx)
 	}
+	// A cluster namespace that some masters served from their index and others by a walk of
+	// just those masters reports the walk: this scrape cost Redis a walk of them.
+	for b, why := range served.walked {
+		walkPos[s.indexedPos[b]] = why
+	}
 
 	res := &Result{Up: served.err == nil, Err: served.err, IdleTimeAvailable: !served.noIdle, Keyspace: served.keyspace}
 	counts := idx.counts()
 	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
 	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
+	res.ScanCalls, res.KeysScanned = served.scanCalls, served.keysScanned
 	byName := map[string]NamespaceResult{}
 	if walked != nil {
 		if res.Up && !walked.Up {
 			res.Up, res.Err = false, walked.Err
 		}
 		res.IdleTimeAvailable = res.IdleTimeAvailable && walked.IdleTimeAvailable
-		res.ScanCalls, res.KeysScanned, res.Keyspace = walked.ScanCalls, walked.KeysScanned, walked.Keyspace
+		res.ScanCalls += walked.ScanCalls
+		res.KeysScanned += walked.KeysScanned
+		res.Keyspace = walked.Keyspace
 		for _, ns := range walked.Namespaces {
 			byName[ns.Namespace.Name] = ns
 		}

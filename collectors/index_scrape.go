@@ -23,6 +23,11 @@ type indexServe struct {
 	// partial is the first build's walk as seen at the scrape's deadline, when the build had
 	// not finished: served as a cut walk is (counts a lower bound, scrape_complete 0).
 	partial *Result
+	// walked (a cluster's scrape) names the namespaces in results whose figures are partly a
+	// walk of the masters that could not serve them from their index, with that reason; the
+	// walks' SCAN calls and keys scanned are scanCalls and keysScanned.
+	walked                 map[int]string
+	scanCalls, keysScanned int64
 }
 
 // awaitFirstBuild waits, before the first index exists, for the first build attempt to end

@@ -1,0 +1,139 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+)
+
+// TestClusterReshardCost measures the Redis CPU each master of a 3-master cluster spends while
+// slots move between two of them (a resharding), with a scrape after every move, as Prometheus
+// scrapes during a resharding: LOCKWATCH_CLUSTER_COST_KEYS other keys (default 1M, spread over
+// the masters), 10k lock keys, 10 slot moves between masters 0 and 1 (master 2 takes no part),
+// first with the index, then with the walk, in one run. It reports each master's CPU (INFO cpu)
+// over the sequence, less the same sequence of moves with no exporter, and the SCAN calls
+// master 2 received. It fails if the index walks master 2 or its figures differ from a walk's.
+//
+//	LOCKWATCH_CLUSTER_COST=1 go test -count=1 -run TestClusterReshardCost -v ./collectors
+func TestClusterReshardCost(t *testing.T) {
+	if os.Getenv("LOCKWATCH_CLUSTER_COST") == "" {
+		t.Skip("a measurement of a few minutes: set LOCKWATCH_CLUSTER_COST=1")
+	}
+	others := 1_000_000
+	if v := os.Getenv("LOCKWATCH_CLUSTER_COST_KEYS"); v != "" {
+		var err error
+		if others, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("LOCKWATCH_CLUSTER_COST_KEYS=%q: %v", v, err)
+		}
+	}
+	const (
+		locks = 10_000
+		moves = 10
+	)
+	ctx := context.Background()
+	cluster := redistest.StartCluster(t, 3, 0)
+	cc := clusterClient(t, cluster)
+	masters := cluster.Masters(t)
+	nodes := make([]*redis.Client, len(masters))
+	for i, m := range masters {
+		nodes[i] = m.Client(t)
+		fillMaster(t, cluster, m, nodes[i], others/len(masters))
+	}
+	pipe := cc.Pipeline()
+	for i := range locks {
+		pipe.Set(ctx, fmt.Sprintf("jobs:%d", i), "t", 10*time.Hour)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
+	next := 0
+	// move moves the slot of the next lock key that masters 0 or 1 serve to the other of the two.
+	move := func() {
+		for ; ; next++ {
+			k := fmt.Sprintf("jobs:%d", next)
+			switch cluster.MasterFor(t, k) {
+			case masters[0]:
+				cluster.MigrateSlot(t, cluster.Slot(t, k), masters[1])
+			case masters[1]:
+				cluster.MigrateSlot(t, cluster.Slot(t, k), masters[0])
+			default:
+				continue
+			}
+			next++
+			return
+		}
+	}
+	for _, mode := range []string{"moves alone", "index", "walk"} {
+		var s *Scanner
+		switch mode {
+		case "index":
+			s = indexed(t, cc, ns)
+		case "walk":
+			s = newTestScanner(t, cc, Options{Namespaces: ns, Mode: ModeWalk})
+		}
+		before, scansBefore := masterCPU(t, nodes), scanCallsOnServer(t, nodes[2])
+		walked := 0
+		var wall time.Duration
+		for range moves {
+			move()
+			if s == nil {
+				continue
+			}
+			start := time.Now()
+			res := s.Scan(ctx)
+			wall += time.Since(start)
+			if !res.Up || !res.Namespaces[0].Complete {
+				t.Fatalf("%s scrape: up=%v complete=%v err=%v", mode, res.Up, res.Namespaces[0].Complete, res.Err)
+			}
+			if res.Namespaces[0].Mode == modeWalk {
+				walked++
+			}
+		}
+		if s != nil {
+			// Let the last resyncs end inside the measured sequence: they are the moves' cost.
+			if mode == "index" {
+				waitCurrent(t, s)
+			}
+		}
+		after, scans := masterCPU(t, nodes), scanCallsOnServer(t, nodes[2])-scansBefore
+		cpu := make([]float64, len(after))
+		for i := range after {
+			cpu[i] = after[i] - before[i]
+		}
+		t.Logf("%-11s: Redis CPU per master %s s over %d slot moves; %d scrapes walked (some master); scrape wall %v in all; master 2 received %d SCAN calls",
+			mode, fmtCPU(cpu), moves, walked, wall.Round(time.Millisecond), scans)
+		if s != nil {
+			if got, want := s.Scan(ctx).Namespaces[0].Keys, freshWalk(t, cc, ns).Namespaces[0].Keys; got != want {
+				t.Errorf("%s: %d keys, a walk counts %d", mode, got, want)
+			}
+			if mode == "index" && scans != 0 {
+				t.Errorf("index: master 2, not involved in the moves, received %d SCAN calls", scans)
+			}
+			s.Close()
+		}
+	}
+}
+
+// masterCPU is each node's used_cpu_sys + used_cpu_user (INFO cpu), in seconds.
+func masterCPU(t *testing.T, nodes []*redis.Client) []float64 {
+	t.Helper()
+	out := make([]float64, len(nodes))
+	for i, c := range nodes {
+		info, err := c.Info(context.Background(), "cpu").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys, _ := strconv.ParseFloat(infoField(info, "used_cpu_sys"), 64)
+		user, _ := strconv.ParseFloat(infoField(info, "used_cpu_user"), 64)
+		out[i] = sys + user
+	}
+	return out
+}
