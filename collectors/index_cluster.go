@@ -53,9 +53,10 @@ func (c *indexCounts) add(o indexCounts) {
 // resyncs. Which nodes are masters is read from the cluster's slot map at every scrape and every
 // topologyEvery: a master that appears (a failover, a new shard) gets an index, and one that
 // disappears has its index stopped. A scrape merges the masters' figures as the walk merges the
-// nodes it walks; a master that cannot serve a namespace from its index this time (a resync, a
-// refusal, the key budget) is walked alone for it, so a resharding costs Redis a walk of the
-// masters whose slots move, not of the whole cluster.
+// nodes it walks; a master that cannot serve a namespace from its index this time (a resync
+// that does not end within half the scrape's time, a refusal, the key budget) is walked alone
+// for it, so a resharding costs Redis the resyncs of the masters whose slots move, not a walk of
+// the whole cluster.
 type clusterIndex struct {
 	s          *Scanner
 	cc         *redis.ClusterClient
@@ -239,6 +240,7 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 			return ci.merge(parts, nil)
 		}
 	}
+	ci.awaitResyncs(ctx, nodes, parts)
 	return ci.merge(parts, ci.walkResyncing(ctx, nodes, parts))
 }
 

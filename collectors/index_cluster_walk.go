@@ -3,6 +3,7 @@ package collectors
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -106,4 +107,75 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 	}
 	wg.Wait()
 	return walks
+}
+
+// resyncPoll is how often a scrape looks whether a master's resync has ended.
+const resyncPoll = 20 * time.Millisecond
+
+// awaitResyncs gives each master that asked to be walked only because it resyncs up to half the
+// scrape's remaining time to finish its resync, and then asks it again: the resync's build is a
+// walk of that master already, and a scrape that walked it beside the build would double what a
+// slot move costs it. A master still resyncing at that point is walked, with half the time left.
+func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []indexServe) {
+	deadline := time.Now().Add(ci.s.opts.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	until := time.Now().Add(time.Until(deadline) / 2)
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		if !onlyResyncing(p) {
+			continue
+		}
+		n := nodes[i]
+		wg.Go(func() {
+			// Asked again, it may start another resync: one begun mid-move (a redirected
+			// re-read) can end before the move does, and the slots it then serves differ.
+			for onlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
+				parts[i] = n.collect(ctx)
+				if onlyResyncing(parts[i]) && n.isCurrent() {
+					break // a current index that serves nothing: a master failed over
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// onlyResyncing reports whether p asks for a walk only because its master resyncs.
+func onlyResyncing(p indexServe) bool {
+	if p.walk == 0 || p.err != nil || p.partial != nil {
+		return false
+	}
+	for _, why := range p.walkWhy {
+		if why != reasonResyncing {
+			return false
+		}
+	}
+	return true
+}
+
+func (n *indexNode) isCurrent() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.current && n.refused == nil
+}
+
+// awaitCurrent waits until the node's index is current again (its resync ended), until, or ctx.
+func (n *indexNode) awaitCurrent(ctx context.Context, until time.Time) bool {
+	t := time.NewTicker(resyncPoll)
+	defer t.Stop()
+	for {
+		if n.isCurrent() {
+			return true
+		}
+		if !time.Now().Before(until) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
 }
