@@ -167,7 +167,7 @@ func TestClusterIndexDifferential(t *testing.T) {
 			start := time.Now()
 			got := s.Scan(ctx)
 			if got.Namespaces[0].Mode == modeWalk {
-				steps["scraped-during-resync"]++
+				steps["walked-a-master-right-after"]++
 			}
 			for _, d := range differences(got, freshWalk(t, cc, s.opts.Namespaces), time.Since(start)+5*time.Millisecond) {
 				t.Errorf("right after %s: %s", name, d)
