@@ -54,9 +54,9 @@ func (c *indexCounts) add(o indexCounts) {
 // topologyEvery: a master that appears (a failover, a new shard) gets an index, and one that
 // disappears has its index stopped. A scrape merges the masters' figures as the walk merges the
 // nodes it walks; a master that cannot serve a namespace from its index this time (a resync
-// that does not end within half the scrape's time, a refusal, the key budget) is walked alone
-// for it, so a resharding costs Redis the resyncs of the masters whose slots move, not a walk of
-// the whole cluster.
+// that cannot be expected to end before the scrape's deadline, a refusal, the key budget) is
+// walked alone for it, so a resharding costs Redis the resyncs of the masters whose slots move,
+// not a walk of the whole cluster.
 type clusterIndex struct {
 	s          *Scanner
 	cc         *redis.ClusterClient

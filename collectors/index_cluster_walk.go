@@ -112,16 +112,22 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 // resyncPoll is how often a scrape looks whether a master's resync has ended.
 const resyncPoll = 20 * time.Millisecond
 
-// awaitResyncs gives each master that asked to be walked only because it resyncs up to half the
-// scrape's remaining time to finish its resync, and then asks it again: the resync's build is a
-// walk of that master already, and a scrape that walked it beside the build would double what a
-// slot move costs it. A master still resyncing at that point is walked, with half the time left.
+// resyncGap is how long a master may be between builds while a scrape awaits its resync: the
+// feed loop starts the build at its next tick; longer means a failed build's retry is waiting.
+const resyncGap = 3 * feedInterval
+
+// awaitResyncs gives each master that asked to be walked only because it resyncs the chance to
+// finish its resync within the scrape, and then asks it again: the resync's build is a walk of
+// that master already, and a scrape that walked it beside the build would double what a slot
+// move costs it. It waits while the build under way can be expected to end before the scrape's
+// deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
+// the time left.
 func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []indexServe) {
 	deadline := time.Now().Add(ci.s.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	until := time.Now().Add(time.Until(deadline) / 2)
+	until := deadline.Add(-time.Until(deadline) / 10)
 	var wg sync.WaitGroup
 	for i, p := range parts {
 		if !onlyResyncing(p) {
@@ -161,15 +167,25 @@ func (n *indexNode) isCurrent() bool {
 	return n.current && n.refused == nil
 }
 
-// awaitCurrent waits until the node's index is current again (its resync ended), until, or ctx.
+// awaitCurrent waits until the node's index is current again (its resync ended), and reports
+// false as soon as that cannot be expected by until, or ctx ends.
 func (n *indexNode) awaitCurrent(ctx context.Context, until time.Time) bool {
 	t := time.NewTicker(resyncPoll)
 	defer t.Stop()
+	idleSince := time.Now()
 	for {
-		if n.isCurrent() {
+		n.mu.Lock()
+		current := n.current && n.refused == nil
+		start, took := n.buildStart, n.buildTook
+		n.mu.Unlock()
+		if current {
 			return true
 		}
-		if !time.Now().Before(until) {
+		now := time.Now()
+		if !start.IsZero() {
+			idleSince = now
+		}
+		if !resyncCanEnd(now, until, start, took, now.Sub(idleSince)) {
 			return false
 		}
 		select {
@@ -177,5 +193,19 @@ func (n *indexNode) awaitCurrent(ctx context.Context, until time.Time) bool {
 			return false
 		case <-t.C:
 		}
+	}
+}
+
+// resyncCanEnd reports whether a resync can be expected to end by until: a build under way since
+// start is expected to take what the last one took (took; unknown when 0), with half of it
+// again as slack; with no build under way for idle, one is expected within resyncGap.
+func resyncCanEnd(now, until, start time.Time, took, idle time.Duration) bool {
+	switch {
+	case !now.Before(until):
+		return false
+	case start.IsZero():
+		return idle < resyncGap
+	default:
+		return !start.Add(took + took/2).After(until)
 	}
 }

@@ -92,6 +92,10 @@ type indexNode struct {
 	corrections, backstops int64
 	building               *pass // the first build's walk while it runs: a scrape meanwhile shares it
 	built                  bool  // a complete index exists
+	// buildStart is when the build under way began (zero between builds), buildTook how long
+	// the last complete one took: a cluster scrape judges by them whether to await a resync.
+	buildStart time.Time
+	buildTook  time.Duration
 	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
 	// the node's data is changing without feed messages that a re-read can follow.
 	redirected bool
@@ -204,6 +208,15 @@ func (n *indexNode) establish() error {
 		n.feed = nil
 	}
 	n.syncMu.Unlock()
+	began := time.Now()
+	n.mu.Lock()
+	n.buildStart = began
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		n.buildStart = time.Time{}
+		n.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(n.ctx, buildTimeout)
 	defer cancel()
 	feed, err := openChangeFeed(ctx, n.client.Options(), n.prefixes, func(k string) bool { return n.maskOf(k) != 0 })
@@ -279,6 +292,7 @@ func (n *indexNode) establish() error {
 	}
 	n.mu.Lock()
 	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
+	n.buildTook = time.Since(began)
 	n.mu.Unlock()
 	return nil
 }
