@@ -104,8 +104,11 @@ func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease,
 // it for the acquire to report Redis's silence rather than ErrBusy (RetryBackoff, when longer).
 // A retry sent just before the deadline and cut mid round trip leaves the lock as Redis last
 // described it, busy; one that Redis left unanswered this long says Redis stopped answering, and
-// ErrBusy would send an operator looking for a holder instead of at Redis.
-const unansweredAfter = 25 * time.Millisecond
+// ErrBusy would send an operator looking for a holder instead of at Redis. It is well above a
+// round trip so that a client or Redis host busy with other work (stalls of tens of
+// milliseconds, measured beside CPU hogs) is not read as an outage; a Redis that dies earlier in
+// the wait than this is still reported, and the next acquire reports it in any case.
+const unansweredAfter = 100 * time.Millisecond
 
 // obtain makes the attempts, all within Policy.AcquireTimeout of start: the first round trip
 // too, so that a frozen Redis cannot hold an acquire for go-redis's retries of read timeouts.

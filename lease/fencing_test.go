@@ -103,9 +103,11 @@ func TestStaleWriteRejectedBeforeNewHolderWrites(t *testing.T) {
 func TestFencedSetFollowsTheFenceKey(t *testing.T) {
 	e := newEnv(t, sharedAddr)
 	ctx := context.Background()
-	const ttl, retention = 150 * time.Millisecond, 50 * time.Millisecond
-	n := e.namespace(t, "snapshot", Policy{TTL: ttl, FenceRetention: retention, RenewInterval: 30 * time.Millisecond,
-		RenewTimeout: 30 * time.Millisecond, OnRenewFailure: Continue, Fencing: true})
+	// The renewer has TTL + FenceRetention (six renew intervals) to keep the fence key alive:
+	// a machine busy with other work stalls a renew by a few hundred milliseconds at worst.
+	const ttl, retention = 600 * time.Millisecond, 200 * time.Millisecond
+	n := e.namespace(t, "snapshot", Policy{TTL: ttl, FenceRetention: retention, RenewInterval: 120 * time.Millisecond,
+		RenewTimeout: 120 * time.Millisecond, OnRenewFailure: Continue, Fencing: true})
 	lockKey := uniqueKey(t)
 	data := besideLock(lockKey)
 	l, err := n.Acquire(ctx, lockKey)
