@@ -6,7 +6,8 @@ package observe
 // metrics: a round counts once, ok when more than half of the parts it began with answered ok,
 // otherwise not owned or failed, whichever more parts answered. A reply from a server that
 // holds no part of the lock (the minority its acquire missed) is no part of the round and is
-// not counted. A single-key lock on one server has one part, so each reply is its own round.
+// not counted. A single-key lock on one server has one part, so each reply is its own round. A
+// renew that answers while the release is still answering was sent before it: it is no round.
 type round struct {
 	op                            opKind // opNone: no round open
 	parts                         int    // the lock's parts when the round began
@@ -28,6 +29,15 @@ func (t *tracker) answer(e *entry, c *Call, op opKind, res result) bool {
 	}
 	if matched == 0 {
 		return false
+	}
+	if op == opRefresh && e.round.op == opRelease && e.round.answered < e.round.parts {
+		// A renew answering while the lock's release still is: it was sent before the release
+		// (a holder does not renew what it lets go), and only answers late. rueidislock
+		// extends each key on its own goroutine: an extend the server answered before a delete
+		// can reach the hook after it. It belongs to the renew round the release closed, not to
+		// a round of its own; closing the release round for it would count the release by its
+		// first reply, then again by the replies of the other parts.
+		return true
 	}
 	if e.round.op != op || again {
 		e.closeRound(m)
