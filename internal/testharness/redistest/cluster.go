@@ -91,32 +91,14 @@ func (c *Cluster) MasterFor(tb testing.TB, key string) *Server {
 	return nil
 }
 
+// servesSlot reports whether this node's own CLUSTER SLOTS names it as slot's master.
 func (s *Server) servesSlot(ctx context.Context, slot int64) bool {
 	reply, err := s.Do(ctx, "CLUSTER", "MYID")
 	if err != nil {
 		return false
 	}
 	myID, _ := reply.(string)
-	slots, err := s.Do(ctx, "CLUSTER", "SLOTS")
-	if err != nil {
-		return false
-	}
-	ranges, _ := slots.([]any)
-	for _, r := range ranges {
-		fields, _ := r.([]any)
-		if len(fields) < 3 {
-			continue
-		}
-		lo, _ := fields[0].(int64)
-		hi, _ := fields[1].(int64)
-		master, _ := fields[2].([]any)
-		if slot < lo || slot > hi || len(master) < 3 {
-			continue
-		}
-		id, _ := master[2].(string)
-		return id == myID
-	}
-	return false
+	return myID != "" && s.slotOwner(ctx, slot) == myID
 }
 
 func (c *Cluster) waitReady(tb testing.TB) {
