@@ -26,16 +26,6 @@ import (
 //
 //	LOCKWATCH_CLUSTER_COST=1 go test -count=1 -run TestClusterIndexCost -v ./collectors
 func TestClusterIndexCost(t *testing.T) {
-	if os.Getenv("LOCKWATCH_CLUSTER_COST") == "" {
-		t.Skip("a measurement of a few minutes: set LOCKWATCH_CLUSTER_COST=1")
-	}
-	others := 1_000_000
-	if v := os.Getenv("LOCKWATCH_CLUSTER_COST_KEYS"); v != "" {
-		var err error
-		if others, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("LOCKWATCH_CLUSTER_COST_KEYS=%q: %v", v, err)
-		}
-	}
 	const (
 		locks    = 10_000
 		ops      = 1000
@@ -43,14 +33,7 @@ func TestClusterIndexCost(t *testing.T) {
 		rounds   = 2
 	)
 	ctx := context.Background()
-	cluster := redistest.StartCluster(t, 3, 0)
-	cc := clusterClient(t, cluster)
-	masters := cluster.Masters(t)
-	nodes := make([]*redis.Client, len(masters))
-	for i, m := range masters {
-		nodes[i] = m.Client(t)
-		fillMaster(t, cluster, m, nodes[i], others/len(masters))
-	}
+	_, cc, _, nodes := costCluster(t)
 	rng := rand.New(rand.NewPCG(1, 23))
 	next := 0
 	pipe := cc.Pipeline()
@@ -190,4 +173,31 @@ func fmtCPU(v []float64) string {
 		parts[i] = fmt.Sprintf("%.3f", x)
 	}
 	return strings.Join(parts, "/")
+}
+
+// costCluster starts the 3-master cluster of the opt-in cost measurements (skipping unless
+// LOCKWATCH_CLUSTER_COST is set) with LOCKWATCH_CLUSTER_COST_KEYS other keys (default 1M)
+// spread evenly over the masters, and returns it with a cluster client, the masters and a client
+// of each.
+func costCluster(t *testing.T) (*redistest.Cluster, *redis.ClusterClient, []*redistest.Server, []*redis.Client) {
+	t.Helper()
+	if os.Getenv("LOCKWATCH_CLUSTER_COST") == "" {
+		t.Skip("a measurement of a few minutes: set LOCKWATCH_CLUSTER_COST=1")
+	}
+	others := 1_000_000
+	if v := os.Getenv("LOCKWATCH_CLUSTER_COST_KEYS"); v != "" {
+		var err error
+		if others, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("LOCKWATCH_CLUSTER_COST_KEYS=%q: %v", v, err)
+		}
+	}
+	cluster := redistest.StartCluster(t, 3, 0)
+	cc := clusterClient(t, cluster)
+	masters := cluster.Masters(t)
+	nodes := make([]*redis.Client, len(masters))
+	for i, m := range masters {
+		nodes[i] = m.Client(t)
+		fillMaster(t, cluster, m, nodes[i], others/len(masters))
+	}
+	return cluster, cc, masters, nodes
 }

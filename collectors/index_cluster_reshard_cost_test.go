@@ -3,14 +3,11 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
 // TestClusterReshardCost measures the Redis CPU each master of a 3-master cluster spends while
@@ -23,29 +20,12 @@ import (
 //
 //	LOCKWATCH_CLUSTER_COST=1 go test -count=1 -run TestClusterReshardCost -v ./collectors
 func TestClusterReshardCost(t *testing.T) {
-	if os.Getenv("LOCKWATCH_CLUSTER_COST") == "" {
-		t.Skip("a measurement of a few minutes: set LOCKWATCH_CLUSTER_COST=1")
-	}
-	others := 1_000_000
-	if v := os.Getenv("LOCKWATCH_CLUSTER_COST_KEYS"); v != "" {
-		var err error
-		if others, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("LOCKWATCH_CLUSTER_COST_KEYS=%q: %v", v, err)
-		}
-	}
 	const (
 		locks = 10_000
 		moves = 10
 	)
 	ctx := context.Background()
-	cluster := redistest.StartCluster(t, 3, 0)
-	cc := clusterClient(t, cluster)
-	masters := cluster.Masters(t)
-	nodes := make([]*redis.Client, len(masters))
-	for i, m := range masters {
-		nodes[i] = m.Client(t)
-		fillMaster(t, cluster, m, nodes[i], others/len(masters))
-	}
+	cluster, cc, masters, nodes := costCluster(t)
 	pipe := cc.Pipeline()
 	for i := range locks {
 		pipe.Set(ctx, fmt.Sprintf("jobs:%d", i), "t", 10*time.Hour)
