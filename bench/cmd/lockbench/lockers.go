@@ -36,7 +36,12 @@ type variant struct {
 	close  func()
 	// redisKey is the Redis key the library locks for key (rueidislock adds a prefix).
 	redisKey func(key string) string
+	// sends counts how lease's default client sent its commands (-costs only; else nil).
+	sends *sendCounts
 }
+
+// countSends installs a sendCounts hook on lease's default clients (-costs).
+var countSends bool
 
 func sameKey(key string) string { return key }
 
@@ -107,8 +112,15 @@ func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clien
 	if err != nil {
 		return variant{}, err
 	}
-	if one, ok := rdb.(*redis.Client); ok && way == leaseSingle {
-		rdb = singleCommands{one}
+	var sends *sendCounts
+	if one, ok := rdb.(*redis.Client); ok {
+		switch {
+		case way == leaseSingle:
+			rdb = singleCommands{one}
+		case countSends && mode == plainClient:
+			sends = &sendCounts{}
+			one.AddHook(sends)
+		}
 	}
 	ns, closeLease, err := benchNamespace(rdb, metrics)
 	if err != nil {
@@ -128,6 +140,7 @@ func leaseVariant(addr string, conns int, metrics bool, way leaseWay, mode clien
 			closeClient()
 		},
 		redisKey: sameKey,
+		sends:    sends,
 	}, nil
 }
 

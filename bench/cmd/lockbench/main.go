@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
 )
 
@@ -40,6 +42,7 @@ type config struct {
 	shapes       string
 	indexCmp     bool
 	index        indexCmpConfig
+	costs        bool
 }
 
 func main() {
@@ -65,6 +68,8 @@ func main() {
 	serveLine := flag.String("delay-line-serve", "", "internal: serve a delay line to this Redis address")
 	lineOneWay := flag.Duration("delay-line-one-way", 0, "internal: the delay line's one-way delay")
 	cpuHog := flag.Bool("cpu-hog", false, "internal: spin on one core until stdin closes")
+	hogCPU := flag.Int("cpu-hog-cpu", -1, "internal: the CPU a -cpu-hog spins on (negative: any)")
+	flag.BoolVar(&cfg.costs, "costs", false, "print what each run cost per attempt: Redis and client CPU, context switches, system calls, goroutine schedules, and how lease's commands left (see costs.go)")
 	flag.BoolVar(&cfg.indexCmp, "index-comparison", false, "measure Redis CPU per scrape interval on a big shared keyspace for the index, the walk, redis_exporter --count-keys and no exporter, and exit")
 	flag.IntVar(&cfg.index.otherKeys, "index-other-keys", 10_000_000, "other keys of the index comparison (DEBUG POPULATE)")
 	flag.IntVar(&cfg.index.locks, "index-locks", 10_000, "lock keys of the index comparison")
@@ -73,7 +78,7 @@ func main() {
 	flag.Parse()
 	switch {
 	case *cpuHog:
-		runHog()
+		runHog(*hogCPU)
 		return
 	case *serveLine != "":
 		if err := serveDelayLine(*serveLine, *lineOneWay); err != nil {
@@ -165,6 +170,7 @@ type lockBench struct {
 	delayed  []variant  // measured through the delay line
 	local    []variant  // network removed
 	rep      *report
+	info     *redis.Client // -costs: reads Redis's counters around each run
 }
 
 // runAll runs the lock benchmark on a redis-server of its own: warm-up, the rounds, then the
@@ -178,6 +184,11 @@ func runAll(cfg config) error {
 	defer srv.Stop()
 	b := &lockBench{cfg: cfg, srv: srv}
 	defer b.close()
+	countSends = cfg.costs
+	if cfg.costs {
+		b.info = redis.NewClient(&redis.Options{Addr: srv.Addr()})
+		defer b.info.Close()
+	}
 	if cfg.addedRTT > 0 && cfg.wants(shapes[delayedShape]) {
 		if b.line, err = startDelayLine(srv.Addr(), cfg.addedRTT/2); err != nil {
 			return err
@@ -402,7 +413,18 @@ func rotated(vs []variant, by int) []variant {
 func (b *lockBench) measureVariant(ctx context.Context, r, si int, v variant) error {
 	s := shapes[si]
 	prefix := fmt.Sprintf("bench:r%d:s%d:%s", r, si, strings.ReplaceAll(v.name, " ", "_"))
+	var before costCounters
+	if b.info != nil {
+		if v.sends != nil {
+			v.sends.reset()
+		}
+		before = readCosts(ctx, b.info)
+	}
 	smp := run(ctx, v, keysFor(s, prefix, b.goroutinesFor(s)), b.cfg.duration)
+	if b.info != nil {
+		fmt.Fprintf(os.Stderr, "costs %d/%d  %-33s %-36s %s\n", r+1, b.cfg.rounds, s.name, v.name,
+			costLine(before, readCosts(ctx, b.info), smp, v.sends))
+	}
 	if smp.attempts == 0 {
 		return fmt.Errorf("%s, %s: no attempt finished", v.name, s.name)
 	}

@@ -279,7 +279,7 @@ func (r *report) shapeHeading(si int) string {
 		h += fmt.Sprintf(" (delay line of %s per round trip; PING through it: +%s over the direct %s, medians)",
 			r.cfg.addedRTT, added.Round(time.Microsecond), direct.Round(time.Microsecond))
 	case s.hogs:
-		h += fmt.Sprintf(" (%d CPU hog processes running)", r.cfg.hogs)
+		h += fmt.Sprintf(" (%d CPU hog processes running, each pinned to a CPU of its own)", r.cfg.hogs)
 	}
 	return h
 }
