@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 )
 
 // opKind is what a recognised command does to a lock.
@@ -78,6 +80,9 @@ const maxLearned = 256
 
 // scriptTable resolves EVALSHA hashes and EVAL bodies to what they do.
 type scriptTable struct {
+	// recent are SHA strings bySHA recognised, read first: see recentSHA.
+	recent  [recentSHAs]atomic.Pointer[recentSHA]
+	next    atomic.Uint32 // recent's slots claimed so far
 	mu      sync.RWMutex
 	learned map[string]scriptInfo // sha1 hex -> info, lock scripts only
 	bodies  map[string]scriptInfo // body -> info, lock scripts and not (opNone)
@@ -87,8 +92,53 @@ func newScriptTable() *scriptTable {
 	return &scriptTable{learned: map[string]scriptInfo{}, bodies: map[string]scriptInfo{}}
 }
 
+// recentSHA is a SHA string bySHA recognised, with what it names. A lock library passes the
+// same string on every EVALSHA (go-redis' Script and rueidis' Lua keep the hash they computed
+// once), so it is recognised again by where its bytes are, without hashing the 40 bytes and
+// probing a map whose lines a real lock cycle finds cold. Holding the string keeps its bytes
+// alive, and Go strings are immutable (unsafe.String's contract forbids changing the bytes
+// while the string exists), so the same address and length are the same hash.
+type recentSHA struct {
+	sha  string
+	info scriptInfo
+}
+
+// recentSHAs is how many SHA strings are remembered, the first lock scripts' seen (a library
+// sends two to four), one cache line of pointers. They are never replaced, so that a process
+// sending more lock scripts than that, or building each call's SHA string anew, costs no
+// allocation per call: their other strings take the map, as before.
+const recentSHAs = 8
+
 // bySHA looks up an EVALSHA hash.
 func (t *scriptTable) bySHA(sha string) (scriptInfo, bool) {
+	for i := range t.recent {
+		// A slot claimed but not stored yet reads nil for a moment: skipped, not an end.
+		if r := t.recent[i].Load(); r != nil && len(r.sha) == len(sha) && unsafe.StringData(r.sha) == unsafe.StringData(sha) {
+			return r.info, true
+		}
+	}
+	info, ok := t.lookupSHA(sha)
+	if ok && t.next.Load() < recentSHAs && !t.remembers(sha) {
+		if i := t.next.Add(1) - 1; i < recentSHAs {
+			t.recent[i].Store(&recentSHA{sha: sha, info: info})
+		}
+	}
+	return info, ok
+}
+
+// remembers reports whether recent holds sha's value, under any address: a caller that
+// passes a new string each time must not fill the table with copies of one hash.
+func (t *scriptTable) remembers(sha string) bool {
+	for i := range t.recent {
+		if r := t.recent[i].Load(); r != nil && r.sha == sha {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupSHA is bySHA by the hash's value.
+func (t *scriptTable) lookupSHA(sha string) (scriptInfo, bool) {
 	if len(sha) != 40 {
 		return scriptInfo{}, false
 	}
