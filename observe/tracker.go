@@ -83,10 +83,15 @@ func (t *tracker) size() int {
 	return len(t.entries)
 }
 
-// entryFor returns the lock's entry, creating it unless the cap is reached (nil then).
-func (t *tracker) entryFor(id lockID, now time.Time) *entry {
-	if e := t.entries[id]; e != nil {
-		return e
+// entryFor returns the lock's entry, creating it unless the cap is reached (nil then). absent
+// says that the caller found no entry for id under the lock it still holds (lockEntry), so
+// that the map is not hashed and probed again only to miss: an acquire would otherwise look
+// its new lock up twice before inserting it.
+func (t *tracker) entryFor(id lockID, now time.Time, absent bool) *entry {
+	if !absent {
+		if e := t.entries[id]; e != nil {
+			return e
+		}
 	}
 	if len(t.entries) >= t.maxTracked {
 		// Throttled like every sweep: at the cap, a full scan per new lock would cost
@@ -106,22 +111,26 @@ func (t *tracker) entryFor(id lockID, now time.Time) *entry {
 }
 
 // lockEntry takes the tracker's lock (the caller unlocks it), sweeps if a sweep is due, and
-// returns the ID of c's lock and its entry, nil when the lock is not tracked.
-func (t *tracker) lockEntry(c *Call, end time.Time) (lockID, *entry) {
+// returns the ID of c's lock and its entry, nil when the lock is not tracked. absent reports
+// that the map holds no entry for the ID (see entryFor): an entry returned as nil because it
+// expired may stay in the map when it still has a try or a failed attempt to remember.
+func (t *tracker) lockEntry(c *Call, end time.Time) (id lockID, e *entry, absent bool) {
 	t.mu.Lock()
 	t.maybeSweep(end)
-	id := lockID{c.ns, c.name, c.token}
-	e := t.entries[id]
-	if e != nil && e.held() {
+	id = lockID{c.ns, c.name, c.token}
+	e = t.entries[id]
+	if e == nil {
+		return id, nil, true
+	}
+	if e.held() {
 		// The entry's own expiries first, whatever the sweep's schedule: a lock whose key
 		// expired is not held when its name is acquired again.
 		t.expireParts(id, e, end)
 		if !e.held() && !e.waiting() {
-			t.dropIfIdle(id, e)
-			e = nil
+			return id, nil, t.dropIfIdle(id, e)
 		}
 	}
-	return id, e
+	return id, e, false
 }
 
 // partless is the name of a lock of parts: key without its first all-digit segment
@@ -157,7 +166,7 @@ func allDigits(s string) bool {
 // a server that is part of a Redlock the attempt is one server's reply to a try, decided by the
 // group's quorum (see try); on a single server it is the try.
 func (t *tracker) acquired(c *Call, res result, end time.Time) {
-	id, e := t.lockEntry(c, end)
+	id, e, absent := t.lockEntry(c, end)
 	defer t.mu.Unlock()
 	n := t.groupSize(c.server)
 	if e != nil && e.try != nil && e.try.answered&serverBit(c.server) != 0 {
@@ -168,7 +177,7 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 	}
 	if n != 1 || e != nil && e.try != nil {
 		if e == nil {
-			e = t.entryFor(id, end)
+			e = t.entryFor(id, end, absent)
 		}
 		if e != nil {
 			t.tryReply(c, id, e, res, end, n)
@@ -176,11 +185,11 @@ func (t *tracker) acquired(c *Call, res result, end time.Time) {
 		}
 		// At the MaxTracked cap: no state for the try, so each reply is its own.
 	}
-	t.acquiredOne(c, id, e, res, end)
+	t.acquiredOne(c, id, e, absent, res, end)
 }
 
-// acquiredOne records an acquire attempt on one server.
-func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, res result, end time.Time) {
+// acquiredOne records an acquire attempt on one server; absent is lockEntry's.
+func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, absent bool, res result, end time.Time) {
 	m := c.ns.m
 	switch res {
 	case resultRejected:
@@ -197,7 +206,7 @@ func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, res result, end time
 			c.ns.sharedValues = true
 		}
 		if e == nil {
-			if e = t.entryFor(id, end); e == nil {
+			if e = t.entryFor(id, end, absent); e == nil {
 				m.WaitBusy.Observe(end.Sub(c.start).Seconds())
 				return
 			}
@@ -216,7 +225,7 @@ func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, res result, end time
 		}
 		m.WaitError.Observe(end.Sub(since).Seconds())
 		if e == nil {
-			e = t.entryFor(id, end)
+			e = t.entryFor(id, end, absent)
 		}
 		if e != nil && !e.held() {
 			// Remembered for a while (see released): a try of a Redlock can fail on the
@@ -225,14 +234,14 @@ func (t *tracker) acquiredOne(c *Call, id lockID, e *entry, res result, end time
 			e.endedAt, e.servers = end, 0
 		}
 	case resultSuccess:
-		t.success(c, id, e, end)
+		t.success(c, id, e, absent, end)
 	}
 }
 
 // success ends the caller's wait (or its single attempt) and adds the keys to the held lock.
 // A lock of several keys on one server (rueidislock's KeyMajority) is held from its first
 // acquired key and observed once; a Redlock's servers are decided by quorum instead (see try).
-func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
+func (t *tracker) success(c *Call, id lockID, e *entry, absent bool, end time.Time) {
 	m := c.ns.m
 	if e != nil && e.held() {
 		t.addParts(e, c, end)
@@ -248,7 +257,7 @@ func (t *tracker) success(c *Call, id lockID, e *entry, end time.Time) {
 	}
 	m.WaitAcquired.Observe(end.Sub(since).Seconds())
 	if e == nil {
-		if e = t.entryFor(id, end); e == nil {
+		if e = t.entryFor(id, end, absent); e == nil {
 			return
 		}
 	}
@@ -272,7 +281,7 @@ func (t *tracker) addParts(e *entry, c *Call, end time.Time) {
 // once per round, by the answer of the majority of its parts (see round).
 func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	m := c.ns.m
-	id, e := t.lockEntry(c, end)
+	id, e, _ := t.lockEntry(c, end)
 	defer t.mu.Unlock()
 	if e != nil && e.try != nil {
 		// The value's next command: every server of its try has answered.
@@ -306,7 +315,7 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 // the majority of its parts (see round).
 func (t *tracker) released(c *Call, res result, end time.Time) {
 	m := c.ns.m
-	id, e := t.lockEntry(c, end)
+	id, e, _ := t.lockEntry(c, end)
 	defer t.mu.Unlock()
 	if e != nil && e.try != nil {
 		t.completeTry(id, e)
@@ -413,9 +422,9 @@ func (t *tracker) endHold(id lockID, e *entry, end time.Time) {
 	e.parts = e.parts[:0]
 }
 
-// dropIfIdle deletes and recycles an entry that is neither held nor waited for; e must not be
-// used after it was dropped, so every caller calls it last.
-func (t *tracker) dropIfIdle(id lockID, e *entry) {
+// dropIfIdle deletes and recycles an entry that is neither held nor waited for, and reports
+// whether it did; e must not be used after it was dropped, so every caller calls it last.
+func (t *tracker) dropIfIdle(id lockID, e *entry) bool {
 	if !e.waiting() && !e.held() && e.endedAt.IsZero() && !e.try.pending() {
 		// A decided try may still be attached: it goes with the entry. The parts' array
 		// stays (emptied) when small: a lock of parts (rueidislock's three keys) would
@@ -428,7 +437,9 @@ func (t *tracker) dropIfIdle(id lockID, e *entry) {
 			e.parts = parts[:0]
 		}
 		entryPool.Put(e)
+		return true
 	}
+	return false
 }
 
 // entryPool recycles entries: most locks live for one cycle, and an allocation per cycle is
