@@ -20,9 +20,14 @@ const anchorEvery = time.Second
 
 func newClock() *clock {
 	c := &clock{}
+	c.start()
+	return c
+}
+
+// start takes the first anchor.
+func (c *clock) start() {
 	t := time.Now()
 	c.anchor.Store(&t)
-	return c
 }
 
 func (c *clock) now() time.Time {

@@ -31,7 +31,7 @@ func newTestObserver(t testing.TB, opts Options) (*Observer, *prometheus.Registr
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	o.now = clock.now
+	o.testNow = clock.now
 	return o, reg, clock
 }
 

@@ -75,8 +75,12 @@ type Observer struct {
 	partNames  *partNames
 	tracker    *tracker
 	seed       maphash.Seed
-	now        func() time.Time
-	metrics    metricsPath
+	// clock is the hook path's time source, held in the Observer rather than behind a
+	// function value: each reading on a real cycle's cold caches would otherwise chase a
+	// closure and the clock it binds first. testNow replaces it in tests (see now).
+	clock   clock
+	testNow func() time.Time
+	metrics metricsPath
 	// unknownSHA counts EVALSHA calls on a namespace's key whose script this process never saw
 	// and knownScripts does not list: lock operations it cannot tell from anything else.
 	unknownSHA lockmetrics.Counter
@@ -114,10 +118,10 @@ func New(opts Options) (*Observer, error) {
 		scripts:    newScriptTable(),
 		partNames:  newPartNames(),
 		seed:       maphash.MakeSeed(),
-		now:        newClock().now,
 		metrics:    metrics,
 		unknownSHA: metrics.unclassified(),
 	}
+	o.clock.start()
 	// Before the namespaces: a scrape may ask the tracker for their oldest holds as soon as
 	// they are bound.
 	o.tracker = newTracker(orDefault(opts.GiveUpAfter, DefaultGiveUpAfter), orDefault(opts.MaxTracked, DefaultMaxTracked), metrics.untracked())
@@ -204,6 +208,14 @@ func (o *Observer) nextNamespace(key string, from int) *namespace {
 		}
 	}
 	return nil
+}
+
+// now reads the Observer's clock.
+func (o *Observer) now() time.Time {
+	if o.testNow != nil {
+		return o.testNow()
+	}
+	return o.clock.now()
 }
 
 // Tracked reports how many locks are held or waited for in the Observer's state now: the
