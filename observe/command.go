@@ -54,6 +54,20 @@ func (o *Observer) Begin(args Args) *Call { return begin(o, anyArgs{args}, nil) 
 // without boxing them.
 func (o *Observer) BeginStrings(args []string) *Call { return begin(o, StringArgs(args), nil) }
 
+// BeginStringsOn is BeginStrings reading the command into c, a Call the caller holds (a
+// variable on its stack, say), instead of one taken from the Observer's pool: an adapter's
+// hook then touches no shared pool per lock command. It returns c, or nil when the command is
+// not a lock command. c is overwritten; end it with Finish, not Done (Done returns pooled
+// Calls to the pool, which would move the caller's variable to the heap).
+//
+// It is not inlined, for the reason beginGoRedis is not: inlined into the adapter's package,
+// the generic begin would carry no escape facts there and c would move to the heap.
+//
+//go:noinline
+func (o *Observer) BeginStringsOn(c *Call, args []string) *Call {
+	return begin(o, StringArgs(args), c)
+}
+
 // argReader is what begin reads commands through: Args, and integers read without formatting
 // them first (go-redis passes counts and expiries as Go integers, which Arg would format into
 // a new string on every read).
@@ -349,6 +363,9 @@ func newCall(o *Observer, op opKind, ns *namespace, into *Call) *Call {
 	if c == nil {
 		c = callPool.Get().(*Call)
 		c.pooled = true
+	} else {
+		// A caller's Call may have served an earlier command (BeginStringsOn).
+		*c = Call{}
 	}
 	c.o, c.op, c.ns = o, op, ns
 	if op == opAcquire {

@@ -66,6 +66,15 @@ func (c *Call) Done(r Reply) {
 	}
 }
 
+// Finish records the reply of a call BeginStringsOn recognised, once, and leaves c to its
+// caller: it is Done for a Call that is not the Observer's. A nil Call is ignored.
+func (c *Call) Finish(r Reply) {
+	if c == nil {
+		return
+	}
+	c.finish(r)
+}
+
 // finish is Done without returning the Call to the pool: for a Call on its hook's stack.
 func (c *Call) finish(r Reply) {
 	res := r.result(c.op)

@@ -42,9 +42,11 @@ func (h Hook) Do(client rueidis.Client, ctx context.Context, cmd rueidis.Complet
 		// it, so it is not an operation on the lock.
 		return client.Do(ctx, cmd)
 	}
-	c := h.obs.BeginStrings(cmd.Commands())
+	// The Call lives on this stack: no pool round trip per lock command.
+	var call observe.Call
+	c := h.obs.BeginStringsOn(&call, cmd.Commands())
 	resp := client.Do(ctx, cmd)
-	c.Done(reply(resp))
+	c.Finish(reply(resp))
 	return resp
 }
 
