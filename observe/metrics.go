@@ -30,8 +30,10 @@ type metricsPath interface {
 	untracked() lockmetrics.Counter
 	// unclassified is lock_observe_unclassified_scripts_total.
 	unclassified() lockmetrics.Counter
-	// sweepOnCollect makes every scrape or collection run sweep first.
-	sweepOnCollect(sweep func()) error
+	// sweepOnCollect makes every scrape or collection run sweep before lock_held and
+	// lock_waiters are read, and flush before every other family the tracker writes is read
+	// (sweep applies the pending replies too: see pendingReply).
+	sweepOnCollect(sweep, flush func()) error
 	// close stops what the path keeps registered outside the Observer.
 	close() error
 }
@@ -41,8 +43,8 @@ type metricsPath interface {
 type promPath struct {
 	reg     prometheus.Registerer
 	fams    *lockmetrics.Families
-	dropped prometheus.Counter
-	unknown prometheus.Counter
+	dropped *sweptCounter
+	unknown *sweptCounter
 }
 
 func newPromPath(reg prometheus.Registerer) (*promPath, error) {
@@ -73,10 +75,16 @@ func (p *promPath) unclassified() lockmetrics.Counter { return p.unknown }
 // values are read: a collector of its own would run beside them (a registry collects
 // concurrently), and a scrape could read lock_held before the sweep removed the expired locks,
 // or lock_waiters before it stopped counting the lapsed waiters. Each is swept in its own
-// collection, so a scrape may sweep twice; the second finds nothing to do.
-func (p *promPath) sweepOnCollect(sweep func()) error {
+// collection, so a scrape may sweep twice; the second finds nothing to do. The other families
+// the tracker writes apply the pending replies in theirs the same way.
+func (p *promPath) sweepOnCollect(sweep, flush func()) error {
 	p.fams.Held.BeforeCollect(sweep)
 	p.fams.Waiters.BeforeCollect(sweep)
+	p.fams.AcquireWait.BeforeCollect(flush)
+	p.fams.HeldSeconds.BeforeCollect(flush)
+	p.fams.Renewals.BeforeCollect(flush)
+	p.fams.Releases.BeforeCollect(flush)
+	p.dropped.BeforeCollect(flush)
 	return nil
 }
 
@@ -86,16 +94,30 @@ func (p *promPath) close() error { return nil }
 // registerCounter registers one of the families that are observe's own (locks not tracked
 // because MaxTracked was reached, scripts it could not classify). Shared like the contract's
 // families when several Observers share a registry.
-func registerCounter(reg prometheus.Registerer, name, help string) (prometheus.Counter, error) {
-	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+func registerCounter(reg prometheus.Registerer, name, help string) (*sweptCounter, error) {
+	c := &sweptCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})}
 	if err := reg.Register(c); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(prometheus.Counter); ok {
+			if existing, ok := are.ExistingCollector.(*sweptCounter); ok {
 				return existing, nil
 			}
 		}
 		return nil, fmt.Errorf("observe: register %s: %w", name, err)
 	}
 	return c, nil
+}
+
+// sweptCounter is one of observe's own counters with hooks run before it is read:
+// lock_observe_untracked_total is counted when the tracker applies a reply (see
+// pendingReply).
+type sweptCounter struct {
+	prometheus.Counter
+	lockmetrics.CollectHooks
+}
+
+// Collect runs the hooks, then collects the counter.
+func (c *sweptCounter) Collect(ch chan<- prometheus.Metric) {
+	c.Run()
+	c.Counter.Collect(ch)
 }

@@ -132,7 +132,7 @@ func New(opts Options) (*Observer, error) {
 		o.namespaces = append(o.namespaces, n)
 	}
 	// Last: a scrape may sweep as soon as this returns, and needs the tracker.
-	if err := metrics.sweepOnCollect(func() { o.tracker.sweep(o.now(), true) }); err != nil {
+	if err := metrics.sweepOnCollect(func() { o.tracker.sweep(o.now(), true) }, o.tracker.flush); err != nil {
 		return nil, errors.Join(err, metrics.close())
 	}
 	return o, nil

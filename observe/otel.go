@@ -26,6 +26,9 @@ type otelPath struct {
 	dropped      untrackedCount
 	unknown      untrackedCount
 	registration metric.Registration // the callback reporting dropped and unknown
+	// flush applies the tracker's pending replies before dropped is read (see pendingReply);
+	// nil until sweepOnCollect.
+	flush atomic.Pointer[func()]
 }
 
 func newOTelPath(mp metric.MeterProvider) (*otelPath, error) {
@@ -42,6 +45,9 @@ func newOTelPath(mp metric.MeterProvider) (*otelPath, error) {
 	}
 	if err == nil {
 		p.registration, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+			if flush := p.flush.Load(); flush != nil {
+				(*flush)()
+			}
 			o.ObserveInt64(untracked, p.dropped.n.Load())
 			o.ObserveInt64(unclassified, p.unknown.n.Load())
 			return nil
@@ -62,9 +68,13 @@ func (p *otelPath) untracked() lockmetrics.Counter { return &p.dropped }
 func (p *otelPath) unclassified() lockmetrics.Counter { return &p.unknown }
 
 // sweepOnCollect runs sweep inside the instruments' callback, before lock_held is read, so a
-// collection after an expiry already shows lock_held fallen back and the hold observed.
-func (p *otelPath) sweepOnCollect(sweep func()) error {
+// collection after an expiry already shows lock_held fallen back and the hold observed. The
+// sweep applies the pending replies first, and the SDK runs every callback before it reads
+// the histograms, so they see them too; lock_observe_untracked's own callback flushes, as the
+// two callbacks run in no set order.
+func (p *otelPath) sweepOnCollect(sweep, flush func()) error {
 	p.inst.OnCollect(sweep)
+	p.flush.Store(&flush)
 	return nil
 }
 

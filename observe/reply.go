@@ -90,14 +90,7 @@ func (c *Call) finish(r Reply) {
 	// Once per namespace the key belongs to: each keeps its own state and series.
 	for ns := c.ns; ns != nil; ns = o.nextNamespace(c.keys()[0], ns.idx+1) {
 		c.ns = ns
-		switch c.op {
-		case opAcquire:
-			o.tracker.acquired(c, res, end)
-		case opRefresh:
-			o.tracker.refreshed(c, res, end)
-		case opRelease:
-			o.tracker.released(c, res, end)
-		}
+		o.tracker.record(c, res, end)
 	}
 }
 

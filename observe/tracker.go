@@ -51,6 +51,7 @@ func (e *entry) held() bool    { return !e.heldSince.IsZero() }
 // tracker keeps the bounded per-lock state and turns calls into observations.
 type tracker struct {
 	mu         sync.Mutex
+	pending    []pendingReply // replies not applied yet (see pendingReply); guarded by mu
 	entries    map[lockID]*entry
 	giveUp     time.Duration
 	maxTracked int
@@ -80,6 +81,7 @@ func newTracker(giveUp time.Duration, maxTracked int, dropped lockmetrics.Counte
 func (t *tracker) size() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.applyPending()
 	return len(t.entries)
 }
 
@@ -110,12 +112,11 @@ func (t *tracker) entryFor(id lockID, now time.Time, absent bool) *entry {
 	return e
 }
 
-// lockEntry takes the tracker's lock (the caller unlocks it), sweeps if a sweep is due, and
+// lockEntry sweeps if a sweep is due (under the tracker's lock, which applyPending holds), and
 // returns the ID of c's lock and its entry, nil when the lock is not tracked. absent reports
 // that the map holds no entry for the ID (see entryFor): an entry returned as nil because it
 // expired may stay in the map when it still has a try or a failed attempt to remember.
 func (t *tracker) lockEntry(c *Call, end time.Time) (id lockID, e *entry, absent bool) {
-	t.mu.Lock()
 	t.maybeSweep(end)
 	id = lockID{c.ns, c.name, c.token}
 	e = t.entries[id]
@@ -167,7 +168,6 @@ func allDigits(s string) bool {
 // group's quorum (see try); on a single server it is the try.
 func (t *tracker) acquired(c *Call, res result, end time.Time) {
 	id, e, absent := t.lockEntry(c, end)
-	defer t.mu.Unlock()
 	n := t.groupSize(c.server)
 	if e != nil && e.try != nil && e.try.answered&serverBit(c.server) != 0 {
 		// A server answers a second time: a new try, so the previous one is complete, and
@@ -282,7 +282,6 @@ func (t *tracker) addParts(e *entry, c *Call, end time.Time) {
 func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	id, e, _ := t.lockEntry(c, end)
-	defer t.mu.Unlock()
 	if e != nil && e.try != nil {
 		// The value's next command: every server of its try has answered.
 		t.completeTry(id, e)
@@ -316,7 +315,6 @@ func (t *tracker) refreshed(c *Call, res result, end time.Time) {
 func (t *tracker) released(c *Call, res result, end time.Time) {
 	m := c.ns.m
 	id, e, _ := t.lockEntry(c, end)
-	defer t.mu.Unlock()
 	if e != nil && e.try != nil {
 		t.completeTry(id, e)
 	}
@@ -359,6 +357,7 @@ func serverBit(server uint32) uint64 { return 1 << (server % 64) }
 func (t *tracker) deleted(ns *namespace, key string, server uint32, end time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.applyPending()
 	var name string // key without its part index, computed once, for locks of parts
 	for id, e := range t.entries {
 		if id.ns != ns || !e.held() {
@@ -463,6 +462,7 @@ func (t *tracker) maybeSweep(now time.Time) {
 func (t *tracker) sweep(now time.Time, force bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.applyPending()
 	if force {
 		t.sweepLocked(now)
 		return

@@ -9,6 +9,7 @@ import "time"
 func (t *tracker) oldestHeld(ns *namespace, now time.Time) (time.Duration, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.applyPending()
 	var oldest time.Time
 	for id, e := range t.entries {
 		if id.ns != ns || !e.held() || !e.liveAt(now) {

@@ -80,8 +80,8 @@ func promFamilies(t *testing.T) map[string]family {
 	if err != nil {
 		t.Fatal(err)
 	}
-	histograms := map[string]*prometheus.HistogramVec{"acquire_wait": f.AcquireWait, "held_seconds": f.HeldSeconds}
-	counters := map[string]*prometheus.CounterVec{"renewals": f.Renewals, "releases": f.Releases, "abandoned": f.Abandoned, "fenced_writes": f.FencedWrites}
+	histograms := map[string]*prometheus.HistogramVec{"acquire_wait": f.AcquireWait.HistogramVec, "held_seconds": f.HeldSeconds.HistogramVec}
+	counters := map[string]*prometheus.CounterVec{"renewals": f.Renewals.CounterVec, "releases": f.Releases.CounterVec, "abandoned": f.Abandoned, "fenced_writes": f.FencedWrites}
 	recorder{
 		observer: func(fam, o string) lockmetrics.Observer {
 			return histograms[fam].WithLabelValues(labelValues("ns", o)...)

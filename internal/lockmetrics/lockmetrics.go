@@ -58,11 +58,11 @@ func HeldSecondsBuckets() []float64 {
 
 // Families holds the library's metric families, shared by every namespace of a producer.
 type Families struct {
-	AcquireWait  *prometheus.HistogramVec
-	Renewals     *prometheus.CounterVec
-	Releases     *prometheus.CounterVec
+	AcquireWait  *SweptHistogramVec
+	Renewals     *SweptCounterVec
+	Releases     *SweptCounterVec
 	Abandoned    *prometheus.CounterVec
-	HeldSeconds  *prometheus.HistogramVec
+	HeldSeconds  *SweptHistogramVec
 	Held         *SweptGaugeVec
 	FencedWrites *prometheus.CounterVec
 	// Beyond the contract's table: what a caller waits in, how old the oldest hold is, and
@@ -79,53 +79,91 @@ type Families struct {
 // its collectors concurrently.
 type SweptGaugeVec struct {
 	*prometheus.GaugeVec
+	CollectHooks
+}
+
+// Collect runs the hooks, then collects the gauges.
+func (h *SweptGaugeVec) Collect(ch chan<- prometheus.Metric) {
+	h.Run()
+	h.GaugeVec.Collect(ch)
+}
+
+// SweptHistogramVec is lock_acquire_wait_seconds and lock_held_seconds with CollectHooks: a
+// producer that records its events in batches (observe) applies the pending ones before the
+// histograms are read.
+type SweptHistogramVec struct {
+	*prometheus.HistogramVec
+	CollectHooks
+}
+
+// Collect runs the hooks, then collects the histograms.
+func (h *SweptHistogramVec) Collect(ch chan<- prometheus.Metric) {
+	h.Run()
+	h.HistogramVec.Collect(ch)
+}
+
+// SweptCounterVec is lock_renewals_total and lock_releases_total with CollectHooks, as
+// SweptHistogramVec.
+type SweptCounterVec struct {
+	*prometheus.CounterVec
+	CollectHooks
+}
+
+// Collect runs the hooks, then collects the counters.
+func (h *SweptCounterVec) Collect(ch chan<- prometheus.Metric) {
+	h.Run()
+	h.CounterVec.Collect(ch)
+}
+
+// CollectHooks are functions a family runs at every collection, in its own Collect call,
+// before its values are read.
+type CollectHooks struct {
 	mu    sync.Mutex
 	hooks []func()
 }
 
-// BeforeCollect adds hook, run at every collection of lock_held before its values are read.
-func (h *SweptGaugeVec) BeforeCollect(hook func()) {
+// BeforeCollect adds hook, run at every collection of the family before its values are read.
+func (h *CollectHooks) BeforeCollect(hook func()) {
 	h.mu.Lock()
 	h.hooks = append(h.hooks, hook)
 	h.mu.Unlock()
 }
 
-// Collect runs the hooks, then collects the gauges.
-func (h *SweptGaugeVec) Collect(ch chan<- prometheus.Metric) {
+// Run runs the hooks.
+func (h *CollectHooks) Run() {
 	h.mu.Lock()
 	hooks := append([]func(){}, h.hooks...)
 	h.mu.Unlock()
 	for _, hook := range hooks {
 		hook()
 	}
-	h.GaugeVec.Collect(ch)
 }
 
 // newFamilies builds the families, unregistered.
 func newFamilies() *Families {
 	return &Families{
-		AcquireWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		AcquireWait: &SweptHistogramVec{HistogramVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "lock_acquire_wait_seconds",
 			Help:    acquireWaitHelp,
 			Buckets: AcquireWaitBuckets(),
-		}, []string{NamespaceLabel, "outcome"}),
-		Renewals: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{NamespaceLabel, "outcome"})},
+		Renewals: &SweptCounterVec{CounterVec: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_renewals_total",
 			Help: renewalsHelp,
-		}, []string{NamespaceLabel, "outcome"}),
-		Releases: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{NamespaceLabel, "outcome"})},
+		Releases: &SweptCounterVec{CounterVec: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_releases_total",
 			Help: releasesHelp,
-		}, []string{NamespaceLabel, "outcome"}),
+		}, []string{NamespaceLabel, "outcome"})},
 		Abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lock_abandoned_total",
 			Help: abandonedHelp,
 		}, []string{NamespaceLabel}),
-		HeldSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		HeldSeconds: &SweptHistogramVec{HistogramVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "lock_held_seconds",
 			Help:    heldSecondsHelp,
 			Buckets: HeldSecondsBuckets(),
-		}, []string{NamespaceLabel}),
+		}, []string{NamespaceLabel})},
 		Held: &SweptGaugeVec{GaugeVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lock_held",
 			Help: heldHelp,
