@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -338,13 +337,11 @@ func TestTargetFlagsAndConfigErrors(t *testing.T) {
 	}
 }
 
-// waitRedialsEnded waits for go-redis' background redial of a pool whose dial failed: it sleeps a
-// second between attempts and notices a closed pool only then, so it can outlive the exporter by
-// a second and trip goleak when this test runs last.
+// waitRedialsEnded waits for go-redis' background redials of pools whose dials failed to end
+// (testkit.AwaitRedialsEnded), so that they do not trip goleak when this test runs last.
 func waitRedialsEnded(t *testing.T) {
 	t.Helper()
-	testkit.Eventually(t, 10*time.Second, "go-redis redial goroutines to end", func() bool {
-		buf := make([]byte, 1<<20)
-		return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "pool.(*ConnPool).tryDial")
-	})
+	if !testkit.AwaitRedialsEnded(10 * time.Second) {
+		t.Fatal("go-redis redial goroutines still running after 10 s")
+	}
 }
