@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	testkit.VerifyTestMain(m)
 }
 
 func newEnv(vars map[string]string) (*env, *testkit.SyncBuffer, *testkit.SyncBuffer) {

@@ -3,9 +3,9 @@ package demo
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	testkit.VerifyTestMain(m)
 }

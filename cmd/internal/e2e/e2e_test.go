@@ -17,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockwatch/lockwatch/cmd/internal/demo"
@@ -221,7 +220,7 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quietRedis{})
-	goleak.VerifyTestMain(m)
+	testkit.VerifyTestMain(m)
 }
 
 // checkInhibition posts alerts straight to Alertmanager's API: a critical and a warning of one

@@ -3,36 +3,24 @@ package exporter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/goleak"
 
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestMain checks for leaked goroutines once go-redis' redials have ended: these tests serve a
-// Redis that refuses connections, and a failed pool's redial outlives its closed client by up
-// to a second (testkit.AwaitRedialsEnded). A client left open still fails the check.
+// Redis that refuses connections (testkit.VerifyTestMain).
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		testkit.AwaitRedialsEnded(5 * time.Second)
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testkit.VerifyTestMain(m)
 }
 
 // testOptions serve one namespace of a Redis nothing listens on: Serve must work without one
