@@ -12,6 +12,7 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/sirupsen/logrus v1.9.3
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -27,6 +28,5 @@ require (
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -7,8 +7,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
-	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The loaded shapes run beside CPU hogs: processes that spin on one core each, started by
@@ -53,28 +53,23 @@ type hogs []hog
 
 // pinThread binds the calling thread to CPU cpu.
 func pinThread(cpu int) error {
-	var mask [16]uint64 // 1024 CPUs
-	if cpu >= len(mask)*64 {
+	var set unix.CPUSet
+	set.Set(cpu)
+	if !set.IsSet(cpu) {
 		return fmt.Errorf("CPU %d is beyond the affinity mask", cpu)
 	}
-	mask[cpu/64] |= 1 << (cpu % 64)
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask)))
-	if errno != 0 {
-		return errno
-	}
-	return nil
+	return unix.SchedSetaffinity(0, &set)
 }
 
 // allowedCPUs lists the CPUs this process may run on, in order.
 func allowedCPUs() ([]int, error) {
-	var mask [16]uint64
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask)))
-	if errno != 0 {
-		return nil, errno
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, err
 	}
-	var cpus []int
-	for i := range len(mask) * 64 {
-		if mask[i/64]&(1<<(i%64)) != 0 {
+	cpus := make([]int, 0, set.Count())
+	for i := 0; len(cpus) < cap(cpus); i++ {
+		if set.IsSet(i) {
 			cpus = append(cpus, i)
 		}
 	}
