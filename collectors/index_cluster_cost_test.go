@@ -69,19 +69,6 @@ func TestClusterIndexCost(t *testing.T) {
 		}
 	}
 	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
-	cpu := func() []float64 {
-		out := make([]float64, len(nodes))
-		for i, c := range nodes {
-			info, err := c.Info(ctx, "cpu").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			sys, _ := strconv.ParseFloat(infoField(info, "used_cpu_sys"), 64)
-			user, _ := strconv.ParseFloat(infoField(info, "used_cpu_user"), 64)
-			out[i] = sys + user
-		}
-		return out
-	}
 	type sample struct {
 		cpu   []float64
 		wall  time.Duration
@@ -100,7 +87,7 @@ func TestClusterIndexCost(t *testing.T) {
 			case "walk":
 				s = newTestScanner(t, cc, Options{Namespaces: ns, Mode: ModeWalk})
 			}
-			before := cpu()
+			before := masterCPU(t, nodes)
 			churn()
 			var smp sample
 			if s != nil {
@@ -115,7 +102,7 @@ func TestClusterIndexCost(t *testing.T) {
 				}
 				smp.count = res.Namespaces[0].Keys
 			}
-			after := cpu()
+			after := masterCPU(t, nodes)
 			for i := range after {
 				smp.cpu = append(smp.cpu, after[i]-before[i])
 			}

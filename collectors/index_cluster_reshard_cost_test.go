@@ -3,11 +3,12 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestClusterReshardCost measures the Redis CPU each master of a 3-master cluster spends while
@@ -102,18 +103,16 @@ func TestClusterReshardCost(t *testing.T) {
 	}
 }
 
-// masterCPU is each node's used_cpu_sys + used_cpu_user (INFO cpu), in seconds.
+// masterCPU is each node's CPU time (testkit.RedisCPU), in seconds.
 func masterCPU(t *testing.T, nodes []*redis.Client) []float64 {
 	t.Helper()
 	out := make([]float64, len(nodes))
 	for i, c := range nodes {
-		info, err := c.Info(context.Background(), "cpu").Result()
+		cpu, err := testkit.RedisCPU(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sys, _ := strconv.ParseFloat(infoField(info, "used_cpu_sys"), 64)
-		user, _ := strconv.ParseFloat(infoField(info, "used_cpu_user"), 64)
-		out[i] = sys + user
+		out[i] = cpu.Seconds()
 	}
 	return out
 }
