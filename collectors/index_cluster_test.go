@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // clusterIndexNamespaces are indexNamespaces less the one without a literal prefix ("suffix"):
@@ -128,7 +129,7 @@ func TestClusterIndexDifferential(t *testing.T) {
 			op = "client-kill"
 			masters := cluster.Masters(t)
 			c := nodeClient(masters[rng.IntN(len(masters))])
-			c.Do(ctx, "CLIENT", "KILL", "ID", trackerID(t, c))
+			c.Do(ctx, "CLIENT", "KILL", "ID", testkit.TrackingClientID(t, c))
 		}
 		for range 40 {
 			k := key()

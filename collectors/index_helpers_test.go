@@ -194,27 +194,6 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// trackerID is the CLIENT ID of the server's tracking connection (flag t in CLIENT LIST).
-func trackerID(t *testing.T, c *redis.Client) string {
-	t.Helper()
-	list, err := c.ClientList(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.SplitSeq(list, "\n") {
-		fields := map[string]string{}
-		for f := range strings.FieldsSeq(line) {
-			k, v, _ := strings.Cut(f, "=")
-			fields[k] = v
-		}
-		if strings.Contains(fields["flags"], "t") {
-			return fields["id"]
-		}
-	}
-	t.Fatalf("no tracking client in CLIENT LIST:\n%s", list)
-	return ""
-}
-
 // compareNow scrapes the index (current) and then walks, and fails on any difference.
 func compareNow(t *testing.T, s *Scanner, c redis.UniversalClient, step string) int {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 var indexNamespaces = []Namespace{
@@ -114,7 +115,7 @@ func TestIndexResyncs(t *testing.T) {
 	ctx := context.Background()
 	cases := []resyncCase{
 		{"tracking connection killed", resyncConnectionLost, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
-			if err := c.Do(ctx, "CLIENT", "KILL", "ID", trackerID(t, c)).Err(); err != nil {
+			if err := c.Do(ctx, "CLIENT", "KILL", "ID", testkit.TrackingClientID(t, c)).Err(); err != nil {
 				t.Fatal(err)
 			}
 			c.Set(ctx, "jobs:after-kill", "t", time.Minute)
@@ -179,7 +180,7 @@ func TestIndexServesLastCompleteIndexDuringResync(t *testing.T) {
 	c.Set(ctx, "jobs:1", "t", time.Minute)
 	s := indexed(t, c, indexNamespaces[:1])
 	// A user that may no longer run CLIENT TRACKING: the resync cannot open a feed.
-	if err := c.Do(ctx, "CLIENT", "KILL", "ID", trackerID(t, c)).Err(); err != nil {
+	if err := c.Do(ctx, "CLIENT", "KILL", "ID", testkit.TrackingClientID(t, c)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -257,7 +258,7 @@ func TestIndexDifferential(t *testing.T) {
 			c.Do(ctx, "SWAPDB", 0, 1)
 		case 7:
 			op = "client-kill"
-			c.Do(ctx, "CLIENT", "KILL", "ID", trackerID(t, c))
+			c.Do(ctx, "CLIENT", "KILL", "ID", testkit.TrackingClientID(t, c))
 		case 8:
 			op = "debug-sleep"
 			if err := c.Do(ctx, "DEBUG", "SLEEP", "0.3").Err(); err != nil {

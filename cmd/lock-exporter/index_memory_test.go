@@ -88,7 +88,7 @@ func TestIndexMemory(t *testing.T) {
 				return
 			}
 			// A resync builds a new index beside the one served: the peak of a running exporter.
-			if err := c.Do(context.Background(), "CLIENT", "KILL", "ID", trackerID(t, c)).Err(); err != nil {
+			if err := c.Do(context.Background(), "CLIENT", "KILL", "ID", testkit.TrackingClientID(t, c)).Err(); err != nil {
 				t.Fatal(err)
 			}
 			testkit.Eventually(t, 3*time.Minute, "a resync", func() bool {
@@ -136,25 +136,6 @@ func populateLocks(t *testing.T, c *redis.Client, n int) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// trackerID is the CLIENT ID of the exporter's tracking connection (flag t in CLIENT LIST).
-func trackerID(t *testing.T, c *redis.Client) string {
-	t.Helper()
-	list, err := c.ClientList(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.SplitSeq(list, "\n") {
-		for f := range strings.FieldsSeq(line) {
-			if v, ok := strings.CutPrefix(f, "flags="); ok && strings.Contains(v, "t") {
-				id, _, _ := strings.Cut(strings.TrimPrefix(line, "id="), " ")
-				return id
-			}
-		}
-	}
-	t.Fatalf("no tracking client in CLIENT LIST:\n%s", list)
-	return ""
 }
 
 // sample is the value of the series named (with labels) in a text exposition, or -1.
