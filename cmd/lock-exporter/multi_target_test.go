@@ -168,7 +168,6 @@ func TestMultiTarget(t *testing.T) {
 	if code := s.stop(); code != exitOK {
 		t.Errorf("exit status %d", code)
 	}
-	waitRedialsEnded(t)
 	out := responses.String() + s.stderr.String()
 	for _, pw := range []string{livePassword, downPassword} {
 		if strings.Contains(out, pw) {
@@ -256,7 +255,6 @@ func TestMetricsKeepsItsRedisBesideTargets(t *testing.T) {
 	_, body = s.get(t, scrapeURL("other"), 5*time.Second)
 	wantMetric(t, body, "lock_exporter_up", 0)
 	s.stop()
-	waitRedialsEnded(t)
 }
 
 // TestTargetNamespaces serves two targets on one real Redis: "jobs" scans the file's namespaces,
@@ -334,14 +332,5 @@ func TestTargetFlagsAndConfigErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: status %d, stderr %q; want 2 and one line containing %q", tt.args, code, stderr, tt.want)
 		}
-	}
-}
-
-// waitRedialsEnded waits for go-redis' background redials of pools whose dials failed to end
-// (testkit.AwaitRedialsEnded), so that they do not trip goleak when this test runs last.
-func waitRedialsEnded(t *testing.T) {
-	t.Helper()
-	if !testkit.AwaitRedialsEnded(10 * time.Second) {
-		t.Fatal("go-redis redial goroutines still running after 10 s")
 	}
 }
