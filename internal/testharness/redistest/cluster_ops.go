@@ -40,6 +40,23 @@ func (c *Cluster) Masters(tb testing.TB) []*Server {
 // every other master. It returns once every running node reports to as the slot's owner.
 func (c *Cluster) MigrateSlot(tb testing.TB, slot int64, to *Server) {
 	tb.Helper()
+	c.BeginSlotMigration(tb, slot, to).Finish(tb)
+}
+
+// SlotMigration is a slot move that BeginSlotMigration began and Finish ends: in between, the
+// slot's keys are on the target while both masters still mark the slot as moving (IMPORTING on
+// the target, MIGRATING on the source), as during a reshard that is under way.
+type SlotMigration struct {
+	c        *Cluster
+	slot     int64
+	from, to *Server
+	toID     string
+}
+
+// BeginSlotMigration does the first half of MigrateSlot: SETSLOT IMPORTING and MIGRATING, and
+// the MIGRATE of every key of the slot. The slot is still the source's until Finish.
+func (c *Cluster) BeginSlotMigration(tb testing.TB, slot int64, to *Server) *SlotMigration {
+	tb.Helper()
 	ctx := context.Background()
 	var from *Server
 	for _, n := range c.Nodes {
@@ -66,14 +83,26 @@ func (c *Cluster) MigrateSlot(tb testing.TB, slot int64, to *Server) {
 		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
 		c.must(tb, from, append(args, keys...)...)
 	}
-	c.must(tb, to, "CLUSTER", "SETSLOT", slot, "NODE", toID)
-	c.must(tb, from, "CLUSTER", "SETSLOT", slot, "NODE", toID)
-	for _, m := range c.Masters(tb) {
-		if m != to && m != from {
-			c.must(tb, m, "CLUSTER", "SETSLOT", slot, "NODE", toID)
+	return &SlotMigration{c: c, slot: slot, from: from, to: to, toID: toID}
+}
+
+// From is the master the slot moves from.
+func (m *SlotMigration) From() *Server { return m.from }
+
+// Finish gives the slot to the target: SETSLOT NODE on the target, the source and every other
+// master. It returns once every running node reports the target as the slot's owner.
+func (m *SlotMigration) Finish(tb testing.TB) {
+	tb.Helper()
+	c, slot, toID := m.c, m.slot, m.toID
+	c.must(tb, m.to, "CLUSTER", "SETSLOT", slot, "NODE", toID)
+	c.must(tb, m.from, "CLUSTER", "SETSLOT", slot, "NODE", toID)
+	for _, n := range c.Masters(tb) {
+		if n != m.to && n != m.from {
+			c.must(tb, n, "CLUSTER", "SETSLOT", slot, "NODE", toID)
 		}
 	}
-	c.waitAgreed(tb, fmt.Sprintf("slot %d owned by %s", slot, to.Addr), func(n *Server) bool {
+	ctx := context.Background()
+	c.waitAgreed(tb, fmt.Sprintf("slot %d owned by %s", slot, m.to.Addr), func(n *Server) bool {
 		return n.slotOwner(ctx, slot) == toID
 	})
 }
