@@ -135,8 +135,8 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 		}
 		n := nodes[i]
 		wg.Go(func() {
-			// Asked again, it may start another resync: one begun mid-move (a redirected
-			// re-read) can end before the move does, and the slots it then serves differ.
+			// Asked again, it may start another resync: its slots may have changed again
+			// while it built (a reshard moving slot after slot).
 			for onlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
 				parts[i] = n.collect(ctx)
 				if onlyResyncing(parts[i]) && n.isCurrent() {

@@ -156,6 +156,12 @@ func (n *indexNode) run() {
 			n.refuse(err)
 			return
 		}
+		var lost *errFeedLost
+		if errors.As(err, &lost) && lost.reason == resyncSlotsMoved {
+			// A slot began to move during the build: build again once it has moved.
+			n.awaitMoveEnd()
+			continue
+		}
 		if err != nil {
 			if n.ctx.Err() == nil {
 				n.s.opts.Logger.Debug("lock key index: build failed; retrying", "err", err, "in", backoff)
@@ -186,6 +192,46 @@ func (n *indexNode) run() {
 		n.resyncs[reason]++
 		n.mu.Unlock()
 		n.s.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
+		if reason == resyncSlotsMoved {
+			n.awaitMoveEnd()
+		}
+	}
+}
+
+// moveWaitMax bounds how long a master whose slots are moving waits for the move to end before
+// it builds anyway: a move an operator abandoned (CLUSTER SETSLOT STABLE) changes no slot.
+const moveWaitMax = time.Minute
+
+// awaitMoveEnd waits, after a re-read was redirected, until the slots this master serves differ
+// from those of the index's build (or its identity changed otherwise), moveWaitMax passed, or
+// the Scanner closed. A re-read is redirected while a slot migrates: its keys leave or arrive
+// by MIGRATE, and the slot changes hands only at the end. A build begun meanwhile would be
+// followed by another once the slot changed hands, so a reshard would cost the master two walks
+// (or more: one per redirect) where one after the move is enough. Scrapes meanwhile walk the
+// master. The feed is closed: nothing follows it until the build opens a new one.
+func (n *indexNode) awaitMoveEnd() {
+	n.syncMu.Lock()
+	if n.feed != nil {
+		n.feed.close()
+		n.feed = nil
+	}
+	built := n.ident
+	n.syncMu.Unlock()
+	t := time.NewTicker(feedInterval)
+	defer t.Stop()
+	until := time.Now().Add(moveWaitMax)
+	for time.Now().Before(until) {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
+		ident, _, _, err := n.readIdentity(ctx)
+		cancel()
+		if err == nil && built.changed(ident) != "" {
+			return
+		}
 	}
 }
 
@@ -286,7 +332,7 @@ func (n *indexNode) establish() error {
 		n.feed.close()
 		n.feed = nil
 		if err == nil {
-			err = fmt.Errorf("feed lost during the build: %s", reason)
+			err = &errFeedLost{reason: reason}
 		}
 		return err
 	}
@@ -296,6 +342,11 @@ func (n *indexNode) establish() error {
 	n.mu.Unlock()
 	return nil
 }
+
+// errFeedLost is a build's error when its feed was lost before the build ended.
+type errFeedLost struct{ reason string }
+
+func (e *errFeedLost) Error() string { return "feed lost during the build: " + e.reason }
 
 // follow drains the feed every feedInterval until it is lost, and returns why ("" when the
 // Scanner closed).
