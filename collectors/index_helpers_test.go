@@ -78,10 +78,10 @@ func freshWalk(t *testing.T, c redis.UniversalClient, namespaces []Namespace) *R
 }
 
 // differences lists every exported figure of got (the index) that a walk (want) read
-// differently: counts exactly, the minimum TTL to within slack (the walk ran after the index's
-// scrape), idle times (the longest, and the top-K by idle time, ties allowed) to within OBJECT
-// IDLETIME's one-second resolution plus slack: the walk reads them later, so its values are larger,
-// by up to slack on a busy machine, where the walk may run seconds after the scrape; holders of the keys both list, and hold ages (the longest, and the top-K by hold
+// differently: counts exactly; the minimum TTL to within slack (the walk ran after the index's
+// scrape); idle times (the longest, and the top-K by idle time, ties allowed) to within OBJECT
+// IDLETIME's one-second resolution plus slack, since the walk reads them later, by seconds on a
+// busy machine; holders of the keys both list; and hold ages (the longest, and the top-K by hold
 // age) to within slack: the walk reads the server's clock later, so its ages are the larger.
 func differences(got, want *Result, slack time.Duration) []string {
 	var diffs []string
