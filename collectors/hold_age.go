@@ -48,6 +48,7 @@ func (in *inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, key
 	for _, k := range keys {
 		var cmd *redis.StringCmd
 		if in.readHolder(k) {
+			in.ask(ctx, pipe)
 			cmd, queued = pipe.Get(ctx, lockkeys.Holder(k)), true
 		}
 		in.holders = append(in.holders, cmd)

@@ -3,8 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -148,99 +146,4 @@ func TestClusterRefusingMasterWalkedAlone(t *testing.T) {
 		}
 		cc.Set(ctx, fmt.Sprintf("jobs:new:%d", served), "t", 0)
 	}
-}
-
-// TestClusterResyncAwaitsTheMoveEnd begins a slot move (its keys migrated, the slot still marked
-// IMPORTING and MIGRATING), gives the two masters time to notice it, and only then ends it: each
-// of the two masters resyncs once, with one walk, after the move ended. Before, a master resynced
-// as soon as a re-read was redirected, walked while the slot was still moving, and walked again
-// when its slots changed: two walks per master per move (three resyncs in one of six reshard
-// scrapes of TestClusterResyncWalksOnlyItsMasters beside two CPU hogs).
-func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster and moves a slot")
-	}
-	ctx := context.Background()
-	cluster := redistest.StartCluster(t, 3, 0)
-	cc := clusterClient(t, cluster)
-	masters := cluster.Masters(t)
-	clients := map[*redistest.Server]*redis.Client{}
-	for _, m := range masters {
-		clients[m] = m.Client(t)
-		fillMaster(t, cluster, m, clients[m], 50_000)
-	}
-	for i := range 300 {
-		cc.Set(ctx, fmt.Sprintf("jobs:%d", i), "t", time.Hour)
-	}
-	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
-	before := scanCallsOnServer(t, clients[masters[0]])
-	freshWalk(t, cc, ns)
-	oneWalk := scanCallsOnServer(t, clients[masters[0]]) - before
-	s := indexed(t, cc, ns)
-	movedResyncs := func() int64 { return s.cluster.counts().resyncs[resyncSlotsMoved] }
-
-	const key = "jobs:0"
-	from := cluster.MasterFor(t, key)
-	to := masters[0]
-	if to == from {
-		to = masters[1]
-	}
-	scans := func() [2]int { return [2]int{scanCallsOnServer(t, clients[from]), scanCallsOnServer(t, clients[to])} }
-	resyncsBefore, scansBefore := movedResyncs(), scans()
-	move := cluster.BeginSlotMigration(t, cluster.Slot(t, key), to)
-
-	// Both masters notice the move by a redirected re-read of a migrated key.
-	deadline := time.Now().Add(20 * time.Second)
-	for movedResyncs() < resyncsBefore+2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 20s, %d slots_moved resyncs since the move began: want 2", movedResyncs()-resyncsBefore)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	// Time for a resync that does not wait for the move's end to walk the source, as it did
-	// before: up to a whole walk's SCAN calls, or 5s.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if scans()[0]-scansBefore[0] >= oneWalk {
-			break
-		}
-	}
-	if d := scans()[0] - scansBefore[0]; d != 0 {
-		t.Errorf("the source master was walked while its slot was moving: %d SCAN calls", d)
-	}
-	move.Finish(t)
-	deadline = time.Now().Add(20 * time.Second)
-	for !allNodesCurrent(s.cluster) {
-		if time.Now().After(deadline) {
-			t.Fatal("the masters' indexes are not current 20s after the move ended")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	after := scans()
-	for i, name := range []string{"source", "target"} {
-		// A little slack: the walk of a master holding a few more lock keys.
-		if d := after[i] - scansBefore[i]; d > oneWalk+oneWalk/10 {
-			t.Errorf("the %s master received %d SCAN calls for the move, more than one walk's %d", name, d, oneWalk)
-		}
-	}
-	if got := movedResyncs() - resyncsBefore; got != 2 {
-		t.Errorf("%d slots_moved resyncs for one move: want 2, one per master", got)
-	}
-	start := time.Now()
-	res := waitCurrent(t, s)
-	for _, d := range differences(res, freshWalk(t, cc, ns), time.Since(start)+5*time.Millisecond) {
-		t.Error(d)
-	}
-}
-
-// allNodesCurrent reports whether every master's index follows its feed.
-func allNodesCurrent(ci *clusterIndex) bool {
-	ci.mu.Lock()
-	nodes := slices.Collect(maps.Values(ci.nodes))
-	ci.mu.Unlock()
-	for _, n := range nodes {
-		if !n.isCurrent() {
-			return false
-		}
-	}
-	return len(nodes) > 0
 }

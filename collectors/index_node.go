@@ -607,17 +607,6 @@ func slotMap(ranges []redis.ClusterSlot, self string) string {
 	return "all " + all.String()
 }
 
-// isRedirect reports whether err is a cluster redirection (MOVED or ASK): the key's slot is
-// served, or being migrated, elsewhere.
-func isRedirect(err error) bool {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) {
-		return false
-	}
-	msg := rerr.Error()
-	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
-}
-
 // infoField is the value of "name:value" in an INFO reply.
 func infoField(info, name string) string {
 	for line := range strings.SplitSeq(info, "\n") {

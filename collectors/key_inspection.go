@@ -46,11 +46,14 @@ type inspector struct {
 	// expiry keeps a key's TTL exact between reads, where read time + PTTL carries the pipeline's
 	// round trip as its error.
 	expireTime bool
-	expires    []*redis.DurationCmd
-	ttls       []*redis.DurationCmd
-	idles      []*redis.DurationCmd
-	types      []*redis.StatusCmd
-	replies    []keyReply
+	// asking sends ASKING before each command on a key: the re-read of keys whose slot this
+	// Cluster master is importing (see settleRedirects).
+	asking  bool
+	expires []*redis.DurationCmd
+	ttls    []*redis.DurationCmd
+	idles   []*redis.DurationCmd
+	types   []*redis.StatusCmd
+	replies []keyReply
 	// readHolder picks the keys whose holder record is read for their hold age (see
 	// classifier.holderReader); nil reads none. holders has a GET per key (nil where none was
 	// queued) and now the server's TIME, for the batch in flight.
@@ -67,14 +70,18 @@ func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) 
 	pipe := in.c.Pipeline()
 	in.ttls, in.idles, in.types, in.expires = in.ttls[:0], in.idles[:0], in.types[:0], in.expires[:0]
 	for _, k := range keys {
+		in.ask(ctx, pipe)
 		in.ttls = append(in.ttls, pipe.PTTL(ctx, k))
 		if in.expireTime {
+			in.ask(ctx, pipe)
 			in.expires = append(in.expires, pipe.PExpireTime(ctx, k))
 		}
 		if wantIdle {
+			in.ask(ctx, pipe)
 			in.idles = append(in.idles, pipe.ObjectIdleTime(ctx, k))
 		}
 		if withType {
+			in.ask(ctx, pipe)
 			in.types = append(in.types, pipe.Type(ctx, k))
 		}
 	}
@@ -99,6 +106,7 @@ func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) 
 		replies = append(replies, in.reply(j, k, idleKnown, withType))
 	}
 	in.replies = replies
+	in.settleRedirects(ctx, keys, replies, withType)
 	return replies, idleKnown
 }
 

@@ -1,0 +1,70 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// While a Redis Cluster slot migrates, its keys move one batch at a time by MIGRATE from the
+// source master (slot MIGRATING) to the target (slot IMPORTING), and each key is on one of the
+// two at any moment. A walk lists each master's own keys with SCAN, and counts each key once as
+// far as any walk of a changing keyspace does, but reading a listed key can be redirected:
+//   - on the source, ASK: the key left between SCAN and the read (it is on the target now, like
+//     a key deleted under the walk: gone);
+//   - on the target, MOVED: the key is here, but the slot is not yet this master's, and Redis
+//     serves it only to a command that follows ASKING. It is read again so.
+// Before, either reply failed the key's namespaces, so every scrape during a reshard of a slot
+// holding lock keys failed them (TestClusterWalkDuringSlotMove).
+
+// settleRedirects marks keys whose read was answered ASK as gone, and reads again, with ASKING,
+// the keys answered MOVED, replacing their replies.
+func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies []keyReply, withType bool) {
+	var moved []int
+	for j := range replies {
+		switch r := &replies[j]; {
+		case isAsk(r.err):
+			r.err, r.gone = nil, true
+		case isMoved(r.err) && !in.asking:
+			moved = append(moved, j)
+		case isMoved(r.err):
+			r.err = fmt.Errorf("%w (this master imports the key's slot: reading it takes ASKING; grant +asking)", r.err)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	again := make([]string, len(moved))
+	for i, j := range moved {
+		again[i] = keys[j]
+	}
+	imported := inspector{c: in.c, noIdle: in.noIdle, expireTime: in.expireTime, readHolder: in.readHolder, asking: true}
+	read, _ := imported.inspect(ctx, again, withType)
+	for i, j := range moved {
+		replies[j] = read[i]
+	}
+}
+
+// ask queues ASKING when the inspector reads imported keys: it lets the next command read a
+// key of a slot this master is importing.
+func (in *inspector) ask(ctx context.Context, pipe redis.Pipeliner) {
+	if in.asking {
+		pipe.Do(ctx, "asking")
+	}
+}
+
+// isRedirect reports whether err is a cluster redirection (MOVED or ASK): the key's slot is
+// served, or being migrated, elsewhere.
+func isRedirect(err error) bool { return isMoved(err) || isAsk(err) }
+
+func isMoved(err error) bool { return redisErrorPrefix(err, "MOVED ") }
+
+func isAsk(err error) bool { return redisErrorPrefix(err, "ASK ") }
+
+func redisErrorPrefix(err error, prefix string) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), prefix)
+}
