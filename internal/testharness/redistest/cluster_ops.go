@@ -57,6 +57,19 @@ type SlotMigration struct {
 // the MIGRATE of every key of the slot. The slot is still the source's until Finish.
 func (c *Cluster) BeginSlotMigration(tb testing.TB, slot int64, to *Server) *SlotMigration {
 	tb.Helper()
+	return c.beginSlotMigration(tb, slot, to, 100, 0)
+}
+
+// MigrateSlotSlowly is MigrateSlot with batch keys per MIGRATE and pause after each, as a
+// reshard of a large slot meets its clients: keys that share a hash tag are split between the
+// two masters for a while, and a multi-key command on them is answered TRYAGAIN.
+func (c *Cluster) MigrateSlotSlowly(tb testing.TB, slot int64, to *Server, batch int, pause time.Duration) {
+	tb.Helper()
+	c.beginSlotMigration(tb, slot, to, batch, pause).Finish(tb)
+}
+
+func (c *Cluster) beginSlotMigration(tb testing.TB, slot int64, to *Server, batch int, pause time.Duration) *SlotMigration {
+	tb.Helper()
 	ctx := context.Background()
 	var from *Server
 	for _, n := range c.Nodes {
@@ -75,13 +88,14 @@ func (c *Cluster) BeginSlotMigration(tb testing.TB, slot int64, to *Server) *Slo
 		tb.Fatal(err)
 	}
 	for {
-		reply := c.must(tb, from, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+		reply := c.must(tb, from, "CLUSTER", "GETKEYSINSLOT", slot, batch)
 		keys, _ := reply.([]any)
 		if len(keys) == 0 {
 			break
 		}
 		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
 		c.must(tb, from, append(args, keys...)...)
+		time.Sleep(pause)
 	}
 	return &SlotMigration{c: c, slot: slot, from: from, to: to, toID: toID}
 }
