@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -139,7 +141,12 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	for {
 		tried := time.Now()
 		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
+		if err != nil && wait && slotMoving(err) && n.pause(actx) {
+			continue
+		}
 		switch {
+		case err != nil && slotMoving(err):
+			err = fmt.Errorf("lease: acquire %q in namespace %s: its Redis Cluster slot is moving: %w", key, n.name, err)
 		case err != nil && waiting && deadlinePassed(actx) && time.Since(tried) < max(n.policy.RetryBackoff, unansweredAfter):
 			// The wait ran out during a retry's round trip: the lock was busy at Redis's last
 			// answer.
@@ -230,3 +237,20 @@ func (e *busyKeyError) Error() string {
 }
 
 func (e *busyKeyError) Unwrap() error { return ErrBusy }
+
+// slotMoving reports whether err is Redis Cluster's answer to a command on a slot being
+// migrated that go-redis gave up retrying: TRYAGAIN (the lock key and its fence or holder key
+// are split between the two masters for a moment), or ASK or MOVED after go-redis's
+// MaxRedirects. An acquire that waits tries again after RetryBackoff, as Redis asks: a reshard
+// is routine, and failing the acquire would fail the caller's job while the lock may be free
+// (docs/reliability.md, the reshard drill).
+func slotMoving(err error) bool {
+	if redis.IsTryAgainError(err) {
+		return true
+	}
+	if _, ok := redis.IsAskError(err); ok {
+		return true
+	}
+	_, ok := redis.IsMovedError(err)
+	return ok
+}

@@ -87,13 +87,12 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	// timer unless something waits (it is on every lock cycle's path).
 	ctx, end := boundBy(ctx, time.Now().Add(n.policy.ReleaseTimeout), nil)
 	defer end.release()
-	c := n.client
-	var deleted int64
-	var err error
-	if n.policy.RecordHolder {
-		deleted, err = c.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(key), id.tokenArg)
-	} else {
-		deleted, err = c.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
+	deleted, err := n.deleteIfOwned(ctx, id)
+	// A slot being migrated (TRYAGAIN: the lock and holder keys split between two masters) is
+	// tried again until ReleaseTimeout, as acquires are: the key would otherwise stay until
+	// its TTL and keep the next holder waiting.
+	for err != nil && slotMoving(err) && n.pause(ctx) {
+		deleted, err = n.deleteIfOwned(ctx, id)
 	}
 	switch {
 	case err != nil:
@@ -105,4 +104,13 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	}
 	n.m.releaseDone(releaseOK)
 	return nil
+}
+
+// deleteIfOwned runs the release script once: 1 when it deleted the key, 0 when another token
+// held it.
+func (n *Namespace) deleteIfOwned(ctx context.Context, id leaseID) (int64, error) {
+	if n.policy.RecordHolder {
+		return n.client.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg)
+	}
+	return n.client.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
 }
