@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/redis/go-redis/v9/push"
 )
 
@@ -64,6 +65,11 @@ func openChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string,
 	o.ContextTimeoutEnabled = true
 	o.PushNotificationProcessor = nil
 	o.OnConnect = nil
+	// Its own settings rather than a copy of the client's: go-redis writes those, under a lock
+	// of its own, when Redis refuses the handshake on a new connection (Redis before 8), and
+	// NewClient would read them beside that write. The feed's one connection wants no
+	// maintenance notifications anyway.
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	feed := &changeFeed{client: redis.NewClient(&o), admit: admit, pending: map[string]struct{}{}}
 	for _, name := range []string{"invalidate", "tracking-redir-broken"} {
 		if err := feed.client.RegisterPushNotificationHandler(name, feed, true); err != nil {
