@@ -2,9 +2,7 @@ package collectors
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -60,11 +58,12 @@ func (in *inspector) ask(ctx context.Context, pipe redis.Pipeliner) {
 // served, or being migrated, elsewhere.
 func isRedirect(err error) bool { return isMoved(err) || isAsk(err) }
 
-func isMoved(err error) bool { return redisErrorPrefix(err, "MOVED ") }
+func isMoved(err error) bool {
+	_, ok := redis.IsMovedError(err)
+	return ok
+}
 
-func isAsk(err error) bool { return redisErrorPrefix(err, "ASK ") }
-
-func redisErrorPrefix(err error, prefix string) bool {
-	var rerr redis.Error
-	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), prefix)
+func isAsk(err error) bool {
+	_, ok := redis.IsAskError(err)
+	return ok
 }

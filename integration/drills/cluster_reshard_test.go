@@ -3,7 +3,6 @@ package drills
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/lease"
 )
@@ -32,7 +32,7 @@ func TestClusterReshard(t *testing.T) {
 		ClusterStateReloadInterval: time.Second})
 	defer cc.Close()
 	var moving atomic.Int64 // replies of the nodes that say a slot is moving
-	cc.OnNewNode(func(rdb *redis.Client) { rdb.AddHook(slotMovingCounter{&moving}) })
+	cc.OnNewNode(func(rdb *redis.Client) { rdb.AddHook(slotMovingCounter{n: &moving}) })
 	c, err := lease.New(cc, lease.Options{Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
@@ -131,9 +131,10 @@ func TestClusterReshard(t *testing.T) {
 }
 
 // slotMovingCounter counts the replies of a node that say the command's slot is moving.
-type slotMovingCounter struct{ n *atomic.Int64 }
-
-func (slotMovingCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+type slotMovingCounter struct {
+	redishook.PassThrough
+	n *atomic.Int64
+}
 
 func (h slotMovingCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
@@ -154,11 +155,10 @@ func (h slotMovingCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) r
 }
 
 func (h slotMovingCounter) count(cmd redis.Cmder) {
-	if err := cmd.Err(); err != nil {
-		for _, p := range []string{"TRYAGAIN", "ASK ", "MOVED "} {
-			if strings.HasPrefix(err.Error(), p) {
-				h.n.Add(1)
-			}
-		}
+	err := cmd.Err()
+	_, moved := redis.IsMovedError(err)
+	_, ask := redis.IsAskError(err)
+	if moved || ask || redis.IsTryAgainError(err) {
+		h.n.Add(1)
 	}
 }
