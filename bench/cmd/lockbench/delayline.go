@@ -46,17 +46,18 @@ var chunkBufs = sync.Pool{New: func() any { return make([]byte, 64<<10) }}
 // milliseconds.
 const lineLanes = 2
 
-// serveDelayLine accepts connections on 127.0.0.1 (its address is printed on stdout, one line)
-// and forwards each to upstream, holding bytes oneWay in each direction, until stdin closes:
-// the parent's way of stopping it.
-func serveDelayLine(upstream string, oneWay time.Duration) error {
+// serveDelayLine accepts connections on 127.0.0.1 (its address is printed on out, one line)
+// and forwards each to upstream, holding bytes oneWay in each direction, until in closes: the
+// parent's way of stopping it. Meanwhile in carries the parent's probe commands (see
+// serveProbes).
+func serveDelayLine(in io.Reader, out io.Writer, upstream string, oneWay time.Duration) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	fmt.Println(ln.Addr().String())
+	fmt.Fprintln(out, ln.Addr().String())
 	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
+		serveProbes(in, out, ln.Addr().String())
 		_ = ln.Close()
 	}()
 	runDelayLine(ln, upstream, oneWay)
@@ -149,9 +150,10 @@ const prSetTimerSlack = 29 // PR_SET_TIMERSLACK, linux/prctl.h
 
 // delayLine is a running delay line process.
 type delayLine struct {
-	addr  string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	addr    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	replies *bufio.Reader // the process's stdout after its address: probe results
 }
 
 // startDelayLine starts lockbench again as a delay line in front of upstream, with oneWay in
@@ -174,13 +176,14 @@ func startDelayLine(upstream string, oneWay time.Duration) (*delayLine, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	replies := bufio.NewReader(stdout)
+	line, err := replies.ReadString('\n')
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("delay line: no address: %w", err)
 	}
-	return &delayLine{addr: strings.TrimSpace(line), cmd: cmd, stdin: stdin}, nil
+	return &delayLine{addr: strings.TrimSpace(line), cmd: cmd, stdin: stdin, replies: replies}, nil
 }
 
 func (d *delayLine) port() int { return portOf(d.addr) }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -95,5 +98,55 @@ func TestDelayLineAddsOneRoundTripAndOverlaps(t *testing.T) {
 	wg.Wait()
 	if took := time.Since(start); took > 8*oneWay {
 		t.Errorf("%d PINGs at once took %s, want about one round trip (2 × %s): the line serialises chunks", conns, took, oneWay)
+	}
+}
+
+// The probe protocol: "probe" starts PINGs through the line, "end" answers their median round
+// trip (at least the two one-way delays), an "end" with no probe answers 0, and closing the
+// input stops the line.
+func TestDelayLineProbe(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	srv, err := redisproc.Start(context.Background(), redisproc.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	const oneWay = 10 * time.Millisecond
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- serveDelayLine(inR, outW, srv.Addr(), oneWay); _ = outW.Close() }()
+	line := &delayLine{stdin: inW, replies: bufio.NewReader(outR)}
+	addr, err := line.replies.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := net.SplitHostPort(strings.TrimSpace(addr)); err != nil {
+		t.Fatalf("first line %q is not the line's address: %v", addr, err)
+	}
+
+	if rtt, err := line.endProbe(); err != nil || rtt != 0 {
+		t.Errorf("end without a probe = %s, %v; want 0", rtt, err)
+	}
+	if err := line.startProbe(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * probeEvery)
+	rtt, err := line.endProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rtt < 2*oneWay || rtt > 2*oneWay+time.Second {
+		t.Errorf("probe's median round trip %s, want 2 × %s and a little more", rtt, oneWay)
+	}
+
+	_ = inW.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the line did not stop when its input closed")
 	}
 }

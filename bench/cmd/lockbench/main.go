@@ -81,7 +81,7 @@ func main() {
 		runHog(*hogCPU)
 		return
 	case *serveLine != "":
-		if err := serveDelayLine(*serveLine, *lineOneWay); err != nil {
+		if err := serveDelayLine(os.Stdin, os.Stdout, *serveLine, *lineOneWay); err != nil {
 			fmt.Fprintf(os.Stderr, "lockbench delay line: %v\n", err)
 			os.Exit(1)
 		}
@@ -420,7 +420,18 @@ func (b *lockBench) measureVariant(ctx context.Context, r, si int, v variant) er
 		}
 		before = readCosts(ctx, b.info)
 	}
+	if s.delayed {
+		if err := b.line.startProbe(); err != nil {
+			return err
+		}
+	}
 	smp := run(ctx, v, keysFor(s, prefix, b.goroutinesFor(s)), b.cfg.duration)
+	if s.delayed {
+		var err error
+		if smp.loadedRTT, err = b.line.endProbe(); err != nil {
+			return err
+		}
+	}
 	if b.info != nil {
 		fmt.Fprintf(os.Stderr, "costs %d/%d  %-33s %-36s %s\n", r+1, b.cfg.rounds, s.name, v.name,
 			costLine(before, readCosts(ctx, b.info), smp, v.sends))

@@ -17,6 +17,9 @@ type sample struct {
 	cpu                        time.Duration // this process's user+system CPU time
 	mallocs, bytes             uint64
 	firstErr                   error
+	// loadedRTT is the median PING round trip through the delay line while the run went on
+	// (see probe.go); 0 outside the added-RTT shape.
+	loadedRTT time.Duration
 }
 
 func (s sample) nsPerAttempt() float64     { return float64(s.wall.Nanoseconds()) / float64(s.attempts) }
@@ -25,6 +28,7 @@ func (s sample) allocsPerAttempt() float64 { return float64(s.mallocs) / float64
 func (s sample) bytesPerAttempt() float64  { return float64(s.bytes) / float64(s.attempts) }
 func (s sample) attemptsPerSec() float64   { return float64(s.attempts) / s.wall.Seconds() }
 func (s sample) cyclesPerSec() float64     { return float64(s.acquired) / s.wall.Seconds() }
+func (s sample) loadedRTTNs() float64      { return float64(s.loadedRTT.Nanoseconds()) }
 
 // run drives goroutines workers (each bound to keys[i]) for d and measures wall time, process
 // CPU time and heap allocations over exactly that window. The workers are built before the

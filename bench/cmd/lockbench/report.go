@@ -126,6 +126,22 @@ func (r *report) addedRTT() (added, direct time.Duration) {
 	return time.Duration(median(adds)), time.Duration(median(directs))
 }
 
+// loadedRTTs writes, for the added-RTT shape si, the round trip a PING through the delay line
+// took while each variant ran (probe.go), beside the idle one: how far the added delay held
+// under each library's traffic.
+func (r *report) loadedRTTs(b *strings.Builder, si int) {
+	_, direct := r.addedRTT()
+	var each []string
+	for _, v := range r.variantsIn(si) {
+		rtt := time.Duration(median(r.series(si, v.name, sample.loadedRTTNs)))
+		each = append(each, fmt.Sprintf("%s +%s", v.name, (rtt-direct).Round(time.Microsecond)))
+	}
+	added, _ := r.addedRTT()
+	fmt.Fprintf(b, "Round trip a PING through the delay line added over the direct one while each variant ran "+
+		"(measured inside the line's process, medians over rounds; idle: +%s): %s.\n\n",
+		added.Round(time.Microsecond), strings.Join(each, ", "))
+}
+
 // variantsIn are the variants measured in shape si, in first-seen order.
 func (r *report) variantsIn(si int) []variant {
 	var vs []variant
@@ -328,6 +344,9 @@ func (r *report) lockTables(b *strings.Builder) {
 			"The ceilings' attempts/s column is SET NX PX alone.\n\n",
 			get(func(c ceiling) float64 { return c.setRPS }), get(func(c ceiling) float64 { return c.evalRPS }),
 			get(func(c ceiling) float64 { return c.pipedSetRPS }), get(func(c ceiling) float64 { return c.pipedEvalRPS }))
+		if shapes[si].delayed {
+			r.loadedRTTs(b, si)
+		}
 		for _, v := range r.variantsIn(si) {
 			for _, round := range r.samples[si] {
 				if smp := round[v.name]; smp.firstErr != nil {
