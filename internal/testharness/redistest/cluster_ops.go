@@ -83,6 +83,14 @@ func (c *Cluster) beginSlotMigration(tb testing.TB, slot int64, to *Server, batc
 	fromID, toID := c.nodeID(tb, from), c.nodeID(tb, to)
 	c.must(tb, to, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID)
 	c.must(tb, from, "CLUSTER", "SETSLOT", slot, "MIGRATING", toID)
+	c.migrateKeys(tb, slot, from, to, batch, pause)
+	return &SlotMigration{c: c, slot: slot, from: from, to: to, toID: toID}
+}
+
+// migrateKeys MIGRATEs every key of slot that from holds to to, batch keys at a time, with
+// pause after each batch.
+func (c *Cluster) migrateKeys(tb testing.TB, slot int64, from, to *Server, batch int, pause time.Duration) {
+	tb.Helper()
 	host, port, err := net.SplitHostPort(to.Addr)
 	if err != nil {
 		tb.Fatal(err)
@@ -91,13 +99,12 @@ func (c *Cluster) beginSlotMigration(tb testing.TB, slot int64, to *Server, batc
 		reply := c.must(tb, from, "CLUSTER", "GETKEYSINSLOT", slot, batch)
 		keys, _ := reply.([]any)
 		if len(keys) == 0 {
-			break
+			return
 		}
 		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
 		c.must(tb, from, append(args, keys...)...)
 		time.Sleep(pause)
 	}
-	return &SlotMigration{c: c, slot: slot, from: from, to: to, toID: toID}
 }
 
 // From is the master the slot moves from.
@@ -119,6 +126,18 @@ func (m *SlotMigration) Finish(tb testing.TB) {
 	c.waitAgreed(tb, fmt.Sprintf("slot %d owned by %s", slot, m.to.Addr), func(n *Server) bool {
 		return n.slotOwner(ctx, slot) == toID
 	})
+}
+
+// Abandon takes the move back, as an operator does with a reshard that failed half way: the
+// source drops its MIGRATING mark (SETSLOT STABLE; while it is set, the source redirects a key
+// it does not hold, the returning ones included), the slot's keys MIGRATE back to it, and the
+// target drops its IMPORTING mark. The slot never changed owner, so the cluster's slot map is
+// the same as before the move began.
+func (m *SlotMigration) Abandon(tb testing.TB) {
+	tb.Helper()
+	m.c.must(tb, m.from, "CLUSTER", "SETSLOT", m.slot, "STABLE")
+	m.c.migrateKeys(tb, m.slot, m.to, m.from, 100, 0)
+	m.c.must(tb, m.to, "CLUSTER", "SETSLOT", m.slot, "STABLE")
 }
 
 // Failover promotes a replica of master with CLUSTER FAILOVER (the coordinated, manual
