@@ -240,3 +240,61 @@ func clusterNode(t *testing.T, ci *clusterIndex, addr string) *indexNode {
 	}
 	return n
 }
+
+// A move an operator abandoned (the keys MIGRATEd back, SETSLOT STABLE on both masters) never
+// changes the slot map, which is what a master whose re-read was redirected waits for
+// (awaitMoveEnd). The wait is bounded: after Options.moveWaitMax the master builds anyway and
+// its index is current again, and equal to a fresh walk; without the bound it would stay
+// closed, and the master walked on every scrape, until the Scanner closed.
+func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster and moves a slot")
+	}
+	ctx := context.Background()
+	cluster, cc, _, to, key := slotMoveCluster(t, 5_000)
+	for _, m := range cluster.Masters(t) {
+		// Without ASKING the target's re-read of an arriving key is redirected (MOVED), and
+		// the target waits for the move to end.
+		if err := m.Client(t).Do(ctx, "ACL", "SETUSER", "default", "-asking").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
+	const waitMax = 2 * time.Second
+	s, err := NewScanner(cc, Options{Namespaces: ns, Mode: ModeAuto, moveWaitMax: waitMax})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	waitCurrent(t, s)
+	movedResyncs := func() int64 { return s.cluster.counts().resyncs[resyncSlotsMoved] }
+	before := movedResyncs()
+
+	move := cluster.BeginSlotMigration(t, cluster.Slot(t, key), to)
+	deadline := time.Now().Add(20 * time.Second)
+	for movedResyncs() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("after 20s the target had not resynced on the keys arriving mid-move")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waiting := time.Now()
+	move.Abandon(t)
+
+	deadline = time.Now().Add(waitMax + 20*time.Second)
+	for !allNodesCurrent(s.cluster) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s after the move was abandoned the masters' indexes are not current: the wait for the move's end is not bounded by %s", time.Since(waiting), waitMax)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("indexes current %s after the target began to wait", time.Since(waiting).Round(time.Millisecond))
+	if got := movedResyncs() - before; got != 1 {
+		t.Errorf("%d slots_moved resyncs for the abandoned move: want 1, the target's", got)
+	}
+	start := time.Now()
+	res := waitCurrent(t, s)
+	for _, d := range differences(res, freshWalk(t, cc, ns), time.Since(start)+5*time.Millisecond) {
+		t.Error(d)
+	}
+}

@@ -198,12 +198,12 @@ func (n *indexNode) run() {
 	}
 }
 
-// moveWaitMax bounds how long a master whose slots are moving waits for the move to end before
-// it builds anyway: a move an operator abandoned (CLUSTER SETSLOT STABLE) changes no slot.
-const moveWaitMax = time.Minute
+// defaultMoveWaitMax bounds how long a master whose slots are moving waits for the move to end
+// before it builds anyway: a move an operator abandoned (CLUSTER SETSLOT STABLE) changes no slot.
+const defaultMoveWaitMax = time.Minute
 
 // awaitMoveEnd waits, after a re-read was redirected, until the slots this master serves differ
-// from those of the index's build (or its identity changed otherwise), moveWaitMax passed, or
+// from those of the index's build (or its identity changed otherwise), Options.moveWaitMax passed, or
 // the Scanner closed. A re-read is redirected while a slot migrates: its keys leave or arrive
 // by MIGRATE, and the slot changes hands only at the end. A build begun meanwhile would be
 // followed by another once the slot changed hands, so a reshard would cost the master two walks
@@ -219,7 +219,7 @@ func (n *indexNode) awaitMoveEnd() {
 	n.syncMu.Unlock()
 	t := time.NewTicker(feedInterval)
 	defer t.Stop()
-	until := time.Now().Add(moveWaitMax)
+	until := time.Now().Add(n.s.opts.moveWaitMax)
 	for time.Now().Before(until) {
 		select {
 		case <-n.ctx.Done():

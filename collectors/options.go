@@ -155,6 +155,10 @@ type Options struct {
 	BackstopEvery time.Duration
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
+
+	// moveWaitMax is how long a master whose slots are moving waits for the move to end
+	// (defaultMoveWaitMax); the package's tests shorten it.
+	moveWaitMax time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -181,6 +185,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BackstopEvery == 0 {
 		o.BackstopEvery = DefaultBackstopEvery
+	}
+	if o.moveWaitMax == 0 {
+		o.moveWaitMax = defaultMoveWaitMax
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
