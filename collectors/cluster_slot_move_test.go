@@ -207,11 +207,7 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			if got := movedResyncs() - resyncsBefore; got != 2 {
 				t.Errorf("%d slots_moved resyncs for one move: want 2, one per master", got)
 			}
-			start := time.Now()
-			res := waitCurrent(t, s)
-			for _, d := range differences(res, freshWalk(t, cc, ns), time.Since(start)+5*time.Millisecond) {
-				t.Error(d)
-			}
+			matchesFreshWalk(t, s, cc, ns)
 		})
 	}
 }
@@ -292,9 +288,5 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	if got := movedResyncs() - before; got != 1 {
 		t.Errorf("%d slots_moved resyncs for the abandoned move: want 1, the target's", got)
 	}
-	start := time.Now()
-	res := waitCurrent(t, s)
-	for _, d := range differences(res, freshWalk(t, cc, ns), time.Since(start)+5*time.Millisecond) {
-		t.Error(d)
-	}
+	matchesFreshWalk(t, s, cc, ns)
 }

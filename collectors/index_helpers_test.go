@@ -77,6 +77,17 @@ func freshWalk(t *testing.T, c redis.UniversalClient, namespaces []Namespace) *R
 	return res
 }
 
+// matchesFreshWalk scrapes s once its index is current and reports every difference from a
+// walk of c read right after, allowing for the time between the two.
+func matchesFreshWalk(t *testing.T, s *Scanner, c redis.UniversalClient, namespaces []Namespace) {
+	t.Helper()
+	start := time.Now()
+	res := waitCurrent(t, s)
+	for _, d := range differences(res, freshWalk(t, c, namespaces), time.Since(start)+5*time.Millisecond) {
+		t.Error(d)
+	}
+}
+
 // differences lists every exported figure of got (the index) that a walk (want) read
 // differently: counts exactly; the minimum TTL to within slack (the walk ran after the index's
 // scrape); idle times (the longest, and the top-K by idle time, ties allowed) to within OBJECT
