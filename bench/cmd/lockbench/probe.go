@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +40,7 @@ func serveProbes(in io.Reader, out io.Writer, addr string) {
 		switch strings.TrimSpace(lines.Text()) {
 		case probeStart:
 			if stop == nil {
-				stop = startProbe(addr)
+				stop = pingLine(addr)
 			}
 		case probeEnd:
 			var rtt time.Duration
@@ -56,9 +55,9 @@ func serveProbes(in io.Reader, out io.Writer, addr string) {
 	}
 }
 
-// startProbe PINGs addr every probeEvery on a connection of its own until the returned func is
+// pingLine PINGs addr every probeEvery on a connection of its own until the returned func is
 // called, which returns the median round trip.
-func startProbe(addr string) (stop func() time.Duration) {
+func pingLine(addr string) (stop func() time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan []time.Duration)
 	go func() {
@@ -86,8 +85,7 @@ func startProbe(addr string) (stop func() time.Duration) {
 		if len(rtts) == 0 {
 			return 0
 		}
-		slices.Sort(rtts)
-		return rtts[len(rtts)/2]
+		return medianDuration(rtts)
 	}
 }
 

@@ -130,13 +130,12 @@ func (r *report) addedRTT() (added, direct time.Duration) {
 // took while each variant ran (probe.go), beside the idle one: how far the added delay held
 // under each library's traffic.
 func (r *report) loadedRTTs(b *strings.Builder, si int) {
-	_, direct := r.addedRTT()
+	added, direct := r.addedRTT()
 	var each []string
 	for _, v := range r.variantsIn(si) {
 		rtt := time.Duration(median(r.series(si, v.name, sample.loadedRTTNs)))
 		each = append(each, fmt.Sprintf("%s +%s", v.name, (rtt-direct).Round(time.Microsecond)))
 	}
-	added, _ := r.addedRTT()
 	fmt.Fprintf(b, "Round trip a PING through the delay line added over the direct one while each variant ran "+
 		"(measured inside the line's process, medians over rounds; idle: +%s): %s.\n\n",
 		added.Round(time.Microsecond), strings.Join(each, ", "))
