@@ -141,11 +141,12 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	for {
 		tried := time.Now()
 		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
-		if err != nil && wait && slotMoving(err) && n.pause(actx) {
+		moving := err != nil && slotMoving(err)
+		if moving && wait && n.pause(actx) {
 			continue
 		}
 		switch {
-		case err != nil && slotMoving(err):
+		case moving:
 			err = fmt.Errorf("lease: acquire %q in namespace %s: its Redis Cluster slot is moving: %w", key, n.name, err)
 		case err != nil && waiting && deadlinePassed(actx) && time.Since(tried) < max(n.policy.RetryBackoff, unansweredAfter):
 			// The wait ran out during a retry's round trip: the lock was busy at Redis's last
