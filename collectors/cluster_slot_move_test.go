@@ -49,6 +49,20 @@ func slotMoveCluster(t *testing.T, others int) (cluster *redistest.Cluster, cc *
 	return cluster, cc, from, to, key
 }
 
+// denyAsking takes the ASKING command from the default user of each of masters until the test
+// ends, as an ACL without the +asking grant does.
+func denyAsking(t *testing.T, masters ...*redistest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	for _, m := range masters {
+		c := m.Client(t)
+		if err := c.Do(ctx, "ACL", "SETUSER", "default", "-asking").Err(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Do(ctx, "ACL", "SETUSER", "default", "+asking") })
+	}
+}
+
 // TestInspectDuringSlotMove reads keys of a slot half moved, on each of its two masters: on the
 // source, a key that left answers ASK and reads as gone; on the target, a key that arrived
 // answers MOVED to a plain read and is read again with ASKING. Before, both replies were key
@@ -82,10 +96,7 @@ func TestInspectDuringSlotMove(t *testing.T) {
 	}
 	t.Run("target without ASKING granted", func(t *testing.T) {
 		c := to.Client(t)
-		if err := c.Do(ctx, "ACL", "SETUSER", "default", "-asking").Err(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Do(ctx, "ACL", "SETUSER", "default", "+asking") })
+		denyAsking(t, to)
 		in := &inspector{c: c, noIdle: new(atomic.Bool)}
 		replies, _ := in.inspect(ctx, []string{key}, true)
 		var rerr redis.Error
@@ -140,14 +151,9 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 	}
 	for _, asking := range []bool{true, false} {
 		t.Run(fmt.Sprintf("asking granted %v", asking), func(t *testing.T) {
-			ctx := context.Background()
 			cluster, cc, from, to, key := slotMoveCluster(t, 50_000)
 			if !asking {
-				for _, m := range cluster.Masters(t) {
-					if err := m.Client(t).Do(ctx, "ACL", "SETUSER", "default", "-asking").Err(); err != nil {
-						t.Fatal(err)
-					}
-				}
+				denyAsking(t, cluster.Masters(t)...)
 			}
 			clients := map[*redistest.Server]*redis.Client{from: from.Client(t), to: to.Client(t)}
 			ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
@@ -246,15 +252,10 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster and moves a slot")
 	}
-	ctx := context.Background()
 	cluster, cc, _, to, key := slotMoveCluster(t, 5_000)
-	for _, m := range cluster.Masters(t) {
-		// Without ASKING the target's re-read of an arriving key is redirected (MOVED), and
-		// the target waits for the move to end.
-		if err := m.Client(t).Do(ctx, "ACL", "SETUSER", "default", "-asking").Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Without ASKING the target's re-read of an arriving key is redirected (MOVED), and the
+	// target waits for the move to end.
+	denyAsking(t, cluster.Masters(t)...)
 	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
 	const waitMax = 2 * time.Second
 	s, err := NewScanner(cc, Options{Namespaces: ns, Mode: ModeAuto, moveWaitMax: waitMax})
