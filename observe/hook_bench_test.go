@@ -14,8 +14,9 @@ import (
 // library sends, as the library builds them (go-redis' argument types: integers for counts and
 // expiries; rueidis' strings), on the Observer's real clock, with a new lock value every cycle
 // as the libraries write, and for a command that is no lock command. No server: next answers
-// as Redis would. The peer benchmark (observe/peertest BenchmarkOverhead) measures the same
-// work inside real cycles.
+// as Redis would. The go-redis shapes run a second time without the hook ("…/without hook"):
+// building and answering the commands alone, which the hook's figure includes. The peer
+// benchmark (observe/peertest BenchmarkOverhead) measures the same work inside real cycles.
 //
 //	go test -run '^$' -bench HookShapes -benchmem ./observe/
 func BenchmarkHookShapes(b *testing.B) {
@@ -32,7 +33,7 @@ func BenchmarkHookShapes(b *testing.B) {
 	for i := range values {
 		values[i] = "value-" + strconv.Itoa(i) + "-0123456789abcdef"
 	}
-	goRedis := func(b *testing.B, acquire, release func(value string) redis.Cmder) {
+	goRedis := func(b *testing.B, hooked bool, acquire, release func(value string) redis.Cmder) {
 		o := newObserver(b)
 		answer := func(_ context.Context, cmd redis.Cmder) error {
 			switch c := cmd.(type) {
@@ -48,6 +49,13 @@ func BenchmarkHookShapes(b *testing.B) {
 			return nil
 		}
 		process := o.Hook().ProcessHook(answer)
+		if !hooked {
+			process = func(ctx context.Context, cmd redis.Cmder) error {
+				// Kept, so that the commands are built on the heap as through the hook.
+				benchCommandSink = cmd
+				return answer(ctx, cmd)
+			}
+		}
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
@@ -57,24 +65,33 @@ func BenchmarkHookShapes(b *testing.B) {
 			_ = process(ctx, release(v))
 		}
 	}
-	b.Run("redislock", func(b *testing.B) {
-		goRedis(b,
+	goRedisShapes := []struct {
+		name             string
+		acquire, release func(value string) redis.Cmder
+	}{
+		{
+			"redislock",
 			func(v string) redis.Cmder {
 				return redis.NewCmd(ctx, "evalsha", redislockObtainSHA, 1, key, v, 22, "10000")
 			},
 			func(v string) redis.Cmder {
 				return redis.NewCmd(ctx, "evalsha", "cf0e94b2e9ffc7e04395cf88f7583fc309985910", 1, key, v)
-			})
-	})
-	b.Run("redsync", func(b *testing.B) {
-		goRedis(b,
+			},
+		},
+		{
+			"redsync",
 			func(v string) redis.Cmder {
 				return redis.NewBoolCmd(ctx, "set", key, v, "px", int64(10000), "nx")
 			},
 			func(v string) redis.Cmder {
 				return redis.NewCmd(ctx, "evalsha", "e950836ed1e694540c503ef9972b8de518044d3b", 1, key, v)
-			})
-	})
+			},
+		},
+	}
+	for _, shape := range goRedisShapes {
+		b.Run(shape.name, func(b *testing.B) { goRedis(b, true, shape.acquire, shape.release) })
+		b.Run(shape.name+"/without hook", func(b *testing.B) { goRedis(b, false, shape.acquire, shape.release) })
+	}
 	b.Run("rueidislock", func(b *testing.B) {
 		// Three parts under one value, PXAT expiries, as rueidislock's TryWithContext sends
 		// them (the arguments built beforehand: rueidis builds them, not the hook).
@@ -112,6 +129,9 @@ func BenchmarkHookShapes(b *testing.B) {
 		}
 	})
 }
+
+// benchCommandSink keeps the last command of the runs without the hook.
+var benchCommandSink redis.Cmder
 
 // redislockObtainSHA is bsm/redislock v0.9.4's obtain script.
 const redislockObtainSHA = "80a1b5f2cfccec3b7119ba7721d2127682b691a7"
