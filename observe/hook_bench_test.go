@@ -34,7 +34,6 @@ func BenchmarkHookShapes(b *testing.B) {
 		values[i] = "value-" + strconv.Itoa(i) + "-0123456789abcdef"
 	}
 	goRedis := func(b *testing.B, hooked bool, acquire, release func(value string) redis.Cmder) {
-		o := newObserver(b)
 		answer := func(_ context.Context, cmd redis.Cmder) error {
 			switch c := cmd.(type) {
 			case *redis.BoolCmd:
@@ -48,13 +47,13 @@ func BenchmarkHookShapes(b *testing.B) {
 			}
 			return nil
 		}
-		process := o.Hook().ProcessHook(answer)
-		if !hooked {
-			process = func(ctx context.Context, cmd redis.Cmder) error {
-				// Kept, so that the commands are built on the heap as through the hook.
-				benchCommandSink = cmd
-				return answer(ctx, cmd)
-			}
+		process := func(ctx context.Context, cmd redis.Cmder) error {
+			// Kept, so that the commands are built on the heap as through the hook.
+			benchCommandSink = cmd
+			return answer(ctx, cmd)
+		}
+		if hooked {
+			process = newObserver(b).Hook().ProcessHook(answer)
 		}
 		b.ReportAllocs()
 		i := 0

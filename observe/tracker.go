@@ -137,19 +137,29 @@ func (t *tracker) lockEntry(c *Call, end time.Time) (id lockID, e *entry, absent
 // partless is the name of a lock of parts: key without its first all-digit segment
 // ("lw:1:jobs:7" -> "lw:jobs:7"), so every part of one lock has the same name.
 func partless(key string) string {
+	head, tail, ok := cutPartIndex(key)
+	if !ok {
+		return key
+	}
+	return head + tail
+}
+
+// cutPartIndex splits key around its part index, the first all-digit segment after the first
+// ("lw:1:jobs:7" -> "lw:", "jobs:7"), and reports whether it has one.
+func cutPartIndex(key string) (head, tail string, ok bool) {
 	start := 0
 	for start < len(key) {
 		end := strings.IndexByte(key[start:], ':')
 		if end < 0 {
-			return key
+			return "", "", false
 		}
 		seg := key[start : start+end]
 		if seg != "" && allDigits(seg) && start > 0 {
-			return key[:start] + key[start+end+1:]
+			return key[:start], key[start+end+1:], true
 		}
 		start += end + 1
 	}
-	return key
+	return "", "", false
 }
 
 // allDigits reports whether s is all ASCII digits (a loop: strings.Trim with a cutset builds
