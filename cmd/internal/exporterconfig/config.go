@@ -155,10 +155,11 @@ func Load(path string) (Config, error) {
 		return cfg, invalidf("config file %s: %v", path, errors.Unwrap(err))
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	// Config.UnmarshalYAML refuses unknown keys and badly typed values in its own words; what
-	// reaches here otherwise is YAML that does not parse.
+	// Config.UnmarshalYAML refuses unknown keys, keys given twice and badly typed values in its
+	// own words; what reaches here otherwise is YAML that does not parse. yaml.v3 lists some
+	// errors on lines of their own: they are joined, as every error here is one line.
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return cfg, invalidf("config file %s: %v", path, err)
+		return cfg, invalidf("config file %s: %s", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	// A second document (after ---) would otherwise be dropped without a word: refuse it, so
 	// namespaces pasted below a separator are never silently unmonitored.

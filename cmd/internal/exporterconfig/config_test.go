@@ -98,6 +98,8 @@ func TestInvalid(t *testing.T) {
 	}{
 		{"unknown field", "namespaces:\n  - name: a\n    patern: 'a:*'\n", nil, `line 3: unknown field "patern"`},
 		{"unknown section", "redsi:\n  addr: x\n", nil, `line 1: unknown field "redsi"`},
+		{"field given twice", "scan:\n  top_k: 2\n  top_k: 3\n", nil, `line 3: field "top_k" given twice (first at line 2)`},
+		{"field given twice in a flow mapping", "namespaces: [{name: a, pattern: 'a:*', name: b}]\n", nil, `line 1: field "name" given twice (first at line 1)`},
 		{"password in the file", "redis:\n  addr: x:1\n  password: hunter2\n", nil,
 			`line 3: unknown field "password": the file holds no secrets; give password_file (a file holding it) or, for the redis section, LOCK_EXPORTER_REDIS_PASSWORD`},
 		{"sentinel password in the file", "redis:\n  sentinel_password: hunter2\n", nil,

@@ -65,12 +65,18 @@ func checkMapping(n *yaml.Node, t reflect.Type) error {
 		}
 		return fmt.Errorf("line %d: want a mapping of %s", n.Line, strings.Join(keys, ", "))
 	}
+	seen := make(map[string]int) // key -> its line
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, value := n.Content[i], n.Content[i+1]
 		at := slices.IndexFunc(fields, func(f yamlField) bool { return f.key == key.Value })
 		if at < 0 {
 			return fmt.Errorf("line %d: unknown field %q%s", key.Line, key.Value, secretHint(fields, key.Value))
 		}
+		if first, ok := seen[key.Value]; ok {
+			// yaml.v3 would refuse it too, in an error that spans lines.
+			return fmt.Errorf("line %d: field %q given twice (first at line %d)", key.Line, key.Value, first)
+		}
+		seen[key.Value] = key.Line
 		if err := checkNode(value, fields[at].typ); err != nil {
 			return err
 		}
