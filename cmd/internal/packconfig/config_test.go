@@ -78,6 +78,8 @@ func TestParseRejects(t *testing.T) {
 		{"duplicate cluster label", "cluster_labels: [cluster, cluster]\n", `cluster_labels[1] (line 1): "cluster" is listed twice`},
 		{"internal cluster label", "cluster_labels: [__name__]\n", `cluster_labels[0]`},
 		{"two documents", "alerts: {}\n---\nalerts: {}\n", "more than one YAML document"},
+		{"key given twice", "alerts:\n  wait_p99:\n    for: 5m\n    for: 10m\n", "alerts.wait_p99.for (line 4): key given twice (first at line 3)"},
+		{"section given twice", "alerts:\n  wait_p99: {for: 5m}\nalerts: {}\n", "alerts (line 3): key given twice (first at line 1)"},
 		{"not a mapping", "- a\n", "the top level (line 1): a list is not a mapping"},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,9 @@ import (
 // (and tests) can tell a typo from a bad value.
 var ErrUnknownKey = errors.New("unknown key")
 
+// ErrDuplicateKey is wrapped by the error for a key a mapping gives twice.
+var ErrDuplicateKey = errors.New("key given twice")
+
 // ErrBadValue is wrapped by the error for a value of the wrong kind (a word where a number or a
 // duration belongs, a list where a mapping belongs).
 var ErrBadValue = errors.New("bad value")
@@ -56,6 +59,7 @@ func decodeMapping(n *yaml.Node, dst reflect.Value, path string) error {
 			displayPath(path), n.Line, shown(n), ErrBadValue)
 	}
 	fields := yamlFields(dst.Type())
+	seen := make(map[string]int) // key -> its line
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, value := n.Content[i], n.Content[i+1]
 		index, ok := fields[key.Value]
@@ -63,6 +67,11 @@ func decodeMapping(n *yaml.Node, dst reflect.Value, path string) error {
 			return fmt.Errorf("%s (line %d): %w; %s takes %s",
 				join(path, key.Value), key.Line, ErrUnknownKey, displayPath(path), knownKeys(dst.Type()))
 		}
+		if first, ok := seen[key.Value]; ok {
+			// Applied in turn, the later value would silently replace the first.
+			return fmt.Errorf("%s (line %d): %w (first at line %d)", join(path, key.Value), key.Line, ErrDuplicateKey, first)
+		}
+		seen[key.Value] = key.Line
 		if err := decodeNode(value, dst.Field(index), join(path, key.Value)); err != nil {
 			return err
 		}
