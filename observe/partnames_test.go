@@ -60,8 +60,8 @@ func TestLockOfPartsCycleDoesNotAllocate(t *testing.T) {
 // each other out on every command, two allocations each.
 func TestPartNamesOfOneLockShareASlot(t *testing.T) {
 	keys := []string{"lw:0:jobs:1", "lw:1:jobs:1", "lw:2:jobs:1"}
-	for seed := range 200 {
-		n := newPartNames()
+	for try := range 200 {
+		n := newPartNames() // a new random seed each time
 		for _, k := range keys {
 			n.of(k)
 		}
@@ -71,7 +71,7 @@ func TestPartNamesOfOneLockShareASlot(t *testing.T) {
 			}
 		})
 		if allocs != 0 && !raceEnabled {
-			t.Fatalf("seed %d: %v allocations naming the parts of one named lock again, want 0", seed, allocs)
+			t.Fatalf("seed #%d: %v allocations naming the parts of one named lock again, want 0", try, allocs)
 		}
 	}
 }
