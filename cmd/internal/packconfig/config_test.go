@@ -81,6 +81,22 @@ func TestParseRejects(t *testing.T) {
 		{"key given twice", "alerts:\n  wait_p99:\n    for: 5m\n    for: 10m\n", "alerts.wait_p99.for (line 4): key given twice (first at line 3)"},
 		{"section given twice", "alerts:\n  wait_p99: {for: 5m}\nalerts: {}\n", "alerts (line 3): key given twice (first at line 1)"},
 		{"not a mapping", "- a\n", "the top level (line 1): a list is not a mapping"},
+		// .nan and .inf are YAML floats: a NaN threshold or guard compares false with everything, so
+		// the alert would load and never fire; an infinite one renders no dashboard.
+		{"NaN guard", "alerts:\n  wait_p99:\n    min_acquires: .nan\n", `alerts.wait_p99.min_acquires (line 3): ".nan" is not a finite number`},
+		{"infinite guard", "alerts:\n  not_owned_ratio:\n    min_operations: .inf\n", `alerts.not_owned_ratio.min_operations (line 3): ".inf" is not a finite number`},
+		{"NaN factor", "alerts:\n  renewal_stalled:\n    factor: .NaN\n", `alerts.renewal_stalled.factor (line 3): ".NaN" is not a finite number`},
+		{"infinite wait threshold", "alerts:\n  wait_p99:\n    threshold_seconds: .inf\n", `alerts.wait_p99.threshold_seconds (line 3): ".inf" is not a finite number`},
+		{"infinite min_count", "alerts:\n  abandonments:\n    min_count: -.Inf\n", `alerts.abandonments.min_count (line 3): "-.Inf" is not a finite number`},
+		// An empty fragment still leaves the "#": every runbook_url would end in "##anchor".
+		{"runbook with empty fragment", "runbook_base_url: https://x.example/r.md#\n", "runbook_base_url (line 1): "},
+		// time.LoadLocation accepts "Local" (the machine's zone), which Grafana does not know.
+		{"Local timezone", "dashboards:\n  timezone: Local\n", "dashboards.timezone (line 2): "},
+		// A rate over less than a second holds no two samples: every rule on it is empty and
+		// its alert never fires ("5ms" written for "5m").
+		{"millisecond recording window", "recording_windows: [5m, 30ms]\n", "recording_windows[1] (line 1): "},
+		{"millisecond short window", "alerts:\n  wait_p99:\n    short: 5ms\n", "alerts.wait_p99.short (line 3): "},
+		{"millisecond long window", "alerts:\n  abandonments:\n    long: 1500ms\n    short: 1s\n    for: 5m\n", "alerts.abandonments.long (line 3): "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

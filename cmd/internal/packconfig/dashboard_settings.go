@@ -97,6 +97,9 @@ func (d Dashboards) validate() error {
 	case "browser", "utc":
 	case "":
 		return errors.New(`timezone: empty; use "browser", "utc" or an IANA zone name`)
+	case "Local":
+		// time.LoadLocation's name for the machine's zone, not an IANA name Grafana knows.
+		return errors.New(`timezone: "Local" is not "browser", "utc" or an IANA zone name; "browser" shows each viewer's own zone`)
 	default:
 		if _, err := time.LoadLocation(d.Timezone); err != nil {
 			return fmt.Errorf(`timezone: %q is not "browser", "utc" or an IANA zone name`, d.Timezone)

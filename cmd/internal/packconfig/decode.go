@@ -3,6 +3,7 @@ package packconfig
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -47,6 +48,15 @@ func decodeNode(n *yaml.Node, dst reflect.Value, path string) error {
 	if err := n.Decode(dst.Addr().Interface()); err != nil || wholeNumberWanted {
 		return fmt.Errorf("%s (line %d): %s is not %s: %w",
 			displayPath(path), n.Line, shown(n), describeType(dst.Type()), ErrBadValue)
+	}
+	// YAML's .nan and .inf are floats, but no setting means them: a NaN threshold or guard
+	// compares false with everything (the alert loads and never fires), and Grafana's JSON has
+	// no infinity for a threshold line.
+	if dst.Kind() == reflect.Float64 {
+		if f := dst.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s (line %d): %s is not a finite number: %w",
+				displayPath(path), n.Line, shown(n), ErrBadValue)
+		}
 	}
 	return nil
 }

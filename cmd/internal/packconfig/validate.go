@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -29,15 +30,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cluster_labels%w", err)
 	}
 	u, err := url.Parse(c.RunbookBaseURL)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" {
+	if err != nil || !u.IsAbs() || u.Host == "" || strings.Contains(c.RunbookBaseURL, "#") {
 		return fmt.Errorf("runbook_base_url: %q is not an absolute URL without a #fragment", c.RunbookBaseURL)
 	}
 	if len(c.RecordingWindows) == 0 {
 		return errors.New("recording_windows: at least one window is needed")
 	}
 	for i, w := range c.RecordingWindows {
-		if w <= 0 {
-			return fmt.Errorf("recording_windows[%d]: %s is not a positive duration", i, w)
+		if err := checkWindow(w); err != nil {
+			return fmt.Errorf("recording_windows[%d]: %w", i, err)
 		}
 	}
 	if err := c.Alerts.validate(); err != nil {
@@ -190,11 +191,27 @@ func checkSeverityFor(severity string, forDur model.Duration) error {
 }
 
 func checkWindows(long, short model.Duration) error {
-	if short <= 0 {
-		return fmt.Errorf("short: %s is not a positive duration", short)
+	if err := checkWindow(short); err != nil {
+		return fmt.Errorf("short: %w", err)
+	}
+	if err := checkWindow(long); err != nil {
+		return fmt.Errorf("long: %w", err)
 	}
 	if long <= short {
 		return fmt.Errorf("long: %s must be longer than short: %s", long, short)
+	}
+	return nil
+}
+
+// checkWindow refuses a rate window that is not a positive whole number of seconds. A window
+// under a second holds no two samples at any scrape interval, so every rule over it is empty
+// and its alert never fires, without an error anywhere: "5ms" written for "5m".
+func checkWindow(w model.Duration) error {
+	if w <= 0 {
+		return fmt.Errorf("%s is not a positive duration", w)
+	}
+	if time.Duration(w)%time.Second != 0 {
+		return fmt.Errorf("%s is not a whole number of seconds (a rate window under a second holds no two samples)", w)
 	}
 	return nil
 }
