@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -85,7 +86,12 @@ func percent(ratio float64) string {
 }
 
 // humanSeconds renders a threshold in seconds the way Prometheus writes durations, e.g. 1s, 1.5s,
-// 250ms.
+// 250ms. A threshold time.Duration cannot hold, past its 292 years or not a whole number of
+// nanoseconds, is written as seconds (1e+12s): converted, it would overflow or read as 0s.
 func humanSeconds(s float64) string {
-	return time.Duration(s * float64(time.Second)).String()
+	ns := s * float64(time.Second)
+	if ns < 1 || ns >= math.MaxInt64 || ns != math.Trunc(ns) {
+		return strconv.FormatFloat(s, 'g', -1, 64) + "s"
+	}
+	return time.Duration(ns).String()
 }
