@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Write puts files under root, creating directories as needed, and reports one line per file:
@@ -15,27 +16,113 @@ import (
 // one already up to date (left untouched, so its modification time stays). It returns how many
 // it wrote. The files are meant to be committed and read by Prometheus, Grafana and kubectl, so
 // they are world-readable like the rest of a checkout.
+//
+// Write is all or nothing as far as a file system allows: every changed file is first written
+// to a temporary file beside its target, and only when all of them are written are they renamed
+// into place. A failure before that (a read-only directory, a path that is a file, a full disk)
+// removes the temporary files and the directories it created, and leaves every file as it was,
+// so the rules of a new configuration never sit beside the dashboards of the old one. Each
+// rename is atomic, so a Prometheus or Grafana reading the directory never sees half a file.
 func Write(root string, files []File, report io.Writer) (updated int, err error) {
+	type staged struct{ tmp, full string }
+	var (
+		pending []staged
+		created []string // directories Write made, parents first
+		lines   []string
+	)
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, p := range pending {
+			_ = os.Remove(p.tmp)
+		}
+		for i := len(created) - 1; i >= 0; i-- {
+			_ = os.Remove(created[i]) // only empty directories go
+		}
+		updated = 0
+	}()
 	for _, f := range files {
 		same, err := upToDate(root, f)
 		if err != nil {
-			return updated, err
+			return 0, err
 		}
 		if same {
-			fmt.Fprintf(report, "unchanged %s\n", f.Path)
+			lines = append(lines, fmt.Sprintf("unchanged %s\n", f.Path))
 			continue
 		}
 		full := filepath.Join(root, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return updated, err
+		dirs, err := mkdirAll(filepath.Dir(full))
+		created = append(created, dirs...)
+		if err != nil {
+			return 0, err
 		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			return updated, err
+		tmp, err := writeTemp(full, f.Data)
+		if err != nil {
+			return 0, err
 		}
+		pending = append(pending, staged{tmp, full})
+		lines = append(lines, fmt.Sprintf("updated   %s (%d bytes)\n", f.Path, len(f.Data)))
+	}
+	for len(pending) > 0 {
+		if err := os.Rename(pending[0].tmp, pending[0].full); err != nil {
+			return 0, err
+		}
+		pending = pending[1:]
 		updated++
-		fmt.Fprintf(report, "updated   %s (%d bytes)\n", f.Path, len(f.Data))
+	}
+	for _, l := range lines {
+		_, _ = io.WriteString(report, l)
 	}
 	return updated, nil
+}
+
+// mkdirAll is os.MkdirAll that returns the directories it created, parents first, so a failed
+// Write can remove them again.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Reverse(missing)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Those that exist now are Write's to remove.
+		var made []string
+		for _, d := range missing {
+			if _, statErr := os.Lstat(d); statErr == nil {
+				made = append(made, d)
+			}
+		}
+		return made, err
+	}
+	return missing, nil
+}
+
+// writeTemp writes data to a new temporary file in full's directory, world-readable, and returns
+// its name.
+func writeTemp(full string, data []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(full), "."+filepath.Base(full)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // Stale returns the paths of the files whose copy under root is missing or differs, in the order

@@ -62,6 +62,42 @@ func TestWriteUnderAFileFails(t *testing.T) {
 	}
 }
 
+// TestWriteFailureLeavesTheRootAsItWas: when one file cannot be written (here deploy/ is a
+// regular file), no other file changes. Written one by one, the rules of the new configuration
+// landed beside the dashboards of the old one, with "updated" lines for them, before the error.
+func TestWriteFailureLeavesTheRootAsItWas(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "alerts", "a.yml"), "old\n")
+	writeFile(t, filepath.Join(root, "deploy"), "not a directory\n")
+	files := []File{
+		{"alerts/a.yml", []byte("new\n")},
+		{"dashboards/sub/b.json", []byte("{}\n")},
+		{"deploy/kubernetes/c.yaml", []byte("c: 1\n")},
+	}
+	var report bytes.Buffer
+	updated, err := Write(root, files, &report)
+	if err == nil {
+		t.Fatal("Write under a deploy/ that is a regular file: nil error")
+	}
+	if updated != 0 || strings.Contains(report.String(), "updated") {
+		t.Errorf("Write failed but reports %d updated:\n%s", updated, report.String())
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "alerts", "a.yml")); string(got) != "old\n" {
+		t.Errorf("alerts/a.yml = %q after a failed Write, want it untouched", got)
+	}
+	var left []string
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && path != root {
+			rel, _ := filepath.Rel(root, path)
+			left = append(left, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if want := []string{"alerts", "alerts/a.yml", "deploy"}; !slices.Equal(left, want) {
+		t.Errorf("after a failed Write the root holds %v, want %v (nothing new, no temporary file)", left, want)
+	}
+}
+
 func TestStale(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "alerts", "same.yml"), "x\n")
