@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,11 +85,27 @@ func decode(stream []byte) (*rendered, error) {
 		default:
 			return nil, fmt.Errorf("document %d: unexpected %s %s", i, tm.APIVersion, tm.Kind)
 		}
-		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		if err := decodeStrict(doc, obj); err != nil {
 			return nil, fmt.Errorf("document %d (%s): %w", i, tm.Kind, err)
 		}
 	}
 	return &r, nil
+}
+
+// decodeStrict decodes one YAML document into obj the way the API server receives it: first to
+// JSON without knowing obj's type, as kubectl and Helm's client convert a manifest (so an
+// unquoted 2024 or true stays a number or a boolean, and a string field refuses it), refusing a
+// key given twice in a mapping, then into obj refusing unknown fields. sigs.k8s.io/yaml's
+// UnmarshalStrict converts with obj's types in hand and turns such a number into the string the
+// field wants, so it passed manifests the API refuses.
+func decodeStrict(doc []byte, obj any) error {
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	return dec.Decode(obj)
 }
 
 // stripComments drops whole-line YAML comments, so a document of comments alone counts as empty.

@@ -22,20 +22,34 @@ name, else "<release>-<chart>"; cut to 63 characters, the limit of a DNS label.
 
 {{/* The labels a Deployment selects its pods by; they never change after install. */}}
 {{- define "lock-exporter.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "lock-exporter.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "lock-exporter.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+{{- end }}
+
+{{/*
+The labels of an object: the chart's, then commonLabels, then the maps in .extra, a later map
+winning over an earlier one; the selector labels above win over all, as the Deployment and
+Service select by them. Built as one map and written with toYaml, so a label named in two maps
+is written once (twice is a duplicate key the API refuses) and every value is quoted as needed.
+Called with (dict "ctx" $ "extra" (list map…)).
+*/}}
+{{- define "lock-exporter.labelsWith" -}}
+{{- $ctx := .ctx }}
+{{- $l := dict
+  "helm.sh/chart" (printf "%s-%s" $ctx.Chart.Name $ctx.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-")
+  "app.kubernetes.io/version" (toString $ctx.Chart.AppVersion)
+  "app.kubernetes.io/managed-by" $ctx.Release.Service
+  "app.kubernetes.io/part-of" "lockwatch" }}
+{{- range $m := prepend .extra $ctx.Values.commonLabels }}
+{{- range $k, $v := $m }}{{ $_ := set $l $k $v }}{{ end }}
+{{- end }}
+{{- range $k, $v := include "lock-exporter.selectorLabels" $ctx | fromYaml }}{{ $_ := set $l $k $v }}{{ end }}
+{{- toYaml $l }}
 {{- end }}
 
 {{/* Labels of every object. */}}
 {{- define "lock-exporter.labels" -}}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-{{ include "lock-exporter.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/part-of: lockwatch
-{{- with .Values.commonLabels }}
-{{ toYaml . }}
-{{- end }}
+{{ include "lock-exporter.labelsWith" (dict "ctx" . "extra" list) }}
 {{- end }}
 
 {{/*
@@ -44,10 +58,7 @@ PrometheusRule): the common labels plus monitoringLabels, e.g. kube-prometheus-s
 release: <its release>.
 */}}
 {{- define "lock-exporter.monitoringLabels" -}}
-{{ include "lock-exporter.labels" . }}
-{{- with .Values.monitoringLabels }}
-{{ toYaml . }}
-{{- end }}
+{{ include "lock-exporter.labelsWith" (dict "ctx" . "extra" (list .Values.monitoringLabels)) }}
 {{- end }}
 
 {{/* The image reference: the tag defaults to the chart's appVersion, the release it was cut with. */}}

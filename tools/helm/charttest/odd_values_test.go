@@ -1,0 +1,112 @@
+package charttest
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// oddValues are values a user may well write that YAML reads as other types when spliced in
+// unquoted (a Secret named 2024, a key "1" or "true", a priority class "yes", a port name given
+// as "8080"), and labels given in more than one of commonLabels, monitoringLabels, podLabels and
+// dashboards.labels, or naming a label the chart sets itself.
+const oddValues = `
+redis: {addr: "r:6379", existingSecret: "2024", existingSecretPasswordKey: "1"}
+targets: [{name: t, addr: "t:6379", existingSecret: "0777", existingSecretPasswordKey: "true"}]
+priorityClassName: "yes"
+fullnameOverride: "1234"
+commonLabels: {app.kubernetes.io/part-of: shop, team: a}
+monitoringLabels: {team: b, release: kps}
+podLabels: {app.kubernetes.io/name: other, team: d}
+serviceMonitor: {enabled: true, jobLabel: "on"}
+podMonitor: {enabled: true, port: "8080", path: "/metrics"}
+prometheusRule: {enabled: true}
+dashboards: {enabled: true, namespace: "2024", labels: {grafana_dashboard: "1", team: c}}
+`
+
+// TestOddValuesRenderStrictly renders oddValues as release "2024" in namespace "2025" (both
+// valid names) and decodes every object strictly. Before, the chart wrote such strings unquoted
+// (secretName: 2024, key: true, namespace: 2025: a number and a boolean the API refuses for a
+// string field) and wrote a label twice when two label maps named it (a duplicate key, refused by
+// strict decoding; read leniently, a podLabels app.kubernetes.io/name replaced the label the
+// Deployment selects its pods by).
+func TestOddValuesRenderStrictly(t *testing.T) {
+	out := helm(t, "template", "2024", chartDir, "--namespace", "2025", "--values", writeValues(t, oddValues))
+	r, err := decode(out)
+	if err != nil {
+		t.Fatalf("strict decoding of helm template: %v", err)
+	}
+	if len(r.deployments) != 1 || len(r.serviceMonitors) != 1 || len(r.podMonitors) != 1 || len(r.rules) != 1 {
+		t.Fatalf("rendered %d Deployments, %d ServiceMonitors, %d PodMonitors, %d PrometheusRules; want 1 each",
+			len(r.deployments), len(r.serviceMonitors), len(r.podMonitors), len(r.rules))
+	}
+	d := r.deployments[0]
+	if d.Name != "1234" || d.Namespace != "2025" {
+		t.Errorf("Deployment %s/%s, want 2025/1234", d.Namespace, d.Name)
+	}
+	pod := d.Spec.Template
+	if !labels.SelectorFromSet(d.Spec.Selector.MatchLabels).Matches(labels.Set(pod.Labels)) {
+		t.Errorf("the Deployment's selector %v does not select its pods %v", d.Spec.Selector.MatchLabels, pod.Labels)
+	}
+	if pod.Spec.PriorityClassName != "yes" {
+		t.Errorf("priorityClassName %q, want yes", pod.Spec.PriorityClassName)
+	}
+	secrets := map[string]string{} // Secret -> key
+	for _, v := range pod.Spec.Volumes {
+		if v.Secret != nil && len(v.Secret.Items) == 1 {
+			secrets[v.Secret.SecretName] = v.Secret.Items[0].Key
+		}
+	}
+	if secrets["2024"] != "1" || secrets["0777"] != "true" {
+		t.Errorf("Secret volumes %v, want 2024 -> 1 and 0777 -> true", secrets)
+	}
+	// Later maps win over earlier ones; the chart's own app.kubernetes.io/name and instance, which
+	// the Deployment and Service select by, win over all.
+	for what, got := range map[string]map[string]string{
+		"Deployment": d.Labels, "pod": pod.Labels, "ServiceMonitor": r.serviceMonitors[0].Labels,
+		"PodMonitor": r.podMonitors[0].Labels, "PrometheusRule": r.rules[0].Labels,
+	} {
+		if got["app.kubernetes.io/part-of"] != "shop" || got["app.kubernetes.io/name"] != "lock-exporter" ||
+			got["app.kubernetes.io/instance"] != "2024" {
+			t.Errorf("%s labels %v: want part-of shop (commonLabels), name lock-exporter, instance 2024", what, got)
+		}
+	}
+	if team := pod.Labels["team"]; team != "d" {
+		t.Errorf("pod label team=%q, want d (podLabels over commonLabels)", team)
+	}
+	if team := r.serviceMonitors[0].Labels["team"]; team != "b" || r.serviceMonitors[0].Labels["release"] != "kps" {
+		t.Errorf("ServiceMonitor labels %v, want team b and release kps (monitoringLabels)", r.serviceMonitors[0].Labels)
+	}
+	if sm := r.serviceMonitors[0]; sm.Spec.JobLabel != "on" || len(sm.Spec.NamespaceSelector.MatchNames) != 1 || sm.Spec.NamespaceSelector.MatchNames[0] != "2025" {
+		t.Errorf("ServiceMonitor jobLabel %q, namespaces %v; want on, [2025]", sm.Spec.JobLabel, sm.Spec.NamespaceSelector.MatchNames)
+	}
+	if ep := r.podMonitors[0].Spec.PodMetricsEndpoints[0]; ep.Port == nil || *ep.Port != "8080" {
+		t.Errorf("PodMonitor port %v, want 8080", ep.Port)
+	}
+	boards := 0
+	for _, cm := range r.configMaps {
+		if cm.Labels["grafana_dashboard"] == "" {
+			continue
+		}
+		boards++
+		if cm.Namespace != "2024" || cm.Labels["team"] != "c" || cm.Labels["app.kubernetes.io/part-of"] != "shop" {
+			t.Errorf("dashboard ConfigMap %s/%s labels %v: want namespace 2024, team c, part-of shop", cm.Namespace, cm.Name, cm.Labels)
+		}
+	}
+	if boards != 2 {
+		t.Errorf("%d dashboard ConfigMaps, want 2", boards)
+	}
+}
+
+// TestDashboardLabelsNull: `dashboards.labels: null` (Helm's way to drop a default map) renders;
+// before, toYaml of nothing wrote "null" into the labels and helm template failed to parse it.
+func TestDashboardLabelsNull(t *testing.T) {
+	r, err := decode(helm(t, "template", "lock-exporter", chartDir, "--values",
+		writeValues(t, "dashboards: {enabled: true, labels: null}\n")))
+	if err != nil {
+		t.Fatalf("strict decoding of helm template: %v", err)
+	}
+	if len(r.configMaps) != 3 {
+		t.Errorf("%d ConfigMaps, want the configuration and two dashboards", len(r.configMaps))
+	}
+}
