@@ -241,6 +241,11 @@ func TestBadValuesRefused(t *testing.T) {
 		"latest":                   {`image: {tag: latest}`, "tag"},
 		"target without name":      {`targets: [{addr: "r:6379"}]`, "name"},
 		"GOMEMLIMIT in k8s syntax": {`goMemLimit: 100Mi`, "goMemLimit"}, // Go refuses "Mi" and would not start
+		// Prometheus refuses a scrape config whose timeout exceeds its interval ("scrape timeout
+		// greater than scrape interval"): the exporter would go unscraped. 5s with the default
+		// 10s timeout, and a combined duration the check must add up.
+		"scrape timeout over the interval": {`serviceMonitor: {enabled: true, interval: 5s}`, "serviceMonitor.scrapeTimeout"},
+		"combined durations":               {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, stderr, err := tryHelm(t, "template", "lock-exporter", chartDir, "--values", writeValues(t, c.values))

@@ -111,3 +111,15 @@ existingSecret becomes a password_file, the Secret mounted at /etc/lock-exporter
 {{- end }}
 {{- toYaml $cfg }}
 {{- end }}
+
+{{/*
+A duration of the schema's form (1m30s, 500ms) in milliseconds, for comparing two of them.
+*/}}
+{{- define "lock-exporter.milliseconds" -}}
+{{- $ms := 0 }}
+{{- range regexFindAll "[0-9]+(ms|s|m|h)" . -1 }}
+{{- $n := regexFind "^[0-9]+" . }}
+{{- $ms = add $ms (mul $n (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) (trimPrefix $n .))) }}
+{{- end }}
+{{- $ms }}
+{{- end }}
