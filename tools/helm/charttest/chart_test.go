@@ -245,6 +245,9 @@ func TestBadValuesRefused(t *testing.T) {
 		// greater than scrape interval"): the exporter would go unscraped. 5s with the default
 		// 10s timeout, and a combined duration the check must add up.
 		"scrape timeout over the interval": {`serviceMonitor: {enabled: true, interval: 5s}`, "serviceMonitor.scrapeTimeout"},
+		// A tag is not a digest: "repo:sha256:…" is no image reference, and the pod would never start.
+		"digest as the tag": {`image: {tag: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`, "tag"},
+		"short digest":      {`image: {digest: "sha256:0123"}`, "digest"},
 		"combined durations":               {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
 	} {
 		t.Run(name, func(t *testing.T) {

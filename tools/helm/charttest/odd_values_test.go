@@ -110,3 +110,21 @@ func TestDashboardLabelsNull(t *testing.T) {
 		t.Errorf("%d ConfigMaps, want the configuration and two dashboards", len(r.configMaps))
 	}
 }
+
+// TestImageDigest: image.digest pins the image by content, keeping the tag for the reader:
+// repository:tag@digest, which the container runtime pulls by the digest alone.
+func TestImageDigest(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for values, want := range map[string]string{
+		`image: {digest: "` + digest + `"}`:              "ghcr.io/lockwatch/lock-exporter:" + chartAppVersion(t) + "@" + digest,
+		`image: {tag: v9.9.9, digest: "` + digest + `"}`: "ghcr.io/lockwatch/lock-exporter:v9.9.9@" + digest,
+	} {
+		r, err := decode(helm(t, "template", "lock-exporter", chartDir, "--values", writeValues(t, values)))
+		if err != nil {
+			t.Fatalf("strict decoding of helm template: %v", err)
+		}
+		if got := r.deployments[0].Spec.Template.Spec.Containers[0].Image; got != want {
+			t.Errorf("%s: image %q, want %q", values, got, want)
+		}
+	}
+}

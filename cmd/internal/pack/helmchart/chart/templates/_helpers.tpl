@@ -61,9 +61,13 @@ release: <its release>.
 {{ include "lock-exporter.labelsWith" (dict "ctx" . "extra" (list .Values.monitoringLabels)) }}
 {{- end }}
 
-{{/* The image reference: the tag defaults to the chart's appVersion, the release it was cut with. */}}
+{{/*
+The image reference: the tag defaults to the chart's appVersion, the release it was cut with;
+a digest is appended (repository:tag@digest), and the runtime pulls by it.
+*/}}
 {{- define "lock-exporter.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end }}
 
 {{/*
