@@ -182,7 +182,8 @@ chart-examples:
 
 ## release: versioned lock-exporter binaries for linux/amd64 and linux/arm64, the image as an OCI
 ## archive and the Helm chart package in dist/, with SHA256SUMS over all of them.
-## The version is the VERSION file (RELEASE_VERSION=v0.2.0-rc.1 overrides it); see docs/deploy.md.
+## The version is the VERSION file (RELEASE_VERSION=v0.2.0-rc.1 overrides it, the chart's version
+## and appVersion, so its default image tag, too); see docs/deploy.md.
 CHART_DIR := deploy/helm/lock-exporter
 HELM      := GOWORK=off $(GO) tool -modfile=tools/helm/go.mod helm
 release:
@@ -199,5 +200,5 @@ release:
 	$(MAKE) --no-print-directory image
 	$(CONTAINER_TOOL) save --format oci-archive \
 		-o dist/lock-exporter-$(RELEASE_VERSION)-image-linux-$(IMAGE_ARCH).oci.tar $(RELEASE_IMAGE):$(RELEASE_VERSION)
-	$(HELM) package $(CHART_DIR) --destination dist
+	$(HELM) package $(CHART_DIR) --version $(patsubst v%,%,$(RELEASE_VERSION)) --app-version $(RELEASE_VERSION) --destination dist
 	@cd dist && sha256sum lock-exporter-* > SHA256SUMS && echo "wrote dist/SHA256SUMS" && ls -l
