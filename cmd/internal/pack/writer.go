@@ -22,7 +22,8 @@ import (
 // into place. A failure before that (a read-only directory, a path that is a file, a full disk)
 // removes the temporary files and the directories it created, and leaves every file as it was,
 // so the rules of a new configuration never sit beside the dashboards of the old one. Each
-// rename is atomic, so a Prometheus or Grafana reading the directory never sees half a file.
+// rename is atomic, so a Prometheus or Grafana reading the directory never sees half a file. A
+// file that is a symbolic link stays one: the file it points at is replaced.
 func Write(root string, files []File, report io.Writer) (updated int, err error) {
 	type staged struct{ tmp, full string }
 	var (
@@ -52,6 +53,12 @@ func Write(root string, files []File, report io.Writer) (updated int, err error)
 			continue
 		}
 		full := filepath.Join(root, filepath.FromSlash(f.Path))
+		if fi, err := os.Lstat(full); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			// Renamed onto, the link would become a file: write where it points, as in place.
+			if full, err = filepath.EvalSymlinks(full); err != nil {
+				return 0, err
+			}
+		}
 		dirs, err := mkdirAll(filepath.Dir(full))
 		created = append(created, dirs...)
 		if err != nil {

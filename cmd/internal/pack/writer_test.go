@@ -98,6 +98,31 @@ func TestWriteFailureLeavesTheRootAsItWas(t *testing.T) {
 	}
 }
 
+// TestWriteThroughSymlink: a generated file that is a symbolic link (alerts/ linked into
+// Prometheus's rule directory) keeps its link, and the file it points at gets the content, as an
+// in-place write did before the rename.
+func TestWriteThroughSymlink(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	target := filepath.Join(elsewhere, "rules.yml")
+	writeFile(t, target, "old\n")
+	if err := os.MkdirAll(filepath.Join(root, "alerts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "alerts", "a.yml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(root, []File{{"alerts/a.yml", []byte("new\n")}}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("alerts/a.yml is no longer a symbolic link (%v, %v)", fi, err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new\n" {
+		t.Errorf("the link's target holds %q, want the new content", got)
+	}
+}
+
 func TestStale(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "alerts", "same.yml"), "x\n")
