@@ -64,7 +64,11 @@ func Write(root string, files []File, report io.Writer) (updated int, err error)
 		if err != nil {
 			return 0, err
 		}
-		tmp, err := writeTemp(full, f.Data)
+		perm := os.FileMode(0o644)
+		if fi, err := os.Stat(full); err == nil {
+			perm = fi.Mode().Perm() // replaced, a file keeps its mode, as written in place
+		}
+		tmp, err := writeTemp(full, f.Data, perm)
 		if err != nil {
 			return 0, err
 		}
@@ -111,16 +115,16 @@ func mkdirAll(dir string) ([]string, error) {
 	return missing, nil
 }
 
-// writeTemp writes data to a new temporary file in full's directory, world-readable, and returns
+// writeTemp writes data to a new temporary file in full's directory with mode perm, and returns
 // its name.
-func writeTemp(full string, data []byte) (string, error) {
+func writeTemp(full string, data []byte, perm os.FileMode) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(full), "."+filepath.Base(full)+".tmp-*")
 	if err != nil {
 		return "", err
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = f.Chmod(perm)
 	}
 	if closeErr := f.Close(); err == nil {
 		err = closeErr

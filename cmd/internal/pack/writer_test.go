@@ -98,6 +98,26 @@ func TestWriteFailureLeavesTheRootAsItWas(t *testing.T) {
 	}
 }
 
+// TestWriteKeepsMode: a replaced file keeps its mode (a rule file made 0640 for Prometheus's
+// group stays so); a new one is world-readable like the rest of a checkout.
+func TestWriteKeepsMode(t *testing.T) {
+	root := t.TempDir()
+	old := filepath.Join(root, "alerts", "a.yml")
+	writeFile(t, old, "old\n")
+	if err := os.Chmod(old, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	files := []File{{"alerts/a.yml", []byte("new\n")}, {"alerts/b.yml", []byte("b\n")}}
+	if _, err := Write(root, files, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]os.FileMode{"a.yml": 0o640, "b.yml": 0o644} {
+		if fi, err := os.Stat(filepath.Join(root, "alerts", name)); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("alerts/%s: %v, %v; want mode %v", name, fi.Mode(), err, want)
+		}
+	}
+}
+
 // TestWriteThroughSymlink: a generated file that is a symbolic link (alerts/ linked into
 // Prometheus's rule directory) keeps its link, and the file it points at gets the content, as an
 // in-place write did before the rename.
