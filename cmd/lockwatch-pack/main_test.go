@@ -14,6 +14,7 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/internal/pack"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/dashboards"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/helmchart"
+	"github.com/lockwatch/lockwatch/cmd/internal/pack/manifests"
 	"github.com/lockwatch/lockwatch/cmd/internal/pack/rules"
 	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
 )
@@ -58,7 +59,7 @@ func TestCommittedPackIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json", dashboards.ImportDir + "/*.json", ""} {
+	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json", dashboards.ImportDir + "/*.json", manifests.Dir + "/*.yaml", ""} {
 		onDisk := chartFiles
 		if owned != "" {
 			if onDisk, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(owned))); err != nil {

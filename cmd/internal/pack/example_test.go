@@ -44,6 +44,9 @@ func Example() {
 	// dashboards/lockwatch-instances.json
 	// dashboards/lockwatch-overview.json
 	// deploy/kubernetes/dashboards.yaml
+	// deploy/kubernetes/kustomization.yaml
+	// deploy/kubernetes/lock-exporter.yaml
+	// deploy/kubernetes/monitors.yaml
 	// deploy/kubernetes/prometheusrule.yaml
-	// 6 written, 0 stale <nil>
+	// 9 written, 0 stale <nil>
 }

@@ -29,8 +29,8 @@ func generate(t *testing.T, cfg packconfig.Config) map[string][]byte {
 		}
 		byName[path.Base(f.Path)] = f.Data
 	}
-	if len(byName) != 2 {
-		t.Fatalf("generated %d files, want 2", len(byName))
+	if len(byName) != 5 {
+		t.Fatalf("generated %d files, want 5: the PrometheusRule, the dashboards and the three static manifests", len(byName))
 	}
 	return byName
 }
