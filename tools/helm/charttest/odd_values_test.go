@@ -1,6 +1,7 @@
 package charttest
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -126,5 +127,29 @@ func TestImageDigest(t *testing.T) {
 		if got := r.deployments[0].Spec.Template.Spec.Containers[0].Image; got != want {
 			t.Errorf("%s: image %q, want %q", values, got, want)
 		}
+	}
+}
+
+// TestServicePortBelow1024: service.port is the Service's port only. The exporter runs as user
+// 65532 with every capability dropped, so it cannot bind a port below 1024 where the runtime
+// keeps them privileged (containerd before 2.0); with the container listening on service.port,
+// service.port: 80 crash-looped the pod. It listens on 9866, the Service maps its port onto it.
+func TestServicePortBelow1024(t *testing.T) {
+	r, err := decode(helm(t, "template", "lock-exporter", chartDir, "--values", writeValues(t, "service: {port: 80}\n")))
+	if err != nil {
+		t.Fatalf("strict decoding of helm template: %v", err)
+	}
+	c := r.deployments[0].Spec.Template.Spec.Containers[0]
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9866 || c.Ports[0].Name != "metrics" {
+		t.Errorf("container ports %+v, want metrics on 9866", c.Ports)
+	}
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--web.listen-address=") && a != "--web.listen-address=:9866" {
+			t.Errorf("container listens with %s, want :9866", a)
+		}
+	}
+	svc := r.services[0]
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 80 || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
+		t.Errorf("Service ports %+v, want 80 onto metrics", svc.Spec.Ports)
 	}
 }
