@@ -248,6 +248,11 @@ func TestBadValuesRefused(t *testing.T) {
 		// A tag is not a digest: "repo:sha256:…" is no image reference, and the pod would never start.
 		"digest as the tag": {`image: {tag: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`, "tag"},
 		"short digest":      {`image: {digest: "sha256:0123"}`, "digest"},
+		// Flags the chart sets and its probes, Service and monitors depend on: passed again in
+		// extraArgs, the later one won, and the probes or the ServiceMonitor hit nothing.
+		"listen address in extraArgs": {`extraArgs: ["--web.listen-address=:8080"]`, "--web.listen-address"},
+		"telemetry path in extraArgs":  {`extraArgs: ["--web.telemetry-path", "/m"]`, "--web.telemetry-path"},
+		"config file in extraArgs":     {`extraArgs: ["--config.file=/etc/other.yml"]`, "--config.file"},
 		"combined durations":               {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
 	} {
 		t.Run(name, func(t *testing.T) {
