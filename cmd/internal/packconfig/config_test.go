@@ -89,6 +89,10 @@ func TestParseRejects(t *testing.T) {
 		{"infinite wait threshold", "alerts:\n  wait_p99:\n    threshold_seconds: .inf\n", `alerts.wait_p99.threshold_seconds (line 3): ".inf" is not a finite number`},
 		{"infinite min_count", "alerts:\n  abandonments:\n    min_count: -.Inf\n", `alerts.abandonments.min_count (line 3): "-.Inf" is not a finite number`},
 		// An empty fragment still leaves the "#": every runbook_url would end in "##anchor".
+		// A space ends the link wherever the alert is shown (Slack, PagerDuty, e-mail): the
+		// on-call engineer would follow half a URL.
+		{"runbook with a space", "runbook_base_url: https://wiki.example/Lock Runbook\n", "runbook_base_url (line 1): "},
+		{"runbook with a tab", "runbook_base_url: \"https://wiki.example/a\\tb\"\n", "runbook_base_url (line 1): "},
 		{"runbook with empty fragment", "runbook_base_url: https://x.example/r.md#\n", "runbook_base_url (line 1): "},
 		// time.LoadLocation accepts "Local" (the machine's zone), which Grafana does not know.
 		{"Local timezone", "dashboards:\n  timezone: Local\n", "dashboards.timezone (line 2): "},

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -32,6 +33,10 @@ func (c Config) Validate() error {
 	u, err := url.Parse(c.RunbookBaseURL)
 	if err != nil || !u.IsAbs() || u.Host == "" || strings.Contains(c.RunbookBaseURL, "#") {
 		return fmt.Errorf("runbook_base_url: %q is not an absolute URL without a #fragment", c.RunbookBaseURL)
+	}
+	if strings.ContainsFunc(c.RunbookBaseURL, unicode.IsSpace) {
+		// Where alerts are shown, a space ends the link: half a URL would be followed.
+		return fmt.Errorf("runbook_base_url: %q has a space; write it as %%20", c.RunbookBaseURL)
 	}
 	if len(c.RecordingWindows) == 0 {
 		return errors.New("recording_windows: at least one window is needed")
