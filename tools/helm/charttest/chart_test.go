@@ -251,9 +251,14 @@ func TestBadValuesRefused(t *testing.T) {
 		// Flags the chart sets and its probes, Service and monitors depend on: passed again in
 		// extraArgs, the later one won, and the probes or the ServiceMonitor hit nothing.
 		"listen address in extraArgs": {`extraArgs: ["--web.listen-address=:8080"]`, "--web.listen-address"},
-		"telemetry path in extraArgs":  {`extraArgs: ["--web.telemetry-path", "/m"]`, "--web.telemetry-path"},
-		"config file in extraArgs":     {`extraArgs: ["--config.file=/etc/other.yml"]`, "--config.file"},
-		"combined durations":               {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
+		"telemetry path in extraArgs": {`extraArgs: ["--web.telemetry-path", "/m"]`, "--web.telemetry-path"},
+		"config file in extraArgs":    {`extraArgs: ["--config.file=/etc/other.yml"]`, "--config.file"},
+		// What the exporter refuses at start (exit 2, a crash-looping pod) fails helm template.
+		"no namespaces":             {`namespaces: []`, "namespaces"},
+		"target without namespaces": {"redis: {addr: \"\"}\nnamespaces: []\ntargets: [{name: a, addr: \"a:6379\"}]", "target \"a\""},
+		"duplicate target names":    {`targets: [{name: a, addr: "a:6379"}, {name: a, addr: "b:6379"}]`, "\"a\""},
+		"duplicate namespace names": {`namespaces: [{name: jobs, pattern: "a:*"}, {name: jobs, pattern: "b:*"}]`, "\"jobs\""},
+		"combined durations":        {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, stderr, err := tryHelm(t, "template", "lock-exporter", chartDir, "--values", writeValues(t, c.values))
