@@ -258,7 +258,12 @@ func TestBadValuesRefused(t *testing.T) {
 		"target without namespaces": {"redis: {addr: \"\"}\nnamespaces: []\ntargets: [{name: a, addr: \"a:6379\"}]", "target \"a\""},
 		"duplicate target names":    {`targets: [{name: a, addr: "a:6379"}, {name: a, addr: "b:6379"}]`, "\"a\""},
 		"duplicate namespace names": {`namespaces: [{name: jobs, pattern: "a:*"}, {name: jobs, pattern: "b:*"}]`, "\"jobs\""},
-		"combined durations":        {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
+		// A URL's password would sit in the ConfigMap (the exporter then refuses it, too late).
+		"password in redis.addr":      {`redis: {addr: "redis://:hunter2@r:6379"}`, "password"},
+		"password in a cluster addr":  {`redis: {addr: "", cluster_addrs: ["rediss://u:hunter2@r:6379"]}`, "password"},
+		"password in a target's addr": {`targets: [{name: a, addr: "redis://u:hunter2@a:6379"}]`, "password"},
+		"password in extraArgs":       {`extraArgs: ["--redis.addr=redis://:hunter2@r:6379"]`, "password"},
+		"combined durations":          {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, stderr, err := tryHelm(t, "template", "lock-exporter", chartDir, "--values", writeValues(t, c.values))
