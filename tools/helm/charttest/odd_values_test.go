@@ -153,3 +153,22 @@ func TestServicePortBelow1024(t *testing.T) {
 		t.Errorf("Service ports %+v, want 80 onto metrics", svc.Spec.Ports)
 	}
 }
+
+// TestPodMonitorFindsWorkersInTheirNamespaces: the PodMonitor is created in the release's
+// namespace (monitoring), the workers it is for run in their own, and without a
+// namespaceSelector a PodMonitor selects pods of its own namespace alone: enabled with the
+// defaults, it scraped no worker, and no alert on the library's metrics could fire. Pods opt in
+// by label, so the default selects them in every namespace.
+func TestPodMonitorFindsWorkersInTheirNamespaces(t *testing.T) {
+	r, err := decode(helm(t, "template", "lock-exporter", chartDir, "--namespace", "monitoring",
+		"--values", writeValues(t, "podMonitor: {enabled: true}\n")))
+	if err != nil {
+		t.Fatalf("strict decoding of helm template: %v", err)
+	}
+	if len(r.podMonitors) != 1 {
+		t.Fatalf("%d PodMonitors, want 1", len(r.podMonitors))
+	}
+	if ns := r.podMonitors[0].Spec.NamespaceSelector; !ns.Any {
+		t.Errorf("PodMonitor namespaceSelector %+v: selects only pods of its own namespace, monitoring", ns)
+	}
+}
