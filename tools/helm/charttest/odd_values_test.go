@@ -15,7 +15,7 @@ const oddValues = `
 redis: {addr: "r:6379", existingSecret: "2024", existingSecretPasswordKey: "1"}
 targets: [{name: t, addr: "t:6379", existingSecret: "0777", existingSecretPasswordKey: "true"}]
 priorityClassName: "yes"
-fullnameOverride: "1234"
+fullnameOverride: locks
 commonLabels: {app.kubernetes.io/part-of: shop, team: a}
 monitoringLabels: {team: b, release: kps}
 podLabels: {app.kubernetes.io/name: other, team: d}
@@ -32,6 +32,8 @@ dashboards: {enabled: true, namespace: "2024", labels: {grafana_dashboard: "1", 
 // strict decoding; read leniently, a podLabels app.kubernetes.io/name replaced the label the
 // Deployment selects its pods by).
 func TestOddValuesRenderStrictly(t *testing.T) {
+	// Every value is a valid Kubernetes name where it is one (lint checks the objects' names).
+	helm(t, "lint", "--strict", chartDir, "--namespace", "2025", "--values", writeValues(t, oddValues))
 	out := helm(t, "template", "2024", chartDir, "--namespace", "2025", "--values", writeValues(t, oddValues))
 	r, err := decode(out)
 	if err != nil {
@@ -42,8 +44,8 @@ func TestOddValuesRenderStrictly(t *testing.T) {
 			len(r.deployments), len(r.serviceMonitors), len(r.podMonitors), len(r.rules))
 	}
 	d := r.deployments[0]
-	if d.Name != "1234" || d.Namespace != "2025" {
-		t.Errorf("Deployment %s/%s, want 2025/1234", d.Namespace, d.Name)
+	if d.Name != "locks" || d.Namespace != "2025" {
+		t.Errorf("Deployment %s/%s, want 2025/locks", d.Namespace, d.Name)
 	}
 	pod := d.Spec.Template
 	if !labels.SelectorFromSet(d.Spec.Selector.MatchLabels).Matches(labels.Set(pod.Labels)) {
