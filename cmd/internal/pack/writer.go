@@ -120,7 +120,12 @@ func mkdirAll(dir string) ([]string, error) {
 func writeTemp(full string, data []byte, perm os.FileMode) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(full), "."+filepath.Base(full)+".tmp-*")
 	if err != nil {
-		return "", err
+		// Name the file the user asked for, not the temporary one.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("write %s: %w", full, err)
 	}
 	_, err = f.Write(data)
 	if err == nil {

@@ -79,6 +79,9 @@ func TestWriteFailureLeavesTheRootAsItWas(t *testing.T) {
 	if err == nil {
 		t.Fatal("Write under a deploy/ that is a regular file: nil error")
 	}
+	if !strings.Contains(err.Error(), filepath.Join(root, "deploy", "kubernetes", "c.yaml")) && !strings.Contains(err.Error(), filepath.Join(root, "deploy")) {
+		t.Errorf("error %q does not name the file or directory", err)
+	}
 	if updated != 0 || strings.Contains(report.String(), "updated") {
 		t.Errorf("Write failed but reports %d updated:\n%s", updated, report.String())
 	}
