@@ -140,7 +140,7 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	keyArg, tokenArg := any(key), any(token)
 	for {
 		tried := time.Now()
-		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
+		fence, ok, err := n.try(actx, key, token, keyArg, tokenArg)
 		moving := err != nil && slotMoving(err)
 		if moving && wait && n.pause(actx) {
 			continue
@@ -178,8 +178,9 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	}
 }
 
-// try makes one acquisition attempt; keyArg and tokenArg are key and the token, boxed.
-func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (fence int64, ok bool, err error) {
+// try makes one acquisition attempt; keyArg and tokenArg are key and token, boxed. Its error
+// never carries the token (redactToken).
+func (n *Namespace) try(ctx context.Context, key, token string, keyArg, tokenArg any) (fence int64, ok bool, err error) {
 	c := n.client
 	ttl := n.ttlMs
 	switch {
@@ -190,12 +191,12 @@ func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (
 		fence, err = c.runScript(ctx, acquireFencedScript, 2, keyArg, lockkeys.Fence(key), tokenArg, ttl, n.fenceKeyExpiry())
 	case n.policy.RecordHolder:
 		acquired, err := c.runScript(ctx, acquireHolderScript, 2, keyArg, lockkeys.Holder(key), tokenArg, ttl, c.holder)
-		return 0, acquired == 1, err
+		return 0, acquired == 1, redactToken(err, token)
 	default:
 		ok, err = c.setNX(ctx, keyArg, tokenArg, ttl)
-		return 0, ok, err
+		return 0, ok, redactToken(err, token)
 	}
-	return fence, fence > 0, err
+	return fence, fence > 0, redactToken(err, token)
 }
 
 // pause sleeps RetryBackoff plus jitter; false when ctx ended first.
