@@ -2,6 +2,9 @@ package lease
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -82,4 +85,31 @@ func (l *Lease) Context() context.Context {
 		return context.Background()
 	}
 	return l.ctx
+}
+
+// Format prints the lease as its namespace, key and fence, whatever the verb (%v, %+v, %#v,
+// %s): the default formatting of the struct would print its owner token, a capability that
+// must not reach a log line. Printing a nil or zero Lease is safe too.
+func (l *Lease) Format(f fmt.State, verb rune) {
+	if l == nil {
+		_, _ = io.WriteString(f, "<nil>")
+		return
+	}
+	_, _ = fmt.Fprintf(f, "lease{namespace: %q, key: %q, fence: %d}", l.namespaceName(), l.key, l.fence)
+}
+
+// LogValue is the lease as a log/slog value: its namespace, key and fence, never its token.
+func (l *Lease) LogValue() slog.Value {
+	if l == nil {
+		return slog.StringValue("<nil>")
+	}
+	return slog.GroupValue(slog.String(namespaceLabel, l.namespaceName()), slog.String("key", l.key),
+		slog.Int64("fence", l.fence))
+}
+
+func (l *Lease) namespaceName() string {
+	if l.ns == nil {
+		return ""
+	}
+	return l.ns.name
 }
