@@ -152,6 +152,10 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 			// The wait ran out during a retry's round trip: the lock was busy at Redis's last
 			// answer.
 			err = n.busyError(actx, key)
+		case err != nil && errors.Is(ctx.Err(), context.Canceled):
+			// The caller called the acquire off (before it was sent, or during its round
+			// trip): that, not Redis's silence, is what ended it.
+			err = fmt.Errorf("lease: acquire %q in namespace %s: cancelled by the caller: %w", key, n.name, withCause(ctx, err))
 		case err != nil && deadlinePassed(actx):
 			err = fmt.Errorf("lease: acquire %q in namespace %s: no answer from Redis before the acquire deadline: %w",
 				key, n.name, err)
@@ -176,6 +180,15 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 		}
 		return nil, err
 	}
+}
+
+// withCause is err joined with the cause of ctx's cancellation when the caller gave one
+// (context.WithCancelCause), so that the error matches both.
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
 }
 
 // try makes one acquisition attempt; keyArg and tokenArg are key and token, boxed. Its error
