@@ -93,6 +93,9 @@ func (n *Namespace) checkKey(key string) error {
 }
 
 func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	if err := n.checkKey(key); err != nil {
 		return nil, err
 	}

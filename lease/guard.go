@@ -85,6 +85,9 @@ func (n *Namespace) Guard(rdb redis.UniversalClient) *Guard {
 // cluster slots. Claiming a key again with the same fence is harmless. Claims are not counted
 // in lock_fenced_writes_total.
 func (g *Guard) Claim(ctx context.Context, fence int64, keys ...string) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if fence <= 0 {
 		return ErrNoFence
 	}
@@ -110,6 +113,9 @@ func (g *Guard) Claim(ctx context.Context, fence int64, keys ...string) error {
 // The same lease may write many times. Each applied or rejected write is counted in
 // lock_fenced_writes_total.
 func (g *Guard) Set(ctx context.Context, fence int64, key string, value any, ttl time.Duration) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if fence <= 0 {
 		return ErrNoFence
 	}

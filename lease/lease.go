@@ -71,17 +71,27 @@ func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tr
 }
 
 // Key returns the lock key.
-func (l *Lease) Key() string { return l.key }
+func (l *Lease) Key() string {
+	if l == nil {
+		return ""
+	}
+	return l.key
+}
 
 // Fence returns the lease's fence token, or 0 when the namespace does not fence. Pass it to
 // FencedSet or store it with every write (see the package guide's SQL pattern).
-func (l *Lease) Fence() int64 { return l.fence }
+func (l *Lease) Fence() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.fence
+}
 
 // Context is the holder's context. It is cancelled with cause ErrAbandoned when the Abandon policy
 // gives the lease up, with cause ErrMaxHoldExceeded when the lease reaches Policy.MaxHold, with
 // cause ErrReleased on Release, and when Acquire's ctx ends; read the reason with context.Cause.
 func (l *Lease) Context() context.Context {
-	if l.ctx == nil {
+	if l == nil || l.ctx == nil {
 		return context.Background()
 	}
 	return l.ctx

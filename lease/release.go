@@ -25,7 +25,15 @@ return 0
 // Release returns ErrAbandoned; after Policy.MaxHold ended the hold, likewise with
 // ErrMaxHoldExceeded. Release runs detached from ctx's cancellation (ctx's values are
 // kept), bounded by Policy.ReleaseTimeout, so that a cancelled request still frees its lock.
+//
+// A nil ctx is taken as context.Background(); a nil Lease returns an error.
 func (l *Lease) Release(ctx context.Context) error {
+	if l == nil {
+		return errNilLease
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	n := l.ns
 	if n == nil || l.token == "" {
 		return errEmptyToken

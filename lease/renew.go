@@ -36,6 +36,12 @@ var errRenewTimeout = errors.New("lease: renew timeout")
 // bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total; it does not
 // change the renewer's failure count.
 func (l *Lease) Renew(ctx context.Context) error {
+	if l == nil {
+		return errNilLease
+	}
+	if ctx == nil {
+		return errNilContext
+	}
 	n := l.ns
 	if n == nil || l.token == "" {
 		return errEmptyToken
