@@ -47,7 +47,9 @@ type Lease struct {
 	// successful acquire or renew (Redis ran the command after it started). Zero once a renew
 	// was answered "not owned". See validity.go.
 	validUntil time.Time
-	renewing   sync.WaitGroup
+	// renewDone is closed when the renew in flight has settled (counted, logged); nil while
+	// none is in flight. Release waits on it, within its own ReleaseTimeout.
+	renewDone chan struct{}
 }
 
 // newLease returns the lease taken by an attempt that started at tried.

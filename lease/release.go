@@ -60,20 +60,45 @@ func (l *Lease) Release(ctx context.Context) error {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
+	renewing := l.renewDone
 	l.mu.Unlock()
-	// Cancelling first cuts an in-flight renew short instead of waiting out its timeout.
+	deadline := time.Now().Add(n.policy.ReleaseTimeout)
+	// Cancelling ends a renew still queued in the sender; one on the wire runs until its own
+	// deadline (go-redis does not cut a read on cancellation), so the release does not wait for
+	// it first: the two scripts are atomic, and whichever runs second finds the key gone or
+	// deletes it, which is the release either way. The renew's outcome no longer counts.
 	l.cancel(ErrReleased)
-	l.renewing.Wait()
 
 	var err error
 	if n.policy.ReleaseMode == HoldUntilExpiry {
 		n.m.releaseDone(releaseSkipped)
 	} else {
-		err = n.release(ctx, l.leaseID)
+		err = n.release(ctx, l.leaseID, deadline)
+	}
+	// The renewer's last log line and metrics, when it settles within the release's bound;
+	// past it (Redis not answering), Release returns on time and the renewer ends at its own
+	// deadline, logging and counting nothing more.
+	if renewing != nil {
+		waitUntil(renewing, deadline)
 	}
 	n.m.holdEnded(l)
 	l.unlockLocal()
 	return err
+}
+
+// waitUntil waits until done is closed or deadline has passed.
+func waitUntil(done <-chan struct{}, deadline time.Time) {
+	select {
+	case <-done:
+		return
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func (l *Lease) unlockLocal() {
@@ -82,8 +107,8 @@ func (l *Lease) unlockLocal() {
 	}
 }
 
-// release runs the compare-and-delete and counts its outcome.
-func (n *Namespace) release(ctx context.Context, id leaseID) error {
+// release runs the compare-and-delete, bounded by deadline, and counts its outcome.
+func (n *Namespace) release(ctx context.Context, id leaseID, deadline time.Time) error {
 	key := id.key
 	if id.token == "" {
 		return errEmptyToken
@@ -93,7 +118,7 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	}
 	// Nothing cancels ctx now: boundBy gives the attemptCtx bound, no cancel chain and no
 	// timer unless something waits (it is on every lock cycle's path).
-	ctx, end := boundBy(ctx, time.Now().Add(n.policy.ReleaseTimeout), nil)
+	ctx, end := boundBy(ctx, deadline, nil)
 	defer end.release()
 	deleted, err := n.deleteIfOwned(ctx, id)
 	// A slot being migrated (TRYAGAIN: the lock and holder keys split between two masters) is

@@ -138,7 +138,8 @@ func (l *Lease) renewTick() {
 		line.write(n.client.logger)
 		return
 	}
-	l.renewing.Add(1)
+	done := make(chan struct{})
+	l.renewDone = done
 	l.mu.Unlock()
 
 	// A renew that is still unanswered at the lapse is given up. A tick that comes after the
@@ -154,11 +155,12 @@ func (l *Lease) renewTick() {
 
 	l.mu.Lock()
 	line := l.settleRenewLocked(owned, err, start, lapse)
+	l.renewDone = nil
 	l.mu.Unlock()
 	line.write(n.client.logger)
-	// Done only after the log line: once Release has waited for the renewer, everything the
+	// Closed only after the log line: once Release has waited for the renewer, everything the
 	// renewer did, its log included, has happened.
-	l.renewing.Done()
+	close(done)
 }
 
 // settleRenewLocked applies the outcome of the renew that started at start: it counts it,
