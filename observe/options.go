@@ -38,8 +38,9 @@ type Options struct {
 	// Registerer and MeterProvider is an error: one process, one path. Close the Observer
 	// when dropping it.
 	MeterProvider metric.MeterProvider
-	// Namespaces in order of precedence: a key is counted under the first that matches it.
-	// Keys that match none pass through uncounted. At least one is required.
+	// Namespaces, as the exporter declares them: a key is counted in every namespace whose
+	// pattern matches it (a lock on jobs:urgent:1 in both jobs:* and jobs:urgent:*), as the
+	// exporter counts it. Keys that match none pass through uncounted. At least one is required.
 	Namespaces []Namespace
 	// GiveUpAfter is how long after a caller's last busy attempt, with no further attempt
 	// with the same lock value, the wait is taken as given up and observed with outcome
