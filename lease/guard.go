@@ -143,6 +143,10 @@ func checkDataKey(key string) error {
 
 // run runs guardScript for key: a write when write is set, else a claim.
 func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dataMs int64, write bool) (bool, error) {
+	if g.ns.client.closed.Load() {
+		// A Guard is its Client's: after Close it sends nothing, whatever Redis it writes to.
+		return false, ErrClosed
+	}
 	p := &g.ns.policy
 	ctx, end := boundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
 	defer end.release()
