@@ -33,8 +33,8 @@ var errRenewTimeout = errors.New("lease: renew timeout")
 // Renew extends the lease to a full TTL from now, as the background renewer does; use it when
 // renewal is disabled or at points of the work that must not outlive the lease. It returns
 // ErrNotOwned when the key no longer holds this lease's token. Like a background renew, it is
-// bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total; it does not
-// change the renewer's failure count.
+// bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total (unless ctx
+// was cancelled: the caller called it off); it does not change the renewer's failure count.
 func (l *Lease) Renew(ctx context.Context) error {
 	if l == nil {
 		return errNilLease
@@ -58,10 +58,14 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return ErrMaxHoldExceeded
 	}
 	start := time.Now()
-	ctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
+	rctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer end.release()
-	owned, err := n.renew(ctx, l.leaseID)
-	n.m.renewDone(owned, err)
+	owned, err := n.renew(rctx, l.leaseID)
+	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
+		// A renew its caller called off is the caller's decision, not a failure of the store
+		// (observe does not count one either); its deadline passing is a failure.
+		n.m.renewDone(owned, err)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("lease: renew %q in namespace %s: %w", l.key, n.name, err)
