@@ -48,8 +48,9 @@ type Options struct {
 	// backoff, or one wait is counted as several busy ones.
 	GiveUpAfter time.Duration
 	// MaxTracked caps how many locks (held or waited for) are tracked at once. Beyond it new
-	// locks are still counted in the counters, but not in lock_held or the histograms.
-	// Zero means DefaultMaxTracked.
+	// locks are still counted in the counters and their acquires in the wait histogram, but
+	// not in lock_held or the hold histogram, and lock_observe_untracked_total counts them.
+	// Each namespace a key belongs to tracks it once. Zero means DefaultMaxTracked.
 	MaxTracked int
 }
 
