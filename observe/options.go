@@ -66,6 +66,8 @@ var (
 	ErrBothMetricsPaths = errors.New("observe: set Options.Registerer or Options.MeterProvider, not both")
 	ErrNoNamespace      = errors.New("observe: at least one namespace is required")
 	ErrBadNamespace     = errors.New("observe: bad namespace")
+	// ErrBadOption: GiveUpAfter or MaxTracked is negative (zero takes the default).
+	ErrBadOption = errors.New("observe: bad option")
 )
 
 // Observer derives lock metrics from the commands passing through its hooks. One Observer may
@@ -148,6 +150,12 @@ func validateOptions(opts Options) error {
 		return ErrNoRegisterer
 	case len(opts.Namespaces) == 0:
 		return ErrNoNamespace
+	case opts.GiveUpAfter < 0:
+		return fmt.Errorf("%w: GiveUpAfter %s must be positive (zero: %s)", ErrBadOption, opts.GiveUpAfter, DefaultGiveUpAfter)
+	case opts.MaxTracked < 0:
+		// Below zero no lock would ever be tracked: lock_held and the hold histogram would stay
+		// empty while every lock counted as untracked.
+		return fmt.Errorf("%w: MaxTracked %d must be positive (zero: %d)", ErrBadOption, opts.MaxTracked, DefaultMaxTracked)
 	}
 	return validateNamespaces(opts.Namespaces)
 }
