@@ -64,6 +64,14 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		}
 		err := next(ctx, cmds)
 		for i, c := range calls {
+			if c == nil {
+				continue
+			}
+			if errors.Is(cmds[i].Err(), redis.TxFailedErr) {
+				// A transaction a WATCHed key's change aborted: its commands did nothing.
+				c.recycle()
+				continue
+			}
 			// In a pipeline, next's error may be another command's: each command's own
 			// error is the one that counts (go-redis sets it on every command of a failed
 			// connection).
