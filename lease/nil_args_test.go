@@ -23,6 +23,7 @@ func TestNilArgumentsDoNotPanic(t *testing.T) {
 		"Claim":      func() error { return ns.Guard(nil).Claim(nilCtx, 1, "data") },
 		"Guard.Set":  func() error { return ns.Guard(nil).Set(nilCtx, 1, "data", "v", 0) },
 	}
+	calls["Do with a nil fn"] = func() error { return ns.Do(context.Background(), "job:nil-fn", nil) }
 	var nl *Lease
 	calls["nil Lease Release"] = func() error { return nl.Release(context.Background()) }
 	calls["nil Lease Renew"] = func() error { return nl.Renew(context.Background()) }
