@@ -75,7 +75,7 @@ func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueid
 		if c == nil || i >= len(resps) {
 			continue
 		}
-		if tx != nil && tx[i].exec > 0 {
+		if tx != nil && tx[i].exec != 0 {
 			if r, ok := queuedReply(resps, tx[i]); ok {
 				c.Done(r)
 			}
@@ -86,40 +86,49 @@ func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueid
 	return resps
 }
 
-// txSlot places a command of a DoMulti inside a MULTI … EXEC block: exec is the index of the
-// block's EXEC (0 outside a block: EXEC never comes first) and pos the command's place in it.
+// txSlot places a command of a DoMulti inside a MULTI block: exec is the index of the block's
+// EXEC and pos the command's place in it; exec is 0 outside a block (EXEC never comes first)
+// and -1 in a block that is discarded or not ended in this DoMulti, whose commands run not (or
+// not yet) and have no outcome here.
 type txSlot struct{ exec, pos int }
 
-// transactions finds the MULTI … EXEC blocks of multi; nil when there is none. A command
-// queued in a transaction is answered QUEUED, and its outcome is its element of EXEC's reply.
+// transactions finds the MULTI blocks of multi; nil when there is none. A command queued in a
+// transaction is answered QUEUED, and its outcome is its element of EXEC's reply.
 func transactions(multi []rueidis.Completed) []txSlot {
 	var slots []txSlot
 	start := -1 // index of the open block's MULTI
+	mark := func(end, exec int) {
+		if slots == nil {
+			slots = make([]txSlot, len(multi))
+		}
+		for j := start + 1; j < end; j++ {
+			slots[j] = txSlot{exec: exec, pos: j - start - 1}
+		}
+	}
 	for i := range multi {
 		name := multi[i].Commands()[0]
 		switch {
 		case strings.EqualFold(name, "multi"):
 			start = i
-		case start >= 0 && (strings.EqualFold(name, "exec") || strings.EqualFold(name, "discard")):
-			if strings.EqualFold(name, "exec") {
-				if slots == nil {
-					slots = make([]txSlot, len(multi))
-				}
-				for j := start + 1; j < i; j++ {
-					slots[j] = txSlot{exec: i, pos: j - start - 1}
-				}
-			}
+		case start >= 0 && strings.EqualFold(name, "exec"):
+			mark(i, i)
+			start = -1
+		case start >= 0 && strings.EqualFold(name, "discard"):
+			mark(i, -1)
 			start = -1
 		}
+	}
+	if start >= 0 {
+		mark(len(multi), -1)
 	}
 	return slots
 }
 
 // queuedReply is the outcome of a command queued in a transaction: its element of EXEC's
 // reply, or EXEC's error (EXECABORT, a lost connection). ok is false when the transaction was
-// not run (a WATCHed key changed: EXEC answered nil, or DISCARD): the command did nothing.
+// not run (a WATCHed key changed: EXEC answered nil; DISCARD) or not ended in this DoMulti.
 func queuedReply(resps []rueidis.RedisResult, s txSlot) (observe.Reply, bool) {
-	if s.exec >= len(resps) {
+	if s.exec < 0 || s.exec >= len(resps) {
 		return observe.Reply{}, false
 	}
 	msg, err := resps[s.exec].ToMessage()

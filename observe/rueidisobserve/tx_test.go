@@ -51,6 +51,8 @@ func TestLockCommandsInTransactions(t *testing.T) {
 	if msg, err := resps[len(resps)-1].ToMessage(); !rueidis.IsRedisNil(err) {
 		t.Fatalf("EXEC after a WATCHed change = %v %v, want nil", msg, err)
 	}
+	// Discarded: nothing ran.
+	c.DoMulti(ctx, c.B().Multi().Build(), set("jobs:4", "secret-value-e"), c.B().Discard().Build())
 	// A compare-and-delete in a transaction releases C's lock.
 	release := c.B().Eval().Script(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`).
 		Numkeys(1).Key("jobs:2").Arg("secret-value-c").Build()
