@@ -44,3 +44,38 @@ func TestAbortedTransactionCountsNothing(t *testing.T) {
 		t.Errorf("lock_held = %v, want 1", got)
 	}
 }
+
+// MULTI … EXEC sent by hand through a plain pipeline: go-redis gives each queued command its
+// QUEUED answer (a SET NX's reads as refused), so the outcome is read from EXEC's reply. A
+// DISCARDed block counts nothing.
+func TestHandMadeTransactionInAPipeline(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Start(t).Client(t)
+	reg := observeOverlap(t, rdb)
+	if err := rdb.SetNX(ctx, "jobs:1", "secret-value-a", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	pipe := rdb.Pipeline()
+	pipe.Do(ctx, "multi")
+	pipe.SetNX(ctx, "jobs:1", "secret-value-b", 10*time.Second) // refused: A holds it
+	pipe.SetNX(ctx, "jobs:2", "secret-value-c", 10*time.Second) // acquired
+	pipe.Do(ctx, "exec")
+	pipe.Do(ctx, "multi")
+	pipe.SetNX(ctx, "jobs:3", "secret-value-d", 10*time.Second) // discarded
+	pipe.Do(ctx, "discard")
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := histogram(t, reg, "lock_acquire_wait_seconds", "jobs", "acquired"); n != 2 {
+		t.Errorf("acquired = %d, want 2 (A's and C's)", n)
+	}
+	if got := value(t, reg, "lock_held", "jobs", ""); got != 2 {
+		t.Errorf("lock_held = %v, want 2", got)
+	}
+	if n, _ := histogram(t, reg, "lock_acquire_wait_seconds", "jobs", "error"); n != 0 {
+		t.Errorf("error = %d, want 0", n)
+	}
+	if n, err := rdb.Exists(ctx, "jobs:3").Result(); err != nil || n != 0 {
+		t.Fatalf("the discarded SET ran: %v %v", n, err)
+	}
+}
