@@ -93,6 +93,9 @@ func (n *Namespace) checkKey(key string) error {
 }
 
 func (n *Namespace) acquire(ctx context.Context, key string, wait bool) (*Lease, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	if err := n.checkKey(key); err != nil {
 		return nil, err
 	}
@@ -140,7 +143,7 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	keyArg, tokenArg := any(key), any(token)
 	for {
 		tried := time.Now()
-		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
+		fence, ok, err := n.try(actx, key, token, keyArg, tokenArg)
 		moving := err != nil && slotMoving(err)
 		if moving && wait && n.pause(actx) {
 			continue
@@ -152,6 +155,10 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 			// The wait ran out during a retry's round trip: the lock was busy at Redis's last
 			// answer.
 			err = n.busyError(actx, key)
+		case err != nil && errors.Is(ctx.Err(), context.Canceled):
+			// The caller called the acquire off (before it was sent, or during its round
+			// trip): that, not Redis's silence, is what ended it.
+			err = fmt.Errorf("lease: acquire %q in namespace %s: cancelled by the caller: %w", key, n.name, withCause(ctx, err))
 		case err != nil && deadlinePassed(actx):
 			err = fmt.Errorf("lease: acquire %q in namespace %s: no answer from Redis before the acquire deadline: %w",
 				key, n.name, err)
@@ -178,8 +185,18 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	}
 }
 
-// try makes one acquisition attempt; keyArg and tokenArg are key and the token, boxed.
-func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (fence int64, ok bool, err error) {
+// withCause is err joined with the cause of ctx's cancellation when the caller gave one
+// (context.WithCancelCause), so that the error matches both.
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
+}
+
+// try makes one acquisition attempt; keyArg and tokenArg are key and token, boxed. Its error
+// never carries the token (redactToken).
+func (n *Namespace) try(ctx context.Context, key, token string, keyArg, tokenArg any) (fence int64, ok bool, err error) {
 	c := n.client
 	ttl := n.ttlMs
 	switch {
@@ -190,12 +207,12 @@ func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (
 		fence, err = c.runScript(ctx, acquireFencedScript, 2, keyArg, lockkeys.Fence(key), tokenArg, ttl, n.fenceKeyExpiry())
 	case n.policy.RecordHolder:
 		acquired, err := c.runScript(ctx, acquireHolderScript, 2, keyArg, lockkeys.Holder(key), tokenArg, ttl, c.holder)
-		return 0, acquired == 1, err
+		return 0, acquired == 1, redactToken(err, token)
 	default:
 		ok, err = c.setNX(ctx, keyArg, tokenArg, ttl)
-		return 0, ok, err
+		return 0, ok, redactToken(err, token)
 	}
-	return fence, fence > 0, err
+	return fence, fence > 0, redactToken(err, token)
 }
 
 // pause sleeps RetryBackoff plus jitter; false when ctx ended first.

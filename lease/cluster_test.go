@@ -56,7 +56,7 @@ func TestClusterBehaviour(t *testing.T) {
 		if _, err := n.TryAcquire(ctx, key); !errors.Is(err, ErrBusy) {
 			t.Errorf("second acquire of %q = %v, want ErrBusy", key, err)
 		}
-		if err := n.release(ctx, leaseID{key: key, token: "wrong-token", keyArg: key, tokenArg: "wrong-token"}); !errors.Is(err, ErrNotOwned) {
+		if err := n.release(ctx, leaseID{key: key, token: "wrong-token", keyArg: key, tokenArg: "wrong-token"}, time.Now().Add(time.Second)); !errors.Is(err, ErrNotOwned) {
 			t.Errorf("wrong-token release of %q = %v", key, err)
 		}
 		if err := l.Renew(ctx); err != nil {

@@ -7,6 +7,17 @@ import "errors"
 // token is never mistaken for a successful release.
 var errEmptyToken = errors.New("lease: lock token required")
 
+// errNilLease: Release or Renew on a nil *Lease, typically the result of a failed Acquire
+// released before its error was checked.
+var errNilLease = errors.New("lease: nil *Lease (Acquire failed, or it was never acquired)")
+
+// errNilFunc: Do was given no function to run under the lock.
+var errNilFunc = errors.New("lease: Do needs a function to run")
+
+// errNilContext: a method that takes a context was given nil. (Release takes nil as
+// context.Background: it only keeps the context's values, and refusing would leave the lock held.)
+var errNilContext = errors.New("lease: nil context")
+
 // Sentinel errors, for errors.Is.
 var (
 	// ErrBusy: another holder has the lock (after waiting, if the call waits).

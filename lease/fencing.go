@@ -45,6 +45,9 @@ return 1
 // The write is bounded by Policy.RenewTimeout, the namespace's store-operation timeout. Each
 // applied or rejected write is counted in lock_fenced_writes_total.
 func (n *Namespace) FencedSet(ctx context.Context, lockKey string, fence int64, key string, value any, ttl time.Duration) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if fence <= 0 {
 		return ErrNoFence
 	}

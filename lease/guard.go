@@ -85,6 +85,9 @@ func (n *Namespace) Guard(rdb redis.UniversalClient) *Guard {
 // cluster slots. Claiming a key again with the same fence is harmless. Claims are not counted
 // in lock_fenced_writes_total.
 func (g *Guard) Claim(ctx context.Context, fence int64, keys ...string) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if fence <= 0 {
 		return ErrNoFence
 	}
@@ -110,6 +113,9 @@ func (g *Guard) Claim(ctx context.Context, fence int64, keys ...string) error {
 // The same lease may write many times. Each applied or rejected write is counted in
 // lock_fenced_writes_total.
 func (g *Guard) Set(ctx context.Context, fence int64, key string, value any, ttl time.Duration) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if fence <= 0 {
 		return ErrNoFence
 	}
@@ -137,6 +143,10 @@ func checkDataKey(key string) error {
 
 // run runs guardScript for key: a write when write is set, else a claim.
 func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dataMs int64, write bool) (bool, error) {
+	if g.ns.client.closed.Load() {
+		// A Guard is its Client's: after Close it sends nothing, whatever Redis it writes to.
+		return false, ErrClosed
+	}
 	p := &g.ns.policy
 	ctx, end := boundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
 	defer end.release()

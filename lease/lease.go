@@ -2,6 +2,9 @@ package lease
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -44,7 +47,9 @@ type Lease struct {
 	// successful acquire or renew (Redis ran the command after it started). Zero once a renew
 	// was answered "not owned". See validity.go.
 	validUntil time.Time
-	renewing   sync.WaitGroup
+	// renewDone is closed when the renew in flight has settled (counted, logged); nil while
+	// none is in flight. Release waits on it, within its own ReleaseTimeout.
+	renewDone chan struct{}
 }
 
 // newLease returns the lease taken by an attempt that started at tried.
@@ -68,18 +73,55 @@ func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tr
 }
 
 // Key returns the lock key.
-func (l *Lease) Key() string { return l.key }
+func (l *Lease) Key() string {
+	if l == nil {
+		return ""
+	}
+	return l.key
+}
 
 // Fence returns the lease's fence token, or 0 when the namespace does not fence. Pass it to
 // FencedSet or store it with every write (see the package guide's SQL pattern).
-func (l *Lease) Fence() int64 { return l.fence }
+func (l *Lease) Fence() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.fence
+}
 
 // Context is the holder's context. It is cancelled with cause ErrAbandoned when the Abandon policy
 // gives the lease up, with cause ErrMaxHoldExceeded when the lease reaches Policy.MaxHold, with
 // cause ErrReleased on Release, and when Acquire's ctx ends; read the reason with context.Cause.
 func (l *Lease) Context() context.Context {
-	if l.ctx == nil {
+	if l == nil || l.ctx == nil {
 		return context.Background()
 	}
 	return l.ctx
+}
+
+// Format prints the lease as its namespace, key and fence, whatever the verb (%v, %+v, %#v,
+// %s): the default formatting of the struct would print its owner token, a capability that
+// must not reach a log line. Printing a nil or zero Lease is safe too.
+func (l *Lease) Format(f fmt.State, verb rune) {
+	if l == nil {
+		_, _ = io.WriteString(f, "<nil>")
+		return
+	}
+	_, _ = fmt.Fprintf(f, "lease{namespace: %q, key: %q, fence: %d}", l.namespaceName(), l.key, l.fence)
+}
+
+// LogValue is the lease as a log/slog value: its namespace, key and fence, never its token.
+func (l *Lease) LogValue() slog.Value {
+	if l == nil {
+		return slog.StringValue("<nil>")
+	}
+	return slog.GroupValue(slog.String(namespaceLabel, l.namespaceName()), slog.String("key", l.key),
+		slog.Int64("fence", l.fence))
+}
+
+func (l *Lease) namespaceName() string {
+	if l.ns == nil {
+		return ""
+	}
+	return l.ns.name
 }

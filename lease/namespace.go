@@ -55,6 +55,10 @@ func (n *Namespace) Policy() Policy { return n.policy }
 // ctx's cancellation, bounded by Policy.ReleaseTimeout. The error joins fn's error and the
 // release's: ErrAbandoned if the lease was abandoned while fn ran, ErrNotOwned if it was lost.
 func (n *Namespace) Do(ctx context.Context, key string, fn func(ctx context.Context, fence int64) error) (err error) {
+	if fn == nil {
+		// Refused before acquiring: a nil fn would panic with the lock held.
+		return errNilFunc
+	}
 	l, err := n.Acquire(ctx, key)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -175,8 +176,14 @@ func (p Policy) withDefaults() (Policy, error) {
 		return p, fmt.Errorf("%w: ReleaseTimeout %s must be positive", ErrInvalidPolicy, p.ReleaseTimeout)
 	case p.FenceRetention < 0:
 		return p, fmt.Errorf("%w: FenceRetention %s must be positive", ErrInvalidPolicy, p.FenceRetention)
+	case p.Fencing && p.TTL > math.MaxInt64-p.FenceRetention:
+		// The fence key's expiry is TTL + FenceRetention: past the largest Duration it would
+		// wrap to a negative PX, which Redis refuses on every fenced acquire.
+		return p, fmt.Errorf("%w: TTL %s + FenceRetention %s exceeds the longest duration", ErrInvalidPolicy, p.TTL, p.FenceRetention)
 	case p.WriteFenceRetention < 0 || p.WriteFenceRetention > 0 && p.WriteFenceRetention < time.Millisecond:
 		return p, fmt.Errorf("%w: WriteFenceRetention %s must be at least 1ms (zero keeps write-fence records)", ErrInvalidPolicy, p.WriteFenceRetention)
+	case p.WriteFenceRetention > math.MaxInt64-writeFenceSlack:
+		return p, fmt.Errorf("%w: WriteFenceRetention %s + %s exceeds the longest duration", ErrInvalidPolicy, p.WriteFenceRetention, writeFenceSlack)
 	case p.MaxHold < 0:
 		return p, fmt.Errorf("%w: MaxHold %s must be positive (zero: no bound)", ErrInvalidPolicy, p.MaxHold)
 	case p.MaxHold > 0 && p.DisableRenewal:

@@ -3,6 +3,7 @@ package lease
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,11 @@ func TestPolicyValidation(t *testing.T) {
 		{Policy{ReleaseTimeout: -1}, "ReleaseTimeout"},
 		{Policy{OnRenewFailure: 7}, "OnRenewFailure"},
 		{Policy{ReleaseMode: 7}, "ReleaseMode"},
+		// The fence key's and write-fence records' expiries would wrap to a negative PX,
+		// refused by Redis on every acquire or Guard write.
+		{Policy{TTL: math.MaxInt64, Fencing: true}, "FenceRetention"},
+		{Policy{TTL: time.Hour, Fencing: true, FenceRetention: math.MaxInt64 - time.Minute}, "FenceRetention"},
+		{Policy{WriteFenceRetention: math.MaxInt64}, "WriteFenceRetention"},
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()

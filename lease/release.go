@@ -25,7 +25,15 @@ return 0
 // Release returns ErrAbandoned; after Policy.MaxHold ended the hold, likewise with
 // ErrMaxHoldExceeded. Release runs detached from ctx's cancellation (ctx's values are
 // kept), bounded by Policy.ReleaseTimeout, so that a cancelled request still frees its lock.
+//
+// A nil ctx is taken as context.Background(); a nil Lease returns an error.
 func (l *Lease) Release(ctx context.Context) error {
+	if l == nil {
+		return errNilLease
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	n := l.ns
 	if n == nil || l.token == "" {
 		return errEmptyToken
@@ -52,20 +60,45 @@ func (l *Lease) Release(ctx context.Context) error {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
+	renewing := l.renewDone
 	l.mu.Unlock()
-	// Cancelling first cuts an in-flight renew short instead of waiting out its timeout.
+	deadline := time.Now().Add(n.policy.ReleaseTimeout)
+	// Cancelling ends a renew still queued in the sender; one on the wire runs until its own
+	// deadline (go-redis does not cut a read on cancellation), so the release does not wait for
+	// it first: the two scripts are atomic, and whichever runs second finds the key gone or
+	// deletes it, which is the release either way. The renew's outcome no longer counts.
 	l.cancel(ErrReleased)
-	l.renewing.Wait()
 
 	var err error
 	if n.policy.ReleaseMode == HoldUntilExpiry {
 		n.m.releaseDone(releaseSkipped)
 	} else {
-		err = n.release(ctx, l.leaseID)
+		err = n.release(ctx, l.leaseID, deadline)
+	}
+	// The renewer's last log line and metrics, when it settles within the release's bound;
+	// past it (Redis not answering), Release returns on time and the renewer ends at its own
+	// deadline, logging and counting nothing more.
+	if renewing != nil {
+		waitUntil(renewing, deadline)
 	}
 	n.m.holdEnded(l)
 	l.unlockLocal()
 	return err
+}
+
+// waitUntil waits until done is closed or deadline has passed.
+func waitUntil(done <-chan struct{}, deadline time.Time) {
+	select {
+	case <-done:
+		return
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func (l *Lease) unlockLocal() {
@@ -74,8 +107,8 @@ func (l *Lease) unlockLocal() {
 	}
 }
 
-// release runs the compare-and-delete and counts its outcome.
-func (n *Namespace) release(ctx context.Context, id leaseID) error {
+// release runs the compare-and-delete, bounded by deadline, and counts its outcome.
+func (n *Namespace) release(ctx context.Context, id leaseID, deadline time.Time) error {
 	key := id.key
 	if id.token == "" {
 		return errEmptyToken
@@ -85,7 +118,7 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 	}
 	// Nothing cancels ctx now: boundBy gives the attemptCtx bound, no cancel chain and no
 	// timer unless something waits (it is on every lock cycle's path).
-	ctx, end := boundBy(ctx, time.Now().Add(n.policy.ReleaseTimeout), nil)
+	ctx, end := boundBy(ctx, deadline, nil)
 	defer end.release()
 	deleted, err := n.deleteIfOwned(ctx, id)
 	// A slot being migrated (TRYAGAIN: the lock and holder keys split between two masters) is
@@ -107,10 +140,12 @@ func (n *Namespace) release(ctx context.Context, id leaseID) error {
 }
 
 // deleteIfOwned runs the release script once: 1 when it deleted the key, 0 when another token
-// held it.
-func (n *Namespace) deleteIfOwned(ctx context.Context, id leaseID) (int64, error) {
+// held it. Its error never carries the token (redactToken).
+func (n *Namespace) deleteIfOwned(ctx context.Context, id leaseID) (deleted int64, err error) {
 	if n.policy.RecordHolder {
-		return n.client.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg)
+		deleted, err = n.client.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg)
+	} else {
+		deleted, err = n.client.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
 	}
-	return n.client.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
+	return deleted, redactToken(err, id.token)
 }

@@ -30,7 +30,7 @@ func TestReleaseWithWrongTokenIsNotOwned(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := n.release(context.Background(), leaseID{owner.key, tc.token, owner.key, tc.token}); !errors.Is(err, tc.want) {
+				if err := n.release(context.Background(), leaseID{owner.key, tc.token, owner.key, tc.token}, time.Now().Add(time.Second)); !errors.Is(err, tc.want) {
 					t.Fatalf("release with %s = %v, want %v", tc.name, err, tc.want)
 				}
 				if got := e.rdb.Get(context.Background(), owner.key).Val(); got != owner.token {

@@ -33,9 +33,15 @@ var errRenewTimeout = errors.New("lease: renew timeout")
 // Renew extends the lease to a full TTL from now, as the background renewer does; use it when
 // renewal is disabled or at points of the work that must not outlive the lease. It returns
 // ErrNotOwned when the key no longer holds this lease's token. Like a background renew, it is
-// bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total; it does not
-// change the renewer's failure count.
+// bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total (unless ctx
+// was cancelled: the caller called it off); it does not change the renewer's failure count.
 func (l *Lease) Renew(ctx context.Context) error {
+	if l == nil {
+		return errNilLease
+	}
+	if ctx == nil {
+		return errNilContext
+	}
 	n := l.ns
 	if n == nil || l.token == "" {
 		return errEmptyToken
@@ -52,10 +58,14 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return ErrMaxHoldExceeded
 	}
 	start := time.Now()
-	ctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
+	rctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer end.release()
-	owned, err := n.renew(ctx, l.leaseID)
-	n.m.renewDone(owned, err)
+	owned, err := n.renew(rctx, l.leaseID)
+	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
+		// A renew its caller called off is the caller's decision, not a failure of the store
+		// (observe does not count one either); its deadline passing is a failure.
+		n.m.renewDone(owned, err)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("lease: renew %q in namespace %s: %w", l.key, n.name, err)
@@ -75,7 +85,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 	return nil
 }
 
-// renew runs the compare-and-pexpire.
+// renew runs the compare-and-pexpire. Its error never carries the token (redactToken): the
+// renewer logs it.
 func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err error) {
 	c := n.client
 	var extended int64
@@ -90,7 +101,7 @@ func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err erro
 	default:
 		extended, err = c.runScript(ctx, renewScript, 1, id.keyArg, id.tokenArg, n.ttlMs)
 	}
-	return extended == 1, err
+	return extended == 1, redactToken(err, id.token)
 }
 
 // errValidityEnded is the reason logged when the Abandon policy abandons a lease because the
@@ -131,7 +142,8 @@ func (l *Lease) renewTick() {
 		line.write(n.client.logger)
 		return
 	}
-	l.renewing.Add(1)
+	done := make(chan struct{})
+	l.renewDone = done
 	l.mu.Unlock()
 
 	// A renew that is still unanswered at the lapse is given up. A tick that comes after the
@@ -147,11 +159,12 @@ func (l *Lease) renewTick() {
 
 	l.mu.Lock()
 	line := l.settleRenewLocked(owned, err, start, lapse)
+	l.renewDone = nil
 	l.mu.Unlock()
 	line.write(n.client.logger)
-	// Done only after the log line: once Release has waited for the renewer, everything the
+	// Closed only after the log line: once Release has waited for the renewer, everything the
 	// renewer did, its log included, has happened.
-	l.renewing.Done()
+	close(done)
 }
 
 // settleRenewLocked applies the outcome of the renew that started at start: it counts it,

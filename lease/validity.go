@@ -32,6 +32,9 @@ func (l *Lease) lapseLocked() time.Time {
 // No client-side clock can close that gap; a fence token checked by the store (FencedSet, or
 // the SQL guard in docs/lease.md) is what rejects such a write.
 func (l *Lease) ValidUntil() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.state != stateHeld || l.validUntil.IsZero() {

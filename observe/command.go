@@ -101,6 +101,7 @@ const (
 	cmdDelIfEq
 	cmdDelEx
 	cmdScript
+	cmdFlush // FLUSHDB, FLUSHALL
 )
 
 // commandOf names a command by its first argument, comparing each name only with the names
@@ -136,6 +137,12 @@ func commandOf(name string) command {
 			return cmdEvalSHA
 		case strings.EqualFold(name, "delifeq"):
 			return cmdDelIfEq
+		case strings.EqualFold(name, "flushdb"):
+			return cmdFlush
+		}
+	case 8:
+		if strings.EqualFold(name, "flushall") {
+			return cmdFlush
 		}
 	}
 	return cmdOther
@@ -147,11 +154,17 @@ func commandOf(name string) command {
 // own Call, on its stack), or into a Call from the pool.
 func begin[A argReader](o *Observer, args A, into *Call) *Call {
 	if args.Len() < 2 {
+		if args.Len() == 1 && commandOf(args.Arg(0)) == cmdFlush {
+			return newCall(o, opFlush, nil, into)
+		}
 		return nil
 	}
 	cmd := commandOf(args.Arg(0))
-	if cmd == cmdDelete {
+	switch cmd {
+	case cmdDelete:
 		return beginDelete(o, args, into)
+	case cmdFlush: // FLUSHDB ASYNC, FLUSHALL SYNC
+		return newCall(o, opFlush, nil, into)
 	}
 	if cmd == cmdOther || args.Len() < 3 {
 		return nil

@@ -63,7 +63,27 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 			}
 		}
 		err := next(ctx, cmds)
+		var queued []int
+		if calls != nil {
+			queued = queuedIn(cmds)
+		}
 		for i, c := range calls {
+			if c == nil {
+				continue
+			}
+			if errors.Is(cmds[i].Err(), redis.TxFailedErr) {
+				// A transaction a WATCHed key's change aborted: its commands did nothing.
+				c.recycle()
+				continue
+			}
+			if queued != nil && queued[i] != 0 {
+				if r, ok := execElement(cmds, i, queued[i]); ok {
+					c.Done(r)
+				} else {
+					c.recycle()
+				}
+				continue
+			}
 			// In a pipeline, next's error may be another command's: each command's own
 			// error is the one that counts (go-redis sets it on every command of a failed
 			// connection).
@@ -145,4 +165,77 @@ func goRedisReply(cmd redis.Cmder, processErr error) Reply {
 		}
 	}
 	return Reply{}
+}
+
+// queuedIn finds the commands of cmds queued in a MULTI block sent by hand through a plain
+// pipeline (pipe.Do(ctx, "multi") … pipe.Do(ctx, "exec")): go-redis gives each its QUEUED
+// answer, and its outcome is its element of EXEC's reply. queued[i] is the index of the block's
+// EXEC, -1 in a block discarded or not ended in this pipeline (no outcome here), 0 outside a
+// block; nil when there is none. A TxPipeline needs none of this: go-redis wraps it in MULTI
+// (a StatusCmd) and EXEC (a SliceCmd) itself and sets each command's reply from EXEC's, so only
+// a MULTI sent as a Cmd opens a block.
+func queuedIn(cmds []redis.Cmder) []int {
+	var queued []int
+	start := -1
+	mark := func(end, exec int) {
+		if queued == nil {
+			queued = make([]int, len(cmds))
+		}
+		for j := start + 1; j < end; j++ {
+			queued[j] = exec
+		}
+	}
+	for i, cmd := range cmds {
+		_, byHand := cmd.(*redis.Cmd)
+		switch name := cmd.Name(); {
+		case name == "multi" && byHand:
+			start = i
+		case start >= 0 && name == "exec":
+			mark(i, i)
+			start = -1
+		case start >= 0 && name == "discard":
+			mark(i, -1)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		mark(len(cmds), -1)
+	}
+	return queued
+}
+
+// execElement is the outcome of cmds[i], queued in the block whose EXEC is cmds[exec]: its
+// element of EXEC's reply, or EXEC's error. ok is false when the block did not run (EXEC
+// answered nil: a WATCHed key changed; DISCARD; no EXEC in this pipeline).
+func execElement(cmds []redis.Cmder, i, exec int) (Reply, bool) {
+	if exec < 0 {
+		return Reply{}, false
+	}
+	execCmd, ok := cmds[exec].(*redis.Cmd)
+	if !ok {
+		return Reply{}, false
+	}
+	vals, err := execCmd.Slice()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return Reply{}, false
+	case err != nil:
+		return Reply{Err: err}, true
+	}
+	pos := 0 // i's place in the block: the commands between its MULTI and i
+	for j := i - 1; j >= 0 && cmds[j].Name() != "multi"; j-- {
+		pos++
+	}
+	if pos >= len(vals) {
+		return Reply{}, false
+	}
+	switch v := vals[pos].(type) {
+	case nil:
+		return Reply{Nil: true}, true
+	case int64:
+		return Reply{Int: v, IsInt: true}, true
+	case error:
+		return Reply{Err: v}, true
+	}
+	return Reply{}, true
 }

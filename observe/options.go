@@ -38,8 +38,9 @@ type Options struct {
 	// Registerer and MeterProvider is an error: one process, one path. Close the Observer
 	// when dropping it.
 	MeterProvider metric.MeterProvider
-	// Namespaces in order of precedence: a key is counted under the first that matches it.
-	// Keys that match none pass through uncounted. At least one is required.
+	// Namespaces, as the exporter declares them: a key is counted in every namespace whose
+	// pattern matches it (a lock on jobs:urgent:1 in both jobs:* and jobs:urgent:*), as the
+	// exporter counts it. Keys that match none pass through uncounted. At least one is required.
 	Namespaces []Namespace
 	// GiveUpAfter is how long after a caller's last busy attempt, with no further attempt
 	// with the same lock value, the wait is taken as given up and observed with outcome
@@ -47,8 +48,9 @@ type Options struct {
 	// backoff, or one wait is counted as several busy ones.
 	GiveUpAfter time.Duration
 	// MaxTracked caps how many locks (held or waited for) are tracked at once. Beyond it new
-	// locks are still counted in the counters, but not in lock_held or the histograms.
-	// Zero means DefaultMaxTracked.
+	// locks are still counted in the counters and their acquires in the wait histogram, but
+	// not in lock_held or the hold histogram, and lock_observe_untracked_total counts them.
+	// Each namespace a key belongs to tracks it once. Zero means DefaultMaxTracked.
 	MaxTracked int
 }
 
@@ -64,6 +66,8 @@ var (
 	ErrBothMetricsPaths = errors.New("observe: set Options.Registerer or Options.MeterProvider, not both")
 	ErrNoNamespace      = errors.New("observe: at least one namespace is required")
 	ErrBadNamespace     = errors.New("observe: bad namespace")
+	// ErrBadOption: GiveUpAfter or MaxTracked is negative (zero takes the default).
+	ErrBadOption = errors.New("observe: bad option")
 )
 
 // Observer derives lock metrics from the commands passing through its hooks. One Observer may
@@ -146,6 +150,12 @@ func validateOptions(opts Options) error {
 		return ErrNoRegisterer
 	case len(opts.Namespaces) == 0:
 		return ErrNoNamespace
+	case opts.GiveUpAfter < 0:
+		return fmt.Errorf("%w: GiveUpAfter %s must be positive (zero: %s)", ErrBadOption, opts.GiveUpAfter, DefaultGiveUpAfter)
+	case opts.MaxTracked < 0:
+		// Below zero no lock would ever be tracked: lock_held and the hold histogram would stay
+		// empty while every lock counted as untracked.
+		return fmt.Errorf("%w: MaxTracked %d must be positive (zero: %d)", ErrBadOption, opts.MaxTracked, DefaultMaxTracked)
 	}
 	return validateNamespaces(opts.Namespaces)
 }

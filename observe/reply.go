@@ -83,8 +83,14 @@ func (c *Call) finish(r Reply) {
 	}
 	o := c.o
 	end := o.now()
-	if c.op == opDelete {
+	switch c.op {
+	case opDelete:
 		c.deleted(res, end)
+		return
+	case opFlush:
+		if res == resultSuccess {
+			o.tracker.flushed(c.server, end)
+		}
 		return
 	}
 	// Once per namespace the key belongs to: each keeps its own state and series.

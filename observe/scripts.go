@@ -20,6 +20,7 @@ const (
 	opRelease        // compare-and-delete
 	opRefresh        // compare-and-pexpire
 	opDelete         // a plain DEL or UNLINK: ends the holds of its keys, counts no release
+	opFlush          // FLUSHDB or FLUSHALL: ends every hold on its server, counts no release
 )
 
 // ttlKind says how a command's expiry argument reads.

@@ -391,6 +391,32 @@ func (t *tracker) deleted(ns *namespace, key string, server uint32, end time.Tim
 	}
 }
 
+// flushed ends every hold with parts on server, whose keys a FLUSHDB or FLUSHALL removed, as
+// deleted does for the keys of a DEL. Parts are told apart by server (hook), not by database:
+// clients of different databases of one server must not share a hook.
+func (t *tracker) flushed(server uint32, end time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.applyPending()
+	for id, e := range t.entries {
+		if !e.held() {
+			continue
+		}
+		kept := e.parts[:0]
+		for _, p := range e.parts {
+			if p.server != server {
+				kept = append(kept, p)
+			}
+		}
+		clear(e.parts[len(kept):])
+		e.parts = kept
+		if len(e.parts) == 0 {
+			t.endHold(id, e, end)
+			t.dropIfIdle(id, e)
+		}
+	}
+}
+
 // find is the index of key's part on server, or -1.
 func (e *entry) find(key string, server uint32) int {
 	for i, p := range e.parts {

@@ -51,7 +51,7 @@ func run(ctx context.Context, addr, listen string, serveFor time.Duration) error
 	}
 	jobs, err := locks.Declare("scheduler", lease.Policy{
 		TTL:            time.Minute,   // renewed every TTL/3 while the job runs
-		OnRenewFailure: lease.Abandon, // after 3 failed renews, cancel the job's context
+		OnRenewFailure: lease.Abandon, // renews failing: cancel the job's context before the key can expire
 		Fencing:        true,          // hand the job a monotonic token for its writes
 	})
 	if err != nil {

@@ -87,8 +87,11 @@ func lockStory(t *testing.T, rdb *redis.Client, n, ttlHold *lease.Namespace) {
 	if err := old.Renew(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.Renew(cancelled); err == nil {
-		t.Fatal("Renew under a cancelled context succeeded")
+	// A renew past its caller's deadline failed (one the caller cancelled is not counted).
+	expired, cancelExpired := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancelExpired()
+	if err := old.Renew(expired); err == nil {
+		t.Fatal("Renew past its deadline succeeded")
 	}
 	if err := n.FencedSet(ctx, key, old.Fence(), data, "old", time.Minute); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ package rueidisobserve
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -64,13 +65,84 @@ func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueid
 			calls[i] = c
 		}
 	}
+	var tx []txSlot
+	if calls != nil {
+		// Read before sending: rueidis recycles the commands once they are sent.
+		tx = transactions(multi)
+	}
 	resps := client.DoMulti(ctx, multi...)
 	for i, c := range calls {
-		if i < len(resps) {
-			c.Done(reply(resps[i]))
+		if c == nil || i >= len(resps) {
+			continue
 		}
+		if tx != nil && tx[i].exec != 0 {
+			if r, ok := queuedReply(resps, tx[i]); ok {
+				c.Done(r)
+			}
+			continue
+		}
+		c.Done(reply(resps[i]))
 	}
 	return resps
+}
+
+// txSlot places a command of a DoMulti inside a MULTI block: exec is the index of the block's
+// EXEC and pos the command's place in it; exec is 0 outside a block (EXEC never comes first)
+// and -1 in a block that is discarded or not ended in this DoMulti, whose commands run not (or
+// not yet) and have no outcome here.
+type txSlot struct{ exec, pos int }
+
+// transactions finds the MULTI blocks of multi; nil when there is none. A command queued in a
+// transaction is answered QUEUED, and its outcome is its element of EXEC's reply.
+func transactions(multi []rueidis.Completed) []txSlot {
+	var slots []txSlot
+	start := -1 // index of the open block's MULTI
+	mark := func(end, exec int) {
+		if slots == nil {
+			slots = make([]txSlot, len(multi))
+		}
+		for j := start + 1; j < end; j++ {
+			slots[j] = txSlot{exec: exec, pos: j - start - 1}
+		}
+	}
+	for i := range multi {
+		name := multi[i].Commands()[0]
+		switch {
+		case strings.EqualFold(name, "multi"):
+			start = i
+		case start >= 0 && strings.EqualFold(name, "exec"):
+			mark(i, i)
+			start = -1
+		case start >= 0 && strings.EqualFold(name, "discard"):
+			mark(i, -1)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		mark(len(multi), -1)
+	}
+	return slots
+}
+
+// queuedReply is the outcome of a command queued in a transaction: its element of EXEC's
+// reply, or EXEC's error (EXECABORT, a lost connection). ok is false when the transaction was
+// not run (a WATCHed key changed: EXEC answered nil; DISCARD) or not ended in this DoMulti.
+func queuedReply(resps []rueidis.RedisResult, s txSlot) (observe.Reply, bool) {
+	if s.exec < 0 || s.exec >= len(resps) {
+		return observe.Reply{}, false
+	}
+	msg, err := resps[s.exec].ToMessage()
+	switch {
+	case rueidis.IsRedisNil(err):
+		return observe.Reply{}, false
+	case err != nil:
+		return observe.Reply{Err: err}, true
+	}
+	elems, err := msg.ToArray()
+	if err != nil || s.pos >= len(elems) {
+		return observe.Reply{Err: err}, err != nil
+	}
+	return messageReply(elems[s.pos]), true
 }
 
 // DoCache implements rueidishook.Hook; cached reads are not lock operations.
@@ -104,6 +176,15 @@ func (Hook) DoMultiStream(client rueidis.Client, ctx context.Context, multi ...r
 // acquire.
 func reply(resp rueidis.RedisResult) observe.Reply {
 	msg, err := resp.ToMessage()
+	return messageReplyErr(msg, err)
+}
+
+// messageReply reads one reply message (an element of EXEC's reply, say) as reply does.
+func messageReply(msg rueidis.RedisMessage) observe.Reply {
+	return messageReplyErr(msg, msg.Error())
+}
+
+func messageReplyErr(msg rueidis.RedisMessage, err error) observe.Reply {
 	if rueidis.IsRedisNil(err) {
 		return observe.Reply{Nil: true}
 	}
