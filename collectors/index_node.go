@@ -434,7 +434,12 @@ func (n *indexNode) drain(ctx context.Context) (string, error) {
 	if n.feed == nil {
 		return resyncConnectionLost, nil
 	}
-	if err := n.feed.ping(ctx); err != nil {
+	return n.drainPinged(ctx, n.feed.ping(ctx))
+}
+
+// drainPinged is drain after the feed's PING, which returned pingErr. syncMu is held.
+func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, error) {
+	if pingErr != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
