@@ -91,7 +91,6 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 	if served.partial != nil {
 		return s.partialBuild(served.partial)
 	}
-	s.logIndexed(served)
 	walkPos := map[int]string{}
 	maps.Copy(walkPos, s.walkWhy)
 	for m := served.walk; m != 0; m &= m - 1 {
@@ -144,21 +143,9 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 		}
 		res.Namespaces = append(res.Namespaces, r)
 	}
+	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
+	s.logResult(res)
 	return res
-}
-
-// logIndexed logs what the index could not read with the lines a walk logs (the walker logs its
-// own), so a scrape that answers lock_exporter_up 0 says why whichever way it was served.
-func (s *Scanner) logIndexed(served indexServe) {
-	if served.err != nil {
-		s.opts.Logger.Warn("lock key scan failed", "err", served.err)
-		return
-	}
-	for b, r := range served.results {
-		if r.Err != nil {
-			s.opts.Logger.Warn("lock key scan failed for one namespace", "lock_namespace", s.opts.Namespaces[s.indexedPos[b]].Name, "err", r.Err)
-		}
-	}
 }
 
 // walkerFor returns a Scanner in walk mode over the namespaces not indexed at start plus the
@@ -175,6 +162,7 @@ func (s *Scanner) walkerFor(mask uint64) *Scanner {
 	}
 	opts := s.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
+	opts.quietResult = true // scanIndexed logs the merged result
 	inMask := map[int]bool{}
 	for b, pos := range s.indexedPos {
 		inMask[pos] = mask&(1<<b) != 0

@@ -171,7 +171,9 @@ func (s *Scanner) run(f *pass) {
 	}
 	s.mu.Unlock()
 	f.finish(time.Now())
-	s.logResult(f.final)
+	if !s.opts.quietResult {
+		s.logResult(f.final)
+	}
 }
 
 func (s *Scanner) logResult(res *Result) {
