@@ -68,3 +68,50 @@ func TestFailedScrapeLogsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentFailedScrapesLogOneLine: scrapes that run together against a Redis that does
+// not answer share one line, in auto mode as in walk mode (where they join one pass). Auto mode
+// logged one line per scrape: 40 lines for a burst of 40 (--web.max-requests).
+func TestConcurrentFailedScrapesLogOneLine(t *testing.T) {
+	for _, mode := range []ScanMode{ModeWalk, ModeAuto} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx := context.Background()
+			srv := redistest.Start(t)
+			c := srv.Client(t)
+			c.Set(ctx, "jobs:1", "t", time.Minute)
+			log := &lineLog{}
+			s, err := NewScanner(c, Options{
+				Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "suffix", Pattern: "*:lock"}},
+				Mode:       mode, Logger: slog.New(log), Timeout: 10 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if mode == ModeAuto {
+				waitCurrent(t, s)
+			}
+			srv.Pause()
+			defer srv.Resume()
+			var wg sync.WaitGroup
+			for range 20 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sctx, cancel := context.WithTimeout(ctx, 700*time.Millisecond)
+					defer cancel()
+					s.Scan(sctx)
+				}()
+			}
+			wg.Wait()
+			// The walk's pass logs when its last commands end, after their grace.
+			for end := time.Now().Add(10 * time.Second); log.count("lock key scan failed") == 0 && time.Now().Before(end); {
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond)
+			if got := log.count("lock key scan failed"); got != 1 {
+				t.Fatalf("20 concurrent scrapes of a paused Redis: %d lines, want 1: %q", got, log.lines)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/bits"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -85,6 +86,7 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 	if closed {
 		return closedResult(s.opts)
 	}
+	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	served := idx.collect(ctx)
@@ -144,8 +146,33 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 		res.Namespaces = append(res.Namespaces, r)
 	}
 	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
-	s.logResult(res)
+	s.logMerged(res, began)
 	return res
+}
+
+// logMerged logs an indexed scrape's result as logResult does, once for the scrapes that ran
+// together: a line already logged by a scrape that ended after this one began is not repeated,
+// as concurrent scrapes of a walk share one pass and its one line. (Each indexed scrape is
+// served on its own, so a burst of scrapes of a Redis that does not answer logged a line each.)
+func (s *Scanner) logMerged(res *Result, began time.Time) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	now := time.Now()
+	if s.logged == nil {
+		s.logged = map[string]time.Time{}
+	}
+	for line, at := range s.logged {
+		if now.Sub(at) > 2*s.opts.Timeout { // no scrape in flight began before it
+			delete(s.logged, line)
+		}
+	}
+	s.logResult(res, func(line string) bool {
+		if at, ok := s.logged[line]; ok && !at.Before(began) {
+			return true
+		}
+		s.logged[line] = now
+		return false
+	})
 }
 
 // walkerFor returns a Scanner in walk mode over the namespaces not indexed at start plus the
