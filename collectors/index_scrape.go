@@ -86,6 +86,10 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 			n.syncMu.Unlock()
 		}
 	}()
+	// maxmemory-policy is a runtime setting: each scrape asks OBJECT IDLETIME again, as each
+	// walk does, so that idle times come back once an LFU policy is switched off. Under LFU
+	// the cost is one refused command, after which the node remembers it for this scrape.
+	n.noIdle.Store(false)
 	n.mu.Lock()
 	refused, dropped, current := n.refused, n.dropped, n.current
 	n.mu.Unlock()
