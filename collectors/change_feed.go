@@ -18,7 +18,7 @@ import (
 // Replies after which a new connection may succeed (transientReply) are not refusals.
 type errTrackingRefused struct{ err error }
 
-func (e *errTrackingRefused) Error() string { return "client tracking refused: " + e.err.Error() }
+func (e *errTrackingRefused) Error() string { return "lock-key index refused: " + e.err.Error() }
 func (e *errTrackingRefused) Unwrap() error { return e.err }
 
 // Resync reasons: the reason label of lock_exporter_index_resyncs_total.
@@ -116,6 +116,21 @@ func (feed *changeFeed) start(ctx context.Context, prefixes []string) error {
 func refusal(err error) error {
 	var rerr redis.Error
 	if errors.As(err, &rerr) && !transientReply(rerr.Error()) {
+		return &errTrackingRefused{err}
+	}
+	return err
+}
+
+// refusedGrant wraps, as a refusal, an error reply to one of the other commands the index needs
+// (INFO, TIME, PEXPIRETIME) that no retry changes: NOPERM (an ACL without the grant) or an
+// unknown command (renamed away). Retried, the builds failed for ever, silently; the
+// namespaces now go back to the walk with one line that names the command. Other errors pass.
+func refusedGrant(err error) error {
+	var rerr redis.Error
+	if err == nil || !errors.As(err, &rerr) {
+		return err
+	}
+	if msg := rerr.Error(); strings.HasPrefix(msg, "NOPERM ") || strings.HasPrefix(msg, "ERR unknown command") {
 		return &errTrackingRefused{err}
 	}
 	return err

@@ -272,7 +272,7 @@ func (n *indexNode) establish() error {
 	ident, _, _, err := n.readIdentity(ctx)
 	if err != nil {
 		feed.close()
-		return err
+		return refusedGrant(err)
 	}
 	n.mu.Lock()
 	n.absolute = ident.major >= 7
@@ -304,7 +304,7 @@ func (n *indexNode) establish() error {
 	res := f.final
 	if !res.Up {
 		feed.close()
-		return fmt.Errorf("index build: %w", res.Err)
+		return refusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}
 	var truncated []int
 	for i, ns := range res.Namespaces {
@@ -313,7 +313,7 @@ func (n *indexNode) establish() error {
 			truncated = append(truncated, i)
 		case ns.Err != nil:
 			feed.close()
-			return fmt.Errorf("index build: %w", ns.Err)
+			return refusedGrant(fmt.Errorf("index build: %w", ns.Err))
 		case !ns.Complete:
 			feed.close()
 			return fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
