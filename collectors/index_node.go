@@ -349,7 +349,7 @@ type errFeedLost struct{ reason string }
 func (e *errFeedLost) Error() string { return "feed lost during the build: " + e.reason }
 
 // follow drains the feed every feedInterval until it is lost, and returns why ("" when the
-// Scanner closed).
+// Scanner closed, or a scrape found a grant the index needs revoked: the node is refused).
 func (n *indexNode) follow() string {
 	t := time.NewTicker(feedInterval)
 	defer t.Stop()
@@ -360,6 +360,13 @@ func (n *indexNode) follow() string {
 		case <-t.C:
 		}
 		n.syncMu.Lock()
+		n.mu.Lock()
+		refused := n.refused != nil // by a scrape, since the build
+		n.mu.Unlock()
+		if refused {
+			n.syncMu.Unlock()
+			return ""
+		}
 		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
 		reason := n.lostReason()
 		if reason == "" {

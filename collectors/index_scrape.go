@@ -133,6 +133,20 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 	}
 	ident, keyspace, now, err := n.readIdentity(ctx)
+	if refused := refusedGrant(err); refused != err {
+		// A grant the index needs was revoked since its build: the node refuses as a build
+		// would (one line), its feed closes and the feed loop ends, and the walk serves.
+		n.refuse(refused)
+		if n.feed != nil {
+			n.feed.close()
+			n.feed = nil
+		}
+		out.walk = all
+		for b := range n.namespaces {
+			out.walkWhy[b] = reasonTrackingRefused
+		}
+		return out
+	}
 	if err != nil {
 		out.err = err
 		return out

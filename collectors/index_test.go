@@ -408,3 +408,37 @@ func TestIndexKeyBudget(t *testing.T) {
 			deploy.Mode == modeIndex && deploy.Keys == 1 && deploy.IndexAge == 0
 	})
 }
+
+// TestIndexGrantRevoked: a grant the index needs, revoked after its build (ACL SETUSER … -info),
+// sends the namespaces to the walk with the reason, as a user without it from the start gets.
+// The scrape failed on NOPERM instead, and lock_exporter_up stayed 0 (LockExporterRedisDown)
+// while the walk could read every key.
+func TestIndexGrantRevoked(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "exporter", "on", ">pw", "resetkeys", "~jobs:*", "~{jobs:*", "-@all",
+		"+scan", "+dbsize", "+pttl", "+object|idletime", "+type", "+get", "+ping", "+hello", "+info",
+		"+client|tracking", "+time", "+pexpiretime").Err(); err != nil {
+		t.Fatal(err)
+	}
+	admin.Set(ctx, "jobs:1", "t", time.Minute)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "exporter", Password: "pw"})
+	defer c.Close()
+	s := indexed(t, c, indexNamespaces[:1])
+	if err := admin.Do(ctx, "ACL", "SETUSER", "exporter", "-info").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := s.Scan(ctx)
+		ns := res.Namespaces[0]
+		if res.Up && ns.Mode == modeWalk && ns.ModeReason == reasonTrackingRefused && ns.Keys == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after -info: up %v (%v), %+v, %d keys; want the walk, tracking_refused", res.Up, res.Err, modes(res), ns.Keys)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
