@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -14,9 +15,10 @@ import (
 // errTrackingRefused wraps the server's refusal of the change feed: HELLO 3 or CLIENT TRACKING
 // answered with an error (Redis before 6, a proxy, an ACL without the grants), or a connection
 // that did not negotiate RESP3. The node's namespaces then go back to the walk, for good.
+// Replies after which a new connection may succeed (transientReply) are not refusals.
 type errTrackingRefused struct{ err error }
 
-func (e *errTrackingRefused) Error() string { return "client tracking refused: " + e.err.Error() }
+func (e *errTrackingRefused) Error() string { return "lock-key index refused: " + e.err.Error() }
 func (e *errTrackingRefused) Unwrap() error { return e.err }
 
 // Resync reasons: the reason label of lock_exporter_index_resyncs_total.
@@ -106,13 +108,51 @@ func (feed *changeFeed) start(ctx context.Context, prefixes []string) error {
 }
 
 // refusal tells a server's error reply (a refusal: the walk takes over) from a connection error
-// (Redis down: try again later).
+// (Redis down: try again later). Error replies that say the server cannot serve this client
+// yet, rather than that it does not do tracking, are not refusals either: the credentials
+// (WRONGPASS, NOAUTH: a password file rotated late, an ACL user created after the exporter),
+// a dataset still loading, a busy script, a replica without its master, a full client table.
+// Taken for refusals, they sent the namespaces to the walk until a restart.
 func refusal(err error) error {
 	var rerr redis.Error
-	if errors.As(err, &rerr) {
+	if errors.As(err, &rerr) && !transientReply(rerr.Error()) {
 		return &errTrackingRefused{err}
 	}
 	return err
+}
+
+// refusedGrant wraps, as a refusal, an error reply to one of the other commands the index needs
+// (INFO, TIME, PEXPIRETIME) that no retry changes: NOPERM (an ACL without the grant) or an
+// unknown command (renamed away). Retried, the builds failed for ever, silently; the
+// namespaces now go back to the walk with one line that names the command. Other errors pass.
+func refusedGrant(err error) error {
+	var rerr redis.Error
+	if err == nil || !errors.As(err, &rerr) {
+		return err
+	}
+	if msg := rerr.Error(); strings.HasPrefix(msg, "NOPERM ") || strings.HasPrefix(msg, "ERR unknown command") {
+		return &errTrackingRefused{err}
+	}
+	return err
+}
+
+// transientReplies are the error replies (by their first word, or their whole start) after
+// which a new connection may succeed.
+var transientReplies = []string{
+	"WRONGPASS ", "NOAUTH ", "LOADING ", "BUSY ", "MASTERDOWN ", "TRYAGAIN ", "CLUSTERDOWN ",
+	"ERR max number of clients reached",
+	"ERR invalid password",                         // Redis before 6
+	"ERR Client sent AUTH, but no password is set", // Redis before 6
+	"ERR AUTH <password> called without any password configured",
+}
+
+func transientReply(msg string) bool {
+	for _, p := range transientReplies {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func helloProto(reply any) any {

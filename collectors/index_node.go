@@ -272,7 +272,7 @@ func (n *indexNode) establish() error {
 	ident, _, _, err := n.readIdentity(ctx)
 	if err != nil {
 		feed.close()
-		return err
+		return refusedGrant(err)
 	}
 	n.mu.Lock()
 	n.absolute = ident.major >= 7
@@ -304,7 +304,7 @@ func (n *indexNode) establish() error {
 	res := f.final
 	if !res.Up {
 		feed.close()
-		return fmt.Errorf("index build: %w", res.Err)
+		return refusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}
 	var truncated []int
 	for i, ns := range res.Namespaces {
@@ -313,7 +313,7 @@ func (n *indexNode) establish() error {
 			truncated = append(truncated, i)
 		case ns.Err != nil:
 			feed.close()
-			return fmt.Errorf("index build: %w", ns.Err)
+			return refusedGrant(fmt.Errorf("index build: %w", ns.Err))
 		case !ns.Complete:
 			feed.close()
 			return fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
@@ -349,7 +349,7 @@ type errFeedLost struct{ reason string }
 func (e *errFeedLost) Error() string { return "feed lost during the build: " + e.reason }
 
 // follow drains the feed every feedInterval until it is lost, and returns why ("" when the
-// Scanner closed).
+// Scanner closed, or a scrape found a grant the index needs revoked: the node is refused).
 func (n *indexNode) follow() string {
 	t := time.NewTicker(feedInterval)
 	defer t.Stop()
@@ -360,6 +360,13 @@ func (n *indexNode) follow() string {
 		case <-t.C:
 		}
 		n.syncMu.Lock()
+		n.mu.Lock()
+		refused := n.refused != nil // by a scrape, since the build
+		n.mu.Unlock()
+		if refused {
+			n.syncMu.Unlock()
+			return ""
+		}
 		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
 		reason := n.lostReason()
 		if reason == "" {
@@ -434,7 +441,12 @@ func (n *indexNode) drain(ctx context.Context) (string, error) {
 	if n.feed == nil {
 		return resyncConnectionLost, nil
 	}
-	if err := n.feed.ping(ctx); err != nil {
+	return n.drainPinged(ctx, n.feed.ping(ctx))
+}
+
+// drainPinged is drain after the feed's PING, which returned pingErr. syncMu is held.
+func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, error) {
+	if pingErr != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}

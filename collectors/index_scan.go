@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/bits"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -85,13 +86,13 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 	if closed {
 		return closedResult(s.opts)
 	}
+	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	served := idx.collect(ctx)
 	if served.partial != nil {
 		return s.partialBuild(served.partial)
 	}
-	s.logIndexed(served)
 	walkPos := map[int]string{}
 	maps.Copy(walkPos, s.walkWhy)
 	for m := served.walk; m != 0; m &= m - 1 {
@@ -144,21 +145,34 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 		}
 		res.Namespaces = append(res.Namespaces, r)
 	}
+	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
+	s.logMerged(res, began)
 	return res
 }
 
-// logIndexed logs what the index could not read with the lines a walk logs (the walker logs its
-// own), so a scrape that answers lock_exporter_up 0 says why whichever way it was served.
-func (s *Scanner) logIndexed(served indexServe) {
-	if served.err != nil {
-		s.opts.Logger.Warn("lock key scan failed", "err", served.err)
-		return
+// logMerged logs an indexed scrape's result as logResult does, once for the scrapes that ran
+// together: a line already logged by a scrape that ended after this one began is not repeated,
+// as concurrent scrapes of a walk share one pass and its one line. (Each indexed scrape is
+// served on its own, so a burst of scrapes of a Redis that does not answer logged a line each.)
+func (s *Scanner) logMerged(res *Result, began time.Time) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	now := time.Now()
+	if s.logged == nil {
+		s.logged = map[string]time.Time{}
 	}
-	for b, r := range served.results {
-		if r.Err != nil {
-			s.opts.Logger.Warn("lock key scan failed for one namespace", "lock_namespace", s.opts.Namespaces[s.indexedPos[b]].Name, "err", r.Err)
+	for line, at := range s.logged {
+		if now.Sub(at) > 2*s.opts.Timeout { // no scrape in flight began before it
+			delete(s.logged, line)
 		}
 	}
+	s.logResult(res, func(line string) bool {
+		if at, ok := s.logged[line]; ok && !at.Before(began) {
+			return true
+		}
+		s.logged[line] = now
+		return false
+	})
 }
 
 // walkerFor returns a Scanner in walk mode over the namespaces not indexed at start plus the
@@ -175,6 +189,7 @@ func (s *Scanner) walkerFor(mask uint64) *Scanner {
 	}
 	opts := s.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
+	opts.quietResult = true // scanIndexed logs the merged result
 	inMask := map[int]bool{}
 	for b, pos := range s.indexedPos {
 		inMask[pos] = mask&(1<<b) != 0

@@ -80,7 +80,16 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		out.err = ErrNoAnswer // the feed loop waits for a Redis that does not answer
 		return out
 	}
-	defer n.syncMu.Unlock()
+	unlock := true
+	defer func() {
+		if unlock {
+			n.syncMu.Unlock()
+		}
+	}()
+	// maxmemory-policy is a runtime setting: each scrape asks OBJECT IDLETIME again, as each
+	// walk does, so that idle times come back once an LFU policy is switched off. Under LFU
+	// the cost is one refused command, after which the node remembers it for this scrape.
+	n.noIdle.Store(false)
 	n.mu.Lock()
 	refused, dropped, current := n.refused, n.dropped, n.current
 	n.mu.Unlock()
@@ -105,7 +114,16 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 	}
 	if current {
-		reason, err := n.drain(ctx)
+		reason, err := resyncConnectionLost, error(nil)
+		if n.feed != nil {
+			handed, pingErr := n.scrapePing(ctx)
+			if handed {
+				unlock = false // the PING releases syncMu when its reply arrives
+				out.err = ErrNoAnswer
+				return out
+			}
+			reason, err = n.drainPinged(ctx, pingErr)
+		}
 		if err != nil {
 			out.err = err
 			return out
@@ -115,6 +133,20 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 	}
 	ident, keyspace, now, err := n.readIdentity(ctx)
+	if refused := refusedGrant(err); refused != err {
+		// A grant the index needs was revoked since its build: the node refuses as a build
+		// would (one line), its feed closes and the feed loop ends, and the walk serves.
+		n.refuse(refused)
+		if n.feed != nil {
+			n.feed.close()
+			n.feed = nil
+		}
+		out.walk = all
+		for b := range n.namespaces {
+			out.walkWhy[b] = reasonTrackingRefused
+		}
+		return out
+	}
 	if err != nil {
 		out.err = err
 		return out
@@ -202,6 +234,35 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 	}
 	return out
+}
+
+// scrapePing runs a scrape's PING on the tracking connection with the scrape's deadline plus
+// commandGrace on the socket, not the deadline itself: a read timeout closes the connection and
+// with it tracking, so a scrape that ends while the reply is on its way (a short
+// X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node resync, a
+// new feed and a walk of the whole keyspace. The scrape stops waiting at its deadline; the PING
+// then finishes by itself and releases syncMu (handed true: the caller must not). syncMu is held.
+func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return false, n.feed.ping(ctx)
+	}
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.Add(commandGrace))
+	feed, done := n.feed, make(chan error, 1)
+	go func() {
+		done <- feed.ping(pctx)
+		cancel()
+	}()
+	select {
+	case err := <-done:
+		return false, err
+	case <-ctx.Done():
+		go func() {
+			<-done
+			n.syncMu.Unlock()
+		}()
+		return true, ctx.Err()
+	}
 }
 
 // firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,44 +64,62 @@ func TestIndexModesAndFallback(t *testing.T) {
 }
 
 // TestIndexTrackingRefusedByACL: a user without CLIENT TRACKING gets the walk, with the reason;
-// a user with the documented grants gets the index.
+// a user with the documented grants gets the index. A user without one of the other grants the
+// index needs (INFO, TIME, PEXPIRETIME) is refused the index too: its builds failed on NOPERM
+// and were retried for ever, silently (debug level), the namespaces walked with the reason
+// index_unavailable.
 func TestIndexTrackingRefusedByACL(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := context.Background()
 	walkGrants := []any{"+scan", "+dbsize", "+pttl", "+object|idletime", "+type", "+get", "+ping", "+hello", "+info"}
 	indexGrants := append(append([]any{}, walkGrants...), "+client|tracking", "+time", "+pexpiretime")
-	for user, grants := range map[string][]any{"walker": walkGrants, "tracker": indexGrants} {
-		args := append([]any{"ACL", "SETUSER", user, "on", ">pw", "resetkeys", "~jobs:*", "~{jobs:*", "~h:*", "-@all"}, grants...)
+	users := map[string]struct {
+		grants []any
+		want   string
+	}{
+		"walker":  {walkGrants, modeWalk},
+		"tracker": {indexGrants, modeIndex},
+	}
+	for _, missing := range []string{"+info", "+time", "+pexpiretime"} {
+		users["no"+missing[1:]] = struct {
+			grants []any
+			want   string
+		}{slices.DeleteFunc(slices.Clone(indexGrants), func(g any) bool { return g == missing }), modeWalk}
+	}
+	for user, u := range users {
+		args := append([]any{"ACL", "SETUSER", user, "on", ">pw", "resetkeys", "~jobs:*", "~{jobs:*", "~h:*", "-@all"}, u.grants...)
 		if err := admin.Do(ctx, args...).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	admin.Set(ctx, "jobs:1", "t", time.Minute)
 	namespaces := indexNamespaces[:2]
-	for user, want := range map[string]string{"walker": modeWalk, "tracker": modeIndex} {
-		c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: user, Password: "pw"})
-		defer c.Close()
-		s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			res := s.Scan(ctx)
-			ns := res.Namespaces[0]
-			if res.Up && ns.Mode == want && (want == modeIndex || ns.ModeReason == reasonTrackingRefused) {
-				if ns.Keys != 1 {
-					t.Errorf("%s: %d keys, want 1", user, ns.Keys)
+	for user, u := range users {
+		t.Run(user, func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: user, Password: "pw"})
+			defer c.Close()
+			s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				res := s.Scan(ctx)
+				ns := res.Namespaces[0]
+				if res.Up && ns.Mode == u.want && (u.want == modeIndex || ns.ModeReason == reasonTrackingRefused) {
+					if ns.Keys != 1 {
+						t.Errorf("%s: %d keys, want 1", user, ns.Keys)
+					}
+					break
 				}
-				break
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: want mode %s, got %+v (up %v %v)", user, u.want, modes(res), res.Up, res.Err)
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: want mode %s, got %+v (up %v %v)", user, want, modes(res), res.Up, res.Err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		})
 	}
 }
 
@@ -388,4 +407,38 @@ func TestIndexKeyBudget(t *testing.T) {
 		return res.Up && jobs.Mode == modeWalk && jobs.ModeReason == reasonKeyBudget && jobs.Keys == 31 &&
 			deploy.Mode == modeIndex && deploy.Keys == 1 && deploy.IndexAge == 0
 	})
+}
+
+// TestIndexGrantRevoked: a grant the index needs, revoked after its build (ACL SETUSER … -info),
+// sends the namespaces to the walk with the reason, as a user without it from the start gets.
+// The scrape failed on NOPERM instead, and lock_exporter_up stayed 0 (LockExporterRedisDown)
+// while the walk could read every key.
+func TestIndexGrantRevoked(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := context.Background()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "exporter", "on", ">pw", "resetkeys", "~jobs:*", "~{jobs:*", "-@all",
+		"+scan", "+dbsize", "+pttl", "+object|idletime", "+type", "+get", "+ping", "+hello", "+info",
+		"+client|tracking", "+time", "+pexpiretime").Err(); err != nil {
+		t.Fatal(err)
+	}
+	admin.Set(ctx, "jobs:1", "t", time.Minute)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "exporter", Password: "pw"})
+	defer c.Close()
+	s := indexed(t, c, indexNamespaces[:1])
+	if err := admin.Do(ctx, "ACL", "SETUSER", "exporter", "-info").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := s.Scan(ctx)
+		ns := res.Namespaces[0]
+		if res.Up && ns.Mode == modeWalk && ns.ModeReason == reasonTrackingRefused && ns.Keys == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after -info: up %v (%v), %+v, %d keys; want the walk, tracking_refused", res.Up, res.Err, modes(res), ns.Keys)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -159,6 +159,9 @@ type Options struct {
 	// moveWaitMax is how long a master whose slots are moving waits for the move to end
 	// (defaultMoveWaitMax); the package's tests shorten it.
 	moveWaitMax time.Duration
+	// quietResult: the Scanner does not log its passes' results (a walker beside the index,
+	// whose Scanner logs the merged result).
+	quietResult bool
 }
 
 func (o Options) withDefaults() Options {

@@ -55,7 +55,7 @@ var reasonText = map[string]string{
 	reasonWalkConfigured:   "--scan.mode=walk",
 	reasonNoLiteralPrefix:  "pattern has no literal prefix",
 	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", maxIndexedNamespaces),
-	reasonTrackingRefused:  "the server refused RESP3 client tracking",
+	reasonTrackingRefused:  "the server refused RESP3 client tracking or a command the lock-key index needs",
 	reasonKeyBudget:        "the namespace holds more keys than the index key budget",
 	reasonIndexUnavailable: "no lock-key index yet (its first build has not ended, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",

@@ -3,6 +3,7 @@ package collectors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +44,10 @@ type Scanner struct {
 	walkerMu   sync.Mutex
 	walker     *Scanner // walks the namespaces the index does not serve, for this scrape
 	walkerSet  uint64   // which of indexedPos walker also walks
+
+	// logged is when each failure line of an indexed scrape was last logged (logMerged).
+	logMu  sync.Mutex
+	logged map[string]time.Time
 }
 
 // NewScanner validates opts, applies defaults and returns a Scanner reading through client.
@@ -171,18 +176,26 @@ func (s *Scanner) run(f *pass) {
 	}
 	s.mu.Unlock()
 	f.finish(time.Now())
-	s.logResult(f.final)
+	if !s.opts.quietResult {
+		s.logResult(f.final, nil)
+	}
 }
 
-func (s *Scanner) logResult(res *Result) {
+// logResult logs a failed scrape as one line, or each failed namespace as one. A line for
+// which repeated (when not nil) reports true is left out.
+func (s *Scanner) logResult(res *Result, repeated func(line string) bool) {
 	if !res.Up {
-		s.opts.Logger.Warn("lock key scan failed", "err", res.Err)
+		if repeated == nil || !repeated(fmt.Sprint(res.Err)) {
+			s.opts.Logger.Warn("lock key scan failed", "err", res.Err)
+		}
 		return
 	}
 	for _, ns := range res.Namespaces {
 		switch {
 		case ns.Err != nil:
-			s.opts.Logger.Warn("lock key scan failed for one namespace", "lock_namespace", ns.Namespace.Name, "err", ns.Err)
+			if repeated == nil || !repeated(ns.Namespace.Name+"\x00"+ns.Err.Error()) {
+				s.opts.Logger.Warn("lock key scan failed for one namespace", "lock_namespace", ns.Namespace.Name, "err", ns.Err)
+			}
 		case !ns.Complete:
 			s.opts.Logger.Debug("lock key scan cut by its deadline", "lock_namespace", ns.Namespace.Name,
 				"keys_seen", ns.Keys, "after", ns.Duration)

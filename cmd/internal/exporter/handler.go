@@ -4,6 +4,7 @@ import (
 	"context"
 	"log"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,20 +43,23 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}).ServeHTTP(w, r)
 }
 
-// scrapeTimeout is the time a scan may take: Prometheus' scrape timeout less offset (half the
-// timeout when the offset would eat it all), never more than ceiling. Without the header (a
-// curl, an old Prometheus) the ceiling applies.
+// scrapeTimeout is the time a scan may take: Prometheus' scrape timeout less offset, but never
+// less than half the timeout (so a longer timeout never gives a shorter scan), and never more
+// than ceiling. Without a usable header (a curl, an old Prometheus, a value that is not a
+// positive finite number of seconds) the ceiling applies.
 func scrapeTimeout(header string, ceiling, offset time.Duration) time.Duration {
 	secs, err := strconv.ParseFloat(header, 64)
-	if err != nil || secs <= 0 {
+	if err != nil || !(secs > 0) || math.IsInf(secs, 1) {
 		return ceiling
 	}
-	total := time.Duration(secs * float64(time.Second))
-	t := total - offset
-	if t <= 0 {
-		t = total / 2
+	if secs >= ceiling.Seconds()+offset.Seconds() {
+		return ceiling // also keeps the conversion below from overflowing
 	}
-	return min(t, ceiling)
+	total := time.Duration(secs * float64(time.Second))
+	if total <= 0 {
+		return ceiling // rounds to nothing
+	}
+	return min(max(total-offset, total/2), ceiling)
 }
 
 // slogErrorLog adapts logger for APIs that want a *log.Logger.

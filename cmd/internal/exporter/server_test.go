@@ -58,6 +58,16 @@ func TestServeErrorKinds(t *testing.T) {
 		{"telemetry path is the health path", func(o *Options) { o.Web.TelemetryPath = healthPath }, true, "--web.telemetry-path"},
 		{"telemetry path is the targets' scrape path", func(o *Options) { o.Web.TelemetryPath = ScrapePath }, true, `--web.telemetry-path "/scrape"`},
 		{"telemetry path is the reload path", func(o *Options) { o.Web.TelemetryPath = ReloadPath }, true, `--web.telemetry-path "/-/reload"`},
+		// http.ServeMux reads these as patterns, not paths: a space separates a method, braces
+		// are wildcards. Registering them panicked ("invalid method", "conflicts with").
+		{"telemetry path with a space", func(o *Options) { o.Web.TelemetryPath = "/m etrics" }, true, `--web.telemetry-path "/m etrics"`},
+		{"telemetry path with a method", func(o *Options) { o.Web.TelemetryPath = "/ GET" }, true, `--web.telemetry-path "/ GET"`},
+		{"telemetry path with a wildcard", func(o *Options) { o.Web.TelemetryPath = "/{x...}" }, true, `--web.telemetry-path "/{x...}"`},
+		{"telemetry path with a segment wildcard", func(o *Options) { o.Web.TelemetryPath = "/{x}/metrics" }, true, `--web.telemetry-path "/{x}/metrics"`},
+		{"telemetry path with a tab", func(o *Options) { o.Web.TelemetryPath = "/metrics\t" }, true, `--web.telemetry-path "/metrics\t"`},
+		{"telemetry path with a query", func(o *Options) { o.Web.TelemetryPath = "/metrics?x=1" }, true, `--web.telemetry-path "/metrics?x=1"`},
+		{"telemetry path not clean", func(o *Options) { o.Web.TelemetryPath = "/a/../metrics" }, true, `--web.telemetry-path "/a/../metrics"`},
+		{"telemetry path with a double slash", func(o *Options) { o.Web.TelemetryPath = "//metrics" }, true, `--web.telemetry-path "//metrics"`},
 		{"targets only without targets", func(o *Options) { o.TargetsOnly = true }, true, "no Redis to scan"},
 		{"listen address without port", func(o *Options) { o.Web.ListenAddresses = []string{"9866"} }, true, `--web.listen-address "9866"`},
 		{"web config missing", func(o *Options) { o.Web.ConfigFile = "/nonexistent/web.yml" }, true, "--web.config.file"},

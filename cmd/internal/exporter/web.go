@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path"
 	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -48,8 +49,8 @@ func (w Web) caps() (connections, requests int) {
 
 // Validate checks what can be checked before anything listens; each error names the flag.
 func (w Web) Validate() error {
-	if p := w.TelemetryPath; !strings.HasPrefix(p, "/") || p == healthPath || p == ReloadPath || p == ScrapePath {
-		return fmt.Errorf("--web.telemetry-path %q: want an absolute path other than %s, %s and %s", w.TelemetryPath, healthPath, ReloadPath, ScrapePath)
+	if p := w.TelemetryPath; !plainPath(p) || p == healthPath || p == ReloadPath || p == ScrapePath {
+		return fmt.Errorf("--web.telemetry-path %q: want a clean absolute path without spaces or any of {}%%?#, other than %s, %s and %s", w.TelemetryPath, healthPath, ReloadPath, ScrapePath)
 	}
 	if w.MaxConnections < 0 {
 		return fmt.Errorf("--web.max-connections %d: want a positive number (0: %d)", w.MaxConnections, DefaultMaxConnections)
@@ -64,6 +65,26 @@ func (w Web) Validate() error {
 		return fmt.Errorf("--web.config.file %q: %v", w.ConfigFile, err)
 	}
 	return nil
+}
+
+// plainPath reports whether p is a clean absolute URL path that http.ServeMux takes literally:
+// it reads its argument as a pattern, where a space separates a method, braces are wildcards
+// and "%" escapes, and it panics on a pattern it cannot parse or that conflicts with another.
+// A query or fragment, or a path Go would clean (and redirect), would never be requested.
+func plainPath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c == 0x7f || strings.IndexByte("{}%?#", c) >= 0 {
+			return false
+		}
+	}
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && p != "/" {
+		clean += "/"
+	}
+	return clean == p
 }
 
 // CheckListenAddresses refuses --web.listen-address values that can never be listened on, so
