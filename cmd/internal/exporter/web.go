@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 )
 
 // DefaultListenAddress is the exporter's port.
@@ -62,7 +65,7 @@ func (w Web) Validate() error {
 		return err
 	}
 	if err := web.Validate(w.ConfigFile); err != nil {
-		return fmt.Errorf("--web.config.file %q: %v", w.ConfigFile, err)
+		return fmt.Errorf("--web.config.file %q: %s", w.ConfigFile, webConfigError(err))
 	}
 	return nil
 }
@@ -109,4 +112,15 @@ func CheckListenAddresses(addrs []string) error {
 		}
 	}
 	return nil
+}
+
+// quotedValue is how the YAML parser quotes the start of a value it cannot read
+// ("cannot unmarshal !!str `hunter2...` into web.Config").
+var quotedValue = regexp.MustCompile("`[^`]*`")
+
+// webConfigError is a web configuration file's error on one line and without the file's
+// contents: a password file given to --web.config.file by mistake would otherwise have its
+// first bytes printed.
+func webConfigError(err error) string {
+	return quotedValue.ReplaceAllString(exporterconfig.OneLine(err), "(a value, not shown)")
 }

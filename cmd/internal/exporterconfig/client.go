@@ -146,7 +146,7 @@ func (r Redis) tlsConfig() (*tls.Config, error) {
 		MinVersion:         promconfig.TLSVersion(tls.VersionTLS12),
 	})
 	if err != nil {
-		return nil, invalidf("redis TLS settings: %s", oneLine(err))
+		return nil, invalidf("redis TLS settings: %s", OneLine(err))
 	}
 	return cfg, nil
 }
@@ -167,12 +167,14 @@ func (t TLS) checkFiles() error {
 	}
 	if t.CertFile != "" {
 		if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
-			return invalidf("redis.tls-cert-file/redis.tls-key-file: %v", oneLine(err))
+			return invalidf("redis.tls-cert-file/redis.tls-key-file: %v", OneLine(err))
 		}
 	}
 	return nil
 }
 
-func oneLine(err error) string {
+// OneLine is err's message on one line: multi-line errors of the YAML and TLS packages would
+// break the one-line error a bad flag or file gets.
+func OneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
