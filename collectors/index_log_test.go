@@ -38,24 +38,35 @@ func (l *lineLog) count(msg string) int {
 	return n
 }
 
+// loggingScanner starts a server holding one lock key and a Scanner over it in mode, with an
+// indexed namespace and one the index cannot serve (a pattern without a literal prefix), whose
+// log lines go to the returned lineLog; in auto mode it returns once the index is current.
+func loggingScanner(t *testing.T, mode ScanMode, timeout time.Duration) (*redistest.Server, *Scanner, *lineLog) {
+	t.Helper()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	c.Set(context.Background(), "jobs:1", "t", time.Minute)
+	log := &lineLog{}
+	s, err := NewScanner(c, Options{
+		Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "suffix", Pattern: "*:lock"}},
+		Mode:       mode, Logger: slog.New(log), Timeout: timeout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if mode == ModeAuto {
+		waitCurrent(t, s)
+	}
+	return srv, s, log
+}
+
 // TestFailedScrapeLogsOneLine: in auto mode with an indexed and a walked namespace, a scrape
 // of a Redis that went away logged "lock key scan failed" twice, once for the index and once
 // for the walk beside it. One failed scrape is one line.
 func TestFailedScrapeLogsOneLine(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
-	c := srv.Client(t)
-	c.Set(ctx, "jobs:1", "t", time.Minute)
-	log := &lineLog{}
-	s, err := NewScanner(c, Options{
-		Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "suffix", Pattern: "*:lock"}},
-		Mode:       ModeAuto, Logger: slog.New(log), Timeout: 2 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	waitCurrent(t, s)
+	srv, s, log := loggingScanner(t, ModeAuto, 2*time.Second)
 	srv.Kill()
 	const failed = "lock key scan failed"
 	for i := 1; i <= 3; i++ {
@@ -76,21 +87,7 @@ func TestConcurrentFailedScrapesLogOneLine(t *testing.T) {
 	for _, mode := range []ScanMode{ModeWalk, ModeAuto} {
 		t.Run(string(mode), func(t *testing.T) {
 			ctx := context.Background()
-			srv := redistest.Start(t)
-			c := srv.Client(t)
-			c.Set(ctx, "jobs:1", "t", time.Minute)
-			log := &lineLog{}
-			s, err := NewScanner(c, Options{
-				Namespaces: []Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "suffix", Pattern: "*:lock"}},
-				Mode:       mode, Logger: slog.New(log), Timeout: 10 * time.Second,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			if mode == ModeAuto {
-				waitCurrent(t, s)
-			}
+			srv, s, log := loggingScanner(t, mode, 10*time.Second)
 			srv.Pause()
 			defer srv.Resume()
 			var wg sync.WaitGroup

@@ -42,22 +42,7 @@ func TestFlushEndsTheHoldsOfItsServer(t *testing.T) {
 			if err := flush.run(rdb); err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range []struct {
-				ns    string
-				holds uint64
-			}{{"jobs", 3}, {"urgent", 1}} {
-				if got := value(t, reg, "lock_held", c.ns, ""); got != 0 {
-					t.Errorf("lock_held{%s} = %v after the flush, want 0", c.ns, got)
-				}
-				if n, _ := histogram(t, reg, "lock_held_seconds", c.ns, ""); n != c.holds {
-					t.Errorf("lock_held_seconds{%s} count = %d, want %d", c.ns, n, c.holds)
-				}
-				for _, out := range []string{"ok", "not_owned", "error"} {
-					if got := value(t, reg, "lock_releases_total", c.ns, out); got != 0 {
-						t.Errorf("lock_releases_total{%s,%s} = %v, want 0: a flush is not a release", c.ns, out, got)
-					}
-				}
-			}
+			wantHoldsEndedWithoutRelease(t, reg, "flush", map[string]uint64{"jobs": 3, "urgent": 1})
 			// Acquired again after the flush: held once, not twice.
 			if ok, err := rdb.SetNX(ctx, "jobs:1", "secret-value-flush-again", 10*time.Second).Result(); err != nil || !ok {
 				t.Fatalf("acquire after the flush: %v %v", ok, err)

@@ -95,3 +95,23 @@ var (
 	one      = Reply{Int: 1, IsInt: true}
 	zero     = Reply{Int: 0, IsInt: true}
 )
+
+// wantHoldsEndedWithoutRelease checks that the holds of each namespace in holds ended (lock_held
+// 0) and were timed (lock_held_seconds counts holds[ns]) without counting a release of any
+// outcome: what a DEL or a flush of held keys must leave. after names the command in messages.
+func wantHoldsEndedWithoutRelease(t *testing.T, g prometheus.Gatherer, after string, holds map[string]uint64) {
+	t.Helper()
+	for ns, want := range holds {
+		if got := value(t, g, "lock_held", ns, ""); got != 0 {
+			t.Errorf("lock_held{%s} = %v after the %s, want 0", ns, got, after)
+		}
+		if n, _ := histogram(t, g, "lock_held_seconds", ns, ""); n != want {
+			t.Errorf("lock_held_seconds{%s} count = %d, want %d", ns, n, want)
+		}
+		for _, out := range []string{"ok", "not_owned", "error"} {
+			if got := value(t, g, "lock_releases_total", ns, out); got != 0 {
+				t.Errorf("lock_releases_total{%s,%s} = %v, want 0: a %s is not a release", ns, out, got, after)
+			}
+		}
+	}
+}

@@ -97,20 +97,5 @@ func TestDeleteOfHeldKeyEndsTheHold(t *testing.T) {
 	if err := rdb.Del(ctx, "jobs:3", "jobs:none").Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		ns    string
-		holds uint64
-	}{{"jobs", 4}, {"urgent", 1}} {
-		if got := value(t, reg, "lock_held", c.ns, ""); got != 0 {
-			t.Errorf("lock_held{%s} = %v after the deletes, want 0", c.ns, got)
-		}
-		if n, _ := histogram(t, reg, "lock_held_seconds", c.ns, ""); n != c.holds {
-			t.Errorf("lock_held_seconds{%s} count = %d, want %d", c.ns, n, c.holds)
-		}
-		for _, out := range []string{"ok", "not_owned", "error"} {
-			if got := value(t, reg, "lock_releases_total", c.ns, out); got != 0 {
-				t.Errorf("lock_releases_total{%s,%s} = %v, want 0: a DEL is not a release", c.ns, out, got)
-			}
-		}
-	}
+	wantHoldsEndedWithoutRelease(t, reg, "DEL", map[string]uint64{"jobs": 4, "urgent": 1})
 }
