@@ -64,6 +64,11 @@ func TestParseRejects(t *testing.T) {
 		{"bad duration", "alerts:\n  wait_p99:\n    for: soon\n", `alerts.wait_p99.for (line 3): "soon" is not a duration`},
 		{"bad selector", "selectors:\n  library: job=\n", "selectors.library (line 2): "},
 		{"name matcher", "selectors:\n  exporter: __name__=\"up\"\n", "selectors.exporter (line 2): "},
+		// Labels the pack's own queries group or filter by: a matcher on one leaves the ratios,
+		// quantiles and top-K panels reading part of a family, or nothing.
+		{"outcome matcher", "selectors:\n  library: job=\"w\", outcome=\"ok\"\n", "selectors.library (line 2): "},
+		{"le matcher", "selectors:\n  library: le!=\"+Inf\"\n", "selectors.library (line 2): "},
+		{"key matcher", "selectors:\n  exporter: key=~\"jobs:.*\"\n", "selectors.exporter (line 2): "},
 		{"relative runbook", "runbook_base_url: docs/runbook.md\n", "runbook_base_url (line 1): "},
 		{"runbook with fragment", "runbook_base_url: https://x.example/r.md#a\n", "runbook_base_url"},
 		{"no windows", "recording_windows: []\n", "recording_windows"},

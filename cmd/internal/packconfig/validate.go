@@ -55,8 +55,18 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// packLabels are the labels the pack's own queries group or filter by: histogram buckets for
+// the quantiles, outcomes for the ratios, keys for the top-K panels. A selector matching on one
+// would leave those queries reading part of a family (a ratio of the "ok" outcomes alone, a
+// quantile without its buckets) or nothing, with no error anywhere.
+var packLabels = map[string]string{
+	"le":      "the wait quantiles read every bucket",
+	"outcome": "the ratios read every outcome",
+	"key":     "the stalest-key panels read every key",
+}
+
 // ParseSelector parses label matchers written without braces, as in Selectors. It refuses a
-// metric-name matcher: the pack chooses the metric names.
+// metric-name matcher (the pack chooses the metric names) and a matcher on one of packLabels.
 func ParseSelector(s string) ([]*labels.Matcher, error) {
 	if s == "" {
 		return nil, nil
@@ -68,6 +78,9 @@ func ParseSelector(s string) ([]*labels.Matcher, error) {
 	for _, m := range ms {
 		if m.Name == model.MetricNameLabel {
 			return nil, fmt.Errorf("%q: a metric-name matcher is not allowed here", s)
+		}
+		if why, ok := packLabels[m.Name]; ok {
+			return nil, fmt.Errorf("%q: a matcher on %s is not allowed here (%s); narrow by target labels such as job, instance or cluster", s, m.Name, why)
 		}
 	}
 	return ms, nil
