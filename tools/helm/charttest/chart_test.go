@@ -50,7 +50,10 @@ targets:
   - {name: payments, addr: "redis-payments:6379"}
 serviceMonitor: {enabled: true}
 `,
-	"no GOMEMLIMIT": `goMemLimit: ""`,
+	"no GOMEMLIMIT":                   `goMemLimit: ""`,
+	"lowered memory limit":            "resources: {limits: {memory: 96Mi}}\ngoMemLimit: 76MiB",
+	"memory limit in another unit":    "resources: {limits: {memory: 128M}}\ngoMemLimit: 100MiB",
+	"memory limit not in whole units": "resources: {limits: {memory: 0.1Gi}}",
 	"sentinel": `
 redis:
   addr: ""
@@ -264,6 +267,11 @@ func TestBadValuesRefused(t *testing.T) {
 		"password in a target's addr": {`targets: [{name: a, addr: "redis://u:hunter2@a:6379"}]`, "password"},
 		"password in extraArgs":       {`extraArgs: ["--redis.addr=redis://:hunter2@r:6379"]`, "password"},
 		"combined durations":          {`serviceMonitor: {enabled: true, interval: 1m, scrapeTimeout: 1m500ms}`, "serviceMonitor.scrapeTimeout"},
+		// A GOMEMLIMIT at or above the container's memory limit: the garbage collector does not
+		// work harder before the kernel kills the pod (the default 100MiB under a lowered limit).
+		"GOMEMLIMIT above a lowered limit": {`resources: {limits: {memory: 64Mi}}`, "goMemLimit"},
+		"GOMEMLIMIT equal to the limit":    {"resources: {limits: {memory: 134217728}}\ngoMemLimit: 128MiB", "goMemLimit"},
+		"GOMEMLIMIT above a decimal limit": {`resources: {limits: {memory: 100M}}`, "goMemLimit"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, stderr, err := tryHelm(t, "template", "lock-exporter", chartDir, "--values", writeValues(t, c.values))

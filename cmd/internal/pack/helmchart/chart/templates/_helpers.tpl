@@ -127,3 +127,20 @@ A duration of the schema's form (1m30s, 500ms) in milliseconds, for comparing tw
 {{- end }}
 {{- $ms }}
 {{- end }}
+
+{{/*
+A memory size in bytes: Go's GOMEMLIMIT form (100MiB) or a Kubernetes quantity in whole units
+(128Mi, 512M, 134217728); -1 for anything else (0.5Gi), which is then not compared.
+*/}}
+{{- define "lock-exporter.bytes" -}}
+{{- $units := dict "" 1 "B" 1 "k" 1000 "Ki" 1024 "KiB" 1024 "M" 1000000 "Mi" 1048576 "MiB" 1048576 "G" 1000000000 "Gi" 1073741824 "GiB" 1073741824 "T" 1000000000000 "Ti" 1099511627776 "TiB" 1099511627776 }}
+{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}
+{{- /* A bare number in values.yaml: helm reads it as a float64. */}}
+{{- int64 . }}
+{{- else }}
+{{- $s := toString . }}
+{{- $n := regexFind "^[0-9]+" $s }}
+{{- $unit := trimPrefix $n $s }}
+{{- if and $n (hasKey $units $unit) }}{{ mul $n (get $units $unit) }}{{ else }}-1{{ end }}
+{{- end }}
+{{- end }}
