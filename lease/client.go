@@ -109,7 +109,9 @@ func metricsFor(opts Options) (*metrics, error) {
 }
 
 // Close stops the Client: commands already queued for a pipeline are still sent, later ones
-// fail with ErrClosed. With a MeterProvider, the Client's counters and lock_held stop being reported.
+// fail with ErrClosed. With a MeterProvider, the Client's counters and lock_held stop being reported;
+// with a Registerer its leases leave lock_held_oldest_seconds (the families and their counts stay,
+// shared with the registry's other producers), so a registry does not keep a closed Client reachable.
 // Release held leases first: their renewers fail from now on (and Abandon leases are abandoned).
 // Close does not close rdb, which stays the caller's. Calling it again does nothing.
 func (c *Client) Close() error {

@@ -3,6 +3,7 @@ package lease
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,9 @@ const namespaceLabel = lockmetrics.NamespaceLabel
 type metrics struct {
 	prom *lockmetrics.Families
 	otel *lockmetrics.Instruments
+
+	mu    sync.Mutex
+	bound []*lockmetrics.Series // every namespace's series, unbound by close
 }
 
 // newMetrics registers the contract's families (see internal/lockmetrics) on reg.
@@ -51,9 +55,20 @@ func newOTelMetrics(mp metric.MeterProvider) (*metrics, error) {
 	return &metrics{otel: i}, nil
 }
 
-// close stops what the metrics keep running: the OTel callback of the observable series.
+// close stops what the metrics keep running: the OTel callback of the observable series, and
+// on a Registerer the namespaces' part in lock_held_oldest_seconds, whose collector outlives
+// the Client on a shared registry.
 func (m *metrics) close() error {
-	if m == nil || m.otel == nil {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	for _, s := range m.bound {
+		s.Unbind()
+	}
+	m.bound = nil
+	m.mu.Unlock()
+	if m.otel == nil {
 		return nil
 	}
 	return m.otel.Close()
@@ -79,6 +94,9 @@ func (m *metrics) forNamespace(ns string) *nsMetrics {
 	} else {
 		nm.Series = m.prom.Bind(ns, lockmetrics.LeaseScope, nm.holds.oldest)
 	}
+	m.mu.Lock()
+	m.bound = append(m.bound, nm.Series)
+	m.mu.Unlock()
 	return nm
 }
 

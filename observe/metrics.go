@@ -3,6 +3,7 @@ package observe
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -45,6 +46,12 @@ type promPath struct {
 	fams    *lockmetrics.Families
 	dropped *sweptCounter
 	unknown *sweptCounter
+
+	mu sync.Mutex
+	// unbind takes this Observer's namespaces and collect hooks off the shared families, which
+	// would otherwise keep the closed Observer (its tracker) reachable and run it at every
+	// scrape.
+	unbind []func()
 }
 
 func newPromPath(reg prometheus.Registerer) (*promPath, error) {
@@ -64,7 +71,15 @@ func newPromPath(reg prometheus.Registerer) (*promPath, error) {
 }
 
 func (p *promPath) namespace(ns string, oldest lockmetrics.OldestFunc) *nsMetrics {
-	return p.fams.Bind(ns, lockmetrics.WireScope, oldest)
+	s := p.fams.Bind(ns, lockmetrics.WireScope, oldest)
+	p.onClose(s.Unbind)
+	return s
+}
+
+func (p *promPath) onClose(f ...func()) {
+	p.mu.Lock()
+	p.unbind = append(p.unbind, f...)
+	p.mu.Unlock()
 }
 
 func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }
@@ -78,18 +93,30 @@ func (p *promPath) unclassified() lockmetrics.Counter { return p.unknown }
 // collection, so a scrape may sweep twice; the second finds nothing to do. The other families
 // the tracker writes apply the pending replies in theirs the same way.
 func (p *promPath) sweepOnCollect(sweep, flush func()) error {
-	p.fams.Held.BeforeCollect(sweep)
-	p.fams.Waiters.BeforeCollect(sweep)
-	p.fams.AcquireWait.BeforeCollect(flush)
-	p.fams.HeldSeconds.BeforeCollect(flush)
-	p.fams.Renewals.BeforeCollect(flush)
-	p.fams.Releases.BeforeCollect(flush)
-	p.dropped.BeforeCollect(flush)
+	p.onClose(
+		p.fams.Held.BeforeCollect(sweep),
+		p.fams.Waiters.BeforeCollect(sweep),
+		p.fams.AcquireWait.BeforeCollect(flush),
+		p.fams.HeldSeconds.BeforeCollect(flush),
+		p.fams.Renewals.BeforeCollect(flush),
+		p.fams.Releases.BeforeCollect(flush),
+		p.dropped.BeforeCollect(flush),
+	)
 	return nil
 }
 
-// close leaves the families registered: other producers on the registry may share them.
-func (p *promPath) close() error { return nil }
+// close takes the Observer off the families and leaves them registered: other producers on the
+// registry may share them, and their series keep their counts.
+func (p *promPath) close() error {
+	p.mu.Lock()
+	unbind := p.unbind
+	p.unbind = nil
+	p.mu.Unlock()
+	for _, f := range unbind {
+		f()
+	}
+	return nil
+}
 
 // registerCounter registers one of the families that are observe's own (locks not tracked
 // because MaxTracked was reached, scripts it could not classify). Shared like the contract's

@@ -170,8 +170,10 @@ func newMetricsPath(opts Options) (metricsPath, error) {
 
 // Close stops reporting the Observer's metrics where they are registered outside it: with a
 // MeterProvider, its counters, lock_held and lock_observe_untracked stop being reported (their
-// callbacks are unregistered; the histograms are the provider's). With a Registerer it does
-// nothing: the families stay, as other producers may share them. The hook keeps passing
+// callbacks are unregistered; the histograms are the provider's). With a Registerer the
+// families stay, with their counts, as other producers may share them, but the Observer leaves
+// them: its holds no longer count in lock_held_oldest_seconds and its scrape-time sweep no
+// longer runs, so a registry does not keep a closed Observer reachable. The hook keeps passing
 // commands through. Calling Close again returns the first call's error.
 func (o *Observer) Close() error {
 	o.closeOnce.Do(func() { o.closeErr = o.metrics.close() })

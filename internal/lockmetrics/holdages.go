@@ -1,6 +1,7 @@
 package lockmetrics
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -21,25 +22,35 @@ type HoldAges struct {
 	desc *prometheus.Desc
 
 	mu      sync.Mutex
-	order   []string                // namespaces in the order they were bound
-	sources map[string][]OldestFunc // by namespace
+	order   []string                   // namespaces in the order they were bound
+	sources map[string][]*oldestSource // by namespace
 }
+
+// oldestSource is one producer's OldestFunc, held by pointer so that remove finds it.
+type oldestSource struct{ f OldestFunc }
 
 func newHoldAges() *HoldAges {
 	return &HoldAges{
 		desc:    prometheus.NewDesc("lock_held_oldest_seconds", heldOldestHelp, []string{NamespaceLabel}, nil),
-		sources: map[string][]OldestFunc{},
+		sources: map[string][]*oldestSource{},
 	}
 }
 
-// add makes ns report f's oldest hold from now on.
-func (h *HoldAges) add(ns string, f OldestFunc) {
+// add makes ns report f's oldest hold from now on, until the returned func removes it. The
+// namespace's series stays (at 0 once no producer is left), as the other families' series do.
+func (h *HoldAges) add(ns string, f OldestFunc) (remove func()) {
+	src := &oldestSource{f}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.sources[ns]; !ok {
 		h.order = append(h.order, ns)
 	}
-	h.sources[ns] = append(h.sources[ns], f)
+	h.sources[ns] = append(h.sources[ns], src)
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.sources[ns] = slices.DeleteFunc(h.sources[ns], func(s *oldestSource) bool { return s == src })
+	}
 }
 
 // Describe implements prometheus.Collector.
@@ -51,8 +62,8 @@ func (h *HoldAges) Collect(ch chan<- prometheus.Metric) {
 	defer h.mu.Unlock()
 	for _, ns := range h.order {
 		var oldest time.Duration
-		for _, f := range h.sources[ns] {
-			if age, ok := f(); ok {
+		for _, src := range h.sources[ns] {
+			if age, ok := src.f(); ok {
 				oldest = max(oldest, age)
 			}
 		}

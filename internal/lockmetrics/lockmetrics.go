@@ -7,6 +7,7 @@ package lockmetrics
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,23 +120,34 @@ func (h *SweptCounterVec) Collect(ch chan<- prometheus.Metric) {
 // before its values are read.
 type CollectHooks struct {
 	mu    sync.Mutex
-	hooks []func()
+	hooks []*collectHook
 }
 
-// BeforeCollect adds hook, run at every collection of the family before its values are read.
-func (h *CollectHooks) BeforeCollect(hook func()) {
+// collectHook is one hook, held by pointer so that its remove func finds it.
+type collectHook struct{ run func() }
+
+// BeforeCollect adds hook, run at every collection of the family before its values are read,
+// until the returned func removes it (a producer that closes: the family outlives it on a
+// shared registry).
+func (h *CollectHooks) BeforeCollect(hook func()) (remove func()) {
+	added := &collectHook{hook}
 	h.mu.Lock()
-	h.hooks = append(h.hooks, hook)
+	h.hooks = append(h.hooks, added)
 	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.hooks = slices.DeleteFunc(h.hooks, func(c *collectHook) bool { return c == added })
+	}
 }
 
 // Run runs the hooks.
 func (h *CollectHooks) Run() {
 	h.mu.Lock()
-	hooks := append([]func(){}, h.hooks...)
+	hooks := slices.Clone(h.hooks)
 	h.mu.Unlock()
 	for _, hook := range hooks {
-		hook()
+		hook.run()
 	}
 }
 

@@ -22,6 +22,19 @@ type Series struct {
 	Waiters                             Gauge   // for observe, absent until first used: see Scope
 	FencedApplied, FencedRejected       Counter // lease only
 	MaxHoldExceeded                     Counter // lease only
+
+	unbind func() // removes the producer's OldestFunc; nil when there is none
+}
+
+// Unbind stops lock_held_oldest_seconds asking this producer for its oldest hold: a producer
+// that closes calls it, so that a registry shared by many short-lived producers (a lease Client
+// made and closed per task on the default registry) neither keeps each one's state reachable
+// nor asks all of them at every scrape. The series themselves stay, with their counts.
+func (s *Series) Unbind() {
+	if s != nil && s.unbind != nil {
+		s.unbind()
+		s.unbind = nil
+	}
 }
 
 // Scope says which series a producer has.
@@ -66,7 +79,7 @@ func (f *Families) Bind(ns string, scope Scope, oldest OldestFunc) *Series {
 		s.Waiters = &firstUseGauge{vec: f.Waiters.GaugeVec, ns: ns}
 	}
 	if oldest != nil {
-		f.HeldOldest.add(ns, oldest)
+		s.unbind = f.HeldOldest.add(ns, oldest)
 	}
 	return s
 }
