@@ -143,7 +143,7 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	keyArg, tokenArg := any(key), any(token)
 	for {
 		tried := time.Now()
-		fence, ok, err := n.try(actx, key, token, keyArg, tokenArg)
+		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
 		moving := err != nil && slotMoving(err)
 		if moving && wait && n.pause(actx) {
 			continue
@@ -194,9 +194,8 @@ func withCause(ctx context.Context, err error) error {
 	return err
 }
 
-// try makes one acquisition attempt; keyArg and tokenArg are key and token, boxed. Its error
-// never carries the token (redactToken).
-func (n *Namespace) try(ctx context.Context, key, token string, keyArg, tokenArg any) (fence int64, ok bool, err error) {
+// try makes one acquisition attempt; keyArg and tokenArg are key and the token, boxed.
+func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (fence int64, ok bool, err error) {
 	c := n.client
 	ttl := n.ttlMs
 	switch {
@@ -207,12 +206,12 @@ func (n *Namespace) try(ctx context.Context, key, token string, keyArg, tokenArg
 		fence, err = c.runScript(ctx, acquireFencedScript, 2, keyArg, lockkeys.Fence(key), tokenArg, ttl, n.fenceKeyExpiry())
 	case n.policy.RecordHolder:
 		acquired, err := c.runScript(ctx, acquireHolderScript, 2, keyArg, lockkeys.Holder(key), tokenArg, ttl, c.holder)
-		return 0, acquired == 1, redactToken(err, token)
+		return 0, acquired == 1, err
 	default:
 		ok, err = c.setNX(ctx, keyArg, tokenArg, ttl)
-		return 0, ok, redactToken(err, token)
+		return 0, ok, err
 	}
-	return fence, fence > 0, redactToken(err, token)
+	return fence, fence > 0, err
 }
 
 // pause sleeps RetryBackoff plus jitter; false when ctx ended first.

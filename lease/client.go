@@ -134,16 +134,17 @@ func (c *Client) setNX(ctx context.Context, key, token, ttlMs any) (bool, error)
 }
 
 // do runs cmd through the sender, or on its own on a client of several nodes; src is the
-// script's source when cmd is an EVALSHA, for the NOSCRIPT fallback.
+// script's source when cmd is an EVALSHA, for the NOSCRIPT fallback. Its error never quotes
+// cmd's arguments (withoutArgs): they hold the lock token.
 func (c *Client) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	switch {
 	case c.closed.Load():
 		return ErrClosed
 	case c.send != nil:
-		return c.send.do(ctx, cmd, src)
+		return withoutArgs(c.send.do(ctx, cmd, src))
 	}
 	processWithFallback(ctx, c.rdb, cmd, src)
-	return cmd.Err()
+	return withoutArgs(cmd.Err())
 }
 
 // contextTimeoutsOff reports whether rdb is known to ignore context deadlines on the wire.

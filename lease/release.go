@@ -140,12 +140,10 @@ func (n *Namespace) release(ctx context.Context, id leaseID, deadline time.Time)
 }
 
 // deleteIfOwned runs the release script once: 1 when it deleted the key, 0 when another token
-// held it. Its error never carries the token (redactToken).
-func (n *Namespace) deleteIfOwned(ctx context.Context, id leaseID) (deleted int64, err error) {
+// held it.
+func (n *Namespace) deleteIfOwned(ctx context.Context, id leaseID) (int64, error) {
 	if n.policy.RecordHolder {
-		deleted, err = n.client.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg)
-	} else {
-		deleted, err = n.client.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
+		return n.client.runScript(ctx, releaseScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg)
 	}
-	return deleted, redactToken(err, id.token)
+	return n.client.runScript(ctx, releaseScript, 1, id.keyArg, id.tokenArg)
 }

@@ -85,8 +85,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	return nil
 }
 
-// renew runs the compare-and-pexpire. Its error never carries the token (redactToken): the
-// renewer logs it.
+// renew runs the compare-and-pexpire.
 func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err error) {
 	c := n.client
 	var extended int64
@@ -101,7 +100,7 @@ func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err erro
 	default:
 		extended, err = c.runScript(ctx, renewScript, 1, id.keyArg, id.tokenArg, n.ttlMs)
 	}
-	return extended == 1, redactToken(err, id.token)
+	return extended == 1, err
 }
 
 // errValidityEnded is the reason logged when the Abandon policy abandons a lease because the
