@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/observe/internal/multiblock"
 )
 
 // Hook returns the go-redis v9 hook that feeds the Observer: add it to the client that
@@ -63,7 +65,7 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 			}
 		}
 		err := next(ctx, cmds)
-		var queued []int
+		var queued []multiblock.Slot
 		if calls != nil {
 			queued = queuedIn(cmds)
 		}
@@ -76,8 +78,8 @@ func (h goRedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 				c.recycle()
 				continue
 			}
-			if queued != nil && queued[i] != 0 {
-				if r, ok := execElement(cmds, i, queued[i]); ok {
+			if queued != nil && queued[i].Exec != 0 {
+				if r, ok := execElement(cmds, queued[i]); ok {
 					c.Done(r)
 				} else {
 					c.recycle()
@@ -169,49 +171,33 @@ func goRedisReply(cmd redis.Cmder, processErr error) Reply {
 
 // queuedIn finds the commands of cmds queued in a MULTI block sent by hand through a plain
 // pipeline (pipe.Do(ctx, "multi") … pipe.Do(ctx, "exec")): go-redis gives each its QUEUED
-// answer, and its outcome is its element of EXEC's reply. queued[i] is the index of the block's
-// EXEC, -1 in a block discarded or not ended in this pipeline (no outcome here), 0 outside a
-// block; nil when there is none. A TxPipeline needs none of this: go-redis wraps it in MULTI
-// (a StatusCmd) and EXEC (a SliceCmd) itself and sets each command's reply from EXEC's, so only
-// a MULTI sent as a Cmd opens a block.
-func queuedIn(cmds []redis.Cmder) []int {
-	var queued []int
-	start := -1
-	mark := func(end, exec int) {
-		if queued == nil {
-			queued = make([]int, len(cmds))
+// answer, and its outcome is its element of EXEC's reply. A TxPipeline needs none of this:
+// go-redis wraps it in MULTI (a StatusCmd) and EXEC (a SliceCmd) itself and sets each command's
+// reply from EXEC's, so only a MULTI sent as a Cmd opens a block.
+func queuedIn(cmds []redis.Cmder) []multiblock.Slot {
+	return multiblock.Find(len(cmds), func(i int) multiblock.Kind {
+		switch cmds[i].Name() {
+		case "multi":
+			if _, byHand := cmds[i].(*redis.Cmd); byHand {
+				return multiblock.Multi
+			}
+		case "exec":
+			return multiblock.Exec
+		case "discard":
+			return multiblock.Discard
 		}
-		for j := start + 1; j < end; j++ {
-			queued[j] = exec
-		}
-	}
-	for i, cmd := range cmds {
-		_, byHand := cmd.(*redis.Cmd)
-		switch name := cmd.Name(); {
-		case name == "multi" && byHand:
-			start = i
-		case start >= 0 && name == "exec":
-			mark(i, i)
-			start = -1
-		case start >= 0 && name == "discard":
-			mark(i, -1)
-			start = -1
-		}
-	}
-	if start >= 0 {
-		mark(len(cmds), -1)
-	}
-	return queued
+		return multiblock.Other
+	})
 }
 
-// execElement is the outcome of cmds[i], queued in the block whose EXEC is cmds[exec]: its
-// element of EXEC's reply, or EXEC's error. ok is false when the block did not run (EXEC
-// answered nil: a WATCHed key changed; DISCARD; no EXEC in this pipeline).
-func execElement(cmds []redis.Cmder, i, exec int) (Reply, bool) {
-	if exec < 0 {
+// execElement is the outcome of the command queued at s: its element of EXEC's reply, or
+// EXEC's error. ok is false when the block did not run (EXEC answered nil: a WATCHed key
+// changed; DISCARD; no EXEC in this pipeline).
+func execElement(cmds []redis.Cmder, s multiblock.Slot) (Reply, bool) {
+	if s.Exec < 0 {
 		return Reply{}, false
 	}
-	execCmd, ok := cmds[exec].(*redis.Cmd)
+	execCmd, ok := cmds[s.Exec].(*redis.Cmd)
 	if !ok {
 		return Reply{}, false
 	}
@@ -222,14 +208,10 @@ func execElement(cmds []redis.Cmder, i, exec int) (Reply, bool) {
 	case err != nil:
 		return Reply{Err: err}, true
 	}
-	pos := 0 // i's place in the block: the commands between its MULTI and i
-	for j := i - 1; j >= 0 && cmds[j].Name() != "multi"; j-- {
-		pos++
-	}
-	if pos >= len(vals) {
+	if s.Pos >= len(vals) {
 		return Reply{}, false
 	}
-	switch v := vals[pos].(type) {
+	switch v := vals[s.Pos].(type) {
 	case nil:
 		return Reply{Nil: true}, true
 	case int64:

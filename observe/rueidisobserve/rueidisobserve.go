@@ -25,6 +25,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockwatch/lockwatch/observe"
+	"github.com/lockwatch/lockwatch/observe/internal/multiblock"
 )
 
 // Hook observes the commands of a rueidis client. Do and DoMulti are where lock commands
@@ -65,7 +66,7 @@ func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueid
 			calls[i] = c
 		}
 	}
-	var tx []txSlot
+	var tx []multiblock.Slot
 	if calls != nil {
 		// Read before sending: rueidis recycles the commands once they are sent.
 		tx = transactions(multi)
@@ -75,7 +76,7 @@ func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueid
 		if c == nil || i >= len(resps) {
 			continue
 		}
-		if tx != nil && tx[i].exec != 0 {
+		if tx != nil && tx[i].Exec != 0 {
 			if r, ok := queuedReply(resps, tx[i]); ok {
 				c.Done(r)
 			}
@@ -86,52 +87,29 @@ func (h Hook) DoMulti(client rueidis.Client, ctx context.Context, multi ...rueid
 	return resps
 }
 
-// txSlot places a command of a DoMulti inside a MULTI block: exec is the index of the block's
-// EXEC and pos the command's place in it; exec is 0 outside a block (EXEC never comes first)
-// and -1 in a block that is discarded or not ended in this DoMulti, whose commands run not (or
-// not yet) and have no outcome here.
-type txSlot struct{ exec, pos int }
-
-// transactions finds the MULTI blocks of multi; nil when there is none. A command queued in a
-// transaction is answered QUEUED, and its outcome is its element of EXEC's reply.
-func transactions(multi []rueidis.Completed) []txSlot {
-	var slots []txSlot
-	start := -1 // index of the open block's MULTI
-	mark := func(end, exec int) {
-		if slots == nil {
-			slots = make([]txSlot, len(multi))
-		}
-		for j := start + 1; j < end; j++ {
-			slots[j] = txSlot{exec: exec, pos: j - start - 1}
-		}
-	}
-	for i := range multi {
-		name := multi[i].Commands()[0]
-		switch {
+// transactions finds the MULTI blocks of multi; nil when there is none.
+func transactions(multi []rueidis.Completed) []multiblock.Slot {
+	return multiblock.Find(len(multi), func(i int) multiblock.Kind {
+		switch name := multi[i].Commands()[0]; {
 		case strings.EqualFold(name, "multi"):
-			start = i
-		case start >= 0 && strings.EqualFold(name, "exec"):
-			mark(i, i)
-			start = -1
-		case start >= 0 && strings.EqualFold(name, "discard"):
-			mark(i, -1)
-			start = -1
+			return multiblock.Multi
+		case strings.EqualFold(name, "exec"):
+			return multiblock.Exec
+		case strings.EqualFold(name, "discard"):
+			return multiblock.Discard
 		}
-	}
-	if start >= 0 {
-		mark(len(multi), -1)
-	}
-	return slots
+		return multiblock.Other
+	})
 }
 
 // queuedReply is the outcome of a command queued in a transaction: its element of EXEC's
 // reply, or EXEC's error (EXECABORT, a lost connection). ok is false when the transaction was
 // not run (a WATCHed key changed: EXEC answered nil; DISCARD) or not ended in this DoMulti.
-func queuedReply(resps []rueidis.RedisResult, s txSlot) (observe.Reply, bool) {
-	if s.exec < 0 || s.exec >= len(resps) {
+func queuedReply(resps []rueidis.RedisResult, s multiblock.Slot) (observe.Reply, bool) {
+	if s.Exec < 0 || s.Exec >= len(resps) {
 		return observe.Reply{}, false
 	}
-	msg, err := resps[s.exec].ToMessage()
+	msg, err := resps[s.Exec].ToMessage()
 	switch {
 	case rueidis.IsRedisNil(err):
 		return observe.Reply{}, false
@@ -139,10 +117,10 @@ func queuedReply(resps []rueidis.RedisResult, s txSlot) (observe.Reply, bool) {
 		return observe.Reply{Err: err}, true
 	}
 	elems, err := msg.ToArray()
-	if err != nil || s.pos >= len(elems) {
+	if err != nil || s.Pos >= len(elems) {
 		return observe.Reply{Err: err}, err != nil
 	}
-	return messageReply(elems[s.pos]), true
+	return messageReply(elems[s.Pos]), true
 }
 
 // DoCache implements rueidishook.Hook; cached reads are not lock operations.
