@@ -16,6 +16,7 @@ const (
 	stateReleased
 	stateAbandoned
 	stateMaxHold // Policy.MaxHold ended the hold; the key is left to its TTL
+	stateExpired // a DisableRenewal lease reached its validity's end without a renew
 )
 
 // leaseID names a lease's lock: its key and owner token, and both boxed once as command
@@ -39,10 +40,11 @@ type Lease struct {
 	// prevHeld and nextHeld link the namespace's held leases (heldList), guarded by its mutex.
 	prevHeld, nextHeld *Lease
 
-	mu       sync.Mutex
-	state    leaseState
-	timer    *time.Timer // the renewer; nil when renewal is disabled
-	failures int         // consecutive failed renews
+	mu    sync.Mutex
+	state leaseState
+	// timer runs the renewer, or, when renewal is disabled, ends the lease at its lapse.
+	timer    *time.Timer
+	failures int // consecutive failed renews
 	// validUntil is the earliest moment the key can expire: TTL after the start of the last
 	// successful acquire or renew (Redis ran the command after it started). Zero once a renew
 	// was answered "not owned". See validity.go.
@@ -57,7 +59,13 @@ func (n *Namespace) newLease(parent context.Context, id leaseID, fence int64, tr
 	l := &Lease{ns: n, leaseID: id, fence: fence, validUntil: tried.Add(n.policy.TTL)}
 	l.ctx, l.cancel = context.WithCancelCause(parent)
 	n.m.holdStarted(l)
-	if !n.policy.DisableRenewal {
+	if n.policy.DisableRenewal {
+		// Nothing renews the key, so the lease ends at its lapse unless Renew moves it: a holder
+		// whose work outlives the TTL learns it from its context, as under the renewer.
+		l.mu.Lock()
+		l.timer = time.AfterFunc(time.Until(l.lapseLocked()), l.expireTick)
+		l.mu.Unlock()
+	} else {
 		first := n.policy.RenewInterval
 		if n.policy.MaxHold > 0 {
 			l.maxHoldAt = tried.Add(n.policy.MaxHold)
@@ -91,7 +99,8 @@ func (l *Lease) Fence() int64 {
 
 // Context is the holder's context. It is cancelled with cause ErrAbandoned when the Abandon policy
 // gives the lease up, with cause ErrMaxHoldExceeded when the lease reaches Policy.MaxHold, with
-// cause ErrReleased on Release, and when Acquire's ctx ends; read the reason with context.Cause.
+// cause ErrExpired when a DisableRenewal lease reaches ValidUntil without a renew, with cause
+// ErrReleased on Release, and when Acquire's ctx ends; read the reason with context.Cause.
 func (l *Lease) Context() context.Context {
 	if l == nil || l.ctx == nil {
 		return context.Background()

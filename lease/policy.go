@@ -69,9 +69,10 @@ type Policy struct {
 	// RenewTimeout bounds each renew call. Default 2s, or RenewInterval if that is shorter.
 	RenewTimeout time.Duration
 	// DisableRenewal turns the background renewer off: the key lasts TTL unless Renew is
-	// called. For critical sections known to be much shorter than TTL. Nothing ends the lease
-	// in this process when the TTL passes (its context stays live, lock_held counts it until
-	// Release): check ValidUntil, or fence the writes.
+	// called. For critical sections known to be much shorter than TTL. The lease ends at
+	// ValidUntil unless a Renew moves it: the holder's context is cancelled with cause
+	// ErrExpired and lock_held stops counting it (Release still deletes the key if it is
+	// still this lease's). A holder paused past that moment can still write: fence the writes.
 	DisableRenewal bool
 	// MaxRenewFailures is the number of consecutive failed renews after which the Abandon policy
 	// abandons the lease. Default 3. The key's expiry bounds it too: with the default
@@ -120,8 +121,7 @@ type Policy struct {
 	// key is left to expire at its TTL (deleting it could let a second holder in while this one
 	// may still be working). It catches holders whose work stalled while their renewer kept the
 	// lock alive. Zero (the default) holds for as long as the lease is renewed. It needs the
-	// renewer: the key of a DisableRenewal lease already expires at its TTL (check ValidUntil
-	// before a write; the holder's context is not cancelled then).
+	// renewer: a DisableRenewal lease already ends at its TTL (ErrExpired).
 	MaxHold time.Duration
 }
 

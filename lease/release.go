@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,7 +24,9 @@ return 0
 // mode, deletes the key if it still holds this lease's token (ErrNotOwned otherwise). In
 // HoldUntilExpiry mode the key is left to expire. After an abandonment nothing is deleted and
 // Release returns ErrAbandoned; after Policy.MaxHold ended the hold, likewise with
-// ErrMaxHoldExceeded. Release runs detached from ctx's cancellation (ctx's values are
+// ErrMaxHoldExceeded. After a DisableRenewal lease expired (its Context ended with ErrExpired),
+// Release still deletes the key if it holds this lease's token, and otherwise returns an error
+// that is both ErrNotOwned and ErrExpired. Release runs detached from ctx's cancellation (ctx's values are
 // kept), bounded by Policy.ReleaseTimeout, so that a cancelled request still frees its lock.
 //
 // A nil ctx is taken as context.Background(); a nil Lease returns an error.
@@ -56,6 +59,9 @@ func (l *Lease) Release(ctx context.Context) error {
 		l.unlockLocal()
 		return err
 	}
+	// An expired lease (DisableRenewal, past its lapse) ended its hold already; its key may
+	// still hold this token for the drift margin, so the release still deletes it then.
+	expired := l.state == stateExpired
 	l.state = stateReleased
 	if l.timer != nil {
 		l.timer.Stop()
@@ -74,6 +80,13 @@ func (l *Lease) Release(ctx context.Context) error {
 		n.m.releaseDone(releaseSkipped)
 	} else {
 		err = n.release(ctx, l.leaseID, deadline)
+	}
+	if expired {
+		if errors.Is(err, ErrNotOwned) {
+			err = fmt.Errorf("%w (%w)", err, ErrExpired)
+		}
+		l.unlockLocal()
+		return err
 	}
 	// The renewer's last log line and metrics, when it settles within the release's bound;
 	// past it (Redis not answering), Release returns on time and the renewer ends at its own

@@ -32,7 +32,9 @@ var errRenewTimeout = errors.New("lease: renew timeout")
 
 // Renew extends the lease to a full TTL from now, as the background renewer does; use it when
 // renewal is disabled or at points of the work that must not outlive the lease. It returns
-// ErrNotOwned when the key no longer holds this lease's token. Like a background renew, it is
+// ErrNotOwned when the key no longer holds this lease's token (which ends a DisableRenewal
+// lease), and ErrExpired once a DisableRenewal lease has passed ValidUntil without a renew (see
+// ErrExpired). Like a background renew, it is
 // bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total (unless ctx
 // was cancelled: the caller called it off); it does not change the renewer's failure count.
 func (l *Lease) Renew(ctx context.Context) error {
@@ -56,6 +58,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return ErrAbandoned
 	case stateMaxHold:
 		return ErrMaxHoldExceeded
+	case stateExpired:
+		return ErrExpired
 	}
 	start := time.Now()
 	rctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
@@ -72,16 +76,28 @@ func (l *Lease) Renew(ctx context.Context) error {
 	case !owned:
 		l.mu.Lock()
 		l.validUntil = time.Time{}
+		var line logLine
+		if n.policy.DisableRenewal && l.state == stateHeld {
+			// Nothing else would end it: the lease is over, as at its lapse.
+			line = l.expireLocked(ErrNotOwned)
+		}
 		l.mu.Unlock()
+		line.write(n.client.logger)
 		return fmt.Errorf("%w: renew %q in namespace %s", ErrNotOwned, l.key, n.name)
 	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state == stateExpired {
+		// The lapse passed while the renew was on the way: the holder's context has ended, and a
+		// renewed key does not bring it back. The key lapses at its new expiry, or at Release.
+		return ErrExpired
+	}
 	// Sent at start at the earliest, so the key lives at least until start+TTL. A renew that
-	// lost the race with a not-owned answer (validUntil zero) does not revive the lease.
+	// lost the race with a not-owned answer (validUntil zero) does not revive the lease. A
+	// DisableRenewal lease's timer finds the later lapse when it fires.
 	if v := start.Add(n.policy.TTL); !l.validUntil.IsZero() && v.After(l.validUntil) {
 		l.validUntil = v
 	}
-	l.mu.Unlock()
 	return nil
 }
 

@@ -140,9 +140,14 @@ func TestRenewAfterExpiry(t *testing.T) {
 	eachMode(t, func(t *testing.T, single bool) {
 		t.Run("manual", func(t *testing.T) {
 			e := newEnvMode(t, sharedAddr, single)
-			n := e.namespace(t, "approval", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true})
+			n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true})
 			l, err := n.Acquire(context.Background(), uniqueKey(t))
 			if err != nil {
+				t.Fatal(err)
+			}
+			// The key expires behind the holder's back, before its lapse (past the lapse the
+			// lease has ended and Renew is refused: TestUnrenewedLeaseEndsAtItsLapse).
+			if err := e.rdb.PExpire(context.Background(), l.key, time.Millisecond).Err(); err != nil {
 				t.Fatal(err)
 			}
 			testkit.Eventually(t, 20*time.Second, "key expiry", func() bool { return e.rdb.Exists(context.Background(), l.key).Val() == 0 })

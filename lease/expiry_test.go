@@ -1,0 +1,135 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
+)
+
+// A DisableRenewal lease whose work outlives its TTL ends at its lapse: the holder's context is
+// cancelled with cause ErrExpired, lock_held stops counting it and ValidUntil reads zero, before
+// anyone calls Release. A later Renew is refused without reaching Redis, and the Release after
+// a second holder took the key reports both ErrNotOwned and ErrExpired (the stale release) and
+// leaves the new owner's lock alone. Before, the context stayed live and lock_held read 2 while
+// two holders had the key one after the other.
+func TestUnrenewedLeaseEndsAtItsLapse(t *testing.T) {
+	eachMode(t, func(t *testing.T, single bool) {
+		e := newEnvMode(t, sharedAddr, single)
+		n := e.namespace(t, "approval", Policy{TTL: 200 * time.Millisecond, DisableRenewal: true})
+		key := uniqueKey(t)
+		a, err := n.Acquire(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lapse := a.ValidUntil()
+		waitCancelled(t, a)
+		if cause := context.Cause(a.Context()); !errors.Is(cause, ErrExpired) {
+			t.Fatalf("holder context cause = %v, want ErrExpired", cause)
+		}
+		if now := time.Now(); now.Before(lapse) {
+			t.Fatalf("holder context ended %s before the lapse", lapse.Sub(now))
+		}
+		if !a.ValidUntil().IsZero() {
+			t.Errorf("ValidUntil after expiry = %v, want zero", a.ValidUntil())
+		}
+		e.wantMetrics(t, "approval", map[string]float64{"lock_held": 0})
+		if !strings.Contains(e.logs.String(), "lock lease ended without renewal") {
+			t.Errorf("no warning logged for the expiry; logs:\n%s", e.logs.String())
+		}
+
+		if err := a.Renew(context.Background()); !errors.Is(err, ErrExpired) {
+			t.Errorf("Renew after expiry = %v, want ErrExpired", err)
+		}
+		testkit.Eventually(t, 20*time.Second, "the key's expiry", func() bool { return e.rdb.Exists(context.Background(), key).Val() == 0 })
+		b, err := n.Acquire(context.Background(), key)
+		if err != nil {
+			t.Fatalf("second holder: %v", err)
+		}
+		e.wantMetrics(t, "approval", map[string]float64{"lock_held": 1, "lock_renewals_total/ok": 0, "lock_renewals_total/not_owned": 0})
+
+		err = a.Release(context.Background())
+		if !errors.Is(err, ErrNotOwned) || !errors.Is(err, ErrExpired) {
+			t.Fatalf("stale Release = %v, want both ErrNotOwned and ErrExpired", err)
+		}
+		if got := e.rdb.Get(context.Background(), key).Val(); got != b.token {
+			t.Fatal("the second holder's lock did not survive the stale release")
+		}
+		e.wantMetrics(t, "approval", map[string]float64{"lock_held": 1, "lock_releases_total/not_owned": 1})
+		if err := b.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e.wantMetrics(t, "approval", map[string]float64{"lock_held": 0, "lock_releases_total/ok": 1})
+	})
+}
+
+// A Renew moves the lapse on: the lease outlives its first lapse and ends at the renewed one.
+// The check is bookkeeping, not a race: it looks at the context only between the two lapses the
+// lease itself reports, and skips the look if this machine was too slow to get there in time.
+func TestRenewMovesTheLapse(t *testing.T) {
+	e := newEnv(t, sharedAddr)
+	const ttl = 1500 * time.Millisecond
+	n := e.namespace(t, "approval", Policy{TTL: ttl, DisableRenewal: true})
+	l, err := n.Acquire(context.Background(), uniqueKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := l.ValidUntil()
+	time.Sleep(ttl / 2)
+	if err := l.Renew(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	second := l.ValidUntil()
+	if !second.After(first) {
+		t.Fatalf("Renew did not move ValidUntil (%v, then %v)", first, second)
+	}
+	time.Sleep(time.Until(first) + 50*time.Millisecond)
+	if live, now := l.Context().Err() == nil, time.Now(); now.Before(second) && !live {
+		t.Fatalf("lease ended at its first lapse (cause %v) although a Renew moved it on by %s",
+			context.Cause(l.Context()), second.Sub(first))
+	}
+	waitCancelled(t, l)
+	if now := time.Now(); now.Before(second) {
+		t.Fatalf("lease ended %s before its renewed lapse", second.Sub(now))
+	}
+	if cause := context.Cause(l.Context()); !errors.Is(cause, ErrExpired) {
+		t.Fatalf("cause = %v, want ErrExpired", cause)
+	}
+	// The key may still be this lease's for the drift margin: Release deletes it then, or finds
+	// it gone. Either way nothing is left behind.
+	if err := l.Release(context.Background()); err != nil && !errors.Is(err, ErrNotOwned) {
+		t.Fatal(err)
+	}
+	if e.rdb.Exists(context.Background(), l.key).Val() != 0 {
+		t.Error("key left behind after Release")
+	}
+}
+
+// A Renew answered "not owned" ends a DisableRenewal lease at once, with that cause: nothing
+// else would end it before its lapse, and the key is already someone else's or gone.
+func TestUnrenewedLeaseEndsWhenRenewFindsItGone(t *testing.T) {
+	e := newEnv(t, sharedAddr)
+	n := e.namespace(t, "approval", Policy{TTL: time.Minute, DisableRenewal: true})
+	key := uniqueKey(t)
+	l, err := n.Acquire(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rdb.Del(context.Background(), key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Renew(context.Background()); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("Renew of a deleted key = %v, want ErrNotOwned", err)
+	}
+	if cause := context.Cause(l.Context()); !errors.Is(cause, ErrNotOwned) {
+		t.Fatalf("holder context cause = %v, want ErrNotOwned", cause)
+	}
+	e.wantMetrics(t, "approval", map[string]float64{"lock_held": 0, "lock_renewals_total/not_owned": 1})
+	if err := l.Release(context.Background()); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("Release = %v, want ErrNotOwned", err)
+	}
+	e.wantMetrics(t, "approval", map[string]float64{"lock_held": 0, "lock_releases_total/not_owned": 1})
+}
