@@ -59,15 +59,24 @@ func GrafanaInterval(s string) (time.Duration, error) {
 	if m == nil {
 		return 0, fmt.Errorf("%q is not a Grafana interval like 30s, 5m, 3h, 1d or 1w", s)
 	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil {
-		return 0, fmt.Errorf("%q: %w", s, err)
-	}
 	unit := map[string]time.Duration{
 		"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour,
 	}[m[2]]
+	// Bounded before multiplying: "9999999w" would overflow a Duration and wrap to a negative
+	// one, which sorted the refresh picker wrongly and let a nonsense range through.
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > int64(maxGrafanaInterval/unit) {
+		return 0, fmt.Errorf("%q is longer than %s, more than any Prometheus keeps", s, maxGrafanaIntervalText)
+	}
 	return time.Duration(n) * unit, nil
 }
+
+// maxGrafanaInterval bounds a dashboard interval: longer than any retention Prometheus is run
+// with, and far inside what a time.Duration holds.
+const (
+	maxGrafanaInterval     = 10 * 365 * 24 * time.Hour
+	maxGrafanaIntervalText = "10 years (3650d)"
+)
 
 // validate reports the first invalid dashboard setting, prefixed with its YAML key.
 func (d Dashboards) validate() error {

@@ -41,6 +41,9 @@ func TestParseDashboardRejects(t *testing.T) {
 		{"refresh below minimum", "refresh: 1s", "5s minimum"},
 		{"zero time range", "time_range: 0h", "dashboards.time_range"},
 		{"unit-less time range", "time_range: '6'", "dashboards.time_range"},
+		{"overflowing time range", "time_range: 9999999w", "longer than 10 years"},
+		{"time range past int64", "time_range: 99999999999999999999s", "longer than 10 years"},
+		{"overflowing refresh", "refresh: 9999999w", "longer than 10 years"},
 		{"unknown zone", "timezone: Mars/Olympus", "dashboards.timezone"},
 		{"empty zone", "timezone: ''", "dashboards.timezone"},
 		{"no stalest keys", "stalest_keys: 0", "dashboards.stalest_keys"},
@@ -78,6 +81,9 @@ func TestGrafanaInterval(t *testing.T) {
 		{"1m30s", 0, false},
 		{"1y", 0, false},
 		{"-1h", 0, false},
+		{"3650d", 3650 * 24 * time.Hour, true},
+		{"3651d", 0, false},
+		{"9999999w", 0, false},
 	}
 	for _, tt := range tests {
 		got, err := GrafanaInterval(tt.in)
