@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -34,9 +35,16 @@ const defaultInspectLimit = 20
 // the key cap stopped it, or a command on the namespace's keys failed. 1 stays "Redis unreachable".
 const exitPartial = 3
 
-// companionTimeout bounds the fence and holder look-up that follows the scan, and the PING that
-// tells a deadline too short for Redis' first reply from an unreachable Redis.
+// companionTimeout bounds the fence and holder look-up that follows the scan.
 const companionTimeout = 2 * time.Second
+
+// answerGrace is how long past --scan.timeout inspect waits for Redis' first reply when the scan
+// got none: the PING that tells a deadline too short for that reply from a Redis that does not
+// answer ends then. It is the second the scanner already gives a command sent before its
+// deadline (collectors' commandGrace), so the scan's own commands end at the same moment and a
+// Redis that never answers (paused, or a dial that hangs) ends inspect at --scan.timeout plus
+// this grace.
+const answerGrace = time.Second
 
 // inspectFlags are inspect's own flags.
 type inspectFlags struct {
@@ -92,14 +100,23 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	}
 	defer client.Close()
 	opts := inspectScanOptions(cfg, ns, fl)
-	res, err := scanOnce(ctx, client, opts)
+	scanner, err := collectors.NewScanner(client, opts)
 	if err != nil {
 		return usageError(e, "inspect", err)
 	}
-	if !res.Up && !redisAnswers(ctx, client) {
-		fmt.Fprintf(e.stderr, "lock-exporter inspect: cannot read Redis (%s): %s\n", describeInspected(cfg, fl.target), oneLine(res.Err))
-		return exitFailure
+	deadline := time.Now().Add(opts.Timeout)
+	res := scanOnce(ctx, scanner, deadline)
+	if !res.Up {
+		// The PING shares the scan's grace: asked after the scanner closed, it would start only
+		// when the scan's last commands gave up, a second past the deadline, and wait longer.
+		pingErr := redisAnswers(ctx, client, deadline.Add(answerGrace))
+		if pingErr != nil {
+			scanner.Close()
+			fmt.Fprintf(e.stderr, "lock-exporter inspect: %s\n", unreadable(cfg, fl.target, opts.Timeout, res.Err, pingErr))
+			return exitFailure
+		}
 	}
+	scanner.Close()
 	// Up, or Redis answered but the scan failed or was cut before its first reply: the namespace
 	// result is then incomplete (a lower bound, possibly 0 keys) and the report says FAILED or
 	// PARTIAL, with exit status 3.
@@ -163,6 +180,31 @@ func describeInspected(cfg exporterconfig.Config, target string) string {
 	return fmt.Sprintf("target %q, %s", target, cfg.Redis.Describe())
 }
 
+// unreadable is inspect's error line, after its prefix, when neither the scan nor the PING after
+// it got an answer: that Redis did not answer in time when the PING timed out (a paused Redis, a
+// dial that hangs), in inspect's terms rather than the scanner's scrape deadline; otherwise the
+// error that stopped it (connection refused, WRONGPASS, a TLS error).
+func unreadable(cfg exporterconfig.Config, target string, timeout time.Duration, scanErr, pingErr error) string {
+	if timedOut(pingErr) {
+		where := "Redis at " + cfg.Redis.Describe()
+		if target != "" {
+			where = fmt.Sprintf("target %q's Redis at %s", target, cfg.Redis.Describe())
+		}
+		return fmt.Sprintf("%s did not answer within --scan.timeout %v (nor in the %v after it)", where, timeout, answerGrace)
+	}
+	cause := scanErr
+	if cause == nil || errors.Is(cause, collectors.ErrNoAnswer) {
+		cause = pingErr // the scan heard nothing, the PING heard why
+	}
+	return fmt.Sprintf("cannot read Redis (%s): %s", describeInspected(cfg, target), oneLine(cause))
+}
+
+// timedOut reports whether err is a wait that ran out: a context deadline, or a socket timeout.
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()
+}
+
 // inspectScanOptions scans the one namespace, keeping --limit keys with their full names.
 func inspectScanOptions(cfg exporterconfig.Config, ns collectors.Namespace, fl inspectFlags) collectors.Options {
 	opts := cfg.ScannerOptions()
@@ -175,16 +217,12 @@ func inspectScanOptions(cfg exporterconfig.Config, ns collectors.Namespace, fl i
 	return opts
 }
 
-// scanOnce runs one scan within the options' timeout.
-func scanOnce(ctx context.Context, client redis.UniversalClient, opts collectors.Options) (*collectors.Result, error) {
-	scanner, err := collectors.NewScanner(client, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer scanner.Close()
-	scanCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
+// scanOnce runs one scan until deadline. The scanner stays open: Close waits for the commands
+// still in flight, up to the scanner's grace past the deadline.
+func scanOnce(ctx context.Context, scanner *collectors.Scanner, deadline time.Time) *collectors.Result {
+	scanCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	return scanner.Scan(scanCtx), nil
+	return scanner.Scan(scanCtx)
 }
 
 // printInspection looks up the listed keys' fence values and holders, prints the report and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -92,18 +93,21 @@ func holderValue(cmd *redis.StringCmd, firstErr *error) *string {
 	return &v
 }
 
-// redisAnswers reports whether Redis can be reached and accepted the credentials, so that a scan
-// that failed says FAILED or PARTIAL about the namespace (exit 3) rather than "cannot read Redis"
-// (exit 1). A PING after the scan tells: a reply, or an error reply other than an authentication
-// failure (NOPERM from an ACL without +ping is still Redis answering an authenticated user). A
-// scan whose deadline passed before the first reply cannot tell a slow start from an unreachable
-// server either; the PING can.
-func redisAnswers(ctx context.Context, client redis.UniversalClient) bool {
-	ctx, cancel := context.WithTimeout(ctx, companionTimeout)
+// redisAnswers returns nil when Redis can be reached and accepted the credentials before
+// deadline, so that a scan that failed says FAILED or PARTIAL about the namespace (exit 3) rather
+// than "cannot read Redis" (exit 1); otherwise the PING's error. A PING after the scan tells: a
+// reply, or an error reply other than an authentication failure (NOPERM from an ACL without +ping
+// is still Redis answering an authenticated user). A scan whose deadline passed before the first
+// reply cannot tell a slow start from an unreachable server either; the PING can.
+func redisAnswers(ctx context.Context, client redis.UniversalClient, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	err := client.Ping(ctx).Err()
 	var reply redis.Error
-	return err == nil || errors.As(err, &reply) && !authFailure(err)
+	if err == nil || errors.As(err, &reply) && !authFailure(err) {
+		return nil
+	}
+	return err
 }
 
 // authFailure reports whether err is Redis refusing the connection's credentials.

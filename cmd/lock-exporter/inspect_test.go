@@ -217,15 +217,16 @@ func TestInspectPartialExitStatus(t *testing.T) {
 
 // TestInspectCutBeforeFirstReply checks that a deadline that passes before Redis' first reply,
 // on a Redis that is up, is a partial answer (exitPartial, PARTIAL on stdout), not "cannot read
-// Redis" (exit 1). CLIENT PAUSE holds every command for a second, far past the 50ms deadline,
-// and ends well within inspect's 2s PING; a run that started after the pause ended is retried.
+// Redis" (exit 1). CLIENT PAUSE holds every command for half a second, far past the 50ms
+// deadline, and ends well within the second (answerGrace) inspect then waits for a PING; a run
+// that started after the pause ended is retried.
 func TestInspectCutBeforeFirstReply(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	seedLocks(t, admin, map[string]seed{"jobs:1": {ttl: time.Minute}})
 	ctx := context.Background()
 	for attempt := 0; attempt < 3; attempt++ {
-		if err := admin.Do(ctx, "CLIENT", "PAUSE", 1000, "ALL").Err(); err != nil {
+		if err := admin.Do(ctx, "CLIENT", "PAUSE", 500, "ALL").Err(); err != nil {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := runCmd(t, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}, "inspect", "--namespace", "jobs=jobs:*", "--scan.timeout", "50ms")
@@ -355,5 +356,31 @@ func TestInspectTarget(t *testing.T) {
 				t.Errorf("listed %q, want %q", keys, tt.wantRows)
 			}
 		})
+	}
+}
+
+// TestInspectPausedRedis checks that inspect against a Redis that accepts connections but never
+// answers (SIGSTOP) gives up within --scan.timeout plus a small grace, exits 1, and says in one
+// line which Redis did not answer within what, in inspect's words (no "scrape deadline").
+func TestInspectPausedRedis(t *testing.T) {
+	srv, _ := testkit.StartPasswordRedis(t, livePassword)
+	srv.Pause()
+	t.Cleanup(srv.Resume)
+	const timeout = time.Second
+	start := time.Now()
+	code, stdout, stderr := runCmd(t, map[string]string{"LOCK_EXPORTER_REDIS_PASSWORD": livePassword},
+		"inspect", "--redis.addr", srv.Addr, "--namespace", "jobs=jobs:*", "--scan.timeout", timeout.String())
+	elapsed := time.Since(start)
+	t.Logf("inspect of a paused Redis took %v: status %d, stderr %q", elapsed, code, stderr)
+	want := "lock-exporter inspect: Redis at " + srv.Addr + " did not answer within --scan.timeout 1s"
+	if code != exitFailure || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("status %d, stdout %q, stderr %q; want %d and one line containing %q", code, stdout, stderr, exitFailure, want)
+	}
+	if strings.Contains(stderr, "scrape") || strings.Contains(stderr, livePassword) {
+		t.Errorf("stderr %q speaks of scrapes or prints the password", stderr)
+	}
+	// The grace covers a busy machine; the old behaviour (scan, then a 2s PING) took 3s or more.
+	if limit := timeout + 1500*time.Millisecond; elapsed > limit {
+		t.Errorf("inspect took %v, want at most %v (--scan.timeout %v)", elapsed, limit, timeout)
 	}
 }

@@ -195,15 +195,18 @@ func listen(addrs []string) ([]net.Listener, error) {
 // configuration on each receive from opts.Reloads.
 func serveUntilDone(ctx context.Context, opts Options, mux http.Handler, listeners []net.Listener, r *reloader, conns *connCap) error {
 	logger := opts.Logger
-	server := newHTTPServer(mux, time.Duration(opts.Config.Scan.Timeout), opts.HTTPLimits, logger)
+	listenAddrs, webConfig := opts.Web.ListenAddresses, opts.Web.ConfigFile
+	// exporter-toolkit logs the web configuration's errors while serving, through its logger and
+	// the server's error log (TLS handshakes): neither may quote the file.
+	webLogger := withWebConfigLog(logger, webConfig)
+	server := newHTTPServer(mux, time.Duration(opts.Config.Scan.Timeout), opts.HTTPLimits, webLogger)
 	server.ConnState = conns.connState
 	served := make(chan error, 1)
-	listenAddrs, webConfig := opts.Web.ListenAddresses, opts.Web.ConfigFile
 	go func() {
 		served <- web.ServeMultiple(listeners, server, &web.FlagConfig{
 			WebListenAddresses: &listenAddrs,
 			WebConfigFile:      &webConfig,
-		}, logger)
+		}, webLogger)
 	}()
 	logger.Info("lock-exporter started", append([]any{"version", BuildVersion()},
 		append(describeScope(r.live.current()), "telemetry_path", opts.Web.TelemetryPath)...)...)

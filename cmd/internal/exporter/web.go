@@ -1,8 +1,10 @@
 package exporter
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"path"
 	"regexp"
@@ -123,4 +125,81 @@ var quotedValue = regexp.MustCompile("`[^`]*`")
 // first bytes printed.
 func webConfigError(err error) string {
 	return quotedValue.ReplaceAllString(exporterconfig.OneLine(err), "(a value, not shown)")
+}
+
+// webConfigLog is the handler of the logger exporter-toolkit serves with, and of the HTTP
+// server's error log. exporter-toolkit reads --web.config.file again for every request (basic
+// auth, headers) and every TLS handshake; once the file no longer parses it logs the YAML
+// parser's error ("Unable to parse configuration" err=…, or the server's "http: TLS handshake
+// error from …: …"), which quotes the start of the value it could not read, so a password file
+// put in the web configuration's place would have its first bytes logged. Every message and
+// string or error attribute that quotes a value or spans lines passes through webConfigError,
+// the withholding of the start-up check, which also puts the YAML parser's error on one line;
+// a record that had a value withheld names the file (file=…).
+type webConfigLog struct {
+	slog.Handler
+	file string
+}
+
+// withWebConfigLog is logger with its handler wrapped in webConfigLog.
+func withWebConfigLog(logger *slog.Logger, file string) *slog.Logger {
+	return slog.New(webConfigLog{Handler: logger.Handler(), file: file})
+}
+
+func (h webConfigLog) Handle(ctx context.Context, r slog.Record) error {
+	withheld := false
+	clean := func(s string) string {
+		withheld = withheld || quotedValue.MatchString(s)
+		return withholdLogged(s)
+	}
+	out := slog.NewRecord(r.Time, r.Level, clean(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(cleanAttr(a, clean))
+		return true
+	})
+	if withheld && h.file != "" {
+		out.AddAttrs(slog.String("file", h.file))
+	}
+	return h.Handler.Handle(ctx, out)
+}
+
+// withholdLogged is s through webConfigError when it quotes a value or spans lines, else s.
+func withholdLogged(s string) string {
+	if !strings.ContainsAny(s, "`\n\r") {
+		return s
+	}
+	return webConfigError(errors.New(s))
+}
+
+// cleanAttr applies clean to a's string or error value, and to those of a group's members.
+func cleanAttr(a slog.Attr, clean func(string) string) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, clean(v.String()))
+	case slog.KindGroup:
+		members := v.Group()
+		cleaned := make([]any, len(members))
+		for i, m := range members {
+			cleaned[i] = cleanAttr(m, clean)
+		}
+		return slog.Group(a.Key, cleaned...)
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, clean(err.Error()))
+		}
+	}
+	return a
+}
+
+func (h webConfigLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	cleaned := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		cleaned[i] = cleanAttr(a, withholdLogged)
+	}
+	return webConfigLog{Handler: h.Handler.WithAttrs(cleaned), file: h.file}
+}
+
+func (h webConfigLog) WithGroup(name string) slog.Handler {
+	return webConfigLog{Handler: h.Handler.WithGroup(name), file: h.file}
 }

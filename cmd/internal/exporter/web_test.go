@@ -1,6 +1,9 @@
 package exporter
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,5 +44,27 @@ func TestWebConfigErrorQuotesNoContent(t *testing.T) {
 				t.Errorf("error spans lines: %q", msg)
 			}
 		})
+	}
+}
+
+// TestWebConfigLogWithholdsQuotedValues checks the handler exporter-toolkit logs through: a
+// quoted value is withheld from the message and from string, error and grouped attributes, on
+// one line, with the file named; a line with nothing to withhold is passed on as it was.
+func TestWebConfigLogWithholdsQuotedValues(t *testing.T) {
+	var buf bytes.Buffer
+	logger := withWebConfigLog(slog.New(slog.NewTextHandler(&buf, nil)), "/etc/web.yml").With("component", "web", "pre", "`hunter2`")
+	logger.Error("http: TLS handshake error from 127.0.0.1:1: yaml: unmarshal errors:\n  line 1: cannot unmarshal !!str `hunter2...`",
+		"err", errors.New("line 1: `hunter2`"), "text", "`hunter2`", slog.Group("g", "v", "`hunter2`"))
+	logger.Info("Listening on", "address", "127.0.0.1:9866")
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 lines, got:\n%s", buf.String())
+	}
+	if strings.Contains(lines[0], "hunter2") || strings.Count(lines[0], "(a value, not shown)") != 5 ||
+		!strings.Contains(lines[0], "file=/etc/web.yml") || !strings.Contains(lines[0], "component=web") || strings.Contains(lines[0], `\n`) {
+		t.Errorf("withheld line: %s", lines[0])
+	}
+	if !strings.HasSuffix(lines[1], `msg="Listening on" component=web pre="(a value, not shown)" address=127.0.0.1:9866`) {
+		t.Errorf("untouched line: %s", lines[1])
 	}
 }
