@@ -28,18 +28,29 @@ func (goRedisHook) DialHook(next redis.DialHook) redis.DialHook {
 	return next
 }
 
+// ProcessHook is called once per hook chain: for the client when the hook is added, and again
+// for every Conn and Tx go-redis makes from it, so that tx below is one connection's when the
+// chain is a Conn's (see goredis_conn.go).
 func (h goRedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	tx := new(connTx)
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if ctx.Err() != nil {
 			// Handed over with its context already done: the client fails it without
 			// sending it, so it is not an operation on the lock.
 			return next(ctx, cmd)
 		}
+		if b := tx.block.Load(); b != nil {
+			return h.inBlock(ctx, cmd, next, tx, b)
+		}
 		// The Call lives on this stack: no pool round trip (and no pointer writes to a heap
 		// object) per lock command.
 		var call Call
-		c := beginGoRedis(h.o, cmd.Args(), &call)
+		args := cmd.Args()
+		c := beginGoRedis(h.o, args, &call)
 		if c == nil {
+			if isMulti(args) {
+				return h.multi(ctx, cmd, next, tx)
+			}
 			return next(ctx, cmd)
 		}
 		c.server = h.server
@@ -164,6 +175,12 @@ func goRedisReply(cmd redis.Cmder, processErr error) Reply {
 			return Reply{Nil: true}
 		case int64:
 			return Reply{Int: v, IsInt: true}
+		case string:
+			if v == "QUEUED" {
+				// Queued in a MULTI block this hook does not follow (one sent through a
+				// pooled client, whose commands go to any of its connections): no outcome.
+				return Reply{Err: errQueued}
+			}
 		}
 	}
 	return Reply{}
@@ -211,13 +228,18 @@ func execElement(cmds []redis.Cmder, s multiblock.Slot) (Reply, bool) {
 	if s.Pos >= len(vals) {
 		return Reply{}, false
 	}
-	switch v := vals[s.Pos].(type) {
+	return execValue(vals[s.Pos]), true
+}
+
+// execValue reads one element of EXEC's reply as a command's reply.
+func execValue(v any) Reply {
+	switch v := v.(type) {
 	case nil:
-		return Reply{Nil: true}, true
+		return Reply{Nil: true}
 	case int64:
-		return Reply{Int: v, IsInt: true}, true
+		return Reply{Int: v, IsInt: true}
 	case error:
-		return Reply{Err: v}, true
+		return Reply{Err: v}
 	}
-	return Reply{}, true
+	return Reply{}
 }

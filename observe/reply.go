@@ -22,15 +22,19 @@ type Reply struct {
 type result uint8
 
 const (
-	resultIgnore   result = iota // NOSCRIPT (the client retries with EVAL, which is the operation), or called off
+	resultIgnore   result = iota // NOSCRIPT (the client retries with EVAL, which is the operation), called off, or QUEUED
 	resultSuccess                // acquired, renewed, released
 	resultRejected               // busy, or not owned
 	resultError                  // failed / error
 )
 
+// errQueued is the reply of a command queued in a MULTI block: not its outcome, which is its
+// element of EXEC's reply.
+var errQueued = errors.New("QUEUED")
+
 func (r Reply) result(op opKind) result {
 	switch {
-	case r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT"):
+	case r.Err != nil && (r.Err == errQueued || strings.HasPrefix(r.Err.Error(), "NOSCRIPT")):
 		return resultIgnore
 	case op != opAcquire && errors.Is(r.Err, context.Canceled):
 		// The holder itself called off its renew or release (rueidislock cancels an
