@@ -236,3 +236,46 @@ func TestDemoListenAddressTaken(t *testing.T) {
 		t.Errorf("stderr %q: want one line starting %q", stderr, want)
 	}
 }
+
+// TestDemoRedisUnreachable: a --redis.addr nobody answers on, or a wrong password, is exit 1
+// with one line naming the address and Redis's reason, at once: not a banner of next steps
+// and a status line of zeros until Ctrl-C, then "demo keys removed". The password never shows.
+func TestDemoRedisUnreachable(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := closed.Addr().String()
+	closed.Close()
+	secured := redistest.Start(t, redistest.WithArgs("--requirepass", "right-password"))
+	tests := []struct {
+		name, addr, password, wantErr string
+	}{
+		{"nothing listening", down, "", "connection refused"},
+		{"wrong password", secured.Addr, "wrong-password", "WRONGPASS"},
+		{"no password", secured.Addr, "", "NOAUTH"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			code, stdout, stderr := runCmd(t, map[string]string{"LOCK_EXPORTER_REDIS_PASSWORD": tt.password},
+				"--redis.addr", tt.addr, "--web.listen-address", "127.0.0.1:0", "--duration", "20s")
+			if code != exitFailure {
+				t.Errorf("exit %d, want %d (%s)", code, exitFailure, stderr)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("took %v: the demo ran on without Redis", took)
+			}
+			want := `lockwatch-demo: --redis.addr "` + tt.addr + `": cannot reach Redis: `
+			if !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, tt.wantErr) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr %q: want one line starting %q and mentioning %q", stderr, want, tt.wantErr)
+			}
+			if strings.Contains(stdout, "keys removed") || strings.Contains(stdout, "Next steps") {
+				t.Errorf("stdout claims a running demo:\n%s", stdout)
+			}
+			if tt.password != "" && strings.Contains(stdout+stderr, tt.password) {
+				t.Errorf("output shows the password")
+			}
+		})
+	}
+}
