@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/common/promslog"
 
-	"github.com/lockwatch/lockwatch/cmd/internal/cli"
 	"github.com/lockwatch/lockwatch/cmd/internal/demo"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
@@ -26,7 +25,7 @@ func runSession(ctx context.Context, e *env, fl flags) int {
 		return report(e, err)
 	}
 	defer target.stop()
-	w, cfg, err := newWorkload(target.addr, e.getenv(cli.EnvPrefix+"REDIS_PASSWORD"), logger)
+	w, cfg, err := newWorkload(target.addr, e.getenv(envRedisPassword), logger)
 	if err != nil {
 		return report(e, err)
 	}

@@ -200,6 +200,9 @@ func TestDemoBadInvocations(t *testing.T) {
 		{"bad log format", []string{"--log.format", "xml"}, `--log.format "xml": want logfmt or json`},
 		{"bad listen address", []string{"--web.listen-address", ":notaport"}, `--web.listen-address ":notaport"`},
 		{"bad redis url", []string{"--redis.addr", "redis://:secret@host:1/notadb"}, `--redis.addr "redis://:xxxxx@host:1/notadb"`},
+		// The demo has no --redis.password-file: the message names only what it reads. It named the
+		// exporter's redis.password-file, which the demo refuses as an unknown flag.
+		{"password in redis url", []string{"--redis.addr", "redis://:secret@127.0.0.1:1"}, `--redis.addr "redis://:xxxxx@127.0.0.1:1": has a password: give it in LOCK_EXPORTER_REDIS_PASSWORD`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,5 +280,14 @@ func TestDemoRedisUnreachable(t *testing.T) {
 				t.Errorf("output shows the password")
 			}
 		})
+	}
+}
+
+// TestDemoHelpSaysWhereThePasswordGoes: the demo reads a Redis password from
+// LOCK_EXPORTER_REDIS_PASSWORD only, and its --help says so.
+func TestDemoHelpSaysWhereThePasswordGoes(t *testing.T) {
+	code, stdout, _ := runCmd(t, nil, "--help")
+	if code != exitOK || !strings.Contains(stdout, "LOCK_EXPORTER_REDIS_PASSWORD") {
+		t.Errorf("exit %d, --help does not name LOCK_EXPORTER_REDIS_PASSWORD:\n%s", code, stdout)
 	}
 }
