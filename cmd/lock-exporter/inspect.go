@@ -117,10 +117,26 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	scanner.Close()
+	if res.Up {
+		warnClusterNode(ctx, e, client, cfg.Redis.Addr)
+	}
 	// Up, or Redis answered but the scan failed or was cut before its first reply: the namespace
 	// result is then incomplete (a lower bound, possibly 0 keys) and the report says FAILED or
 	// PARTIAL, with exit status 3.
 	return printInspection(ctx, e, client, res, fl, opts.MaxKeys)
+}
+
+// clusterCheckTimeout bounds the INFO that tells whether an addr is a Redis Cluster node.
+const clusterCheckTimeout = 2 * time.Second
+
+// warnClusterNode notes on stderr when the Redis read through addr is one node of a Redis
+// Cluster: the report then covers that node's keys only (exporterconfig.IsClusterNode).
+func warnClusterNode(ctx context.Context, e *env, client redis.UniversalClient, addr string) {
+	check, cancel := context.WithTimeout(ctx, clusterCheckTimeout)
+	defer cancel()
+	if exporterconfig.IsClusterNode(check, client) {
+		fmt.Fprintf(e.stderr, "note: Redis at %s %s\n", exporterconfig.RedactAddr(addr), exporterconfig.ClusterNodeHint)
+	}
 }
 
 // chooseNamespace is the namespace named by argument or --namespace, with --limit, --sort and
