@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -19,17 +20,27 @@ import (
 // "lock abandoned" line reports that many consecutive failures. (It said 3, the policy's
 // MaxRenewFailures, while the lease lapses at its ValidUntil after 2 failed renews at TTL/3.)
 func TestSchedulerStoryTellsWhenItAbandons(t *testing.T) {
-	var story string
+	var scheduler Namespace
 	for _, ns := range Namespaces(DefaultPrefix) {
 		if ns.Name == "scheduler" {
-			story = ns.Story
+			scheduler = ns
 		}
 	}
+	story := scheduler.Story
 	m := regexp.MustCompile(`after (\d+) failed renews`).FindStringSubmatch(story)
 	if m == nil {
 		t.Fatalf("scheduler story %q does not say after how many failed renews it abandons", story)
 	}
 	claimed, _ := strconv.Atoi(m[1])
+	// The renews that start before the lapse (TTL less 1% and 2ms after the acquire; see
+	// docs/lease.md), at most MaxRenewFailures of them.
+	p := scheduler.policy
+	lapse := p.TTL - p.TTL/100 - 2*time.Millisecond
+	before := int((lapse+p.RenewInterval-1)/p.RenewInterval) - 1
+	if want := min(before, p.MaxRenewFailures); claimed != want {
+		t.Errorf("the story says %d failed renews; TTL %v, renew every %v and MaxRenewFailures %d abandon after %d: %q",
+			claimed, p.TTL, p.RenewInterval, p.MaxRenewFailures, want, story)
+	}
 
 	srv := redistest.Start(t)
 	logs := &testkit.SyncBuffer{}
@@ -50,7 +61,9 @@ func TestSchedulerStoryTellsWhenItAbandons(t *testing.T) {
 		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Replica != "scheduler-b" || !strings.HasPrefix(rec.Msg, "lock abandoned") {
 			continue
 		}
-		if rec.Failures != claimed {
+		// On a loaded machine a late renew timer can leave fewer failures before the lapse,
+		// never more.
+		if rec.Failures < 1 || rec.Failures > claimed {
 			t.Errorf("scheduler-b abandoned after %d failed renews; the story says %d: %q", rec.Failures, claimed, story)
 		}
 		return
