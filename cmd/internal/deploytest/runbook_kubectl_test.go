@@ -35,7 +35,7 @@ func TestRunbookInspectInThePodFindsTheConfig(t *testing.T) {
 		mounted[m[1]] = rel
 	}
 	inRunbook := map[string]bool{}
-	for _, line := range regexp.MustCompile("(?m)`kubectl exec [^`]*`").FindAllString(read("docs/runbook.md"), -1) {
+	for _, line := range regexp.MustCompile("(?m)`kubectl [^`]*\\bexec [^`]*`").FindAllString(read("docs/runbook.md"), -1) {
 		for _, m := range configFileArg.FindAllStringSubmatch(line, -1) {
 			inRunbook[m[1]] = true
 			if mounted[m[1]] == "" {
