@@ -82,12 +82,18 @@ func parseSettings(e *env, name string, args []string, define defineFunc, select
 			return nil, fs, err
 		}
 	}
+	// Namespaces from the environment are named by its variable in errors.
+	envName, fromEnv := cli.FromEnv(fs, "namespace")
 	for _, s := range st.namespaces {
 		if selectable && !strings.Contains(s, "=") {
 			st.selectors = append(st.selectors, s)
 			continue
 		}
-		ns, err := exporterconfig.ParseNamespace(s)
+		where := fmt.Sprintf("--namespace %q", s)
+		if fromEnv {
+			where = fmt.Sprintf("%s=%q", envName, s)
+		}
+		ns, err := exporterconfig.ParseNamespaceFrom(where, s)
 		if err != nil {
 			return nil, fs, err
 		}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -117,10 +119,26 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	scanner.Close()
+	if res.Up {
+		warnClusterNode(ctx, e, client, cfg.Redis.Addr)
+	}
 	// Up, or Redis answered but the scan failed or was cut before its first reply: the namespace
 	// result is then incomplete (a lower bound, possibly 0 keys) and the report says FAILED or
 	// PARTIAL, with exit status 3.
 	return printInspection(ctx, e, client, res, fl, opts.MaxKeys)
+}
+
+// clusterCheckTimeout bounds the INFO that tells whether an addr is a Redis Cluster node.
+const clusterCheckTimeout = 2 * time.Second
+
+// warnClusterNode notes on stderr when the Redis read through addr is one node of a Redis
+// Cluster: the report then covers that node's keys only (exporterconfig.IsClusterNode).
+func warnClusterNode(ctx context.Context, e *env, client redis.UniversalClient, addr string) {
+	check, cancel := context.WithTimeout(ctx, clusterCheckTimeout)
+	defer cancel()
+	if exporterconfig.IsClusterNode(check, client) {
+		fmt.Fprintf(e.stderr, "note: Redis at %s %s\n", exporterconfig.RedactAddr(addr), exporterconfig.ClusterNodeHint)
+	}
 }
 
 // chooseNamespace is the namespace named by argument or --namespace, with --limit, --sort and
@@ -190,13 +208,27 @@ func unreadable(cfg exporterconfig.Config, target string, timeout time.Duration,
 		if target != "" {
 			where = fmt.Sprintf("target %q's Redis at %s", target, cfg.Redis.Describe())
 		}
-		return fmt.Sprintf("%s did not answer within --scan.timeout %v (nor in the %v after it)", where, timeout, answerGrace)
+		line := fmt.Sprintf("%s did not answer within --scan.timeout %v (nor in the %v after it)", where, timeout, answerGrace)
+		if cfg.Redis.UsesTLS() {
+			line += "; with rediss://, check that Redis serves TLS there: a Redis without TLS on that port does not answer a TLS handshake"
+		}
+		return line
 	}
 	cause := scanErr
 	if cause == nil || errors.Is(cause, collectors.ErrNoAnswer) {
 		cause = pingErr // the scan heard nothing, the PING heard why
 	}
-	return fmt.Sprintf("cannot read Redis (%s): %s", describeInspected(cfg, target), oneLine(cause))
+	line := fmt.Sprintf("cannot read Redis (%s): %s", describeInspected(cfg, target), oneLine(cause))
+	if !cfg.Redis.UsesTLS() && closedAtOnce(cause) {
+		line += " (Redis closed the connection: if it serves TLS, use a rediss:// address)"
+	}
+	return line
+}
+
+// closedAtOnce reports whether err is the peer closing the connection before any reply: what a
+// TLS-only Redis does to a client that speaks plain RESP.
+func closedAtOnce(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || err != nil && err.Error() == "EOF"
 }
 
 // timedOut reports whether err is a wait that ran out: a context deadline, or a socket timeout.

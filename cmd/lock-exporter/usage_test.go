@@ -40,6 +40,10 @@ func TestBadInput(t *testing.T) {
 		// Documented limit: the variable is split at commas, so this pattern's class is cut open.
 		{"comma in an environment pattern", map[string]string{"LOCK_EXPORTER_NAMESPACE": "a=a:[,;]*"}, nil, `pattern "a:[": unterminated [`},
 		{"duplicate in environment", map[string]string{"LOCK_EXPORTER_NAMESPACE": "a=a:*,a=b:*"}, nil, `duplicate namespace name "a"`},
+		// A namespace from the environment is named by its variable, as a bad scan setting there is:
+		// the message said --namespace, which the command line did not have.
+		{"namespace without = in environment", map[string]string{"LOCK_EXPORTER_NAMESPACE": "jobs"}, nil, `LOCK_EXPORTER_NAMESPACE="jobs": want NAME=PATTERN`},
+		{"empty pattern in environment", map[string]string{"LOCK_EXPORTER_NAMESPACE": "a=a:*,jobs="}, nil, `LOCK_EXPORTER_NAMESPACE="jobs=": namespace "jobs": pattern "": empty pattern`},
 		{"unreadable file", nil, []string{"--config.file", "/nonexistent/exporter.yml"}, "config file /nonexistent/exporter.yml: no such file or directory"},
 		{"unknown field", nil, []string{"--config.file", testkit.WriteFile(t, "typo.yml", "namespaces:\n  - name: a\n    patern: 'a:*'\n")}, `line 3: unknown field "patern"`},
 		{"bad duration in file", nil, []string{"--config.file", testkit.WriteFile(t, "dur.yml", "scan:\n  timeout: soon\nnamespaces: [{name: a, pattern: 'a:*'}]\n")}, `line 2: invalid duration "soon"`},

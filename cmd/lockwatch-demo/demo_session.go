@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/common/promslog"
 
-	"github.com/lockwatch/lockwatch/cmd/internal/cli"
 	"github.com/lockwatch/lockwatch/cmd/internal/demo"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
@@ -26,7 +25,7 @@ func runSession(ctx context.Context, e *env, fl flags) int {
 		return report(e, err)
 	}
 	defer target.stop()
-	w, cfg, err := newWorkload(target.addr, e.getenv(cli.EnvPrefix+"REDIS_PASSWORD"), logger)
+	w, cfg, err := newWorkload(target.addr, e.getenv(envRedisPassword), logger)
 	if err != nil {
 		return report(e, err)
 	}
@@ -66,12 +65,22 @@ func openRedis(ctx context.Context, addr string) (redisTarget, error) {
 	return redisTarget{addr: srv.Addr(), where: "a redis-server started for the demo, removed on exit", stop: srv.Stop}, nil
 }
 
+// redisCheckTimeout bounds the demo's first PING: a Redis that answers nothing in that time
+// (a firewall dropping packets) fails the demo at start like one that refuses the connection.
+const redisCheckTimeout = 5 * time.Second
+
 // newWorkload connects the workload to addr and builds the exporter configuration that watches
 // its namespaces there.
 func newWorkload(addr, password string, logger *slog.Logger) (*demo.Workload, exporterconfig.Config, error) {
 	w, err := demo.New(demo.Options{Addr: addr, Password: password, Logger: logger})
 	if err != nil {
 		return nil, exporterconfig.Config{}, usage(fmt.Errorf("--redis.addr %q: %v", redactURL(addr), err))
+	}
+	ping, cancel := context.WithTimeout(context.Background(), redisCheckTimeout)
+	defer cancel()
+	if err := w.Ping(ping); err != nil {
+		w.Close()
+		return nil, exporterconfig.Config{}, fmt.Errorf("--redis.addr %q: cannot reach Redis: %v", redactURL(addr), err)
 	}
 	cfg, err := demo.ExporterConfig(addr, w.Namespaces())
 	if err != nil {
@@ -123,11 +132,17 @@ func runWorkload(ctx context.Context, e *env, w *demo.Workload, srv *exporterRun
 		}
 	}
 	stopWork()
+	removed := true
 	if err := <-ran; err != nil {
 		code = report(e, err)
+		removed = false
 	}
 	fmt.Fprintln(e.stdout, w.StatusLine())
 	srv.stop()
-	fmt.Fprintln(e.stdout, "demo stopped; demo keys removed")
+	if removed {
+		fmt.Fprintln(e.stdout, "demo stopped; demo keys removed")
+	} else {
+		fmt.Fprintln(e.stdout, "demo stopped; demo keys not removed (see the error above)")
+	}
 	return code
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/promslog"
@@ -14,6 +16,23 @@ import (
 )
 
 const synopsis = "lockwatch-demo [flags]"
+
+// envRedisPassword is where the demo reads the password of a --redis.addr Redis: it has no
+// password flag, and a password in the URL would show in process listings.
+const envRedisPassword = cli.EnvPrefix + "REDIS_PASSWORD"
+
+// urlHasPassword reports whether addr is a URL that carries a password.
+func urlHasPassword(addr string) bool {
+	if !strings.Contains(addr, "://") {
+		return false
+	}
+	u, err := url.Parse(addr)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, ok := u.User.Password()
+	return ok
+}
 
 // errHelpShown is parseFlags' answer to --help: the usage is printed and the command is done.
 var errHelpShown = errors.New("help shown")
@@ -31,7 +50,7 @@ type flags struct {
 // starts, so a typo does not first start a redis-server. Its errors are usage errors.
 func parseFlags(e *env, args []string) (fl flags, err error) {
 	fs := cli.NewFlagSet("lockwatch-demo")
-	fs.StringVar(&fl.redisAddr, "redis.addr", "", "Redis to run the demo on (host:port or redis:// URL); only keys under "+demo.DefaultPrefix+" are touched and removed on exit (default: start a redis-server from PATH on a free loopback port)")
+	fs.StringVar(&fl.redisAddr, "redis.addr", "", "Redis to run the demo on (host:port or redis:// URL; its password goes in "+envRedisPassword+"); only keys under "+demo.DefaultPrefix+" are touched and removed on exit (default: start a redis-server from PATH on a free loopback port)")
 	fs.StringVar(&fl.listen, "web.listen-address", "127.0.0.1:9866", "address to serve /metrics on")
 	fs.Var((*exporterconfig.Duration)(&fl.duration), "duration", "stop after this long; 0s runs until Ctrl-C")
 	fl.statusEvery = 5 * time.Second
@@ -48,6 +67,8 @@ func parseFlags(e *env, args []string) (fl flags, err error) {
 	switch {
 	case fs.NArg() > 0:
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case urlHasPassword(fl.redisAddr):
+		err = fmt.Errorf("--redis.addr %q: has a password: give it in %s instead, which stays out of process listings", redactURL(fl.redisAddr), envRedisPassword)
 	case fl.duration < 0:
 		err = fmt.Errorf("--duration %q: must not be negative", fl.duration)
 	case fl.statusEvery <= 0:

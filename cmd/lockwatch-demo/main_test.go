@@ -200,6 +200,9 @@ func TestDemoBadInvocations(t *testing.T) {
 		{"bad log format", []string{"--log.format", "xml"}, `--log.format "xml": want logfmt or json`},
 		{"bad listen address", []string{"--web.listen-address", ":notaport"}, `--web.listen-address ":notaport"`},
 		{"bad redis url", []string{"--redis.addr", "redis://:secret@host:1/notadb"}, `--redis.addr "redis://:xxxxx@host:1/notadb"`},
+		// The demo has no --redis.password-file: the message names only what it reads. It named the
+		// exporter's redis.password-file, which the demo refuses as an unknown flag.
+		{"password in redis url", []string{"--redis.addr", "redis://:secret@127.0.0.1:1"}, `--redis.addr "redis://:xxxxx@127.0.0.1:1": has a password: give it in LOCK_EXPORTER_REDIS_PASSWORD`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,5 +237,57 @@ func TestDemoListenAddressTaken(t *testing.T) {
 	want := `lockwatch-demo: --web.listen-address "` + taken.Addr().String() + `"`
 	if !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("stderr %q: want one line starting %q", stderr, want)
+	}
+}
+
+// TestDemoRedisUnreachable: a --redis.addr nobody answers on, or a wrong password, is exit 1
+// with one line naming the address and Redis's reason, at once: not a banner of next steps
+// and a status line of zeros until Ctrl-C, then "demo keys removed". The password never shows.
+func TestDemoRedisUnreachable(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := closed.Addr().String()
+	closed.Close()
+	secured := redistest.Start(t, redistest.WithArgs("--requirepass", "right-password"))
+	tests := []struct {
+		name, addr, password, wantErr string
+	}{
+		{"nothing listening", down, "", "connection refused"},
+		{"wrong password", secured.Addr, "wrong-password", "WRONGPASS"},
+		{"no password", secured.Addr, "", "NOAUTH"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			code, stdout, stderr := runCmd(t, map[string]string{"LOCK_EXPORTER_REDIS_PASSWORD": tt.password},
+				"--redis.addr", tt.addr, "--web.listen-address", "127.0.0.1:0", "--duration", "20s")
+			if code != exitFailure {
+				t.Errorf("exit %d, want %d (%s)", code, exitFailure, stderr)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("took %v: the demo ran on without Redis", took)
+			}
+			want := `lockwatch-demo: --redis.addr "` + tt.addr + `": cannot reach Redis: `
+			if !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, tt.wantErr) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr %q: want one line starting %q and mentioning %q", stderr, want, tt.wantErr)
+			}
+			if strings.Contains(stdout, "keys removed") || strings.Contains(stdout, "Next steps") {
+				t.Errorf("stdout claims a running demo:\n%s", stdout)
+			}
+			if tt.password != "" && strings.Contains(stdout+stderr, tt.password) {
+				t.Errorf("output shows the password")
+			}
+		})
+	}
+}
+
+// TestDemoHelpSaysWhereThePasswordGoes: the demo reads a Redis password from
+// LOCK_EXPORTER_REDIS_PASSWORD only, and its --help says so.
+func TestDemoHelpSaysWhereThePasswordGoes(t *testing.T) {
+	code, stdout, _ := runCmd(t, nil, "--help")
+	if code != exitOK || !strings.Contains(stdout, "LOCK_EXPORTER_REDIS_PASSWORD") {
+		t.Errorf("exit %d, --help does not name LOCK_EXPORTER_REDIS_PASSWORD:\n%s", code, stdout)
 	}
 }

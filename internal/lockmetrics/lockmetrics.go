@@ -37,7 +37,7 @@ const (
 	renewalsHelp     = "Lease renew attempts by outcome (ok, failed, not_owned)."
 	releasesHelp     = "Lease releases by outcome (ok, not_owned, error, skipped); skipped means abandoned or held until expiry."
 	abandonedHelp    = "Leases given up (fenced) after the renew-failure bound or a not-owned renew."
-	heldSecondsHelp  = "Hold time of a lease, from acquire to release or abandonment."
+	heldSecondsHelp  = "Hold time of a lease, from acquire to its end: release, abandonment, MaxHold or expiry without a renew."
 	heldHelp         = "Leases this process holds now."
 	fencedWritesHelp = "Writes through the fencing guard by outcome (applied, rejected)."
 	waitersHelp      = "Callers waiting to acquire now: their lock was busy at their first attempt (in Redis or in the local mutex) and they have no outcome yet."

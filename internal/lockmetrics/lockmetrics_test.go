@@ -1,6 +1,7 @@
 package lockmetrics
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +106,18 @@ func TestRemovedCollectHookDoesNotRun(t *testing.T) {
 	}
 	if len(h.hooks) != 1 {
 		t.Errorf("%d hooks left, want 1", len(h.hooks))
+	}
+}
+
+// TestHeldSecondsHelpNamesEveryEnd: lock_held_seconds' HELP (and the OTel description, the same
+// text) names every end of a hold it observes, as docs/metrics.md lists them: release,
+// abandonment, MaxHold and the lapse of a lease nothing renews (observe: the expiry deadline).
+// It said "from acquire to release or abandonment", as if holds cut by MaxHold or by expiry
+// were not counted.
+func TestHeldSecondsHelpNamesEveryEnd(t *testing.T) {
+	for _, end := range []string{"release", "abandon", "MaxHold", "expir"} {
+		if !strings.Contains(heldSecondsHelp, end) {
+			t.Errorf("lock_held_seconds HELP %q does not name %q", heldSecondsHelp, end)
+		}
 	}
 }

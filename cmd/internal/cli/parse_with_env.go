@@ -46,7 +46,20 @@ func setFromEnv(fs *pflag.FlagSet, f *pflag.Flag, getenv func(string) string) er
 			return fmt.Errorf("%s=%q: %w", name, v, err)
 		}
 	}
-	return nil
+	return fs.SetAnnotation(f.Name, fromEnvAnnotation, []string{name})
+}
+
+// fromEnvAnnotation marks a flag that setFromEnv set, with its variable's name.
+const fromEnvAnnotation = "lockwatch/from-env"
+
+// FromEnv returns the environment variable flag took its value from, if it did (ParseWithEnv
+// set it because the command line did not): a message about that value names the variable.
+func FromEnv(fs *pflag.FlagSet, flag string) (string, bool) {
+	f := fs.Lookup(flag)
+	if f == nil || len(f.Annotations[fromEnvAnnotation]) == 0 {
+		return "", false
+	}
+	return f.Annotations[fromEnvAnnotation][0], true
 }
 
 // flagError words a pflag parse error from its fields, so pflag's own phrasing never reaches

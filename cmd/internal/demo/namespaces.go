@@ -37,7 +37,7 @@ func Namespaces(prefix string) []Namespace {
 		{
 			Name: "scheduler", Pattern: prefix + "scheduler:*",
 			TTL: 6 * time.Second, RenewInterval: 2 * time.Second, MaxHold: time.Minute,
-			Story: "jobs under a fenced lease; replica scheduler-b loses its network every cycle and abandons its job after 3 failed renews",
+			Story: "jobs under a fenced lease; replica scheduler-b loses its network every cycle and abandons its job after 2 failed renews, when its lease lapses before a third",
 			policy: lease.Policy{
 				TTL: 6 * time.Second, RenewInterval: 2 * time.Second, RenewTimeout: 500 * time.Millisecond,
 				MaxRenewFailures: 3, OnRenewFailure: lease.Abandon, Fencing: true,

@@ -142,7 +142,7 @@ func NextSteps(redisAddr, metricsAddr, exporter string, namespaces []Namespace) 
 		"Next steps (in another terminal):",
 		fmt.Sprintf("  inspect live locks: %s inspect --redis.addr %s --namespace '%s=%s'", exporter, redisAddr, ns.Name, ns.Pattern),
 		fmt.Sprintf("  metrics:            curl -s http://%s/metrics | grep -E '^lock_(abandoned_total|keys_without_ttl|renewals_total)'", metricsAddr),
-		"  dashboards:         import dashboards/lockwatch-overview.json into Grafana (docs/dashboards.md)",
+		"  dashboards:         import dashboards-import/lockwatch-overview.json into Grafana (docs/dashboards.md)",
 		"  alert rules:        load alerts/*.yml into a Prometheus scraping the metrics URL (docs/deploy.md)",
 	}
 }

@@ -50,7 +50,7 @@ func TestStatusLineSaysWhatIsCurrentAndWhatIsATotal(t *testing.T) {
 	steps := strings.Join(NextSteps("127.0.0.1:6400", "127.0.0.1:9866", "./bin/lock-exporter", w.Namespaces()), "\n")
 	for _, want := range []string{
 		"./bin/lock-exporter inspect --redis.addr 127.0.0.1:6400 --namespace 'scheduler=lockwatch-demo:scheduler:*'",
-		"http://127.0.0.1:9866/metrics", "dashboards/lockwatch-overview.json", "alerts/*.yml",
+		"http://127.0.0.1:9866/metrics", "dashboards-import/lockwatch-overview.json", "alerts/*.yml",
 	} {
 		if !strings.Contains(steps, want) {
 			t.Errorf("next steps lack %q:\n%s", want, steps)

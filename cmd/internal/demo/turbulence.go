@@ -72,8 +72,9 @@ func (w *Workload) setLegacyLock(ctx context.Context, present bool) {
 }
 
 // partitionScheduler cuts scheduler-b off from Redis while it runs a long job: its renews
-// fail three times in a row, the Abandon policy abandons the lease (the job's context is
-// cancelled) and skips the release.
+// fail, and the Abandon policy abandons the lease at its lapse (ValidUntil, just before the 6s
+// TTL), after two failed renews, before MaxRenewFailures' third: the job's context is
+// cancelled and the release skipped.
 func (w *Workload) partitionScheduler(ctx context.Context) {
 	r := w.replicas["scheduler-b"]
 	l, err := r.locks["scheduler"].Acquire(ctx, w.opts.Prefix+"scheduler:job:nightly-report")
@@ -84,7 +85,7 @@ func (w *Workload) partitionScheduler(ctx context.Context) {
 	sleep(ctx, 500*time.Millisecond)
 	r.link.setPartition(true)
 	defer r.link.setPartition(false)
-	// Three renews at 2s intervals fail; the lease is abandoned at about 6s.
+	// The renews at 2s and 4s fail; the lease is abandoned at its lapse, at about 6s.
 	_ = work(l.Context(), 8*time.Second)
 	sleep(ctx, 500*time.Millisecond)
 }

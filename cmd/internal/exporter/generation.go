@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -120,12 +121,27 @@ func newDefaultScanner(scope Scope, pool *scanners, logger *slog.Logger) (*colle
 			client.Close()
 			return nil, nil, err
 		}
+		go warnIfClusterNode(client, logger, "--redis.addr", scope.Config.Redis.Addr)
 		return client, scanner, nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return sh.scanner, func() { pool.put(sh) }, nil
+}
+
+// clusterCheckTimeout bounds the one INFO that tells whether an addr is a Cluster node.
+const clusterCheckTimeout = 5 * time.Second
+
+// warnIfClusterNode logs once, for a new client of one Redis, when that Redis is a node of a
+// Redis Cluster: the scans then count that node's keys only (see exporterconfig.IsClusterNode).
+// It runs beside the start-up; a client closed meanwhile (a reload) ends it at once.
+func warnIfClusterNode(client redis.UniversalClient, logger *slog.Logger, setting, addr string) {
+	ctx, cancel := context.WithTimeout(context.Background(), clusterCheckTimeout)
+	defer cancel()
+	if exporterconfig.IsClusterNode(ctx, client) {
+		logger.Warn("Redis at "+setting+" "+exporterconfig.ClusterNodeHint, "redis", exporterconfig.RedactAddr(addr))
+	}
 }
 
 // scrapeOrFallback serves /scrape: the targets' handler, or without targets what "/" serves

@@ -7,6 +7,7 @@ package exporterconfig
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -205,13 +206,19 @@ func (n Namespace) collector() collectors.Namespace {
 // ParseNamespace parses the NAME=PATTERN form of --namespace. The name ends at the first '=';
 // the pattern may contain more.
 func ParseNamespace(s string) (Namespace, error) {
+	return ParseNamespaceFrom(fmt.Sprintf("--namespace %q", s), s)
+}
+
+// ParseNamespaceFrom is ParseNamespace whose errors start with where instead of the flag: a
+// value from the environment is named by its variable (`LOCK_EXPORTER_NAMESPACE="jobs"`).
+func ParseNamespaceFrom(where, s string) (Namespace, error) {
 	name, pattern, ok := strings.Cut(s, "=")
 	if !ok {
-		return Namespace{}, invalidf("--namespace %q: want NAME=PATTERN", s)
+		return Namespace{}, invalidf("%s: want NAME=PATTERN", where)
 	}
 	ns := Namespace{Name: name, Pattern: pattern}
 	if err := ns.collector().Validate(); err != nil {
-		return Namespace{}, invalidf("--namespace %q: %v", s, namespaceProblem(err))
+		return Namespace{}, invalidf("%s: %v", where, namespaceProblem(err))
 	}
 	return ns, nil
 }

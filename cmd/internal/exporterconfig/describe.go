@@ -19,3 +19,10 @@ func (r Redis) Describe() string {
 	}
 	return RedactAddr(r.Addr)
 }
+
+// UsesTLS reports whether the section's addresses are rediss:// ones (false when they do not
+// resolve: Validate says why).
+func (r Redis) UsesTLS() bool {
+	res, err := r.resolve()
+	return err == nil && res.tls
+}

@@ -22,6 +22,18 @@ var ErrDuplicateKey = errors.New("key given twice")
 // duration belongs, a list where a mapping belongs).
 var ErrBadValue = errors.New("bad value")
 
+// badValue is an error line that matches ErrBadValue without ending in its text: the line
+// already says what is wrong with the value.
+type badValue struct{ msg string }
+
+func (b badValue) Error() string { return b.msg }
+func (b badValue) Unwrap() error { return ErrBadValue }
+
+// badValuef formats a bad value's line (see badValue).
+func badValuef(format string, args ...any) error {
+	return badValue{fmt.Sprintf(format, args...)}
+}
+
 // decodeNode applies one YAML document onto dst, walking the YAML tree and the Config struct
 // together. yaml.v3's own strict decoding names Go types in its errors ("field threshold not
 // found in type packconfig.WaitAlert"); walking ourselves lets every error name the setting by
@@ -46,16 +58,16 @@ func decodeNode(n *yaml.Node, dst reflect.Value, path string) error {
 	// yaml.v3 truncates 2.5 into an int field without complaint; a count must be written whole.
 	wholeNumberWanted := dst.Kind() == reflect.Int && n.ShortTag() != "!!int"
 	if err := n.Decode(dst.Addr().Interface()); err != nil || wholeNumberWanted {
-		return fmt.Errorf("%s (line %d): %s is not %s: %w",
-			displayPath(path), n.Line, shown(n), describeType(dst.Type()), ErrBadValue)
+		return badValuef("%s (line %d): %s is not %s",
+			displayPath(path), n.Line, shown(n), describeType(dst.Type()))
 	}
 	// YAML's .nan and .inf are floats, but no setting means them: a NaN threshold or guard
 	// compares false with everything (the alert loads and never fires), and Grafana's JSON has
 	// no infinity for a threshold line.
 	if dst.Kind() == reflect.Float64 {
 		if f := dst.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%s (line %d): %s is not a finite number: %w",
-				displayPath(path), n.Line, shown(n), ErrBadValue)
+			return badValuef("%s (line %d): %s is not a finite number",
+				displayPath(path), n.Line, shown(n))
 		}
 	}
 	return nil
@@ -65,8 +77,8 @@ func decodeNode(n *yaml.Node, dst reflect.Value, path string) error {
 // has no field for.
 func decodeMapping(n *yaml.Node, dst reflect.Value, path string) error {
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("%s (line %d): %s is not a mapping of settings (key: value): %w",
-			displayPath(path), n.Line, shown(n), ErrBadValue)
+		return badValuef("%s (line %d): %s is not a mapping of settings (key: value)",
+			displayPath(path), n.Line, shown(n))
 	}
 	fields := yamlFields(dst.Type())
 	seen := make(map[string]int) // key -> its line

@@ -2,6 +2,8 @@ package packconfig
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,6 +77,32 @@ func TestParseKeepsDefaultsForEmptySections(t *testing.T) {
 		}
 		if cfg.Alerts.WaitP99 != Default().Alerts.WaitP99 || cfg.Dashboards.Refresh != Default().Dashboards.Refresh {
 			t.Errorf("Parse(%q) changed defaults", in)
+		}
+	}
+}
+
+// TestDocumentedErrorsAreTheWholeMessage: the two error lines docs/pack.md quotes are what
+// Parse says for those files, word for word: a bad value's message ended in ": bad value" (the
+// text of the ErrBadValue it wraps), which says nothing the line did not, and which the doc
+// did not show.
+func TestDocumentedErrorsAreTheWholeMessage(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "pack.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(string(raw)), " ")
+	for _, tt := range []struct{ in, want string }{
+		{"alerts:\n  wait_p99:\n    threshold: 2\n",
+			"alerts.wait_p99.threshold (line 3): unknown key; alerts.wait_p99 takes disabled, severity, threshold_seconds, long, short, min_acquires, for"},
+		{"alerts:\n  exporter_absent:\n    for: soon\n",
+			`alerts.exporter_absent.for (line 3): "soon" is not a duration such as 30s, 5m or 1h`},
+	} {
+		if !strings.Contains(doc, "`"+tt.want+"`") {
+			t.Errorf("docs/pack.md does not quote %q", tt.want)
+		}
+		_, err := Parse([]byte(tt.in))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%q) = %v\nwant %s", tt.in, err, tt.want)
 		}
 	}
 }

@@ -53,7 +53,7 @@ func instances(s settings) *dashboard.DashboardBuilder {
 		unitPerSec,
 		series(rateBy("instance, lock_namespace", metricAcquireWait+"_count", sel.lib(`outcome="error"`)), perInstance)))
 	d.WithPanel(graph("Hold time p99 by instance",
-		"How long the longest 1% of each process's leases were held, acquire to release or abandonment. A process near the TTL depends on every renewal succeeding.",
+		"How long the longest 1% of each process's leases were held, from acquire to their end (release, abandonment, MaxHold or expiry). A process near the TTL depends on every renewal succeeding.",
 		unitSeconds,
 		series(histogramQuantile(0.99, metricHeldSeconds, sel.lib(), "instance"), perInstance)))
 	return d

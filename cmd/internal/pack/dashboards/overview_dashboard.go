@@ -192,7 +192,7 @@ func ownershipRow(d *dashboard.DashboardBuilder, s settings) {
 		"Writes checked against the fencing token, per second. rejected means the storage refused a write from a worker whose lease had already passed to someone else: the guard stopped a duplicate.",
 		metricFencedWrites, sel))
 	d.WithPanel(graph("Hold time p50 / p99",
-		"How long leases are held from acquire to release or abandonment. A p99 close to the TTL means the work barely fits in one lease and depends on renewals.",
+		"How long leases are held, from acquire to their end (release, abandonment, MaxHold or expiry). A p99 close to the TTL means the work barely fits in one lease and depends on renewals.",
 		unitSeconds,
 		series(histogramQuantile(0.99, metricHeldSeconds, sel.lib()), "{{lock_namespace}} p99"),
 		series(histogramQuantile(0.5, metricHeldSeconds, sel.lib()), "{{lock_namespace}} p50")))
