@@ -2,8 +2,10 @@ package lease
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,4 +186,91 @@ func TestSlotSplitDuringRenewAndFencedWrites(t *testing.T) {
 		"lock_releases_total/ok":            3,
 		"lock_held":                         0,
 	})
+}
+
+// holdAfterTryAgain is a hook of the cluster client: once a command has come back TRYAGAIN, it
+// holds the next one until its context ends, as go-redis's own backoff between its retries of
+// TRYAGAIN is cut by the caller's deadline. It records what it did.
+type holdAfterTryAgain struct {
+	redishook.PassThrough
+	mu     sync.Mutex
+	seen   bool
+	events []string
+}
+
+func (h *holdAfterTryAgain) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.mu.Lock()
+		hold := h.seen
+		h.mu.Unlock()
+		if hold {
+			<-ctx.Done()
+			h.mu.Lock()
+			h.events = append(h.events, "held until the deadline")
+			h.mu.Unlock()
+			return ctx.Err()
+		}
+		err := next(ctx, cmd)
+		if redis.IsTryAgainError(cmd.Err()) {
+			h.mu.Lock()
+			h.seen = true
+			h.events = append(h.events, "TRYAGAIN")
+			h.mu.Unlock()
+		}
+		return err
+	}
+}
+
+// An acquire that meets a slot move (Redis answers TRYAGAIN: here the fence key has moved to
+// the new master and the lock key does not exist, which Redis refuses until the move ends) and
+// runs out of time while go-redis backs off before its next try must say that the slot is
+// moving, as it does when the deadline passes in its own pause: it said "no answer from Redis
+// before the acquire deadline", sending an operator after an outage during a routine reshard.
+func TestAcquireCutDuringASlotMoveSaysSo(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0)
+	hook := &holdAfterTryAgain{}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	c, err := New(rdb, Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{reg: reg, c: c}
+	n := e.namespace(t, "moving", Policy{TTL: 30 * time.Second, AcquireTimeout: 2 * time.Second, Fencing: true})
+	const lock = "{acquire-moving}:lock"
+	l, err := n.Acquire(ctx, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from := cluster.MasterFor(t, lock)
+	var to *redistest.Server
+	for _, m := range cluster.Masters(t) {
+		if m != from {
+			to = m
+		}
+	}
+	m := cluster.SplitSlot(t, cluster.Slot(t, lock), to, lockkeys.Fence(lock))
+	rdb.AddHook(hook)
+	_, err = n.Acquire(ctx, lock)
+	hook.mu.Lock()
+	events := append([]string(nil), hook.events...)
+	hook.mu.Unlock()
+	if len(events) != 2 || events[0] != "TRYAGAIN" || events[1] != "held until the deadline" {
+		t.Fatalf("hook saw %v, want a TRYAGAIN, then an attempt held until the deadline", events)
+	}
+	if err == nil || !strings.Contains(err.Error(), "slot") || !redis.IsTryAgainError(err) {
+		t.Errorf("Acquire cut while the slot was moving = %v, want an error that says the slot is moving, wrapping TRYAGAIN", err)
+	}
+	if strings.Contains(fmt.Sprint(err), "no answer") {
+		t.Errorf("Acquire = %v: Redis answered (TRYAGAIN)", err)
+	}
+	if got := e.metric(t, "lock_acquire_wait_seconds", namespaceLabel, "moving", "outcome", "error"); got != 1 {
+		t.Errorf("acquire errors counted = %v, want 1", got)
+	}
+	m.Finish(t)
 }
