@@ -112,7 +112,7 @@ func (ci *clusterIndex) run() {
 }
 
 // refresh lists the masters from the cluster's slot map (go-redis reloads it for
-// ForEachMaster) and starts or stops the masters' indexes to match.
+// forEachMaster) and starts or stops the masters' indexes to match.
 func (ci *clusterIndex) refresh(ctx context.Context) error {
 	if !ci.refreshMu.lockCtx(ctx) {
 		return ErrNoAnswer
@@ -122,11 +122,10 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 	defer cancel()
 	var listMu sync.Mutex
 	masters := map[string]*redis.Client{}
-	err := ci.cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+	err := forEachMaster(ctx, ci.cc, func(c *redis.Client) {
 		listMu.Lock()
 		defer listMu.Unlock()
 		masters[c.Options().Addr] = c
-		return nil
 	})
 	if err != nil {
 		return err

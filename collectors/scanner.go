@@ -156,10 +156,7 @@ func (s *Scanner) run(f *pass) {
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
 		ctx, cancel := f.commandContext(f.ctx)
 		// fn records its own failures, so the only error left is loading the cluster's slot map.
-		err := cc.ForEachMaster(ctx, func(_ context.Context, node *redis.Client) error {
-			s.scanNode(f, node)
-			return nil
-		})
+		err := forEachMaster(ctx, cc, func(node *redis.Client) { s.scanNode(f, node) })
 		cancel()
 		if err != nil {
 			f.failNode(err)

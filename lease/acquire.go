@@ -141,16 +141,31 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 	token := newToken()
 	// Boxed once: the acquire's commands and later the renews and the release send them.
 	keyArg, tokenArg := any(key), any(token)
+	// movingAnswer is Redis's last answer when it said the slot is moving (TRYAGAIN, ASK, MOVED),
+	// nil when its last answer was another.
+	var movingAnswer error
 	for {
 		tried := time.Now()
 		fence, ok, err := n.try(actx, key, keyArg, tokenArg)
 		moving := err != nil && slotMoving(err)
+		switch {
+		case moving:
+			movingAnswer = err
+		case err == nil:
+			movingAnswer = nil
+		}
 		if moving && wait && n.pause(actx) {
 			continue
 		}
 		switch {
 		case moving:
 			err = fmt.Errorf("lease: acquire %q in namespace %s: its Redis Cluster slot is moving: %w", key, n.name, err)
+		case err != nil && movingAnswer != nil && deadlinePassed(actx) && !errors.Is(ctx.Err(), context.Canceled):
+			// The deadline cut a try after Redis had answered that the slot is moving (go-redis
+			// backs off between its own retries of TRYAGAIN under the same deadline): Redis did
+			// answer, and an operator should look at the reshard, not for an outage.
+			err = fmt.Errorf("lease: acquire %q in namespace %s: its Redis Cluster slot was still moving at the acquire deadline: %w: %w",
+				key, n.name, movingAnswer, err)
 		case err != nil && waiting && deadlinePassed(actx) && time.Since(tried) < max(n.policy.RetryBackoff, unansweredAfter):
 			// The wait ran out during a retry's round trip: the lock was busy at Redis's last
 			// answer.

@@ -154,15 +154,23 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 	if p.WriteFenceRetention > 0 {
 		recordMs = (p.WriteFenceRetention + writeFenceSlack).Milliseconds()
 	}
-	var cmd *redis.Cmd
+	var keysAndArgs []any
+	numKeys := 1
 	if write {
-		cmd = guardScript.evalSha(ctx, 2, []any{lockkeys.WriteFence(key), key,
-			fence, p.WriteFenceRetention.Microseconds(), recordMs, value, dataMs})
+		numKeys, keysAndArgs = 2, []any{lockkeys.WriteFence(key), key,
+			fence, p.WriteFenceRetention.Microseconds(), recordMs, value, dataMs}
 	} else {
-		cmd = guardScript.evalSha(ctx, 1, []any{lockkeys.WriteFence(key),
-			fence, p.WriteFenceRetention.Microseconds(), recordMs})
+		keysAndArgs = []any{lockkeys.WriteFence(key), fence, p.WriteFenceRetention.Microseconds(), recordMs}
 	}
+	cmd := guardScript.evalSha(ctx, numKeys, keysAndArgs)
 	processWithFallback(ctx, g.rdb, cmd, guardScript.src)
+	// A slot being migrated with the record and the data key on two masters (TRYAGAIN) is tried
+	// again after RetryBackoff within the call's bound: Redis ran nothing, and the split ends
+	// with the reshard's next batch.
+	for cmd.Err() != nil && slotMoving(cmd.Err()) && g.ns.pause(ctx) {
+		cmd = guardScript.evalSha(ctx, numKeys, keysAndArgs)
+		processWithFallback(ctx, g.rdb, cmd, guardScript.src)
+	}
 	n, err := cmd.Int64()
 	return n == 1, err
 }

@@ -101,8 +101,20 @@ func (l *Lease) Renew(ctx context.Context) error {
 	return nil
 }
 
-// renew runs the compare-and-pexpire.
+// renew runs the compare-and-pexpire. A slot being migrated (TRYAGAIN: the lock key and its
+// fence or holder key split between two masters) is tried again after RetryBackoff until ctx
+// ends, as acquires and releases are: the split ends with the reshard's next batch, and a
+// renew failed by it would count towards abandoning a lease that is fine.
 func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err error) {
+	owned, err = n.renewOnce(ctx, id)
+	for err != nil && slotMoving(err) && n.pause(ctx) {
+		owned, err = n.renewOnce(ctx, id)
+	}
+	return owned, err
+}
+
+// renewOnce runs the compare-and-pexpire script once.
+func (n *Namespace) renewOnce(ctx context.Context, id leaseID) (owned bool, err error) {
 	c := n.client
 	var extended int64
 	switch p := &n.policy; {

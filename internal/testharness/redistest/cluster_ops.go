@@ -68,6 +68,49 @@ func (c *Cluster) MigrateSlotSlowly(tb testing.TB, slot int64, to *Server, batch
 	c.beginSlotMigration(tb, slot, to, batch, pause).Finish(tb)
 }
 
+// SplitSlot begins moving slot to master to and MIGRATEs only keys (which must be in the slot),
+// leaving the slot's other keys on the source: a reshard caught between two batches, where a
+// command on keys of both halves is answered TRYAGAIN. MoveRest moves the others; Finish ends
+// the move.
+func (c *Cluster) SplitSlot(tb testing.TB, slot int64, to *Server, keys ...string) *SlotMigration {
+	tb.Helper()
+	m := c.beginSlotMigration(tb, slot, to, 0, 0)
+	host, port, err := net.SplitHostPort(to.Addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	c.must(tb, m.from, args...)
+	return m
+}
+
+// MoveRest MIGRATEs every key of the slot that is still on the source to the target; the slot
+// stays marked as moving until Finish. It returns an error rather than failing the test, so
+// that a hook may call it while a command is under way.
+func (m *SlotMigration) MoveRest(ctx context.Context) error {
+	host, port, err := net.SplitHostPort(m.to.Addr)
+	if err != nil {
+		return err
+	}
+	for {
+		reply, err := m.from.Do(ctx, "CLUSTER", "GETKEYSINSLOT", m.slot, 100)
+		if err != nil {
+			return err
+		}
+		keys, _ := reply.([]any)
+		if len(keys) == 0 {
+			return nil
+		}
+		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
+		if _, err := m.from.Do(ctx, append(args, keys...)...); err != nil {
+			return err
+		}
+	}
+}
+
 func (c *Cluster) beginSlotMigration(tb testing.TB, slot int64, to *Server, batch int, pause time.Duration) *SlotMigration {
 	tb.Helper()
 	ctx := context.Background()
@@ -83,7 +126,9 @@ func (c *Cluster) beginSlotMigration(tb testing.TB, slot int64, to *Server, batc
 	fromID, toID := c.nodeID(tb, from), c.nodeID(tb, to)
 	c.must(tb, to, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID)
 	c.must(tb, from, "CLUSTER", "SETSLOT", slot, "MIGRATING", toID)
-	c.migrateKeys(tb, slot, from, to, batch, pause)
+	if batch > 0 {
+		c.migrateKeys(tb, slot, from, to, batch, pause)
+	}
 	return &SlotMigration{c: c, slot: slot, from: from, to: to, toID: toID}
 }
 
