@@ -32,8 +32,9 @@ func declare(rdb *redis.Client, name string, policy lease.Policy) (*lease.Namesp
 }
 
 // Scheduler job: strict fencing. TTL 60s, renew every TTL/3 under a 2s timeout, abandon after 3
-// consecutive failed renews (the job's context is then cancelled with cause ErrAbandoned and
-// release is skipped).
+// consecutive failed renews or at the lease's lapse, whichever comes first (with renews 20s
+// apart the lapse does: after 2, since a third would start past it); the job's context is then
+// cancelled with cause ErrAbandoned and release is skipped.
 func ExampleNamespace_Do_scheduler() {
 	ctx := context.Background()
 	rdb := exampleRedis()
@@ -50,7 +51,7 @@ func ExampleNamespace_Do_scheduler() {
 		return
 	}
 	p := jobs.Policy()
-	fmt.Printf("ttl %s, renew every %s, abandon after %d failed renews\n", p.TTL, p.RenewInterval, p.MaxRenewFailures)
+	fmt.Printf("ttl %s, renew every %s, abandon after %d failed renews or at the lapse\n", p.TTL, p.RenewInterval, p.MaxRenewFailures)
 
 	err = jobs.Do(ctx, "scheduler:job:42", func(ctx context.Context, fence int64) error {
 		// Stamp every write of the job with fence; stop when ctx is done.
@@ -66,7 +67,7 @@ func ExampleNamespace_Do_scheduler() {
 		fmt.Println("job 42 done")
 	}
 	// Output:
-	// ttl 1m0s, renew every 20s, abandon after 3 failed renews
+	// ttl 1m0s, renew every 20s, abandon after 3 failed renews or at the lapse
 	// job 42 runs with a fence: true
 	// job 42 done
 }
