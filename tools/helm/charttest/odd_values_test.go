@@ -1,9 +1,13 @@
 package charttest
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -173,4 +177,49 @@ func TestPodMonitorFindsWorkersInTheirNamespaces(t *testing.T) {
 	if ns := r.podMonitors[0].Spec.NamespaceSelector; !ns.Any {
 		t.Errorf("PodMonitor namespaceSelector %+v: selects only pods of its own namespace, monitoring", ns)
 	}
+}
+
+// TestNotesNameTheImage: the notes helm prints after an install name the image that runs. They
+// named the chart's appVersion whatever image.tag or image.digest said, so an install of another
+// tag announced the wrong version. (helm template does not print notes, and helm install
+// --dry-run asks a cluster for its version: the notes are rendered here through helm's engine.)
+func TestNotesNameTheImage(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for values, want := range map[string]string{
+		"":                                  "ghcr.io/lockwatch/lock-exporter:" + chartAppVersion(t),
+		"image: {tag: v9.9.9}":              "ghcr.io/lockwatch/lock-exporter:v9.9.9",
+		`image: {digest: "` + digest + `"}`: "ghcr.io/lockwatch/lock-exporter:" + chartAppVersion(t) + "@" + digest,
+	} {
+		first, _, _ := strings.Cut(renderNotes(t, values), "\n")
+		if !strings.Contains(first, "("+want+")") {
+			t.Errorf("%q: NOTES begin %q, want the image %s", values, first, want)
+		}
+	}
+}
+
+// renderNotes renders the chart's NOTES.txt for an install with the given values.
+func renderNotes(t *testing.T, values string) string {
+	t.Helper()
+	ch, err := loader.Load(filepath.Join(repoRoot(t), chartDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ReadValues([]byte(values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := chartutil.ReleaseOptions{Name: "lock-exporter", Namespace: "monitoring", IsInstall: true}
+	rv, err := chartutil.ToRenderValues(ch, vals, release, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(ch, rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, ok := out[ch.Name()+"/templates/NOTES.txt"]
+	if !ok {
+		t.Fatal("the chart renders no NOTES.txt")
+	}
+	return notes
 }
