@@ -82,18 +82,13 @@ func parseSettings(e *env, name string, args []string, define defineFunc, select
 			return nil, fs, err
 		}
 	}
-	// Namespaces from the environment are named by its variable in errors.
-	envName, fromEnv := cli.FromEnv(fs, "namespace")
 	for _, s := range st.namespaces {
 		if selectable && !strings.Contains(s, "=") {
 			st.selectors = append(st.selectors, s)
 			continue
 		}
-		where := fmt.Sprintf("--namespace %q", s)
-		if fromEnv {
-			where = fmt.Sprintf("%s=%q", envName, s)
-		}
-		ns, err := exporterconfig.ParseNamespaceFrom(where, s)
+		// A namespace from the environment is named by its variable in errors.
+		ns, err := exporterconfig.ParseNamespaceFrom(cli.Named(fs, "namespace", s), s)
 		if err != nil {
 			return nil, fs, err
 		}

@@ -78,7 +78,8 @@ func serveOptions(e *env, st *settings, fs *pflag.FlagSet, sf serveFlags) (expor
 		return exporter.Options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	web := exporter.Web{ListenAddresses: sf.listen, TelemetryPath: sf.telemetryPath, ConfigFile: sf.webConfig,
-		EnableLifecycle: sf.lifecycle, MaxConnections: sf.maxConns, MaxRequests: sf.maxRequests}
+		EnableLifecycle: sf.lifecycle, MaxConnections: sf.maxConns, MaxRequests: sf.maxRequests,
+		Named: func(flag string, value any) string { return cli.Named(fs, flag, value) }}
 	if err := web.Validate(); err != nil {
 		return exporter.Options{}, err
 	}

@@ -62,6 +62,19 @@ func FromEnv(fs *pflag.FlagSet, flag string) (string, bool) {
 	return f.Annotations[fromEnvAnnotation][0], true
 }
 
+// Named words a flag's value for an error message by where it came from: its environment
+// variable when ParseWithEnv set it from there (`LOCK_EXPORTER_NAMESPACE="jobs"`), else the flag
+// (`--namespace "jobs"`; a value that is not a string prints bare: `--web.max-requests -1`).
+func Named(fs *pflag.FlagSet, flag string, value any) string {
+	if env, ok := FromEnv(fs, flag); ok {
+		return fmt.Sprintf("%s=%q", env, fmt.Sprint(value))
+	}
+	if s, ok := value.(string); ok {
+		return fmt.Sprintf("--%s %q", flag, s)
+	}
+	return fmt.Sprintf("--%s %v", flag, value)
+}
+
 // flagError words a pflag parse error from its fields, so pflag's own phrasing never reaches
 // the user: the flag and the value given, then the value's own error (see the Value types).
 // Help (pflag.ErrHelp) passes through for IsHelp.

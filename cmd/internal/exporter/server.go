@@ -107,7 +107,7 @@ func Serve(ctx context.Context, opts Options) error {
 	maxConns, maxRequests := opts.Web.caps()
 	refused := newRefusals(static)
 	mux := newMux(opts, static, live, r, newRequestCap(maxRequests, refused.byReason.WithLabelValues(refusedRequests)))
-	listeners, err := listen(opts.Web.ListenAddresses)
+	listeners, err := listen(opts.Web)
 	if err != nil {
 		return err
 	}
@@ -176,15 +176,15 @@ func newLandingPage(metricsPath string, targets *targetSet) (*web.LandingPageHan
 }
 
 // listen binds every address, or none: on a failure the ones already bound are closed.
-func listen(addrs []string) ([]net.Listener, error) {
+func listen(w Web) ([]net.Listener, error) {
 	var listeners []net.Listener
-	for _, a := range addrs {
+	for _, a := range w.ListenAddresses {
 		l, err := net.Listen("tcp", a)
 		if err != nil {
 			for _, open := range listeners {
 				open.Close()
 			}
-			return nil, fmt.Errorf("--web.listen-address %q: %v", a, err)
+			return nil, fmt.Errorf("%s: %v", w.named("web.listen-address", a), err)
 		}
 		listeners = append(listeners, l)
 	}

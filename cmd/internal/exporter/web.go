@@ -38,6 +38,27 @@ type Web struct {
 	// MaxRequests caps the scrapes (metrics path and /scrape) in flight; more are answered 503.
 	// Zero means DefaultMaxRequests.
 	MaxRequests int
+	// Named words a setting's value in errors: where it came from, e.g.
+	// `LOCK_EXPORTER_WEB_LISTEN_ADDRESS="9866"` for a value from the environment. Nil names the
+	// flag: `--web.listen-address "9866"`.
+	Named func(flag string, value any) string
+}
+
+// named is w.Named, or the flag's words.
+func (w Web) named(flag string, value any) string {
+	if w.Named != nil {
+		return w.Named(flag, value)
+	}
+	return FlagNamed(flag, value)
+}
+
+// FlagNamed words a flag's value in an error: a string quoted (`--web.telemetry-path "m"`),
+// anything else as it prints (`--web.max-connections -1`).
+func FlagNamed(flag string, value any) string {
+	if s, ok := value.(string); ok {
+		return fmt.Sprintf("--%s %q", flag, s)
+	}
+	return fmt.Sprintf("--%s %v", flag, value)
 }
 
 // caps are MaxConnections and MaxRequests with their defaults applied.
@@ -52,22 +73,22 @@ func (w Web) caps() (connections, requests int) {
 	return connections, requests
 }
 
-// Validate checks what can be checked before anything listens; each error names the flag.
+// Validate checks what can be checked before anything listens; each error names the setting.
 func (w Web) Validate() error {
 	if p := w.TelemetryPath; !plainPath(p) || p == healthPath || p == ReloadPath || p == ScrapePath {
-		return fmt.Errorf("--web.telemetry-path %q: want a clean absolute path without spaces or any of {}%%?#, other than %s, %s and %s", w.TelemetryPath, healthPath, ReloadPath, ScrapePath)
+		return fmt.Errorf("%s: want a clean absolute path without spaces or any of {}%%?#, other than %s, %s and %s", w.named("web.telemetry-path", w.TelemetryPath), healthPath, ReloadPath, ScrapePath)
 	}
 	if w.MaxConnections < 0 {
-		return fmt.Errorf("--web.max-connections %d: want a positive number (0: %d)", w.MaxConnections, DefaultMaxConnections)
+		return fmt.Errorf("%s: want a positive number (0: %d)", w.named("web.max-connections", w.MaxConnections), DefaultMaxConnections)
 	}
 	if w.MaxRequests < 0 {
-		return fmt.Errorf("--web.max-requests %d: want a positive number (0: %d)", w.MaxRequests, DefaultMaxRequests)
+		return fmt.Errorf("%s: want a positive number (0: %d)", w.named("web.max-requests", w.MaxRequests), DefaultMaxRequests)
 	}
-	if err := CheckListenAddresses(w.ListenAddresses); err != nil {
+	if err := checkListenAddresses(w.ListenAddresses, w.named); err != nil {
 		return err
 	}
 	if err := web.Validate(w.ConfigFile); err != nil {
-		return fmt.Errorf("--web.config.file %q: %s", w.ConfigFile, webConfigError(err))
+		return fmt.Errorf("%s: %s", w.named("web.config.file", w.ConfigFile), webConfigError(err))
 	}
 	return nil
 }
@@ -97,20 +118,26 @@ func plainPath(p string) bool {
 // refuse when net.Listen runs — a port already taken, a host that is not local or does not
 // resolve — stays a runtime failure (exit 1).
 func CheckListenAddresses(addrs []string) error {
+	return checkListenAddresses(addrs, FlagNamed)
+}
+
+// checkListenAddresses is CheckListenAddresses naming each value with named.
+func checkListenAddresses(addrs []string, named func(flag string, value any) string) error {
+	const flag = "web.listen-address"
 	if len(addrs) == 0 {
 		// pflag turns an empty value into an empty list; serving on nothing is never meant.
-		return errors.New(`--web.listen-address "": want [host]:port, e.g. :9866`)
+		return fmt.Errorf("%s: want [host]:port, e.g. :9866", named(flag, ""))
 	}
 	for _, a := range addrs {
 		_, port, err := net.SplitHostPort(a)
 		if err != nil || port == "" {
 			// An empty port would make net.Listen pick a random one; ":0" says so explicitly.
-			return fmt.Errorf("--web.listen-address %q: want [host]:port, e.g. :9866", a)
+			return fmt.Errorf("%s: want [host]:port, e.g. :9866", named(flag, a))
 		}
 		// LookupPort accepts exactly the ports net.Listen does: 0 to 65535, or a service name
 		// from /etc/services, read locally.
 		if _, err := net.LookupPort("tcp", port); err != nil {
-			return fmt.Errorf("--web.listen-address %q: port %q: want a number from 0 to 65535", a, port)
+			return fmt.Errorf("%s: port %q: want a number from 0 to 65535", named(flag, a), port)
 		}
 	}
 	return nil
