@@ -69,6 +69,12 @@ func Named(fs *pflag.FlagSet, flag string, value any) string {
 	if env, ok := FromEnv(fs, flag); ok {
 		return fmt.Sprintf("%s=%q", env, fmt.Sprint(value))
 	}
+	return FlagNamed(flag, value)
+}
+
+// FlagNamed words a flag's value in an error: a string quoted (`--web.telemetry-path "m"`),
+// anything else as it prints (`--web.max-connections -1`).
+func FlagNamed(flag string, value any) string {
 	if s, ok := value.(string); ok {
 		return fmt.Sprintf("--%s %q", flag, s)
 	}

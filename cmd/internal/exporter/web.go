@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 )
 
@@ -49,16 +50,7 @@ func (w Web) named(flag string, value any) string {
 	if w.Named != nil {
 		return w.Named(flag, value)
 	}
-	return FlagNamed(flag, value)
-}
-
-// FlagNamed words a flag's value in an error: a string quoted (`--web.telemetry-path "m"`),
-// anything else as it prints (`--web.max-connections -1`).
-func FlagNamed(flag string, value any) string {
-	if s, ok := value.(string); ok {
-		return fmt.Sprintf("--%s %q", flag, s)
-	}
-	return fmt.Sprintf("--%s %v", flag, value)
+	return cli.FlagNamed(flag, value)
 }
 
 // caps are MaxConnections and MaxRequests with their defaults applied.
@@ -118,7 +110,7 @@ func plainPath(p string) bool {
 // refuse when net.Listen runs — a port already taken, a host that is not local or does not
 // resolve — stays a runtime failure (exit 1).
 func CheckListenAddresses(addrs []string) error {
-	return checkListenAddresses(addrs, FlagNamed)
+	return checkListenAddresses(addrs, cli.FlagNamed)
 }
 
 // checkListenAddresses is CheckListenAddresses naming each value with named.
