@@ -16,9 +16,15 @@ import (
 // lives as long as its lease can (FencedSet rejects every write once it is gone).
 // KEYS[1] lock key, KEYS[2…] companions; ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3…] the
 // companions' expiries in ms (KEYS[i] gets ARGV[i+1]). Returns 1 when extended, 0 when not
-// owned (expired, or taken by another owner).
+// owned (expired, or taken by another owner, also when another client replaced the key with a
+// value of another type: GET's WRONGTYPE, caught by pcall, is the one error that means
+// not owned; others are raised again).
 var renewScript = newScript(`
-if redis.call('get', KEYS[1]) == ARGV[1] then
+local v = redis.pcall('get', KEYS[1])
+if type(v) == 'table' and not string.find(v.err, '^WRONGTYPE') then
+	return redis.error_reply(v.err)
+end
+if v == ARGV[1] then
 	for i = 2, #KEYS do
 		redis.call('pexpire', KEYS[i], ARGV[i + 1])
 	end
