@@ -177,3 +177,132 @@ func TestRenewAndReleaseErrorsOtherThanWrongTypeStayErrors(t *testing.T) {
 		"lock_releases_total/not_owned": 0,
 	})
 }
+
+// A fence key lost while its lock still holds the lease's token (evicted under a maxmemory
+// policy, or deleted by another client: DEL stands for both here, deterministically) refuses
+// the holder's FencedSet, which is safe; the lease is still the newest of its lock (nobody
+// could have taken the lock meanwhile), so its next renew writes the fence key again, with the
+// lease's fence, and the holder's writes apply again. A renew whose lock key is gone too, and
+// taken by a newer lease, must not: the newer lease's fence stays.
+func TestFenceKeyLostWhileHeldIsWrittenAgainByTheRenew(t *testing.T) {
+	srv := redistest.Start(t)
+	neighbour := srv.Client(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		p    Policy
+		oom  bool // the renew runs while Redis refuses writes that need memory (noeviction)
+	}{
+		{"fenced", Policy{TTL: 10 * time.Second, RenewInterval: 9 * time.Second, Fencing: true}, false},
+		{"fenced with holder", Policy{TTL: 10 * time.Second, RenewInterval: 9 * time.Second, Fencing: true, RecordHolder: true}, false},
+		{"fenced, renewed out of memory", Policy{TTL: 10 * time.Second, RenewInterval: 9 * time.Second, Fencing: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, srv.Addr)
+			n := e.namespace(t, "neighbour", tc.p)
+			key := uniqueKey(t)
+			fenceKey := lockkeys.Fence(key)
+			l, err := n.TryAcquire(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release(ctx)
+			if err := n.FencedSet(ctx, key, l.Fence(), besideLock(key), "1", 0); err != nil {
+				t.Fatalf("FencedSet before the loss: %v", err)
+			}
+			if err := neighbour.Del(ctx, fenceKey).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.FencedSet(ctx, key, l.Fence(), besideLock(key), "2", 0); !errors.Is(err, ErrStaleFence) {
+				t.Fatalf("FencedSet with the fence key gone = %v, want ErrStaleFence (refused until the renew)", err)
+			}
+			if tc.oom {
+				setOOM(t, neighbour)
+			}
+			if err := l.Renew(ctx); err != nil {
+				t.Fatalf("Renew: %v", err)
+			}
+			if tc.oom {
+				clearOOM(t, neighbour)
+			}
+			got, err := neighbour.Get(ctx, fenceKey).Int64()
+			if err != nil || got != l.Fence() {
+				t.Fatalf("fence key after the renew = %d (%v), want the lease's fence %d", got, err, l.Fence())
+			}
+			if pttl := neighbour.PTTL(ctx, fenceKey).Val(); pttl <= tc.p.TTL {
+				t.Errorf("fence key's PTTL %v, want TTL + FenceRetention", pttl)
+			}
+			if err := n.FencedSet(ctx, key, l.Fence(), besideLock(key), "3", 0); err != nil {
+				t.Errorf("FencedSet after the renew: %v", err)
+			}
+			if v := neighbour.Get(ctx, besideLock(key)).Val(); v != "3" {
+				t.Errorf("data = %q, want the holder's last write", v)
+			}
+			e.wantMetrics(t, "neighbour", map[string]float64{
+				"lock_fenced_writes_total/applied":  2,
+				"lock_fenced_writes_total/rejected": 1,
+				"lock_renewals_total/ok":            1,
+			})
+		})
+	}
+	t.Run("lock taken by a newer lease", func(t *testing.T) {
+		e := newEnv(t, srv.Addr)
+		n := e.namespace(t, "neighbour", Policy{TTL: 10 * time.Second, RenewInterval: 9 * time.Second, Fencing: true, OnRenewFailure: Continue})
+		key := uniqueKey(t)
+		old, err := n.TryAcquire(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := neighbour.Del(ctx, key, lockkeys.Fence(key)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		newer, err := n.TryAcquire(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer newer.Release(ctx)
+		if newer.Fence() <= old.Fence() {
+			t.Fatalf("newer fence %d, want above %d", newer.Fence(), old.Fence())
+		}
+		if err := neighbour.Del(ctx, lockkeys.Fence(key)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := old.Renew(ctx); !errors.Is(err, ErrNotOwned) {
+			t.Fatalf("old Renew = %v, want ErrNotOwned", err)
+		}
+		if n := neighbour.Exists(ctx, lockkeys.Fence(key)).Val(); n != 0 {
+			t.Fatalf("the stale lease's renew wrote the fence key")
+		}
+		if err := newer.Renew(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.FencedSet(ctx, key, old.Fence(), besideLock(key), "stale", 0); !errors.Is(err, ErrStaleFence) {
+			t.Errorf("stale FencedSet = %v, want ErrStaleFence", err)
+		}
+		if err := n.FencedSet(ctx, key, newer.Fence(), besideLock(key), "newer", 0); err != nil {
+			t.Errorf("newer FencedSet: %v", err)
+		}
+		_ = old.Release(ctx)
+	})
+}
+
+// setOOM makes Redis refuse every command that needs memory (maxmemory 1 byte, noeviction),
+// until clearOOM.
+func setOOM(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clearOOM(t, rdb) })
+}
+
+func clearOOM(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	if err := rdb.ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
