@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -305,4 +306,135 @@ func clearOOM(t *testing.T, rdb *redis.Client) {
 	if err := rdb.ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// What the lock's Redis does under memory pressure, as docs/lease.md states it. With an
+// eviction policy (allkeys-lru here; a volatile-* policy takes lock keys too, since they
+// expire) Redis evicts held lock keys: a second holder acquires while the first still believes
+// it holds, and only the fence keeps the data safe: the first holder's FencedSet is refused and
+// its renew and release say ErrNotOwned. A write-fence record in an evicting Redis is data like
+// any other: once evicted, an older fence's Guard.Set lands again. With noeviction, Redis out
+// of memory refuses new acquisitions (an error, counted error, never ErrBusy) while held leases
+// renew and release as usual.
+func TestLockRedisUnderMemoryPressure(t *testing.T) {
+	ctx := context.Background()
+	p := Policy{TTL: 20 * time.Second, RenewInterval: 19 * time.Second, Fencing: true, RecordHolder: true, OnRenewFailure: Continue}
+	t.Run("allkeys-lru evicts held locks", func(t *testing.T) {
+		srv := redistest.Start(t)
+		neighbour := srv.Client(t)
+		e := newEnv(t, srv.Addr)
+		n := e.namespace(t, "evicted", p)
+		key := uniqueKey(t)
+		first, err := n.TryAcquire(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		guard := n.Guard(nil)
+		if err := guard.Claim(ctx, first.Fence(), "data"); err != nil {
+			t.Fatal(err)
+		}
+		fillUntilOOM(t, neighbour, "allkeys-lru")
+		for _, k := range []string{key, lockkeys.Fence(key), lockkeys.WriteFence("data")} {
+			if neighbour.Exists(ctx, k).Val() != 0 {
+				t.Fatalf("%q survived writes until OOM under allkeys-lru: nothing shown", k)
+			}
+		}
+		second, err := n.TryAcquire(ctx, key)
+		if err != nil {
+			t.Fatalf("second TryAcquire after the eviction: %v", err)
+		}
+		defer second.Release(ctx)
+		if first.Context().Err() != nil || !time.Now().Before(first.ValidUntil()) {
+			t.Fatal("the first holder already knows; the test shows nothing")
+		}
+		if second.Fence() <= first.Fence() {
+			t.Errorf("second fence %d, want above the first's %d", second.Fence(), first.Fence())
+		}
+		if err := n.FencedSet(ctx, key, first.Fence(), besideLock(key), "stale", 0); !errors.Is(err, ErrStaleFence) {
+			t.Errorf("first holder's FencedSet = %v, want ErrStaleFence", err)
+		}
+		if err := guard.Claim(ctx, second.Fence(), "data"); err != nil {
+			t.Fatal(err)
+		}
+		fillUntilOOM(t, neighbour, "allkeys-lru")
+		if err := guard.Set(ctx, first.Fence(), "data", "stale", 0); err != nil {
+			t.Errorf("first holder's Guard.Set after the record's eviction = %v, want it applied (the hazard the docs name)", err)
+		}
+		if err := first.Renew(ctx); !errors.Is(err, ErrNotOwned) {
+			t.Errorf("first holder's Renew = %v, want ErrNotOwned", err)
+		}
+		if err := first.Release(ctx); !errors.Is(err, ErrNotOwned) {
+			t.Errorf("first holder's Release = %v, want ErrNotOwned", err)
+		}
+	})
+	t.Run("noeviction refuses acquisitions only", func(t *testing.T) {
+		srv := redistest.Start(t)
+		neighbour := srv.Client(t)
+		for name, p := range map[string]Policy{"set nx": {TTL: 20 * time.Second, RenewInterval: 19 * time.Second}, "fenced, with holder": p} {
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t, srv.Addr)
+				n := e.namespace(t, "full", p)
+				held, err := n.TryAcquire(ctx, uniqueKey(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				setOOM(t, neighbour)
+				for _, acquire := range []func(context.Context, string) (*Lease, error){n.TryAcquire, n.Acquire} {
+					_, err := acquire(ctx, uniqueKey(t))
+					if err == nil || errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "OOM command not allowed") || strings.Contains(err.Error(), "\n") {
+						t.Errorf("acquire out of memory = %v, want Redis's OOM error on one line", err)
+					}
+				}
+				if err := held.Renew(ctx); err != nil {
+					t.Errorf("Renew out of memory: %v", err)
+				}
+				if err := held.Release(ctx); err != nil {
+					t.Errorf("Release out of memory: %v", err)
+				}
+				clearOOM(t, neighbour)
+				e.wantMetrics(t, "full", map[string]float64{
+					"lock_acquire_wait_seconds/error":    2,
+					"lock_acquire_wait_seconds/busy":     0,
+					"lock_acquire_wait_seconds/acquired": 1,
+					"lock_renewals_total/ok":             1,
+					"lock_releases_total/ok":             1,
+					"lock_held":                          0,
+				})
+			})
+		}
+	})
+}
+
+// fillUntilOOM sets maxmemory to what Redis uses now under policy and writes new keys until
+// Redis answers OOM, that is until it has nothing left to evict; then lifts maxmemory.
+func fillUntilOOM(t *testing.T, rdb *redis.Client, policy string) {
+	t.Helper()
+	ctx := context.Background()
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mem string
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			mem = v
+		}
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory", mem).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer clearOOM(t, rdb)
+	for i := range 10_000 {
+		err := rdb.Set(ctx, fmt.Sprintf("filler:%d", i), strings.Repeat("x", 2000), 0).Err()
+		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("no OOM after 10,000 writes")
 }
