@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -437,4 +438,86 @@ func fillUntilOOM(t *testing.T, rdb *redis.Client, policy string) {
 		}
 	}
 	t.Fatal("no OOM after 10,000 writes")
+}
+
+// Another client kills every normal connection (CLIENT KILL TYPE normal), again and again,
+// while workers take and release fenced locks on a few keys. go-redis retries a command whose
+// connection died; when Redis had run it, the retry sees its effect: a release then says
+// ErrNotOwned (the key is gone: this release deleted it), an acquire ErrBusy, as docs/lease.md
+// says. What must hold whatever the kills hit: one holder per key at a time, fences rising per
+// key in the order the leases were granted, and every acquired lease's release counted once
+// as ok, not_owned or error.
+func TestNeighbourClientKillKeepsOneHolder(t *testing.T) {
+	eachMode(t, func(t *testing.T, single bool) {
+		srv := redistest.Start(t)
+		neighbour := srv.Client(t)
+		ctx := context.Background()
+		e := newEnvMode(t, srv.Addr, single)
+		n := e.namespace(t, "killed", Policy{TTL: 5 * time.Second, RenewInterval: 4 * time.Second, Fencing: true, RecordHolder: true})
+		const keys, workers = 4, 12
+		var (
+			mu        sync.Mutex
+			holding   [keys]bool
+			lastFence [keys]int64
+			acquired  int
+		)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					k := (w + i) % keys
+					l, err := n.TryAcquire(ctx, fmt.Sprintf("killed:%d", k))
+					if err != nil {
+						continue // busy, or a connection error the retries did not cover
+					}
+					mu.Lock()
+					acquired++
+					if holding[k] {
+						t.Errorf("key %d: two holders at once", k)
+					}
+					if l.Fence() <= lastFence[k] {
+						t.Errorf("key %d: fence %d after %d", k, l.Fence(), lastFence[k])
+					}
+					holding[k], lastFence[k] = true, l.Fence()
+					mu.Unlock()
+					time.Sleep(time.Millisecond)
+					mu.Lock()
+					holding[k] = false
+					mu.Unlock()
+					_ = l.Release(ctx)
+				}
+			})
+		}
+		for range 10 {
+			time.Sleep(40 * time.Millisecond)
+			if err := neighbour.Do(ctx, "client", "kill", "type", "normal").Err(); err != nil {
+				t.Error(err)
+			}
+		}
+		close(stop)
+		wg.Wait()
+		if acquired == 0 {
+			t.Fatal("no lease acquired")
+		}
+		released := e.metric(t, "lock_releases_total", namespaceLabel, "killed", "outcome", "ok") +
+			e.metric(t, "lock_releases_total", namespaceLabel, "killed", "outcome", "not_owned") +
+			e.metric(t, "lock_releases_total", namespaceLabel, "killed", "outcome", "error")
+		e.wantMetrics(t, "killed", map[string]float64{
+			"lock_acquire_wait_seconds/acquired": float64(acquired),
+			"lock_held":                          0,
+		})
+		if released != float64(acquired) {
+			t.Errorf("releases counted %v, want one per acquired lease: %d", released, acquired)
+		}
+		t.Logf("%d leases; releases ok %v, not_owned %v, error %v", acquired,
+			e.metric(t, "lock_releases_total", namespaceLabel, "killed", "outcome", "ok"),
+			e.metric(t, "lock_releases_total", namespaceLabel, "killed", "outcome", "not_owned"),
+			e.metric(t, "lock_releases_total", namespaceLabel, "killed", "outcome", "error"))
+	})
 }
