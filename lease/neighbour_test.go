@@ -521,3 +521,45 @@ func TestNeighbourClientKillKeepsOneHolder(t *testing.T) {
 			e.metric(t, "lock_releases_total", namespaceLabel, "killed", "outcome", "error"))
 	})
 }
+
+// Another client wrote something that is not a fence into a data key's write-fence record
+// ({key}:writefence). Claim and Set must refuse without writing, with an error that names the
+// record and says what is wrong with it (it was Lua's "attempt to compare number with nil"),
+// and count no fenced write.
+func TestGuardWithAForeignWriteFenceRecordSaysSo(t *testing.T) {
+	srv := redistest.Start(t)
+	neighbour := srv.Client(t)
+	ctx := context.Background()
+	e := newEnv(t, srv.Addr)
+	n := e.namespace(t, "neighbour", Policy{TTL: 10 * time.Second, Fencing: true})
+	l, err := n.TryAcquire(ctx, uniqueKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	guard := n.Guard(nil)
+	record := lockkeys.WriteFence("data")
+	if err := neighbour.Set(ctx, record, "not a fence", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"Claim": func() error { return guard.Claim(ctx, l.Fence(), "data") },
+		"Set":   func() error { return guard.Set(ctx, l.Fence(), "data", "v", 0) },
+	} {
+		err := call()
+		if err == nil || errors.Is(err, ErrStaleFence) || !strings.Contains(err.Error(), record) ||
+			!strings.Contains(err.Error(), "holds no fence") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s = %v, want one line naming %s and saying it holds no fence", name, err, record)
+		}
+	}
+	if v := neighbour.Get(ctx, record).Val(); v != "not a fence" {
+		t.Errorf("record = %q, want the neighbour's value untouched", v)
+	}
+	if n := neighbour.Exists(ctx, "data").Val(); n != 0 {
+		t.Error("the data key was written")
+	}
+	e.wantMetrics(t, "neighbour", map[string]float64{
+		"lock_fenced_writes_total/applied":  0,
+		"lock_fenced_writes_total/rejected": 0,
+	})
+}
