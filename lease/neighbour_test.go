@@ -563,3 +563,73 @@ func TestGuardWithAForeignWriteFenceRecordSaysSo(t *testing.T) {
 		"lock_fenced_writes_total/rejected": 0,
 	})
 }
+
+// Another client flushes the script cache (SCRIPT FLUSH; FUNCTION FLUSH alongside, which lease
+// does not use) while leases are held: every script of the library, not only acquire's and
+// release's (TestScriptFallback), is sent again by source, on its own and in the sender's
+// pipelines, and does what it would have done: renews, fenced writes, claims, guarded writes,
+// releases.
+func TestEveryScriptSurvivesAScriptFlush(t *testing.T) {
+	eachMode(t, func(t *testing.T, single bool) {
+		srv := redistest.Start(t)
+		neighbour := srv.Client(t)
+		ctx := context.Background()
+		evals := &faultHook{match: func(args []any) bool { return len(args) > 0 && args[0] == "eval" }}
+		e := newEnvMode(t, srv.Addr, single, evals)
+		n := e.namespace(t, "flushed", Policy{TTL: 10 * time.Second, RenewInterval: 9 * time.Second, Fencing: true, RecordHolder: true})
+		guard := n.Guard(nil)
+		const leases = 12
+		var ls []*Lease
+		for i := range leases {
+			l, err := n.Acquire(ctx, fmt.Sprintf("flushed:%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls = append(ls, l)
+		}
+		flush := func() {
+			t.Helper()
+			if err := neighbour.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := neighbour.Do(ctx, "function", "flush").Err(); err != nil {
+				t.Fatal(err)
+			}
+			evals.calls.Store(0)
+		}
+		each := func(what string, call func(i int, l *Lease) error) {
+			t.Helper()
+			flush()
+			var wg sync.WaitGroup
+			for i, l := range ls {
+				wg.Go(func() {
+					if err := call(i, l); err != nil {
+						t.Errorf("%s after SCRIPT FLUSH: %v", what, err)
+					}
+				})
+			}
+			wg.Wait()
+			if evals.calls.Load() == 0 {
+				t.Errorf("%s: no EVAL sent after the flush: the scripts were not missing", what)
+			}
+		}
+		each("Renew", func(_ int, l *Lease) error { return l.Renew(ctx) })
+		each("FencedSet", func(_ int, l *Lease) error {
+			return n.FencedSet(ctx, l.Key(), l.Fence(), besideLock(l.Key()), "v", 0)
+		})
+		each("Guard.Claim", func(i int, l *Lease) error { return guard.Claim(ctx, l.Fence(), fmt.Sprintf("data:%d", i)) })
+		each("Guard.Set", func(i int, l *Lease) error { return guard.Set(ctx, l.Fence(), fmt.Sprintf("data:%d", i), "v", 0) })
+		each("Release", func(_ int, l *Lease) error { return l.Release(ctx) })
+		e.wantMetrics(t, "flushed", map[string]float64{
+			"lock_renewals_total/ok":           leases,
+			"lock_renewals_total/failed":       0,
+			"lock_fenced_writes_total/applied": 2 * leases,
+			"lock_releases_total/ok":           leases,
+			"lock_releases_total/error":        0,
+			"lock_held":                        0,
+		})
+		if keys := neighbour.Keys(ctx, "flushed:*").Val(); len(keys) != 0 {
+			t.Errorf("lock keys left: %v", keys)
+		}
+	})
+}
