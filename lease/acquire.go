@@ -29,7 +29,12 @@ import (
 // holder description when KEYS[3] is given, recorded with the server's time of the acquisition
 // in milliseconds after a tab (lockkeys.ParseHolder). Returns the new fence token (> 0), or 0 when
 // someone else holds the lock.
+//
+// The fence key is read before the lock is set: a script that fails part way keeps what it
+// wrote, so a fence key another client made a hash (WRONGTYPE) must fail the acquisition before
+// the lock key holds a token that nobody would hold.
 var acquireFencedScript = newScript(`
+local last = tonumber(redis.call('get', KEYS[2]))
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
@@ -38,7 +43,6 @@ if KEYS[3] then
 	redis.call('set', KEYS[3], ARGV[4] .. '\t' .. string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)), 'PX', ARGV[2])
 end
 local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local last = tonumber(redis.call('get', KEYS[2]))
 if last and last >= fence then
 	fence = last + 1
 end

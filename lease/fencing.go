@@ -14,7 +14,8 @@ import (
 // as the lock, so a stale holder is refused from the moment a newer lease exists, whether or
 // not the new holder has written; and a fence key that is gone (it expired FenceRetention after
 // the lease could last, or Redis lost it) refuses every writer, because whoever wrote it can no
-// longer hold the lock.
+// longer hold the lock; if the lock does still hold its holder's token (the fence key alone was
+// evicted, or deleted by another client), only until the holder's next renew writes it again.
 // KEYS[1] the lock's fence key, KEYS[2] data key; ARGV[1] fence, ARGV[2] value, ARGV[3] TTL in
 // ms (0: no expiry). Returns 1 when applied, 0 when rejected.
 var fencedSetScript = newScript(`

@@ -17,11 +17,16 @@ import (
 // KEYS[1] the data key's write-fence key, KEYS[2] (a write only) the data key; ARGV[1] fence,
 // ARGV[2] retention in µs (0: records never expire), ARGV[3] the record's expiry in ms,
 // ARGV[4] value, ARGV[5] the data's TTL in ms (0: no expiry). Returns 1 when the record was
-// raised (and the write applied), 0 when a newer fence holds the key.
+// raised (and the write applied), 0 when a newer fence holds the key, and an error naming the
+// record, with nothing written, when the record holds something that is not a fence (another
+// client wrote it).
 var guardScript = newScript(`
 local fence = tonumber(ARGV[1])
 local last = redis.call('get', KEYS[1])
 if last then
+	if not tonumber(last) then
+		return redis.error_reply('ERR write-fence record ' .. KEYS[1] .. ' holds no fence (another client wrote it): nothing written')
+	end
 	if fence < tonumber(last) then
 		return 0
 	end

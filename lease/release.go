@@ -11,9 +11,15 @@ import (
 
 // releaseScript deletes the lock only while it still holds the caller's token, so a stale
 // holder can never drop a newer owner's lock. KEYS[1] lock key, KEYS[2…] companions deleted
-// with it (the holder key); ARGV[1] owner token. Returns 1 when deleted, 0 when not owned.
+// with it (the holder key); ARGV[1] owner token. Returns 1 when deleted, 0 when not owned (a key
+// another client replaced with a value of another type is not owned either: GET's WRONGTYPE,
+// caught by pcall, is the one error that means not owned; others are raised again).
 var releaseScript = newScript(`
-if redis.call('get', KEYS[1]) == ARGV[1] then
+local v = redis.pcall('get', KEYS[1])
+if type(v) == 'table' and not string.find(v.err, '^WRONGTYPE') then
+	return redis.error_reply(v.err)
+end
+if v == ARGV[1] then
 	redis.call('del', unpack(KEYS))
 	return 1
 end

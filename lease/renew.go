@@ -14,17 +14,37 @@ import (
 // can never extend a newer owner's lock. It extends the lock's companions with it: the holder
 // key expires with the lock, and the fence key FenceRetention after it, so that a fence key
 // lives as long as its lease can (FencedSet rejects every write once it is gone).
-// KEYS[1] lock key, KEYS[2…] companions; ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3…] the
-// companions' expiries in ms (KEYS[i] gets ARGV[i+1]). Returns 1 when extended, 0 when not
-// owned (expired, or taken by another owner).
+//
+// A fence key lost while the lock still holds the token (evicted under a maxmemory policy, or
+// deleted by another client) is written again with the lease's fence: while the lock holds the
+// token no newer lease of it can have been issued, so that fence is still the newest, and
+// without its fence key the holder's FencedSet would be refused to the end of the hold. A fence
+// key that exists is only extended, whatever it holds (an operator may have raised it). The
+// lock is extended first: in a script, a write that needs memory is refused under maxmemory
+// (noeviction) only before the script's first write.
+//
+// KEYS[1] lock key, KEYS[2…] companions, the fence key last when there is one; ARGV[1] owner
+// token, ARGV[2] TTL in ms, ARGV[3…] the companions' expiries in ms (KEYS[i] gets ARGV[i+1]),
+// then, with a fence key, the lease's fence. Returns 1 when extended, 0 when not owned
+// (expired, or taken by another owner, also when another client replaced the key with a value
+// of another type: GET's WRONGTYPE, caught by pcall, is the one error that means not owned;
+// others are raised again).
 var renewScript = newScript(`
-if redis.call('get', KEYS[1]) == ARGV[1] then
-	for i = 2, #KEYS do
-		redis.call('pexpire', KEYS[i], ARGV[i + 1])
-	end
-	return redis.call('pexpire', KEYS[1], ARGV[2])
+local v = redis.pcall('get', KEYS[1])
+if type(v) == 'table' and not string.find(v.err, '^WRONGTYPE') then
+	return redis.error_reply(v.err)
 end
-return 0
+if v ~= ARGV[1] then
+	return 0
+end
+redis.call('pexpire', KEYS[1], ARGV[2])
+local fence = ARGV[#KEYS + 2]
+for i = 2, #KEYS do
+	if redis.call('pexpire', KEYS[i], ARGV[i + 1]) == 0 and fence and i == #KEYS then
+		redis.call('set', KEYS[i], fence, 'PX', ARGV[i + 1])
+	end
+end
+return 1
 `)
 
 // errRenewTimeout is the cause of a renew's own deadline.
@@ -64,7 +84,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 	start := time.Now()
 	rctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer end.release()
-	owned, err := n.renew(rctx, l.leaseID)
+	owned, err := n.renew(rctx, l.leaseID, l.fence)
 	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
 		// A renew its caller called off is the caller's decision, not a failure of the store
 		// (observe does not count one either); its deadline passing is a failure.
@@ -105,24 +125,25 @@ func (l *Lease) Renew(ctx context.Context) error {
 // fence or holder key split between two masters) is tried again after RetryBackoff until ctx
 // ends, as acquires and releases are: the split ends with the reshard's next batch, and a
 // renew failed by it would count towards abandoning a lease that is fine.
-func (n *Namespace) renew(ctx context.Context, id leaseID) (owned bool, err error) {
-	owned, err = n.renewOnce(ctx, id)
+func (n *Namespace) renew(ctx context.Context, id leaseID, fence int64) (owned bool, err error) {
+	owned, err = n.renewOnce(ctx, id, fence)
 	for err != nil && slotMoving(err) && n.pause(ctx) {
-		owned, err = n.renewOnce(ctx, id)
+		owned, err = n.renewOnce(ctx, id, fence)
 	}
 	return owned, err
 }
 
-// renewOnce runs the compare-and-pexpire script once.
-func (n *Namespace) renewOnce(ctx context.Context, id leaseID) (owned bool, err error) {
+// renewOnce runs the compare-and-pexpire script once; fence is the lease's, written again to a
+// fence key that was lost while the lock held the lease's token.
+func (n *Namespace) renewOnce(ctx context.Context, id leaseID, fence int64) (owned bool, err error) {
 	c := n.client
 	var extended int64
 	switch p := &n.policy; {
 	case p.Fencing && p.RecordHolder:
 		extended, err = c.runScript(ctx, renewScript, 3, id.keyArg, lockkeys.Holder(id.key), lockkeys.Fence(id.key),
-			id.tokenArg, n.ttlMs, n.ttlMs, n.fenceKeyExpiry())
+			id.tokenArg, n.ttlMs, n.ttlMs, n.fenceKeyExpiry(), fence)
 	case p.Fencing:
-		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Fence(id.key), id.tokenArg, n.ttlMs, n.fenceKeyExpiry())
+		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Fence(id.key), id.tokenArg, n.ttlMs, n.fenceKeyExpiry(), fence)
 	case p.RecordHolder:
 		extended, err = c.runScript(ctx, renewScript, 2, id.keyArg, lockkeys.Holder(id.key), id.tokenArg, n.ttlMs, n.ttlMs)
 	default:
@@ -181,7 +202,7 @@ func (l *Lease) renewTick() {
 		deadline = lapse
 	}
 	ctx, cancel := context.WithDeadline(l.ctx, deadline)
-	owned, err := n.renew(ctx, l.leaseID)
+	owned, err := n.renew(ctx, l.leaseID, l.fence)
 	cancel()
 
 	l.mu.Lock()

@@ -41,6 +41,11 @@ func (r Reply) result(op opKind) result {
 		// in-flight extend when the lock is let go): its own decision, not a failure of the
 		// store. An acquire called off this way still ends its wait, as an error.
 		return resultIgnore
+	case r.Err != nil && op != opAcquire && strings.HasPrefix(r.Err.Error(), "WRONGTYPE"):
+		// The compare of a renew or release met a value of another type under the lock's name
+		// (another client replaced the key): it does not hold the holder's value, an answer
+		// about ownership rather than a failure, as lease counts its own.
+		return resultRejected
 	case r.Err != nil:
 		return resultError
 	case r.Nil:
