@@ -1,13 +1,9 @@
 package deploytest
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // importFile is a dashboard file a doc tells to upload or import: dashboards/… or
@@ -20,14 +16,7 @@ var importFile = regexp.MustCompile("`(dashboards(?:-import)?/lockwatch-[a-z]+\\
 // dashboards-import/, which asks for a datasource on import; docs/dashboards.md named only
 // dashboards/ and said nothing asks for one.)
 func TestDashboardImportDocsAgree(t *testing.T) {
-	root := testkit.RepoRoot(t)
-	read := func(rel string) string {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(rel string) string { return readRepoFile(t, rel) }
 	section := func(doc, text, start string) string {
 		_, rest, ok := strings.Cut(text, start)
 		if !ok {

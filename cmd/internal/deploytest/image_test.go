@@ -268,3 +268,9 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// readRepoFile is the repository file at rel (slash-separated, from the repository's root).
+func readRepoFile(t *testing.T, rel string) string {
+	t.Helper()
+	return string(mustRead(t, filepath.Join(testkit.RepoRoot(t), filepath.FromSlash(rel))))
+}

@@ -1,13 +1,9 @@
 package deploytest
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestRunbookOperatorCommandsAreOutsideTheExporterACL: what the runbook sends to "an operator
@@ -15,14 +11,7 @@ import (
 // not run, and what it says that user may run, it may. (It sent INFO and TYPE to an operator
 // account, both granted to the exporter's user for the index and for hash namespaces.)
 func TestRunbookOperatorCommandsAreOutsideTheExporterACL(t *testing.T) {
-	root := testkit.RepoRoot(t)
-	read := func(rel string) string {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(rel string) string { return readRepoFile(t, rel) }
 	acl := regexp.MustCompile("(?s)```acl\n(.*?)```").FindStringSubmatch(read("docs/exporter.md"))
 	if acl == nil {
 		t.Fatal("docs/exporter.md: no ```acl block")

@@ -1,12 +1,8 @@
 package deploytest
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
-
-	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // configFileArg is the exporter's --config.file argument in a Deployment or a command line.
@@ -18,14 +14,7 @@ var configFileArg = regexp.MustCompile(`--config\.file=(\S+?)[\x60\s]`)
 // exit 2 with "no such file or directory" in the middle of an incident. (The runbook gave the
 // manifests' path only; the chart mounts the file one directory deeper.)
 func TestRunbookInspectInThePodFindsTheConfig(t *testing.T) {
-	root := testkit.RepoRoot(t)
-	read := func(rel string) string {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	read := func(rel string) string { return readRepoFile(t, rel) }
 	mounted := map[string]string{}
 	for _, rel := range []string{"deploy/kubernetes/lock-exporter.yaml", "deploy/helm/lock-exporter/templates/deployment.yaml"} {
 		m := configFileArg.FindStringSubmatch(read(rel))
