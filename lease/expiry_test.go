@@ -3,9 +3,12 @@ package lease
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
@@ -132,4 +135,32 @@ func TestUnrenewedLeaseEndsWhenRenewFindsItGone(t *testing.T) {
 		t.Fatalf("Release = %v, want ErrNotOwned", err)
 	}
 	e.wantMetrics(t, "approval", map[string]float64{"lock_held": 0, "lock_releases_total/not_owned": 1})
+}
+
+// A handler with AddSource shows where the renewer's lines were decided (validity.go for an
+// expiry), not the one function that writes them all after the lease's lock is released: every
+// line pointed at renew.go's logLine.write.
+func TestRenewerLinesShowWhereTheyWereDecided(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	logs := &testkit.SyncBuffer{}
+	c, err := New(rdb, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{AddSource: true}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	n, err := c.Declare("approval", Policy{TTL: 100 * time.Millisecond, DisableRenewal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := n.Acquire(context.Background(), uniqueKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCancelled(t, l)
+	testkit.Eventually(t, 10*time.Second, "the expiry's log line", func() bool { return strings.Contains(logs.String(), "ended without renewal") })
+	if line := logs.String(); !strings.Contains(line, "validity.go:") {
+		t.Errorf("the expiry's line does not name validity.go as its source:\n%s", line)
+	}
+	_ = l.Release(context.Background())
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
@@ -233,11 +234,11 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 		if abandons && (l.failures >= p.MaxRenewFailures || !time.Now().Before(lapse)) {
 			return l.abandonLocked(err)
 		}
-		line = logLine{slog.LevelWarn, "lock renewal failed", []slog.Attr{
+		line = newLogLine(slog.LevelWarn, "lock renewal failed",
 			slog.String(namespaceLabel, n.name), slog.String("key", l.key),
 			slog.String("policy", p.OnRenewFailure.String()),
 			slog.Int("consecutive_failures", l.failures), slog.Int("max_renew_failures", p.MaxRenewFailures),
-			slog.Any("error", err)}}
+			slog.Any("error", err))
 	case !owned:
 		// Ownership is definitively gone: nothing left to renew under either policy, and the
 		// lease is no longer valid by any clock.
@@ -245,8 +246,8 @@ func (l *Lease) settleRenewLocked(owned bool, err error, start, lapse time.Time)
 		if abandons {
 			return l.abandonLocked(ErrNotOwned)
 		}
-		return logLine{slog.LevelWarn, "lock renewal found the lock not owned; renewing stops, work continues", []slog.Attr{
-			slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("policy", p.OnRenewFailure.String())}}
+		return newLogLine(slog.LevelWarn, "lock renewal found the lock not owned; renewing stops, work continues",
+			slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("policy", p.OnRenewFailure.String()))
 	default:
 		l.failures = 0
 		if v := start.Add(p.TTL); !l.validUntil.IsZero() && v.After(l.validUntil) {
@@ -272,9 +273,9 @@ func (l *Lease) abandonLocked(reason error) logLine {
 	n.m.leaseAbandoned()
 	n.m.holdEnded(l)
 	l.cancel(ErrAbandoned)
-	return logLine{slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped", []slog.Attr{
+	return newLogLine(slog.LevelError, "lock abandoned: holder context cancelled, release will be skipped",
 		slog.String(namespaceLabel, n.name), slog.String("key", l.key),
-		slog.Int("consecutive_failures", l.failures), slog.Any("error", reason)}}
+		slog.Int("consecutive_failures", l.failures), slog.Any("error", reason))
 }
 
 // maxHoldLocked ends a hold that reached Policy.MaxHold and returns the line to log; l.mu must
@@ -287,9 +288,9 @@ func (l *Lease) maxHoldLocked() logLine {
 	n.m.maxHoldExceeded()
 	n.m.holdEnded(l)
 	l.cancel(ErrMaxHoldExceeded)
-	return logLine{slog.LevelError, "lock held past MaxHold: holder context cancelled, renewal stopped, key left to expire at its TTL", []slog.Attr{
+	return newLogLine(slog.LevelError, "lock held past MaxHold: holder context cancelled, renewal stopped, key left to expire at its TTL",
 		slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.String("reason", "max_hold"),
-		slog.Duration("max_hold", n.policy.MaxHold)}}
+		slog.Duration("max_hold", n.policy.MaxHold))
 }
 
 // logLine is a log record decided while l.mu is held and written after it is released.
@@ -297,10 +298,22 @@ type logLine struct {
 	level slog.Level
 	msg   string
 	attrs []slog.Attr
+	pc    uintptr // where it was decided: the record's source, not write's
+}
+
+// newLogLine is a line decided by its caller, whose place a handler with AddSource shows.
+func newLogLine(level slog.Level, msg string, attrs ...slog.Attr) logLine {
+	var pcs [1]uintptr
+	runtime.Callers(2, pcs[:])
+	return logLine{level: level, msg: msg, attrs: attrs, pc: pcs[0]}
 }
 
 func (r logLine) write(logger *slog.Logger) {
-	if r.msg != "" {
-		logger.LogAttrs(context.Background(), r.level, r.msg, r.attrs...)
+	ctx := context.Background()
+	if r.msg == "" || !logger.Enabled(ctx, r.level) {
+		return
 	}
+	rec := slog.NewRecord(time.Now(), r.level, r.msg, r.pc)
+	rec.AddAttrs(r.attrs...)
+	_ = logger.Handler().Handle(ctx, rec)
 }

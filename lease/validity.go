@@ -73,6 +73,6 @@ func (l *Lease) expireLocked(cause error) logLine {
 	l.state = stateExpired
 	n.m.holdEnded(l)
 	l.cancel(cause)
-	return logLine{slog.LevelWarn, "lock lease ended without renewal: holder context cancelled", []slog.Attr{
-		slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.Any("error", cause)}}
+	return newLogLine(slog.LevelWarn, "lock lease ended without renewal: holder context cancelled",
+		slog.String(namespaceLabel, n.name), slog.String("key", l.key), slog.Any("error", cause))
 }
