@@ -233,6 +233,19 @@ func (n *Namespace) try(ctx context.Context, key string, keyArg, tokenArg any) (
 	return fence, fence > 0, err
 }
 
+// whileSlotMoves runs op, and runs it again after RetryBackoff (pause) for as long as Redis
+// answers that the keys' slot is being migrated (slotMoving: TRYAGAIN while a command's keys sit
+// on two masters between two batches of a reshard) and ctx allows. Redis ran nothing then, and
+// the split ends with the reshard's next batch; failing instead would fail a release, renew or
+// fenced write that is fine. Acquire has its own loop: its wait and its error say more.
+func (n *Namespace) whileSlotMoves(ctx context.Context, op func() error) error {
+	err := op()
+	for err != nil && slotMoving(err) && n.pause(ctx) {
+		err = op()
+	}
+	return err
+}
+
 // pause sleeps RetryBackoff plus jitter; false when ctx ended first.
 func (n *Namespace) pause(ctx context.Context) bool {
 	b := n.policy.RetryBackoff

@@ -61,14 +61,13 @@ func (n *Namespace) FencedSet(ctx context.Context, lockKey string, fence int64, 
 	}
 	ctx, end := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer end.release()
-	fenceKey, dataMs := lockkeys.Fence(lockKey), ttlMs(ttl)
-	applied, err := n.client.runScript(ctx, fencedSetScript, 2, fenceKey, key, fence, value, dataMs)
-	// A slot being migrated with the fence key and the data key on two masters (TRYAGAIN) is
-	// tried again after RetryBackoff within the write's bound, as a release is: Redis ran
-	// nothing, and the split ends with the reshard's next batch.
-	for err != nil && slotMoving(err) && n.pause(ctx) {
-		applied, err = n.client.runScript(ctx, fencedSetScript, 2, fenceKey, key, fence, value, dataMs)
-	}
+	// The fence key and the data key on two masters of a reshard are waited out within the
+	// write's bound (whileSlotMoves).
+	var applied int64
+	err := n.whileSlotMoves(ctx, func() (err error) {
+		applied, err = n.client.runScript(ctx, fencedSetScript, 2, lockkeys.Fence(lockKey), key, fence, value, ttlMs(ttl))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("lease: fenced write %q in namespace %s: %w", key, n.name, err)
 	}

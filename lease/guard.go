@@ -167,14 +167,16 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 	} else {
 		keysAndArgs = []any{lockkeys.WriteFence(key), fence, p.WriteFenceRetention.Microseconds(), recordMs}
 	}
-	cmd := guardScript.evalSha(ctx, numKeys, keysAndArgs)
-	processWithFallback(ctx, g.rdb, cmd, guardScript.src)
-	// A slot being migrated with the record and the data key on two masters (TRYAGAIN) is tried
-	// again after RetryBackoff within the call's bound: Redis ran nothing, and the split ends
-	// with the reshard's next batch.
-	for cmd.Err() != nil && slotMoving(cmd.Err()) && g.ns.pause(ctx) {
+	// The record and the data key on two masters of a reshard are waited out within the call's
+	// bound (whileSlotMoves).
+	var cmd *redis.Cmd
+	err := g.ns.whileSlotMoves(ctx, func() error {
 		cmd = guardScript.evalSha(ctx, numKeys, keysAndArgs)
 		processWithFallback(ctx, g.rdb, cmd, guardScript.src)
+		return cmd.Err()
+	})
+	if err != nil {
+		return false, err
 	}
 	n, err := cmd.Int64()
 	return n == 1, err

@@ -139,13 +139,13 @@ func (n *Namespace) release(ctx context.Context, id leaseID, deadline time.Time)
 	// timer unless something waits (it is on every lock cycle's path).
 	ctx, end := boundBy(ctx, deadline, nil)
 	defer end.release()
-	deleted, err := n.deleteIfOwned(ctx, id)
-	// A slot being migrated (TRYAGAIN: the lock and holder keys split between two masters) is
-	// tried again until ReleaseTimeout, as acquires are: the key would otherwise stay until
-	// its TTL and keep the next holder waiting.
-	for err != nil && slotMoving(err) && n.pause(ctx) {
+	// A slot being migrated is waited out until ReleaseTimeout: the key would otherwise stay
+	// until its TTL and keep the next holder waiting.
+	var deleted int64
+	err := n.whileSlotMoves(ctx, func() (err error) {
 		deleted, err = n.deleteIfOwned(ctx, id)
-	}
+		return err
+	})
 	switch {
 	case err != nil:
 		n.m.releaseDone(releaseError)

@@ -122,15 +122,13 @@ func (l *Lease) Renew(ctx context.Context) error {
 	return nil
 }
 
-// renew runs the compare-and-pexpire. A slot being migrated (TRYAGAIN: the lock key and its
-// fence or holder key split between two masters) is tried again after RetryBackoff until ctx
-// ends, as acquires and releases are: the split ends with the reshard's next batch, and a
-// renew failed by it would count towards abandoning a lease that is fine.
+// renew runs the compare-and-pexpire, waiting out a slot being migrated until ctx ends
+// (whileSlotMoves): a renew failed by it would count towards abandoning a lease that is fine.
 func (n *Namespace) renew(ctx context.Context, id leaseID, fence int64) (owned bool, err error) {
-	owned, err = n.renewOnce(ctx, id, fence)
-	for err != nil && slotMoving(err) && n.pause(ctx) {
+	err = n.whileSlotMoves(ctx, func() (err error) {
 		owned, err = n.renewOnce(ctx, id, fence)
-	}
+		return err
+	})
 	return owned, err
 }
 
