@@ -2,7 +2,6 @@ package rueidisobserve
 
 import (
 	"context"
-	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -21,6 +20,5 @@ type rueidishookHook interface {
 	DoMultiStream(client rueidis.Client, ctx context.Context, multi ...rueidis.Completed) rueidis.MultiRedisResultStream
 }
 
-func TestHookHasRueidishookMethodSet(t *testing.T) {
-	var _ rueidishookHook = Hook{}
-}
+// Hook satisfies rueidishookHook, or this package's tests do not compile.
+var _ rueidishookHook = Hook{}
