@@ -146,7 +146,7 @@ func checkLapseTruth(t *testing.T, r *clients.Runner, key, stale, next, inconsis
 
 func TestExtendMovesExpiryLater(t *testing.T) {
 	srv := redistest.Start(t)
-	const lease = 5 * time.Second
+	const lease = 10 * time.Second
 	for _, kind := range clients.Kinds() {
 		t.Run(string(kind), func(t *testing.T) {
 			r := clients.NewRunner(t, srv.Addr)
@@ -155,11 +155,11 @@ func TestExtendMovesExpiryLater(t *testing.T) {
 			key := clients.RedisKey(kind, name)
 
 			wantResult(t, "A acquires", a.Acquire(name, lease), clients.Acquired)
-			before := waitPTTLBelow(t, r, key, lease-200*time.Millisecond)
+			before := expiresAt(t, r, key)
+			waitPTTLBelow(t, r, key, lease-200*time.Millisecond)
 			wantResult(t, "A extends", a.Extend(name, lease), clients.Extended)
-			after := r.Redis().PTTL(t.Context(), key).Val()
-			if after <= before {
-				t.Errorf("PTTL after the extend %v, before %v: want it later", after, before)
+			if after := expiresAt(t, r, key); !after.After(before) {
+				t.Errorf("expiry after the extend %v, before %v: want it later", after, before)
 			}
 			wantResult(t, "A releases", a.Release(name), clients.Released)
 			wantCounts(t, r, key, clients.Counts{Acquired: 1, Renewed: 1, Released: 1})
@@ -167,9 +167,20 @@ func TestExtendMovesExpiryLater(t *testing.T) {
 	}
 }
 
-// waitPTTLBelow polls the key's PTTL until it is below limit (time has passed since the lock's
-// expiry was set, by Redis' own clock) and returns it.
-func waitPTTLBelow(t *testing.T, r *clients.Runner, key string, limit time.Duration) time.Duration {
+// expiresAt is the key's expiry by Redis' clock (PEXPIRETIME): comparing two of them says
+// whether the expiry moved, however long the steps between took.
+func expiresAt(t *testing.T, r *clients.Runner, key string) time.Time {
+	t.Helper()
+	ms, err := r.Redis().Do(t.Context(), "PEXPIRETIME", key).Int64()
+	if err != nil || ms < 0 {
+		t.Fatalf("PEXPIRETIME %s = %d, %v: want an expiry", key, ms, err)
+	}
+	return time.UnixMilli(ms)
+}
+
+// waitPTTLBelow polls the key's PTTL until it is below limit: that much time has passed since
+// the lock's expiry was set, by Redis' own clock.
+func waitPTTLBelow(t *testing.T, r *clients.Runner, key string, limit time.Duration) {
 	t.Helper()
 	for {
 		pttl, err := r.Redis().PTTL(t.Context(), key).Result()
@@ -177,10 +188,10 @@ func waitPTTLBelow(t *testing.T, r *clients.Runner, key string, limit time.Durat
 			t.Fatalf("PTTL %s: %v", key, err)
 		}
 		if pttl <= 0 {
-			t.Fatalf("PTTL %s = %v before the extend: the lock is gone or has no expiry", key, pttl)
+			t.Fatalf("PTTL %s = %v: the lock is gone or has no expiry", key, pttl)
 		}
 		if pttl < limit {
-			return pttl
+			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
