@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/integration/clients"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestMissingClientFailsLoudly proves that a client that is not installed, or not at its pinned
@@ -127,4 +128,26 @@ func withNodeDir(t *testing.T, env clients.Env, pin, repin string) clients.Env {
 	}
 	env.Dir = dir
 	return env
+}
+
+// TestUnreachableRedisIsOneLine: a driver started against an address nothing listens on fails
+// with ErrDriver and one line naming the address, not a stack trace.
+func TestUnreachableRedisIsOneLine(t *testing.T) {
+	addr := testkit.UnusedAddr(t)
+	for _, kind := range clients.Kinds() {
+		t.Run(string(kind), func(t *testing.T) {
+			env, err := clients.DefaultEnv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := env.Launch(t.Context(), kind, addr)
+			if err == nil {
+				_ = d.Close()
+				t.Fatalf("Launch %s against %s succeeded", kind, addr)
+			}
+			if !errors.Is(err, clients.ErrDriver) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), addr) {
+				t.Errorf("Launch: %q, want one ErrDriver line naming %s", err, addr)
+			}
+		})
+	}
 }

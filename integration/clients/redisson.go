@@ -161,7 +161,7 @@ func (d *redissonDriver) lock(ctx context.Context, s Step) (Outcome, error) {
 	}
 	res, err := redissonLockScript.Run(ctx, d.rdb, []string{s.Key}, lease.Milliseconds(), d.field(s.Holder)).Int64Slice()
 	if err != nil {
-		return failed(err), nil
+		return redisError(err), nil
 	}
 	if res[0] == 0 {
 		return Outcome{Result: Busy}, nil
@@ -182,7 +182,7 @@ func (d *redissonDriver) renew(ctx context.Context, s Step) (Outcome, error) {
 	}
 	renewed, err := redissonRenewScript.Run(ctx, d.rdb, []string{s.Key}, lease.Milliseconds(), d.field(s.Holder)).Int64()
 	if err != nil {
-		return failed(err), nil
+		return redisError(err), nil
 	}
 	if renewed == 0 {
 		return Outcome{Result: NotOwned, Error: "the watchdog's renewal found no field for this holder; Redisson stops renewing without raising"}, nil
@@ -199,7 +199,7 @@ func (d *redissonDriver) unlock(ctx context.Context, s Step) (Outcome, error) {
 	left, err := redissonUnlockScript.Run(ctx, d.rdb, keys, lease.Milliseconds(), d.field(s.Holder), redissonUnlockMessage).Int64()
 	switch {
 	case err != nil:
-		return failed(err), nil
+		return redisError(err), nil
 	case left < 0:
 		// Redisson's message goes on with the client's id, a holder identity: left out here.
 		return Outcome{Result: NotOwned, ErrorType: "IllegalMonitorStateException", Error: redissonNotLockedError}, nil
@@ -218,7 +218,7 @@ func randomUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-func failed(err error) Outcome {
+func redisError(err error) Outcome {
 	return Outcome{Result: Failed, ErrorType: "RedisError", Error: err.Error()}
 }
 

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,10 +29,14 @@ func RedisKey(kind Kind, name string) string {
 }
 
 // Runner plays holders of several drivers in the order a test scripts, and records the truth.
+// It takes one step at a time across all its holders, even when goroutines share it: the order
+// in which the truth records the answers must be the order in which Redis applied the steps.
 type Runner struct {
 	tb    testing.TB
 	rdb   *redis.Client
 	truth *Truth
+
+	mu    sync.Mutex // one step at a time; guards names
 	names map[string]bool
 }
 
@@ -60,6 +65,8 @@ type Holder struct {
 // tells holders apart by them.
 func (r *Runner) Holder(d Driver, name string) *Holder {
 	r.tb.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.names[name] {
 		r.tb.Fatalf("clients: holder %q already exists in this runner", name)
 	}
@@ -77,6 +84,8 @@ func (h *Holder) Kind() Kind { return h.d.Kind() }
 // failure fails the test.
 func (h *Holder) Do(op Op, name string, ttl time.Duration) Outcome {
 	h.r.tb.Helper()
+	h.r.mu.Lock()
+	defer h.r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(h.r.tb.Context(), stepTimeout)
 	defer cancel()
 	out, err := h.d.Do(ctx, Step{Op: op, Holder: h.name, Key: name, TTL: ttl})

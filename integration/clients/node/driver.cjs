@@ -159,8 +159,19 @@ async function connect(addr) {
   const { module: ioredis, version } = requirePinned("ioredis");
   const Redis = ioredis.default || ioredis;
   const [host, port] = [addr.slice(0, addr.lastIndexOf(":")), Number(addr.slice(addr.lastIndexOf(":") + 1))];
-  const redis = new Redis({ host, port, lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
+  // No reconnecting: a driver that loses Redis fails its test instead of retrying behind it.
+  const redis = new Redis({ host, port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  // Unheard, ioredis' error events end node; each failed command reports its own error, and the
+  // last event says why a connection failed.
+  let lastError;
+  redis.on("error", (err) => {
+    lastError = err;
+  });
+  try {
+    await redis.connect();
+  } catch (err) {
+    throw new Error(`cannot reach Redis at ${addr}: ${(lastError || err).message}`);
+  }
   return { redis, version };
 }
 
@@ -207,6 +218,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  process.stderr.write(`driver: ${err && err.stack ? err.stack : err}\n`);
+  process.stderr.write(`driver.cjs: ${err && err.message ? err.message : err}\n`);
   process.exit(1);
 });

@@ -92,7 +92,11 @@ def main():
         sys.exit(2)
     host, _, port = sys.argv[1].rpartition(":")
     client = redis.Redis(host=host, port=int(port))
-    client.ping()
+    try:
+        client.ping()
+    except redis.RedisError as err:
+        print(f"redispy_driver: cannot reach Redis at {sys.argv[1]}: {err}", file=sys.stderr)
+        sys.exit(1)
     emit({"hello": {"client": "redis-py", "version": redis.__version__, "via": redis.__file__}})
     driver = Driver(client)
     for line in sys.stdin:
