@@ -45,15 +45,15 @@ const (
 
 // Step is one scripted call of a client.
 type Step struct {
-	Op Op `json:"op"`
+	Op Op
 	// Holder names a lock object inside the driver, with its own token: one driver can play
 	// several workers. Holder names are the test's, never the client's token.
-	Holder string `json:"holder"`
+	Holder string
 	// Key is the name given to the client; redis-semaphore stores it as mutex:<Key>.
-	Key string `json:"key"`
+	Key string
 	// TTL is the lease for OpAcquire (0: redis-py's timeout=None, a key without expiry; Redisson's
 	// watchdog lease of 30 s) and the time for OpExtend.
-	TTL time.Duration `json:"-"`
+	TTL time.Duration
 }
 
 // Result is what the client concluded from one step.

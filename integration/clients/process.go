@@ -73,7 +73,7 @@ func nodeCommand(e Env, kind Kind, addr string) (*exec.Cmd, error) {
 }
 
 // installHint is the one line that says how to install what a driver reported missing.
-func installHint(kind Kind, pkg, detail string, dir string) string {
+func installHint(kind Kind, pkg, detail, dir string) string {
 	if kind == RedisPy {
 		return fmt.Sprintf("%s: %s (%s): install Debian's package: apt-get install -y python3-redis (or run bash .ci/run)", kind, pkg, detail)
 	}
