@@ -45,8 +45,11 @@ var (
 	// ErrNoFence: a fenced write was asked for without a fence token (fencing is off, or the
 	// token is not positive).
 	ErrNoFence = errors.New("lease: fence token required")
-	// ErrInvalidKey: the key is empty, or (when a fence key is needed) contains '}' outside a
-	// hash tag, so no companion key could share its Redis Cluster slot.
+	// ErrInvalidKey: the key is empty; or (when a fence key is needed) contains '}' outside a
+	// hash tag, so no companion key could share its Redis Cluster slot; or it would collide with
+	// a companion key: it has the shape of another key's fence, write-fence or holder key
+	// ("{job}:fence"), or (where it gets companions) it is a hash tag alone ("{job}"), whose
+	// companions would be those of "job".
 	ErrInvalidKey = errors.New("lease: invalid key")
 	// ErrClosed: the Client was closed; it sends no more commands.
 	ErrClosed = errors.New("lease: client closed")
