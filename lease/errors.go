@@ -34,8 +34,9 @@ var (
 	ErrMaxHoldExceeded = errors.New("lease: lock held past MaxHold: renewal stopped")
 	// ErrExpired is the cause of the holder's context when a DisableRenewal lease reached its
 	// validity's end (ValidUntil) without a renew: the key may belong to another owner from
-	// then on. Renew returns it afterwards; Release still deletes the key if it holds this
-	// lease's token, and wraps it with ErrNotOwned when it does not.
+	// then on. Renew returns it afterwards, extending nothing, wrapped with ErrNotOwned when
+	// Redis says the key does not hold this lease's token; Release still deletes the key if it
+	// holds this lease's token, and wraps it with ErrNotOwned when it does not.
 	ErrExpired = errors.New("lease: lock expired: TTL passed without a renew")
 	// ErrReleased: Release was already called for this lease. It is also the cause of the
 	// holder's context after release.
