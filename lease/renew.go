@@ -92,15 +92,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	state := l.state
 	l.mu.Unlock()
-	switch state {
-	case stateReleased:
-		return ErrReleased
-	case stateAbandoned:
-		return ErrAbandoned
-	case stateMaxHold:
-		return ErrMaxHoldExceeded
-	case stateExpired:
-		return l.renewAfterExpiry(ctx)
+	if state != stateHeld {
+		return l.renewEnded(ctx, state)
 	}
 	start := time.Now()
 	rctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
@@ -140,6 +133,19 @@ func (l *Lease) Renew(ctx context.Context) error {
 		l.validUntil = v
 	}
 	return nil
+}
+
+// renewEnded answers a Renew of a lease whose hold has ended, by how it ended.
+func (l *Lease) renewEnded(ctx context.Context, state leaseState) error {
+	switch state {
+	case stateReleased:
+		return ErrReleased
+	case stateAbandoned:
+		return ErrAbandoned
+	case stateMaxHold:
+		return ErrMaxHoldExceeded
+	}
+	return l.renewAfterExpiry(ctx)
 }
 
 // renewAfterExpiry answers a Renew of a DisableRenewal lease whose hold has ended: the holder's
