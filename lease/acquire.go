@@ -86,12 +86,18 @@ func (n *Namespace) TryAcquire(ctx context.Context, key string) (*Lease, error) 
 	return n.acquire(ctx, key, false)
 }
 
+// checkKey refuses lock keys that would collide with companion keys (see companionClash) and,
+// where the namespace writes companions, keys whose companions could not share their slot.
 func (n *Namespace) checkKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty lock key in namespace %s", ErrInvalidKey, n.name)
 	}
-	if (n.policy.Fencing || n.policy.RecordHolder) && !lockkeys.SameSlot(key) {
+	companions := n.policy.Fencing || n.policy.RecordHolder
+	if companions && !lockkeys.SameSlot(key) {
 		return fmt.Errorf("%w: %q in namespace %s contains '}' outside a hash tag, so its fence and holder keys cannot share its cluster slot", ErrInvalidKey, key, n.name)
+	}
+	if clash := companionClash(key, companions); clash != "" {
+		return fmt.Errorf("%w: lock key %q in namespace %s %s", ErrInvalidKey, key, n.name, clash)
 	}
 	return nil
 }

@@ -19,7 +19,10 @@
 // The fence and holder keys share the lock key's cluster slot: a key with a valid hash tag keeps
 // it ("{job}:42" → "{job}:42:fence"), any other key becomes the tag ("job:42" →
 // "{job:42}:fence", "{job:42}:holder"); a key with '}' outside a hash tag is refused where such
-// a key is needed (ErrInvalidKey). Release and renew are Lua compare-and-delete and
+// a key is needed (ErrInvalidKey). So that no two keys share a companion, and no key is another's
+// companion, keys shaped like a companion ("{job}:fence") are refused everywhere, and a key that
+// is a hash tag alone ("{job}", whose companions would be those of "job") wherever it would get
+// companions. Release and renew are Lua compare-and-delete and
 // compare-and-pexpire, so a stale holder can never drop or extend a newer owner's lock. Tokens
 // are capabilities: they never appear in errors, logs or metrics.
 //

@@ -34,8 +34,9 @@ var (
 	ErrMaxHoldExceeded = errors.New("lease: lock held past MaxHold: renewal stopped")
 	// ErrExpired is the cause of the holder's context when a DisableRenewal lease reached its
 	// validity's end (ValidUntil) without a renew: the key may belong to another owner from
-	// then on. Renew returns it afterwards; Release still deletes the key if it holds this
-	// lease's token, and wraps it with ErrNotOwned when it does not.
+	// then on. Renew returns it afterwards, extending nothing, wrapped with ErrNotOwned when
+	// Redis says the key does not hold this lease's token; Release still deletes the key if it
+	// holds this lease's token, and wraps it with ErrNotOwned when it does not.
 	ErrExpired = errors.New("lease: lock expired: TTL passed without a renew")
 	// ErrReleased: Release was already called for this lease. It is also the cause of the
 	// holder's context after release.
@@ -45,8 +46,11 @@ var (
 	// ErrNoFence: a fenced write was asked for without a fence token (fencing is off, or the
 	// token is not positive).
 	ErrNoFence = errors.New("lease: fence token required")
-	// ErrInvalidKey: the key is empty, or (when a fence key is needed) contains '}' outside a
-	// hash tag, so no companion key could share its Redis Cluster slot.
+	// ErrInvalidKey: the key is empty; or (when a fence key is needed) contains '}' outside a
+	// hash tag, so no companion key could share its Redis Cluster slot; or it would collide with
+	// a companion key: it has the shape of another key's fence, write-fence or holder key
+	// ("{job}:fence"), or (where it gets companions) it is a hash tag alone ("{job}"), whose
+	// companions would be those of "job".
 	ErrInvalidKey = errors.New("lease: invalid key")
 	// ErrClosed: the Client was closed; it sends no more commands.
 	ErrClosed = errors.New("lease: client closed")

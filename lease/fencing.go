@@ -40,8 +40,11 @@ return 1
 // key must share lockKey's hash tag so that one script can read the fence key and write key on
 // Redis Cluster, on single nodes too (so code that works in development does not break on a
 // cluster): for the lock "job:42" write "{job:42}:result", for "{job:42}:lock" any
-// "{job:42}:…". Data kept elsewhere (another slot, another Redis, a database) is guarded by
-// claiming it at acquisition instead: see Guard and package sqlfence.
+// "{job:42}:…". Neither key may collide with a companion key: a data key shaped like a fence,
+// write-fence or holder key ("{job:42}:fence", the lock's own fence key) is refused with
+// ErrInvalidKey, as is a lock key that Acquire refuses so. Data kept elsewhere (another slot,
+// another Redis, a database) is guarded by claiming it at acquisition instead: see Guard and
+// package sqlfence.
 //
 // The write is bounded by Policy.RenewTimeout, the namespace's store-operation timeout. Each
 // applied or rejected write is counted in lock_fenced_writes_total.
@@ -55,9 +58,15 @@ func (n *Namespace) FencedSet(ctx context.Context, lockKey string, fence int64, 
 	if lockKey == "" || !lockkeys.SameSlot(lockKey) {
 		return fmt.Errorf("%w: lock key %q has no fence key in its own cluster slot", ErrInvalidKey, lockKey)
 	}
+	if clash := companionClash(lockKey, true); clash != "" {
+		return fmt.Errorf("%w: lock key %q %s", ErrInvalidKey, lockKey, clash)
+	}
 	if key == "" || lockkeys.SlotTag(key) != lockkeys.SlotTag(lockKey) {
 		return fmt.Errorf("%w: data key %q must have the hash tag {%s} of lock key %q to be written beside it (use a Guard for data elsewhere)",
 			ErrInvalidKey, key, lockkeys.SlotTag(lockKey), lockKey)
+	}
+	if clash := companionClash(key, false); clash != "" {
+		return fmt.Errorf("%w: data key %q %s", ErrInvalidKey, key, clash)
 	}
 	ctx, end := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
 	defer end.release()

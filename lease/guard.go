@@ -88,7 +88,9 @@ func (n *Namespace) Guard(rdb redis.UniversalClient) *Guard {
 // a newer fence already holds one of them (the caller is stale: stop), and claims the keys one
 // at a time in order, each bounded by Policy.RenewTimeout, so that keys may live in different
 // cluster slots. Claiming a key again with the same fence is harmless. Claims are not counted
-// in lock_fenced_writes_total.
+// in lock_fenced_writes_total. Claim and Set refuse with ErrInvalidKey a key whose write-fence
+// record would be another key's ("{x}" has the record of "x") or that is itself a companion key
+// ("{x}:writefence").
 func (g *Guard) Claim(ctx context.Context, fence int64, keys ...string) error {
 	if ctx == nil {
 		return errNilContext
@@ -138,10 +140,15 @@ func (g *Guard) Set(ctx context.Context, fence int64, key string, value any, ttl
 	return nil
 }
 
-// checkDataKey refuses keys whose write-fence record could land in another cluster slot.
+// checkDataKey refuses keys whose write-fence record could land in another cluster slot, and
+// keys that would collide with companion keys (see companionClash): every guarded key has a
+// write-fence record.
 func checkDataKey(key string) error {
 	if key == "" || !lockkeys.SameSlot(key) {
 		return fmt.Errorf("%w: %q cannot share a cluster slot with its write-fence key", ErrInvalidKey, key)
+	}
+	if clash := companionClash(key, true); clash != "" {
+		return fmt.Errorf("%w: data key %q %s", ErrInvalidKey, key, clash)
 	}
 	return nil
 }

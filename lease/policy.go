@@ -72,7 +72,8 @@ type Policy struct {
 	// called. For critical sections known to be much shorter than TTL. The lease ends at
 	// ValidUntil unless a Renew moves it: the holder's context is cancelled with cause
 	// ErrExpired and lock_held stops counting it (Release still deletes the key if it is
-	// still this lease's). A holder paused past that moment can still write: fence the writes.
+	// still this lease's; Renew extends nothing and counts not_owned). A holder paused past
+	// that moment can still write: fence the writes.
 	DisableRenewal bool
 	// MaxRenewFailures is the number of consecutive failed renews after which the Abandon policy
 	// abandons the lease. Default 3. The key's expiry bounds it too: with the default

@@ -48,16 +48,36 @@ end
 return 1
 `)
 
+// ownsScript tells whether the lock still holds the caller's token, without extending or
+// returning it (the token of another holder never leaves Redis). KEYS[1] lock key; ARGV[1]
+// owner token. Returns 1 when it does, 0 when not (a key of another type: not owned).
+var ownsScript = newScript(`
+local v = redis.pcall('get', KEYS[1])
+if type(v) == 'table' and not string.find(v.err, '^WRONGTYPE') then
+	return redis.error_reply(v.err)
+end
+if v == ARGV[1] then
+	return 1
+end
+return 0
+`)
+
 // errRenewTimeout is the cause of a renew's own deadline.
 var errRenewTimeout = errors.New("lease: renew timeout")
 
 // Renew extends the lease to a full TTL from now, as the background renewer does; use it when
 // renewal is disabled or at points of the work that must not outlive the lease. It returns
 // ErrNotOwned when the key no longer holds this lease's token (which ends a DisableRenewal
-// lease), and ErrExpired once a DisableRenewal lease has passed ValidUntil without a renew (see
-// ErrExpired). Like a background renew, it is
-// bounded by Policy.RenewTimeout. The attempt is counted in lock_renewals_total (unless ctx
-// was cancelled: the caller called it off); it does not change the renewer's failure count.
+// lease). Like a background renew, it is bounded by Policy.RenewTimeout. The attempt is counted
+// in lock_renewals_total (unless ctx was cancelled: the caller called it off); it does not
+// change the renewer's failure count.
+//
+// Once a DisableRenewal lease has ended (at ValidUntil, see ErrExpired) Renew no longer extends
+// the key, but still asks Redis whether it holds this lease's token, as Release does: when it
+// does not (the key expired, or another owner took it), the error is both ErrNotOwned and
+// ErrExpired; when it does (Redis's expiry comes up to the drift margin after ValidUntil), the
+// error is ErrExpired. Both count as not_owned: the lease was over before the renew, whichever
+// side of the margin Redis was on.
 func (l *Lease) Renew(ctx context.Context) error {
 	if l == nil {
 		return errNilLease
@@ -72,15 +92,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	state := l.state
 	l.mu.Unlock()
-	switch state {
-	case stateReleased:
-		return ErrReleased
-	case stateAbandoned:
-		return ErrAbandoned
-	case stateMaxHold:
-		return ErrMaxHoldExceeded
-	case stateExpired:
-		return ErrExpired
+	if state != stateHeld {
+		return l.renewEnded(ctx, state)
 	}
 	start := time.Now()
 	rctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
@@ -120,6 +133,43 @@ func (l *Lease) Renew(ctx context.Context) error {
 		l.validUntil = v
 	}
 	return nil
+}
+
+// renewEnded answers a Renew of a lease whose hold has ended, by how it ended.
+func (l *Lease) renewEnded(ctx context.Context, state leaseState) error {
+	switch state {
+	case stateReleased:
+		return ErrReleased
+	case stateAbandoned:
+		return ErrAbandoned
+	case stateMaxHold:
+		return ErrMaxHoldExceeded
+	}
+	return l.renewAfterExpiry(ctx)
+}
+
+// renewAfterExpiry answers a Renew of a DisableRenewal lease whose hold has ended: the holder's
+// context is cancelled and lock_held no longer counts it, so the key is not extended. Redis is
+// asked whether the key still holds the lease's token, so that a stale holder learns it is not
+// the owner, and is counted so, as its Release would be. A holder whose key still holds its
+// token is refused too, and counted not_owned: it renewed after its lease ended, the timing
+// symptom not_owned stands for, and the count does not depend on whether Redis had reclaimed
+// the key within the drift margin.
+func (l *Lease) renewAfterExpiry(ctx context.Context) error {
+	n := l.ns
+	rctx, end := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer end.release()
+	owned, err := n.client.runScript(rctx, ownsScript, 1, l.keyArg, l.tokenArg)
+	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
+		n.m.renewDone(false, err)
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("lease: renew %q in namespace %s: %w (%w)", l.key, n.name, ErrExpired, err)
+	case owned == 0:
+		return fmt.Errorf("%w: renew %q in namespace %s (%w)", ErrNotOwned, l.key, n.name, ErrExpired)
+	}
+	return fmt.Errorf("%w: renew %q in namespace %s: the lease ended at its lapse, the key is not extended", ErrExpired, l.key, n.name)
 }
 
 // renew runs the compare-and-pexpire, waiting out a slot being migrated until ctx ends

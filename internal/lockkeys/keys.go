@@ -104,10 +104,15 @@ func LockOf(key string) (kind Kind, base, unwrapped string) {
 // companionBase reports whether base is what companion puts before the suffix: a key that keeps
 // its own hash tag, or "{" + a key without one + "}".
 func companionBase(base string) bool {
-	if hasHashTag(base) {
-		return true
-	}
-	inner, ok := strings.CutPrefix(base, "{")
+	return hasHashTag(base) || SharesCompanions(base)
+}
+
+// SharesCompanions reports whether key has the companion keys of another key: "{L}", L a key
+// without a hash tag, keeps its tag and so gets "{L}:fence", which is also what L, wrapped into
+// a tag, gets. Where keys get companions, one of the two must be refused; the lease library
+// refuses "{L}".
+func SharesCompanions(key string) bool {
+	inner, ok := strings.CutPrefix(key, "{")
 	if !ok {
 		return false
 	}

@@ -1,6 +1,7 @@
 package lockkeys
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -135,5 +136,47 @@ func TestSlotTag(t *testing.T) {
 		if SameSlot(key) && SlotTag(Fence(key)) != SlotTag(key) {
 			t.Errorf("Fence(%q) = %q has tag %q, the key %q", key, Fence(key), SlotTag(Fence(key)), SlotTag(key))
 		}
+	}
+}
+
+// TestCompanionsAreNobodyElses: among keys that are not refused (SameSlot, not SharesCompanions,
+// not companion-shaped), no two have a companion in common, and no key is another's companion.
+func TestCompanionsAreNobodyElses(t *testing.T) {
+	candidates := []string{"inv", "{inv}", "{inv}:fence", "{inv}:holder", "{inv}:writefence",
+		"inv:fence", "{inv}:lock", "{inv}:lock:fence", "{{inv}}", "{a{b}", "a{b", "{tenant}:job",
+		"{tenant}:job:fence", "{tenant}:job:holder", "{}", "a}b", "{a}b}", "x{y}z", "{inv}x"}
+	var kept []string
+	for _, k := range candidates {
+		if SameSlot(k) && !SharesCompanions(k) && KindOf(k) == NotCompanion {
+			kept = append(kept, k)
+		}
+	}
+	owner := map[string]string{}
+	for _, k := range kept {
+		for _, c := range []string{Fence(k), WriteFence(k), Holder(k)} {
+			if prev, dup := owner[c]; dup {
+				t.Errorf("%q and %q share the companion %q", prev, k, c)
+			}
+			owner[c] = k
+		}
+	}
+	for _, k := range kept {
+		if other, ok := owner[k]; ok {
+			t.Errorf("key %q is a companion of %q", k, other)
+		}
+	}
+	for _, k := range []string{"{inv}", "{a{b}", "{}"} {
+		if !SharesCompanions(k) {
+			t.Errorf("SharesCompanions(%q) = false, want true", k)
+		}
+	}
+	for _, k := range []string{"inv", "{inv}:lock", "{{inv}}", "x{y}z", "{inv}x"} {
+		if SharesCompanions(k) {
+			t.Errorf("SharesCompanions(%q) = true, want false", k)
+		}
+	}
+	want := []string{"inv", "inv:fence", "{inv}:lock", "{{inv}}", "a{b", "{tenant}:job", "x{y}z", "{inv}x"}
+	if !slices.Equal(kept, want) {
+		t.Errorf("keys kept = %q, want %q", kept, want)
 	}
 }
