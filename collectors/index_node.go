@@ -480,13 +480,13 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 }
 
 // reread inspects keys with the walk's inspector (TYPE, PTTL, PEXPIRETIME on Redis 7, OBJECT
-// IDLETIME), pipelined in batches, and applies the replies to idx. A key whose command failed
+// IDLETIME; a fence key's expiry alone), pipelined in batches, and applies the replies to idx. A key whose command failed
 // with an error reply (NOPERM, say) marks its namespaces failed until a re-read succeeds.
 func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) error {
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, readHolder: n.cls.holderReader()}
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader()}
 	errs := map[int]error{}
 	size := n.s.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
@@ -510,8 +510,6 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 				for m := mask; m != 0; m &= m - 1 {
 					errs[trailingZeros(m)] = r.err
 				}
-			case isFenceKey(batch[k]):
-				idx.applyFenceReply(batch[k], mask, r)
 			default:
 				idx.apply(batch[k], mask, r, st)
 			}
