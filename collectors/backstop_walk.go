@@ -88,6 +88,9 @@ func (n *indexNode) backstop(ctx context.Context) {
 		}
 	}
 	if err := n.reread(ctx, idx, unseen); err != nil {
+		if isRefusal(err) {
+			n.refuseIndex(err)
+		}
 		return
 	}
 	fixed := 0
