@@ -88,6 +88,9 @@ func (n *indexNode) backstop(ctx context.Context) {
 		}
 	}
 	if err := n.reread(ctx, idx, unseen); err != nil {
+		if isRefusal(err) {
+			n.refuseIndex(err)
+		}
 		return
 	}
 	fixed := 0
@@ -112,21 +115,12 @@ type backstopCheck struct {
 	n        *indexNode
 	idx      *keyIndex
 	absolute bool
-	fences   []string // fence keys seen since the last batch, with their masks
-	fenceNS  []uint64
 	fixed    int
 	aborted  bool
 }
 
 func (c *backstopCheck) expireTime() bool { return c.absolute }
 func (c *backstopCheck) now() int64       { return c.n.clock.now() }
-
-func (c *backstopCheck) fence(key string, matches []int32) {
-	c.n.syncMu.Lock()
-	defer c.n.syncMu.Unlock()
-	c.fences = append(c.fences, key)
-	c.fenceNS = append(c.fenceNS, maskOf(matches))
-}
 
 // drained brings the index up to now before a comparison, and reports false when the index is
 // no longer following its feed (the walk is then abandoned: a resync walks anyway). syncMu is held.
@@ -146,9 +140,9 @@ func (c *backstopCheck) drained(ctx context.Context) bool {
 	return true
 }
 
-// add judges one batch: after a drain, the index holds every change the feed named up to now,
-// so a key the feed has not named since the walk began must read as the index says, or the feed
-// missed something.
+// add judges one batch (lock keys, and fence keys read for their expiry): after a drain, the
+// index holds every change the feed named up to now, so a key the feed has not named since the
+// walk began must read as the index says, or the feed missed something.
 func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int64) {
 	c.n.syncMu.Lock()
 	defer c.n.syncMu.Unlock()
@@ -186,17 +180,6 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 			c.idx.set(key, old)
 		}
 	}
-	for i, key := range c.fences {
-		mask := c.fenceNS[i] &^ dropped
-		if mask == 0 || fresh[key] {
-			continue
-		}
-		if old, had := c.idx.get(key); !had || !old.fence || old.ns != mask {
-			c.fixed++
-		}
-		c.idx.applyFence(key, mask)
-	}
-	c.fences, c.fenceNS = c.fences[:0], c.fenceNS[:0]
 }
 
 func (c *backstopCheck) droppedMask() uint64 {

@@ -36,18 +36,19 @@ func (c *classifier) holderReader() func(key string) bool {
 	}
 }
 
-// queueHolders adds to pipe a GET of the holder key of every key readHolder picks (nil where it
-// does not) and, when there is one, a TIME: the server's clock, against which the holder
-// records' acquisition times are aged, so the exporter's clock plays no part.
+// queueHolders adds to pipe a GET of the holder key of every key readHolder picks, fence keys
+// read for their expiry alone aside (nil where it does not), and, when there is one, a TIME:
+// the server's clock, against which the holder records' acquisition times are aged, so the
+// exporter's clock plays no part.
 func (in *inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, keys []string) {
 	in.holders, in.now = in.holders[:0], nil
 	if in.readHolder == nil {
 		return
 	}
 	queued := false
-	for _, k := range keys {
+	for j, k := range keys {
 		var cmd *redis.StringCmd
-		if in.readHolder(k) {
+		if !in.fences[j] && in.readHolder(k) {
 			in.ask(ctx, pipe)
 			cmd, queued = pipe.Get(ctx, lockkeys.Holder(k)), true
 		}

@@ -31,10 +31,9 @@ func (c *serverClock) set(server int64, sent, received time.Time) {
 
 // keySink receives every key a pass reads: the index's build and its backstop walk are passes.
 type keySink interface {
-	// add records one inspected batch; at is the server time (ms) taken before it was sent.
+	// add records one inspected batch, fence keys read for their expiry among its keys; at is
+	// the server time (ms) taken before it was sent.
 	add(b *batch, replies []keyReply, idleKnown bool, at int64)
-	// fence records a fence key the walk counted (a walk does not inspect them).
-	fence(key string, matches []int32)
 	// expireTime says whether the inspector reads PEXPIRETIME.
 	expireTime() bool
 	// now is the server's time, ms.
@@ -90,12 +89,6 @@ func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int
 		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]]), &replies[k], st)
 		b.record(bt.keys[k], e, keep)
 	}
-}
-
-func (b *indexBuilder) fence(key string, matches []int32) {
-	b.lock()
-	defer b.unlock()
-	b.record(key, indexEntry{ns: maskOf(matches), fence: true}, true)
 }
 
 func (b *indexBuilder) lock() {
@@ -167,5 +160,5 @@ func maskOf(ns []int32) uint64 {
 	return m
 }
 
-// isFenceKey reports whether key is counted apart as a fence key rather than inspected.
+// isFenceKey reports whether key is counted apart as a fence key, read for its expiry alone.
 func isFenceKey(key string) bool { return lockkeys.KindOf(key) == lockkeys.FenceCompanion }

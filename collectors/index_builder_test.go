@@ -21,21 +21,13 @@ type reading struct {
 // feedBuild gives a builder the readings, one batch each, as a pass would.
 func feedBuild(b *indexBuilder, rs []reading, at int64) {
 	for _, r := range rs {
-		if r.fence {
-			var matches []int32
-			for m := r.ns; m != 0; m &= m - 1 {
-				matches = append(matches, int32(trailingZeros(m)))
-			}
-			b.fence(r.key, matches)
-			continue
-		}
 		bt := newBatch(1)
 		bt.keys = append(bt.keys, r.key)
 		for m := r.ns | 1; m != 0; m &= m - 1 { // a gone key was still classified
 			bt.ns = append(bt.ns, int32(trailingZeros(m)))
 		}
 		bt.off = append(bt.off, int32(len(bt.ns)))
-		reply := keyReply{info: KeyInfo{TTL: NoTTL, Idle: r.idle}, typ: TypeString, expireAt: -1, gone: r.ns == 0}
+		reply := keyReply{info: KeyInfo{TTL: NoTTL, Idle: r.idle}, typ: TypeString, expireAt: -1, gone: r.ns == 0, fence: r.fence}
 		if r.ttl > 0 {
 			reply.info.TTL, reply.expireAt = r.ttl, at+r.ttl.Milliseconds()
 		}

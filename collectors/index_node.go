@@ -77,6 +77,10 @@ type indexNode struct {
 	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
 	// walk began: the walk does not judge them, its own reading of them may be older.
 	changedSince map[string]bool
+	// unreadable holds each changed key whose re-read Redis refused (NOPERM on the key, say),
+	// with the refusal: its entry may be stale, so its namespaces fail until a re-read
+	// succeeds, and each scrape tries again.
+	unreadable map[string]error
 
 	mu        sync.Mutex
 	absolute  bool      // the server has PEXPIRETIME
@@ -86,7 +90,6 @@ type indexNode struct {
 	resyncs   map[string]int64
 	refused   error
 	dropped   uint64 // namespaces past the key budget, walked
-	keyErrs   map[int]error
 	entries   int
 	// The backstop walk's counts: corrections it made, and walks it finished.
 	corrections, backstops int64
@@ -326,7 +329,7 @@ func (n *indexNode) establish() error {
 	for _, i := range truncated {
 		n.dropNamespace(idx, i)
 	}
-	n.feed, n.idx, n.ident = feed, idx, ident
+	n.feed, n.idx, n.ident, n.unreadable = feed, idx, ident, nil
 	if reason, err := n.drain(ctx); reason != "" || err != nil {
 		// Lost already: the index is complete but may be behind; the next round builds afresh.
 		n.feed.close()
@@ -359,35 +362,50 @@ func (n *indexNode) follow() string {
 			return ""
 		case <-t.C:
 		}
-		n.syncMu.Lock()
-		n.mu.Lock()
-		refused := n.refused != nil // by a scrape, since the build
-		n.mu.Unlock()
+		reason, refused := n.followTick(tick)
 		if refused {
-			n.syncMu.Unlock()
 			return ""
 		}
-		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
-		reason := n.lostReason()
-		if reason == "" {
-			reason, _ = n.drain(ctx) // a Redis that does not answer is the scrape's to report
-		}
-		if reason == "" && tick%identityEvery == 0 {
-			if ident, _, _, err := n.readIdentity(ctx); err == nil {
-				reason = n.ident.changed(ident)
-			}
-		}
-		cancel()
-		if reason == "" {
-			n.mu.Lock()
-			n.currentAt = time.Now()
-			n.mu.Unlock()
-		}
-		n.syncMu.Unlock()
 		if reason != "" && n.ctx.Err() == nil {
 			return reason
 		}
 	}
+}
+
+// followTick drains the feed once and, every identityEvery ticks, checks the server's identity.
+// It returns a resync reason, or refused true when the index is refused: by a scrape since the
+// build, or by this drain, which met a command the ACL does not grant.
+func (n *indexNode) followTick(tick int) (reason string, refused bool) {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	n.mu.Lock()
+	refused = n.refused != nil
+	n.mu.Unlock()
+	if refused {
+		return "", true
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
+	defer cancel()
+	reason = n.lostReason()
+	if reason == "" {
+		var err error
+		// A Redis that does not answer is the scrape's to report.
+		if reason, err = n.drain(ctx); isRefusal(err) {
+			n.refuseIndex(err)
+			return "", true
+		}
+	}
+	if reason == "" && tick%identityEvery == 0 {
+		if ident, _, _, err := n.readIdentity(ctx); err == nil {
+			reason = n.ident.changed(ident)
+		}
+	}
+	if reason == "" {
+		n.mu.Lock()
+		n.currentAt = time.Now()
+		n.mu.Unlock()
+	}
+	return reason, false
 }
 
 func (n *indexNode) lostReason() string {
@@ -480,14 +498,16 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 }
 
 // reread inspects keys with the walk's inspector (TYPE, PTTL, PEXPIRETIME on Redis 7, OBJECT
-// IDLETIME), pipelined in batches, and applies the replies to idx. A key whose command failed
-// with an error reply (NOPERM, say) marks its namespaces failed until a re-read succeeds.
+// IDLETIME; a fence key's expiry alone), pipelined in batches, and applies the replies to idx.
+// It returns an error when Redis did not answer (or answered that it cannot serve yet, BUSY
+// say): the caller keeps the keys queued. A command the ACL refuses is a refused grant: the
+// index cannot follow any change, and the error says so (isRefusal). A key whose own read
+// failed (NOPERM on the key) is kept in unreadable, see noteUnreadable. syncMu is held.
 func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) error {
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, readHolder: n.cls.holderReader()}
-	errs := map[int]error{}
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader()}
 	size := n.s.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
@@ -495,33 +515,125 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 		replies, idleKnown := in.inspect(ctx, batch, true)
 		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
 		for k := range replies {
-			r := &replies[k]
-			mask := n.maskOf(batch[k])
-			switch {
-			case isConnectionError(r.err):
-				return r.err
-			case isRedirect(r.err):
-				// The key's slot is being migrated: the node's keys change by MIGRATE, whose
-				// invalidations a re-read during the move cannot follow. Resync the node.
-				n.mu.Lock()
-				n.redirected = true
-				n.mu.Unlock()
-			case r.err != nil:
-				for m := mask; m != 0; m &= m - 1 {
-					errs[trailingZeros(m)] = r.err
-				}
-			case isFenceKey(batch[k]):
-				idx.applyFenceReply(batch[k], mask, r)
-			default:
-				idx.apply(batch[k], mask, r, st)
+			if err := n.applyReread(idx, batch[k], &replies[k], st); err != nil {
+				return err
 			}
 		}
 	}
 	n.mu.Lock()
-	n.keyErrs = errs
 	n.entries = idx.len()
 	n.mu.Unlock()
 	return nil
+}
+
+// applyReread applies one key's re-read to idx, or returns the error that ends the re-read.
+// syncMu is held.
+func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp) error {
+	mask := n.maskOf(key)
+	switch {
+	case unanswered(r.err):
+		return r.err
+	case commandRefused(r.err):
+		return &errTrackingRefused{r.err}
+	case isRedirect(r.err):
+		// The key's slot is being migrated: the node's keys change by MIGRATE, whose
+		// invalidations a re-read during the move cannot follow. Resync the node.
+		n.mu.Lock()
+		n.redirected = true
+		n.mu.Unlock()
+	case r.err != nil:
+		return n.noteUnreadable(key, mask, r.err)
+	default:
+		delete(n.unreadable, key)
+		idx.apply(key, mask, r, st)
+	}
+	return nil
+}
+
+// noteUnreadable records that key, of the namespaces in mask, could not be read. Past the key
+// budget of such keys the index refuses: it would hold more names it cannot vouch for than it
+// may hold keys, and the walk reports each namespace's failure as well. syncMu is held.
+func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
+	if mask == 0 {
+		delete(n.unreadable, key) // no namespace the index serves wants it any more
+		return nil
+	}
+	if n.unreadable == nil {
+		n.unreadable = map[string]error{}
+	}
+	n.unreadable[key] = err
+	if len(n.unreadable) > n.s.opts.IndexKeyBudget {
+		return &errTrackingRefused{fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
+	}
+	return nil
+}
+
+// retryUnreadable re-reads every key whose last re-read was refused: a scrape's figures are
+// exact once the grant is given, without waiting for the key to change. syncMu is held.
+func (n *indexNode) retryUnreadable(ctx context.Context) error {
+	if len(n.unreadable) == 0 {
+		return nil
+	}
+	return n.reread(ctx, n.idx, slices.Sorted(maps.Keys(n.unreadable)))
+}
+
+// errKeyUnreadable is a namespace's error while keys of it that changed cannot be re-read.
+var errKeyUnreadable = errors.New("changed keys cannot be read")
+
+// unreadableErrs is, by namespace bit, the error of the namespaces that hold unreadable keys: it
+// names the first such key and counts the others. syncMu is held.
+func (n *indexNode) unreadableErrs() map[int]error {
+	first, count := map[int]string{}, map[int]int{}
+	for key := range n.unreadable {
+		for m := n.maskOf(key); m != 0; m &= m - 1 {
+			b := trailingZeros(m)
+			count[b]++
+			if first[b] == "" || key < first[b] {
+				first[b] = key
+			}
+		}
+	}
+	errs := make(map[int]error, len(first))
+	for b, key := range first {
+		errs[b] = fmt.Errorf("%w: %q and %d more: %w", errKeyUnreadable, key, count[b]-1, n.unreadable[key])
+	}
+	return errs
+}
+
+// refuseIndex ends the index after a refused grant (isRefusal): the node refuses as a build
+// would, one line per namespace, its feed closes and the feed loop ends, and the walk serves.
+// syncMu is held.
+func (n *indexNode) refuseIndex(err error) {
+	n.refuse(err)
+	if n.feed != nil {
+		n.feed.close()
+		n.feed = nil
+	}
+}
+
+// isRefusal reports whether err is a refused grant (errTrackingRefused).
+func isRefusal(err error) bool {
+	var refused *errTrackingRefused
+	return errors.As(err, &refused)
+}
+
+// unanswered reports whether err is no answer, or an error reply by which Redis says it cannot
+// serve yet (BUSY, LOADING, ...): the keys are read again later, as after a timeout.
+func unanswered(err error) bool {
+	var rerr redis.Error
+	return isConnectionError(err) || errors.As(err, &rerr) && transientReply(rerr.Error())
+}
+
+// commandRefused reports whether err is Redis refusing a command itself rather than one key:
+// NOPERM for a command the ACL does not grant (Redis 6 to 8 say "permissions to run"; a key
+// refused says "permissions to access"), or a command renamed away.
+func commandRefused(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	return strings.HasPrefix(msg, "NOPERM ") && strings.Contains(msg, "permissions to run") || strings.HasPrefix(msg, "ERR unknown command")
 }
 
 // serverIdentity is what tells that the server behind the address is no longer the one the

@@ -69,7 +69,6 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
 func (n *indexNode) collect(ctx context.Context) indexServe {
-	all := uint64(1)<<len(n.namespaces) - 1
 	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
 	start := time.Now()
 	if partial, ok := n.awaitFirstBuild(ctx); ok {
@@ -95,17 +94,9 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
-		out.walk = all
-		for b := range n.namespaces {
-			out.walkWhy[b] = reasonTrackingRefused
-		}
-		return out
+		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
 	case n.idx == nil:
-		out.walk = all
-		for b := range n.namespaces {
-			out.walkWhy[b] = reasonIndexUnavailable
-		}
-		return out
+		return out.walkAll(len(n.namespaces), reasonIndexUnavailable)
 	}
 	for b := range n.namespaces {
 		if dropped&(1<<b) != 0 {
@@ -114,38 +105,25 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 	}
 	if current {
-		reason, err := resyncConnectionLost, error(nil)
-		if n.feed != nil {
-			handed, pingErr := n.scrapePing(ctx)
-			if handed {
-				unlock = false // the PING releases syncMu when its reply arrives
-				out.err = ErrNoAnswer
-				return out
-			}
-			reason, err = n.drainPinged(ctx, pingErr)
-		}
-		if err != nil {
+		handed, err := n.scrapeDrain(ctx)
+		switch {
+		case handed:
+			unlock = false // the PING releases syncMu when its reply arrives
+			out.err = ErrNoAnswer
+			return out
+		case isRefusal(err):
+			n.refuseIndex(err)
+			return out.walkAll(len(n.namespaces), reasonTrackingRefused)
+		case err != nil:
 			out.err = err
 			return out
-		}
-		if reason != "" {
-			n.lose(reason)
 		}
 	}
 	ident, keyspace, now, err := n.readIdentity(ctx)
 	if refused := refusedGrant(err); refused != err {
-		// A grant the index needs was revoked since its build: the node refuses as a build
-		// would (one line), its feed closes and the feed loop ends, and the walk serves.
-		n.refuse(refused)
-		if n.feed != nil {
-			n.feed.close()
-			n.feed = nil
-		}
-		out.walk = all
-		for b := range n.namespaces {
-			out.walkWhy[b] = reasonTrackingRefused
-		}
-		return out
+		// A grant the index needs was revoked since its build.
+		n.refuseIndex(refused)
+		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
 	}
 	if err != nil {
 		out.err = err
@@ -166,11 +144,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	// holds its keys, and the cluster's index starts a node for it.
 	demoted := n.clusterMaster && ident.role != "master"
 	if demoted || stale && (n.ident.changed(ident) != "" || wrong) {
-		out.walk = all
-		for b := range n.namespaces {
-			out.walkWhy[b] = reasonResyncing
-		}
-		return out
+		return out.walkAll(len(n.namespaces), reasonResyncing)
 	}
 
 	n.mu.Lock()
@@ -178,8 +152,8 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	if !n.current {
 		age = time.Since(n.currentAt)
 	}
-	keyErrs := n.keyErrs
 	n.mu.Unlock()
+	keyErrs := n.unreadableErrs()
 
 	aggs, idle, err := n.exactTop(ctx, now)
 	if err != nil {
@@ -234,6 +208,36 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 	}
 	return out
+}
+
+// walkAll sends the scrape's namespaces, all n of them, to the walk for why.
+func (out indexServe) walkAll(n int, why string) indexServe {
+	out.walk = uint64(1)<<n - 1
+	for b := range n {
+		out.walkWhy[b] = why
+	}
+	return out
+}
+
+// scrapeDrain brings the index up to the scrape: the feed drained (its PING with scrapePing,
+// which may hand syncMu over: handed true), and the keys whose re-read was refused read again.
+// A lost feed marks the index behind (lose). syncMu is held.
+func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
+	reason := resyncConnectionLost
+	if n.feed != nil {
+		handed, pingErr := n.scrapePing(ctx)
+		if handed {
+			return true, ErrNoAnswer
+		}
+		if reason, err = n.drainPinged(ctx, pingErr); err != nil {
+			return false, err
+		}
+	}
+	if reason != "" {
+		n.lose(reason)
+		return false, nil
+	}
+	return false, n.retryUnreadable(ctx)
 }
 
 // scrapePing runs a scrape's PING on the tracking connection with the scrape's deadline plus

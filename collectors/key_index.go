@@ -25,7 +25,7 @@ type indexEntry struct {
 	ns       uint64 // bit b: indexed namespace b's pattern matches the key
 	epoch    uint32 // keyIndex.epoch when written
 	typ      uint8  // typeCode of the value
-	fence    bool   // a lease fence or write-fence key: counted apart, never inspected further
+	fence    bool   // a lease fence or write-fence key: counted apart, read for its expiry alone
 }
 
 // Value type codes of an indexEntry.
@@ -86,12 +86,19 @@ func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool 
 }
 
 // entryOf is the entry a reply describes, and keep false when the key is not indexed (gone, or a
-// type no namespace of the mask counts).
+// type no namespace of the mask counts). A fence key's entry holds its expiry alone: every
+// namespace of the mask counts it, whatever its type.
 func entryOf(ns uint64, r *keyReply, st readStamp) (e indexEntry, keep bool) {
-	if r.gone || !wantedByAny(ns, r.typ, st.namespaces) {
+	switch {
+	case r.gone:
 		return e, false
+	case r.fence:
+		e = indexEntry{ns: ns, fence: true}
+	case !wantedByAny(ns, r.typ, st.namespaces):
+		return e, false
+	default:
+		e = indexEntry{ns: ns, typ: typeCode(r.typ), acquired: r.acquired}
 	}
-	e = indexEntry{ns: ns, typ: typeCode(r.typ), acquired: r.acquired}
 	switch {
 	case r.info.TTL == NoTTL:
 	case st.absolute && r.expireAt > 0:
@@ -99,7 +106,7 @@ func entryOf(ns uint64, r *keyReply, st readStamp) (e indexEntry, keep bool) {
 	default:
 		e.expireAt = st.at + r.info.TTL.Milliseconds()
 	}
-	if st.idleKnown {
+	if st.idleKnown && !r.fence {
 		e.touched = st.at - r.info.Idle.Milliseconds()
 	}
 	return e, true
@@ -120,20 +127,6 @@ func differs(a, b indexEntry, absolute bool) bool {
 		return d != 0
 	}
 	return d > expirySlack || d < -expirySlack
-}
-
-// applyFence records a fence key seen by a walk (a walk does not inspect them).
-func (x *keyIndex) applyFence(key string, ns uint64) {
-	x.keys.set(key, indexEntry{ns: ns, fence: true, epoch: x.epoch})
-}
-
-// applyFenceReply records a re-read fence key: present or gone is all that counts.
-func (x *keyIndex) applyFenceReply(key string, ns uint64, r *keyReply) {
-	if r.gone {
-		x.keys.remove(key)
-		return
-	}
-	x.applyFence(key, ns)
 }
 
 // wantedByAny reports whether some namespace in the mask counts keys of type typ.

@@ -33,6 +33,10 @@ type keyReply struct {
 	// server's clock), read for namespaces that declare ExpectedMaxHold; 0 when none was read.
 	// The index keeps it, so that a hold age is exact at any later scrape.
 	acquired int64
+	// fence marks the reply of a fence key read for its expiry alone (inspector.fenceExpiry):
+	// info.TTL is NoTTL for a key without expiry, otherwise expireAt (PEXPIRETIME) or info.TTL
+	// (PTTL) holds the expiry; nothing else is read.
+	fence bool
 }
 
 // inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
@@ -46,13 +50,19 @@ type inspector struct {
 	// expiry keeps a key's TTL exact between reads, where read time + PTTL carries the pipeline's
 	// round trip as its error.
 	expireTime bool
+	// fenceExpiry reads a fence key's expiry alone (PEXPIRETIME with expireTime, else PTTL),
+	// for the index: a fence key is counted, never inspected further, and the index must know
+	// when it expires, as Redis may reclaim it long after.
+	fenceExpiry bool
 	// asking sends ASKING before each command on a key: the re-read of keys whose slot this
 	// Cluster master is importing (see settleRedirects).
-	asking  bool
+	asking bool
+	// The commands queued per key, nil where a key has none (a fence key's, see fenceExpiry).
 	expires []*redis.DurationCmd
 	ttls    []*redis.DurationCmd
 	idles   []*redis.DurationCmd
 	types   []*redis.StatusCmd
+	fences  []bool
 	replies []keyReply
 	// readHolder picks the keys whose holder record is read for their hold age (see
 	// classifier.holderReader); nil reads none. holders has a GET per key (nil where none was
@@ -68,22 +78,9 @@ type inspector struct {
 func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
 	wantIdle := !in.noIdle.Load()
 	pipe := in.c.Pipeline()
-	in.ttls, in.idles, in.types, in.expires = in.ttls[:0], in.idles[:0], in.types[:0], in.expires[:0]
+	in.ttls, in.idles, in.types, in.expires, in.fences = in.ttls[:0], in.idles[:0], in.types[:0], in.expires[:0], in.fences[:0]
 	for _, k := range keys {
-		in.ask(ctx, pipe)
-		in.ttls = append(in.ttls, pipe.PTTL(ctx, k))
-		if in.expireTime {
-			in.ask(ctx, pipe)
-			in.expires = append(in.expires, pipe.PExpireTime(ctx, k))
-		}
-		if wantIdle {
-			in.ask(ctx, pipe)
-			in.idles = append(in.idles, pipe.ObjectIdleTime(ctx, k))
-		}
-		if withType {
-			in.ask(ctx, pipe)
-			in.types = append(in.types, pipe.Type(ctx, k))
-		}
+		in.queueKey(ctx, pipe, k, wantIdle, withType)
 	}
 	in.queueHolders(ctx, pipe, keys)
 	// Exec's error is the first failed command's; each command is judged on its own below,
@@ -94,6 +91,9 @@ func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) 
 	idleKnown = wantIdle
 	if wantIdle {
 		for _, cmd := range in.idles {
+			if cmd == nil {
+				continue
+			}
 			if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), lfuIdleError) {
 				in.noIdle.Store(true)
 				idleKnown = false
@@ -110,7 +110,36 @@ func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) 
 	return replies, idleKnown
 }
 
+// queueKey adds key's commands to pipe, and to the inspector's lists a command or nil each.
+func (in *inspector) queueKey(ctx context.Context, pipe redis.Pipeliner, key string, wantIdle, withType bool) {
+	fence := in.fenceExpiry && isFenceKey(key)
+	var ttl, expire, idle *redis.DurationCmd
+	var typ *redis.StatusCmd
+	if !fence || !in.expireTime {
+		in.ask(ctx, pipe)
+		ttl = pipe.PTTL(ctx, key)
+	}
+	if in.expireTime {
+		in.ask(ctx, pipe)
+		expire = pipe.PExpireTime(ctx, key)
+	}
+	if wantIdle && !fence {
+		in.ask(ctx, pipe)
+		idle = pipe.ObjectIdleTime(ctx, key)
+	}
+	if withType && !fence {
+		in.ask(ctx, pipe)
+		typ = pipe.Type(ctx, key)
+	}
+	in.fences = append(in.fences, fence)
+	in.ttls, in.expires = append(in.ttls, ttl), append(in.expires, expire)
+	in.idles, in.types = append(in.idles, idle), append(in.types, typ)
+}
+
 func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply {
+	if in.fences[j] {
+		return in.fenceReply(j, key)
+	}
 	r := keyReply{info: KeyInfo{Key: key}, typ: TypeString}
 	ttl, err := in.ttls[j].Result()
 	if err != nil {
@@ -167,5 +196,28 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 		r.info.Idle = idle
 	}
 	in.heldFor(j, &r)
+	return r
+}
+
+// fenceReply is fence key j's reply from its one expiry command: PEXPIRETIME when the inspector
+// reads it, else PTTL. go-redis keeps either's -1 (no expiry) and -2 (no key) raw.
+func (in *inspector) fenceReply(j int, key string) keyReply {
+	r := keyReply{info: KeyInfo{Key: key, TTL: NoTTL}, expireAt: -1, fence: true}
+	cmd := in.ttls[j]
+	if in.expireTime {
+		cmd = in.expires[j]
+	}
+	v, err := cmd.Result()
+	switch {
+	case err != nil:
+		r.err = err
+	case v == -2:
+		r.gone = true
+	case v == -1: // no expiry: NoTTL
+	case in.expireTime:
+		r.expireAt, r.info.TTL = v.Milliseconds(), 0
+	default:
+		r.info.TTL = v
+	}
 	return r
 }

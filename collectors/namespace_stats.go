@@ -29,7 +29,9 @@ type nsState struct {
 // admit takes keys of one classified SCAN reply, from index from on, into the pass until b holds
 // limit keys: fence counters are counted, holder keys skipped, other keys claim a place under each matching
 // namespace's cap and are added to b for inspection. It returns where it stopped and whether
-// every namespace has reached its cap, so the pass can stop.
+// every namespace has reached its cap, so the pass can stop. A pass for the index (sink set)
+// adds fence keys to b too, outside the caps, for their expiry: the index must stop counting
+// one when it expires, where a walk's SCAN no longer returns it.
 func (f *pass) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -43,7 +45,9 @@ func (f *pass) admit(reply *classified, from int, b *batch, limit int) (next int
 				f.ns[i].fence++
 			}
 			if f.sink != nil {
-				f.sink.fence(key, matches)
+				b.ns = append(b.ns, matches...)
+				b.keys = append(b.keys, key)
+				b.off = append(b.off, int32(len(b.ns)))
 			}
 			continue
 		case lockkeys.HolderCompanion:
@@ -99,6 +103,9 @@ func (f *pass) merge(b *batch, replies []keyReply, idleKnown bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, r := range replies {
+		if r.fence {
+			continue // counted when admitted
+		}
 		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
 			st := f.ns[i]
 			st.inspected++

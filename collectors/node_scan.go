@@ -46,7 +46,8 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 	var wg sync.WaitGroup
 	for range inspectWorkers {
 		wg.Go(func() {
-			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader(), expireTime: f.sink != nil && f.sink.expireTime()}
+			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader(),
+				expireTime: f.sink != nil && f.sink.expireTime(), fenceExpiry: f.sink != nil}
 			for b := range batches {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
