@@ -29,6 +29,9 @@ const (
 	resyncRestart        = "run_id_changed"
 	resyncRole           = "role_changed"
 	resyncSwapDB         = "swapdb"
+	// INFO commandstats' counts were zeroed (CONFIG RESETSTAT): a SWAPDB or a flush may
+	// hide behind it.
+	resyncStatsReset = "stats_reset"
 	// Redis Cluster: a re-read was redirected (a slot is migrating) or the slots a master
 	// serves changed: resync that master. The set of masters changed (a failover, a master
 	// added or removed): start or stop the masters' indexes.

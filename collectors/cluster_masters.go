@@ -20,14 +20,25 @@ const reloadShare = 4
 // nothing (SIGSTOP, a frozen host, a replica or an old master that a failover replaced) held
 // that reload until the context ended when it came first, and the scan that followed had no
 // time left: lock_exporter_up 0 while every master answered (TestClusterHungNodeIsNotDown).
-// The reload may now take a quarter of the time left; past that, go-redis uses the map it read
+// The reload may take a quarter of the time left; past that, go-redis uses the map it read
 // last (a first load that fails is still an error).
 func forEachMaster(ctx context.Context, cc *redis.ClusterClient, fn func(c *redis.Client)) error {
-	rctx, cancel := ctx, context.CancelFunc(func() {})
-	if d, ok := ctx.Deadline(); ok {
-		rctx, cancel = context.WithTimeout(ctx, time.Until(d)/reloadShare)
-	}
+	rctx, cancel := reloadContext(ctx)
 	defer cancel()
+	return forEachMasterWithin(rctx, cc, fn)
+}
+
+// reloadContext is ctx cut to a quarter of its time left: the slot map's reload's share.
+func reloadContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithTimeout(ctx, time.Until(d)/reloadShare)
+	}
+	return ctx, func() {}
+}
+
+// forEachMasterWithin is forEachMaster with the reload bounded by rctx itself: the caller has
+// cut it to the share (and may have spent part of the share already).
+func forEachMasterWithin(rctx context.Context, cc *redis.ClusterClient, fn func(c *redis.Client)) error {
 	return cc.ForEachMaster(rctx, func(_ context.Context, c *redis.Client) error {
 		fn(c)
 		return nil

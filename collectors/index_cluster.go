@@ -120,9 +120,38 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 	defer ci.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, feedCommandTimeout)
 	defer cancel()
+	rctx, rcancel := reloadContext(ctx)
+	defer rcancel()
+	return ci.list(rctx)
+}
+
+// refreshForScrape is a scrape's refresh: the listing, and the wait for a listing under way
+// (the background one, whose reload may wait its own share for a hung node), take together no
+// more than the slot map's reload share of the scrape's time left; past that, the masters
+// listed last serve, as forEachMaster serves go-redis's last slot map. Waiting for the whole
+// listing under way stacked its share on the scrape's.
+func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
+	rctx, cancel := reloadContext(ctx)
+	defer cancel()
+	if !ci.refreshMu.lockCtx(rctx) {
+		ci.mu.Lock()
+		listed := ci.nodes != nil
+		ci.mu.Unlock()
+		if ctx.Err() != nil || !listed {
+			return ErrNoAnswer
+		}
+		return nil
+	}
+	defer ci.refreshMu.Unlock()
+	return ci.list(rctx)
+}
+
+// list reads the masters from the slot map, go-redis's reload bounded by rctx, and starts or
+// stops the masters' indexes to match. refreshMu is held.
+func (ci *clusterIndex) list(rctx context.Context) error {
 	var listMu sync.Mutex
 	masters := map[string]*redis.Client{}
-	err := forEachMaster(ctx, ci.cc, func(c *redis.Client) {
+	err := forEachMasterWithin(rctx, ci.cc, func(c *redis.Client) {
 		listMu.Lock()
 		defer listMu.Unlock()
 		masters[c.Options().Addr] = c
@@ -219,7 +248,7 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 		out.err = ErrNoAnswer
 		return out
 	}
-	if err := ci.refresh(ctx); err != nil {
+	if err := ci.refreshForScrape(ctx); err != nil {
 		out.err = err
 		return out
 	}

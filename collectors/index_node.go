@@ -43,7 +43,7 @@ func (l syncLock) lockCtx(ctx context.Context) bool {
 }
 
 // identityEvery is how many feed ticks pass between checks of the server's identity (run id,
-// role, SWAPDB count) outside scrapes; a scrape always checks.
+// role, command counts) outside scrapes; a scrape always checks.
 const identityEvery = 10
 
 // buildTimeout bounds one build of the index (a walk of the node's keyspace).
@@ -397,7 +397,7 @@ func (n *indexNode) followTick(tick int) (reason string, refused bool) {
 	}
 	if reason == "" && tick%identityEvery == 0 {
 		if ident, _, _, err := n.readIdentity(ctx); err == nil {
-			reason = n.ident.changed(ident)
+			reason = n.checkIdentity(ident)
 		}
 	}
 	if reason == "" {
@@ -639,10 +639,10 @@ func commandRefused(err error) bool {
 // serverIdentity is what tells that the server behind the address is no longer the one the
 // index was built from, or that its data moved without a change-feed message.
 type serverIdentity struct {
-	runID  string
-	role   string
-	swapdb int64 // calls of SWAPDB since start: tracking sends nothing for it
-	major  int   // redis_version's major number
+	runID    string
+	role     string
+	commands commandStats // what ran: SWAPDB and flushes, which some feeds do not report
+	major    int          // redis_version's major number
 	// slots is, on a cluster master, the slots it serves by its own CLUSTER SLOTS reply: a
 	// slot that moves in or out changes the keys it holds by MIGRATE. CLUSTER SLOTS rather than
 	// the node's CLUSTER NODES line, because the walk's ACL already grants it; the node is found
@@ -659,12 +659,22 @@ func (id serverIdentity) changed(now serverIdentity) string {
 		return resyncRestart
 	case id.role != now.role:
 		return resyncRole
-	case id.swapdb != now.swapdb:
-		return resyncSwapDB
 	case id.slots != now.slots:
 		return resyncSlotsMoved
 	}
-	return ""
+	return id.commands.datasetChange(now.commands)
+}
+
+// checkIdentity returns the resync reason for a change from the identity the index follows to
+// ident, just read, or "". When nothing changed, ident becomes the reference: command counts
+// only grow between resets, so the latest reading is the one a reset falls furthest below.
+// syncMu is held.
+func (n *indexNode) checkIdentity(ident serverIdentity) string {
+	reason := n.ident.changed(ident)
+	if reason == "" {
+		n.ident = ident
+	}
+	return reason
 }
 
 // readIdentity reads the server's identity and TIME in one pipeline (three INFO sections, for
@@ -696,10 +706,7 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 		role:  infoField(repl.Val(), "role"),
 	}
 	id.major, _ = strconv.Atoi(strings.SplitN(infoField(server.Val(), "redis_version"), ".", 2)[0])
-	if calls, ok := strings.CutPrefix(infoField(stats.Val(), "cmdstat_swapdb"), "calls="); ok {
-		calls, _, _ = strings.Cut(calls, ",")
-		id.swapdb, _ = strconv.ParseInt(calls, 10, 64)
-	}
+	id.commands = parseCommandStats(stats.Val())
 	if slots != nil {
 		id.slots = slotMap(slots.Val(), n.client.Options().Addr)
 	}

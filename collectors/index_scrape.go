@@ -130,20 +130,20 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		return out
 	}
 	out.keyspace = keyspace
-	if reason := n.ident.changed(ident); reason != "" {
-		n.lose(reason)
+	changed := n.checkIdentity(ident)
+	if changed != "" {
+		n.lose(changed)
 	}
 	// During a resync the last complete index is served only if it is still this server's
 	// data, merely no longer followed (a dropped feed). After a restart, a failover, SWAPDB or a
-	// flush it is known to be wrong: this scrape walks instead.
+	// flush, or a stats reset that may hide one, it may be wrong: this scrape walks instead.
 	n.mu.Lock()
 	stale, why := !n.current, n.lost
 	n.mu.Unlock()
-	wrong := why == resyncFlush || why == resyncSwapDB || why == resyncRestart || why == resyncRole || why == resyncSlotsMoved
 	// A cluster node that is no longer a master (failed over) serves nothing: its new master
 	// holds its keys, and the cluster's index starts a node for it.
 	demoted := n.clusterMaster && ident.role != "master"
-	if demoted || stale && (n.ident.changed(ident) != "" || wrong) {
+	if demoted || stale && (changed != "" || dataReplaced(why)) {
 		return out.walkAll(len(n.namespaces), reasonResyncing)
 	}
 
@@ -238,6 +238,16 @@ func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
 		return false, nil
 	}
 	return false, n.retryUnreadable(ctx)
+}
+
+// dataReplaced reports whether a resync for reason means the index may hold another dataset's
+// keys, not merely miss recent changes: it must not be served while the resync runs.
+func dataReplaced(reason string) bool {
+	switch reason {
+	case resyncFlush, resyncSwapDB, resyncStatsReset, resyncRestart, resyncRole, resyncSlotsMoved:
+		return true
+	}
+	return false
 }
 
 // scrapePing runs a scrape's PING on the tracking connection with the scrape's deadline plus

@@ -22,7 +22,7 @@ func newIndexStats() *indexStats {
 		age: namespaceDesc("lock_exporter_index_age_seconds",
 			"0 when the namespace's figures are as of the change feed drained at scrape time; during a resync, the last complete index is served and this is how long ago it was last known current. Indexed namespaces only."),
 		resyncs: prometheus.NewDesc("lock_exporter_index_resyncs_total",
-			"Rebuilds of the lock-key index (a new change feed and one keyspace walk) since start, by reason: connection_lost, flush, redirect_broken, run_id_changed, role_changed, swapdb; on Redis Cluster also slots_moved (a re-read was redirected while a slot migrates, or the slots a master serves changed: that master resyncs) and topology_changed (the set of masters changed).",
+			"Rebuilds of the lock-key index (a new change feed and one keyspace walk) since start, by reason: connection_lost, flush, redirect_broken, run_id_changed, role_changed, swapdb, stats_reset (CONFIG RESETSTAT zeroed the command counts in which SWAPDB is seen); on Redis Cluster also slots_moved (a re-read was redirected while a slot migrates, or the slots a master serves changed: that master resyncs) and topology_changed (the set of masters changed).",
 			[]string{"reason"}, nil),
 		corrections: prometheus.NewDesc("lock_exporter_index_corrections_total",
 			"Index entries the paced backstop walk found wrong and corrected since start (a key the change feed did not report): 0 with a working feed, so any increase is worth an alert.", nil, nil),
@@ -58,7 +58,7 @@ func (d *indexStats) update(res *Result, ch chan<- prometheus.Metric) {
 	ch <- gauge(d.entries, float64(res.IndexEntries))
 	ch <- prometheus.MustNewConstMetric(d.corrections, prometheus.CounterValue, float64(res.IndexCorrections))
 	ch <- prometheus.MustNewConstMetric(d.backstops, prometheus.CounterValue, float64(res.IndexBackstops))
-	reasons := []string{resyncConnectionLost, resyncFlush, resyncRedirectBroken, resyncRestart, resyncRole, resyncSwapDB}
+	reasons := []string{resyncConnectionLost, resyncFlush, resyncRedirectBroken, resyncRestart, resyncRole, resyncSwapDB, resyncStatsReset}
 	for r := range res.IndexResyncs {
 		if !slices.Contains(reasons, r) {
 			reasons = append(reasons, r)
