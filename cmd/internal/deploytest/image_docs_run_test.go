@@ -2,6 +2,7 @@ package deploytest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -56,16 +57,19 @@ func TestImageDocumentedRun(t *testing.T) {
 		"./exporter-config:":            confDir + ":",
 		"host.containers.internal:6379": "host.containers.internal:" + redisPort,
 	})
-	id := podmanOut(t, podman, args[1:]...)
+	// Named, so that a container podman created but could not start is removed too.
+	name := fmt.Sprintf("lockwatch-image-docs-run-%d", os.Getpid())
+	args = slices.Insert(args, 2, "--name", name)
 	t.Cleanup(func() {
 		if t.Failed() {
-			logs, _ := exec.Command(podman, "logs", id).CombinedOutput()
+			logs, _ := exec.Command(podman, "logs", name).CombinedOutput()
 			t.Logf("podman %s\ncontainer log:\n%s", strings.Join(args[1:], " "), logs)
 		}
-		if out, err := exec.Command(podman, "rm", "--force", "--time", "2", id).CombinedOutput(); err != nil {
-			t.Errorf("podman rm %s: %v: %s", id, err, out)
+		if out, err := exec.Command(podman, "rm", "--force", "--ignore", "--time", "2", name).CombinedOutput(); err != nil {
+			t.Errorf("podman rm %s: %v: %s", name, err, out)
 		}
 	})
+	podmanOut(t, podman, args[1:]...)
 	base := "http://" + listen
 	testkit.Eventually(t, time.Minute, "the container serves /-/healthy", func() bool {
 		code, _ := httpGet(base + "/-/healthy")
