@@ -165,7 +165,7 @@ image:
 IMAGE_RUN_FLAGS ?= --runtime=runc --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
 image-test: image
 	LOCKWATCH_IMAGE=$(RELEASE_IMAGE):$(RELEASE_VERSION) LOCKWATCH_IMAGE_RUN_FLAGS="$(IMAGE_RUN_FLAGS)" \
-		$(GO) test -count=1 -v -run '^TestImage$$' ./cmd/internal/deploytest
+		$(GO) test -count=1 -v -run '^TestImage(DocumentedRun)?$$' ./cmd/internal/deploytest
 
 ## chart-test: helm lint and helm template of deploy/helm/lock-exporter over a matrix of values,
 ## every object strictly decoded into the Kubernetes and prometheus-operator types, the chart's

@@ -22,8 +22,9 @@ import (
 )
 
 const inspectSynopsis = "lock-exporter inspect [flags] [NAMESPACE]\n\n" +
-	"Lists a namespace's live locks, keys without TTL first, then the stalest, with remaining TTL,\n" +
-	"idle time, fence value and holder (written by lease namespaces with RecordHolder). Name the\n" +
+	"Lists a namespace's live locks with remaining TTL, idle time, fence value and holder (written\n" +
+	"by lease namespaces with RecordHolder): keys without TTL first, then the stalest (--sort idle),\n" +
+	"or the shortest remaining TTL first and keys without TTL last (--sort ttl). Name the\n" +
 	"namespace as an argument or with --namespace NAME (a configured one), or define it with\n" +
 	"--namespace NAME=PATTERN; it may be left out when only one is configured. --target NAME reads\n" +
 	"that configured target's Redis (targets: in --config.file) instead of the redis section's.\n" +
@@ -71,6 +72,16 @@ func (f *inspectFlags) validate() error {
 	return nil
 }
 
+// defaultWithoutTTLFirst sets --without-ttl-first when neither the command line nor the
+// environment did. Keys without expiry are the stuck locks, so the stalest-first list leads with
+// them; --sort ttl promises the keys that expire soonest first, and a key that never expires is
+// the last of those.
+func (f *inspectFlags) defaultWithoutTTLFirst(fs *pflag.FlagSet) {
+	if !fs.Changed("without-ttl-first") {
+		f.noTTLFirst = f.sort == "idle"
+	}
+}
+
 // define adds inspect's flags to the shared ones.
 func (f *inspectFlags) define(fs *pflag.FlagSet, st *settings) {
 	defineConfigFlags(fs, st)
@@ -78,16 +89,17 @@ func (f *inspectFlags) define(fs *pflag.FlagSet, st *settings) {
 	cli.IntVar(fs, &f.limit, "limit", f.limit, fmt.Sprintf("list at most this many keys (1 to %d)", collectors.MaxTopK))
 	fs.StringVar(&f.sort, "sort", f.sort, "order of the listed keys: idle (stalest first) or ttl (shortest remaining TTL first)")
 	fs.StringVar(&f.output, "output", f.output, "table, or json (full key names, for scripts)")
-	cli.BoolVar(fs, &f.noTTLFirst, "without-ttl-first", f.noTTLFirst, "list keys without expiry before the others")
+	cli.BoolVar(fs, &f.noTTLFirst, "without-ttl-first", f.noTTLFirst, "list keys without expiry before the others (default: yes with --sort idle, no with --sort ttl)")
 }
 
 // runInspect parses, picks the namespace, scans it once and prints what it found.
 func runInspect(ctx context.Context, e *env, args []string) int {
-	fl := inspectFlags{limit: defaultInspectLimit, sort: "idle", output: "table", noTTLFirst: true}
+	fl := inspectFlags{limit: defaultInspectLimit, sort: "idle", output: "table"}
 	st, fs, err := parseSettings(e, "lock-exporter inspect", args, fl.define, true)
 	if err != nil {
 		return handleParseError(e, "inspect", inspectSynopsis, fs, err)
 	}
+	fl.defaultWithoutTTLFirst(fs)
 	cfg, err := inspectedConfig(st, fl.target)
 	if err != nil {
 		return usageError(e, "inspect", err)
@@ -304,9 +316,10 @@ func printNotes(e *env, listed int, keys int64, idleTimeAvailable bool, comp com
 	}
 }
 
-// listedKeys picks at most limit keys: those without expiry first (unless turned off), then the
-// stalest others (--sort idle) or those that expire soonest (--sort ttl), each once; then orders
-// them as --sort says, keeping the keys without TTL ahead.
+// listedKeys picks at most limit keys: those without expiry first (--without-ttl-first), then
+// those that expire soonest (--sort ttl), then the stalest, each once; then orders them as --sort
+// says, the keys without TTL ahead with --without-ttl-first. --sort ttl picks the keys without
+// expiry after the soonest ones: they fill only what the keys with an expiry leave of the limit.
 func listedKeys(nr collectors.NamespaceResult, fl inspectFlags) []collectors.KeyInfo {
 	var rows []collectors.KeyInfo
 	seen := map[string]bool{}
@@ -323,6 +336,7 @@ func listedKeys(nr collectors.NamespaceResult, fl inspectFlags) []collectors.Key
 	}
 	if fl.sort == "ttl" {
 		add(nr.Soonest)
+		add(nr.StalestNoTTL)
 	}
 	add(nr.Stalest)
 	slices.SortStableFunc(rows, func(a, b collectors.KeyInfo) int {

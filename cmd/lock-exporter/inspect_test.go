@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ func TestInspect(t *testing.T) {
 
 	tests := []struct {
 		name       string
+		env        map[string]string // beside LOCK_EXPORTER_REDIS_ADDR
 		args       []string
 		wantRows   []string // KEY TTL IDLE FENCE, as regexps on the whitespace-separated row
 		wantHeader string
@@ -65,15 +67,37 @@ func TestInspect(t *testing.T) {
 			wantRows:   []string{`^jobs:stuck none `},
 		},
 		{
+			// Shortest remaining TTL first: a key without expiry never expires, so it comes last.
 			name:       "by TTL",
 			args:       []string{"--config.file", config, "jobs", "--sort", "ttl"},
+			wantHeader: `namespace "jobs" .*: 4 live keys`,
+			wantRows:   []string{`^jobs:fresh `, `^jobs:(old|bin\\xff) `, `^jobs:(old|bin\\xff) `, `^jobs:stuck none `},
+		},
+		{
+			name:       "by TTL, keys without TTL first on request",
+			args:       []string{"--config.file", config, "jobs", "--sort", "ttl", "--without-ttl-first"},
 			wantHeader: `namespace "jobs" .*: 4 live keys`,
 			wantRows:   []string{`^jobs:stuck none `, `^jobs:fresh `, `^jobs:(old|bin\\xff) `, `^jobs:(old|bin\\xff) `},
 		},
 		{
+			name:       "by TTL, keys without TTL first from the environment",
+			env:        map[string]string{"LOCK_EXPORTER_WITHOUT_TTL_FIRST": "true"},
+			args:       []string{"--config.file", config, "jobs", "--sort", "ttl", "--limit", "2"},
+			wantHeader: `namespace "jobs" .*: 4 live keys`,
+			wantRows:   []string{`^jobs:stuck none `, `^jobs:fresh `},
+			wantNote:   "note: showing 2 of 4 keys (--limit)",
+		},
+		{
 			// The soonest-expiring keys, not the stalest reordered: jobs:fresh is the least
-			// stale key, and the first to expire.
+			// stale key, and the first to expire; the key without TTL is past the limit.
 			name:       "by TTL, limited",
+			args:       []string{"--config.file", config, "jobs", "--sort", "ttl", "--limit", "2"},
+			wantHeader: `namespace "jobs" .*: 4 live keys, 1 without TTL`,
+			wantRows:   []string{`^jobs:fresh (4\.\d+|5)s `, `^jobs:(old|bin\\xff) `},
+			wantNote:   "note: showing 2 of 4 keys (--limit)",
+		},
+		{
+			name:       "by TTL, keys without TTL kept last explicitly",
 			args:       []string{"--config.file", config, "jobs", "--sort", "ttl", "--without-ttl-first=false", "--limit", "2"},
 			wantHeader: `namespace "jobs" .*: 4 live keys`,
 			wantRows:   []string{`^jobs:fresh (4\.\d+|5)s `, `^jobs:(old|bin\\xff) `},
@@ -100,7 +124,9 @@ func TestInspect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCmd(t, map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}, append([]string{"inspect"}, tt.args...)...)
+			vars := map[string]string{"LOCK_EXPORTER_REDIS_ADDR": srv.Addr}
+			maps.Copy(vars, tt.env)
+			code, stdout, stderr := runCmd(t, vars, append([]string{"inspect"}, tt.args...)...)
 			if code != exitOK {
 				t.Fatalf("exit status %d, stderr %q", code, stderr)
 			}
