@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // Options configure a Client.
@@ -43,7 +45,7 @@ type Client struct {
 	// send is the way to Redis on a client of one deployment; nil on a Cluster or Ring client
 	// (and in the package's tests of the single-command baseline), which send every command
 	// on its own.
-	send   *sender
+	send   *wire.Sender
 	holder string // Options.Holder or its default
 
 	closeOnce sync.Once
@@ -90,7 +92,7 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 	// and delay commands bound for healthy nodes; single commands keep a stalled node's delay to
 	// the commands sent to it.
 	if one, ok := rdb.(*redis.Client); ok {
-		c.send = newSender(one)
+		c.send = wire.NewSender(one)
 	}
 	return c, nil
 }
@@ -141,10 +143,22 @@ func (c *Client) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	case c.closed.Load():
 		return ErrClosed
 	case c.send != nil:
-		return withoutArgs(c.send.do(ctx, cmd, src))
+		return withoutArgs(c.send.Do(ctx, cmd, src))
 	}
-	processWithFallback(ctx, c.rdb, cmd, src)
+	wire.ProcessWithFallback(ctx, c.rdb, cmd, src)
 	return withoutArgs(cmd.Err())
+}
+
+// runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments, on its
+// own or in a pipeline; every lease script returns an integer. It builds the EVALSHA
+// itself rather than calling go-redis's Script.Run, which costs a few more allocations per call,
+// and falls back to EVAL as Script.Run does.
+func (c *Client) runScript(ctx context.Context, s wire.Script, numKeys int, keysAndArgs ...any) (int64, error) {
+	cmd := s.EvalSha(ctx, numKeys, keysAndArgs)
+	if err := c.do(ctx, cmd, s.Src); err != nil {
+		return 0, err
+	}
+	return cmd.Int64()
 }
 
 // contextTimeoutsOff reports whether rdb is known to ignore context deadlines on the wire.

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // guardScript raises a data key's write-fence record to the caller's fence unless the record
@@ -20,7 +21,7 @@ import (
 // raised (and the write applied), 0 when a newer fence holds the key, and an error naming the
 // record, with nothing written, when the record holds something that is not a fence (another
 // client wrote it).
-var guardScript = newScript(`
+var guardScript = wire.NewScript(`
 local fence = tonumber(ARGV[1])
 local last = redis.call('get', KEYS[1])
 if last then
@@ -160,8 +161,8 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 		return false, ErrClosed
 	}
 	p := &g.ns.policy
-	ctx, end := boundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
-	defer end.release()
+	ctx, end := wire.BoundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
+	defer end.Release()
 	recordMs := int64(0)
 	if p.WriteFenceRetention > 0 {
 		recordMs = (p.WriteFenceRetention + writeFenceSlack).Milliseconds()
@@ -178,8 +179,8 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 	// bound (whileSlotMoves).
 	var cmd *redis.Cmd
 	err := g.ns.whileSlotMoves(ctx, func() error {
-		cmd = guardScript.evalSha(ctx, numKeys, keysAndArgs)
-		processWithFallback(ctx, g.rdb, cmd, guardScript.src)
+		cmd = guardScript.EvalSha(ctx, numKeys, keysAndArgs)
+		wire.ProcessWithFallback(ctx, g.rdb, cmd, guardScript.Src)
 		return cmd.Err()
 	})
 	if err != nil {

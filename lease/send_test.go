@@ -64,18 +64,10 @@ func isLockCommand(cmd redis.Cmder) bool {
 }
 
 // queued is how many commands wait in c's sender.
-func queued(c *Client) int {
-	c.send.mu.Lock()
-	defer c.send.mu.Unlock()
-	return len(c.send.queue)
-}
+func queued(c *Client) int { return c.send.Queued() }
 
 // sendCap is c's cap on sends on the wire now.
-func sendCap(c *Client) int {
-	c.send.mu.Lock()
-	defer c.send.mu.Unlock()
-	return c.send.limit.cur
-}
+func sendCap(c *Client) int { return c.send.Cap() }
 
 // The default Client sends a lone caller's command at once, on its own, and the commands of
 // callers that arrive while the cap on sends is reached together, as one pipeline sent by one

@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // an unbounded reply.
 const maxBatch = 128
 
-// sender is the Client's one way to Redis: group commit without goroutines of its own, its
+// Sender is the Client's one way to Redis: group commit without goroutines of its own, its
 // depth set by what the sends measure. A caller that finds fewer sends on the wire than the
 // cap (sendLimit) sends its own command at once, through go-redis's ProcessHook, exactly as a
 // plain go-redis call would: a lone or unhurried caller pays two uncontended mutex operations
@@ -30,7 +30,7 @@ const maxBatch = 128
 // to the waiting caller with the latest deadline, which can take the whole queue. Every waiting
 // caller returns when its own context ends; a command already on the wire is then left to its
 // leader, and its outcome, as with any timed-out command, is unknown.
-type sender struct {
+type Sender struct {
 	rdb redis.UniversalClient
 
 	mu       sync.Mutex
@@ -78,16 +78,16 @@ func maxSendLimit(rdb *redis.Client) int {
 	return max(1, rdb.Options().PoolSize)
 }
 
-func newSender(rdb *redis.Client) *sender {
-	s := &sender{rdb: rdb, limit: newSendLimit(initialSendLimit(), maxSendLimit(rdb))}
+func NewSender(rdb *redis.Client) *Sender {
+	s := &Sender{rdb: rdb, limit: newSendLimit(initialSendLimit(), maxSendLimit(rdb))}
 	s.waiters.New = func() any { return &waiter{wake: make(chan struct{}, 1)} }
 	s.pipes.New = func() any { return rdb.Pipeline() }
 	return s
 }
 
-// do runs cmd, on its own while the cap allows another send and otherwise in the next batch,
+// Do runs cmd, on its own while the cap allows another send and otherwise in the next batch,
 // and returns when it has its reply or ctx ends.
-func (s *sender) do(ctx context.Context, cmd redis.Cmder, src string) error {
+func (s *Sender) Do(ctx context.Context, cmd redis.Cmder, src string) error {
 	if err := ctx.Err(); err != nil {
 		cmd.SetErr(err)
 		return err
@@ -96,7 +96,7 @@ func (s *sender) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	if s.inflight < s.limit.cur && len(s.queue) == 0 {
 		s.inflight++
 		s.mu.Unlock()
-		processWithFallback(ctx, s.rdb, cmd, src)
+		ProcessWithFallback(ctx, s.rdb, cmd, src)
 		s.answered(1)
 		return cmd.Err()
 	}
@@ -122,7 +122,7 @@ func (s *sender) do(ctx context.Context, cmd redis.Cmder, src string) error {
 // abandon takes w out of the sender after its caller's context ended. A queued waiter
 // leaves the queue; one handed a place passes it on; one in a batch on the wire stays with its
 // leader, which still writes its reply and wakes it, so it is not recycled.
-func (s *sender) abandon(w *waiter) {
+func (s *Sender) abandon(w *waiter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch w.state {
@@ -138,7 +138,7 @@ func (s *sender) abandon(w *waiter) {
 }
 
 // removeLocked takes the i-th waiter out of the queue. s.mu must be held.
-func (s *sender) removeLocked(i int) {
+func (s *Sender) removeLocked(i int) {
 	n := copy(s.queue[i:], s.queue[i+1:])
 	s.queue[i+n] = nil
 	s.queue = s.queue[:i+n]
@@ -146,7 +146,7 @@ func (s *sender) removeLocked(i int) {
 
 // answered gives back the place of a send that carried n commands, lets the cap follow the
 // measured pace, and hands the place to a waiting caller, if any.
-func (s *sender) answered(n int) {
+func (s *Sender) answered(n int) {
 	s.mu.Lock()
 	s.inflight--
 	if s.limit.answered(n) {
@@ -158,7 +158,7 @@ func (s *sender) answered(n int) {
 
 // handOffLocked makes the queued caller with the latest deadline (none counts as latest) the
 // leader of the next batch, while the cap allows another send. s.mu must be held.
-func (s *sender) handOffLocked() {
+func (s *Sender) handOffLocked() {
 	if s.inflight >= s.limit.cur || len(s.queue) == 0 {
 		return
 	}
@@ -189,7 +189,7 @@ func later(a, b *waiter) bool {
 // lead sends the batch of leader w: w's own command and every queued one whose caller's
 // deadline is not later than w's (at most maxBatch), then gives back w's place and wakes the
 // others.
-func (s *sender) lead(w *waiter) {
+func (s *Sender) lead(w *waiter) {
 	batch := append(w.batch[:0], w)
 	s.mu.Lock()
 	keep := s.queue[:0]
@@ -206,7 +206,7 @@ func (s *sender) lead(w *waiter) {
 	s.mu.Unlock()
 
 	if len(batch) == 1 {
-		processWithFallback(w.ctx, s.rdb, w.cmd, w.src)
+		ProcessWithFallback(w.ctx, s.rdb, w.cmd, w.src)
 	} else {
 		s.send(w, batch)
 	}
@@ -219,8 +219,8 @@ func (s *sender) lead(w *waiter) {
 }
 
 // send runs the live commands of batch as one pipeline bounded by the leader's deadline, then
-// runs again by source any script Redis had lost, as processWithFallback does for one command.
-func (s *sender) send(leader *waiter, batch []*waiter) {
+// runs again by source any script Redis had lost, as ProcessWithFallback does for one command.
+func (s *Sender) send(leader *waiter, batch []*waiter) {
 	live := leader.live[:0]
 	defer func() { clear(live); leader.live = live[:0] }()
 	for _, q := range batch {
@@ -241,7 +241,7 @@ func (s *sender) send(leader *waiter, batch []*waiter) {
 	ctx := context.Background()
 	if leader.hasDeadline {
 		a := newAttemptCtx(ctx, leader.deadline, nil)
-		defer a.release()
+		defer a.Release()
 		ctx = a
 	}
 	pipe := s.pipes.Get().(redis.Pipeliner)
@@ -249,7 +249,21 @@ func (s *sender) send(leader *waiter, batch []*waiter) {
 	s.pipes.Put(pipe)
 }
 
-func (s *sender) recycle(w *waiter) {
+func (s *Sender) recycle(w *waiter) {
 	w.ctx, w.cmd, w.src = nil, nil, ""
 	s.waiters.Put(w)
+}
+
+// Queued is how many commands wait for a place on the wire.
+func (s *Sender) Queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Cap is the cap on sends on the wire now.
+func (s *Sender) Cap() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit.cur
 }

@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"math/rand/v2"
