@@ -131,8 +131,8 @@ const unansweredAfter = 100 * time.Millisecond
 // ctx is the lease's parent context. A caller whose lock turns out busy (in Redis or in the
 // local mutex) is counted in lock_waiters until it returns.
 func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start time.Time) (*Lease, error) {
-	actx, end := wire.BoundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
-	defer end.Release()
+	actx, bound := wire.BoundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
+	defer bound.End()
 	waiting := false
 	defer func() {
 		if waiting {
@@ -275,7 +275,7 @@ func (n *Namespace) busyError(actx context.Context, key string) error {
 		// Every waiter comes here once actx ended or its deadline passed; in the second case the
 		// context's timer fires a moment later and settles the cause.
 		<-actx.Done()
-		if cause := wire.ContextCause(actx); cause != nil && cause != errAcquireDeadline {
+		if cause := wire.Cause(actx); cause != nil && cause != errAcquireDeadline {
 			return fmt.Errorf("%w: acquire %q in namespace %s: %w", ErrBusy, key, n.name, cause)
 		}
 	}

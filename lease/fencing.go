@@ -69,8 +69,8 @@ func (n *Namespace) FencedSet(ctx context.Context, lockKey string, fence int64, 
 	if clash := companionClash(key, false); clash != "" {
 		return fmt.Errorf("%w: data key %q %s", ErrInvalidKey, key, clash)
 	}
-	ctx, end := wire.BoundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer end.Release()
+	ctx, bound := wire.BoundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	// The fence key and the data key on two masters of a reshard are waited out within the
 	// write's bound (whileSlotMoves).
 	var applied int64

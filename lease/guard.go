@@ -161,8 +161,8 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 		return false, ErrClosed
 	}
 	p := &g.ns.policy
-	ctx, end := wire.BoundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
-	defer end.Release()
+	ctx, bound := wire.BoundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	recordMs := int64(0)
 	if p.WriteFenceRetention > 0 {
 		recordMs = (p.WriteFenceRetention + writeFenceSlack).Milliseconds()

@@ -136,10 +136,10 @@ func (n *Namespace) release(ctx context.Context, id leaseID, deadline time.Time)
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
 	}
-	// Nothing cancels ctx now: boundBy gives the attemptCtx bound, no cancel chain and no
+	// Nothing cancels ctx now: wire.BoundBy gives its cheapest bound, no cancel chain and no
 	// timer unless something waits (it is on every lock cycle's path).
-	ctx, end := wire.BoundBy(ctx, deadline, nil)
-	defer end.Release()
+	ctx, bound := wire.BoundBy(ctx, deadline, nil)
+	defer bound.End()
 	// A slot being migrated is waited out until ReleaseTimeout: the key would otherwise stay
 	// until its TTL and keep the next holder waiting.
 	var deleted int64

@@ -97,8 +97,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return l.renewEnded(ctx, state)
 	}
 	start := time.Now()
-	rctx, end := wire.BoundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer end.Release()
+	rctx, bound := wire.BoundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	owned, err := n.renew(rctx, l.leaseID, l.fence)
 	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
 		// A renew its caller called off is the caller's decision, not a failure of the store
@@ -158,8 +158,8 @@ func (l *Lease) renewEnded(ctx context.Context, state leaseState) error {
 // the key within the drift margin.
 func (l *Lease) renewAfterExpiry(ctx context.Context) error {
 	n := l.ns
-	rctx, end := wire.BoundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer end.Release()
+	rctx, bound := wire.BoundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	owned, err := n.client.runScript(rctx, ownsScript, 1, l.keyArg, l.tokenArg)
 	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
 		n.m.renewDone(false, err)

@@ -91,8 +91,8 @@ func (a *attemptCtx) expire() {
 	a.mu.Unlock()
 }
 
-// Release is the CancelFunc of a: it ends a, as a standard context's cancel does.
-func (a *attemptCtx) Release() {
+// End is the CancelFunc of a: it ends a, as a standard context's cancel does.
+func (a *attemptCtx) End() {
 	a.mu.Lock()
 	if a.err == nil {
 		a.endLocked(context.Canceled)
@@ -148,8 +148,8 @@ func (dt *deadlineTimer) disarm() {
 	}
 }
 
-// ContextCause is context.Cause, which also sees into an attemptCtx.
-func ContextCause(ctx context.Context) error {
+// Cause is context.Cause, which also sees into an attemptCtx.
+func Cause(ctx context.Context) error {
 	if a, ok := ctx.(*attemptCtx); ok {
 		return a.cancelCause()
 	}

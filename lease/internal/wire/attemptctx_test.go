@@ -25,7 +25,7 @@ func TestAttemptCtxEndsAtDeadlineWithoutTimer(t *testing.T) {
 	if err := a.Err(); err != context.DeadlineExceeded {
 		t.Errorf("Err after the deadline = %v, want context.DeadlineExceeded", err)
 	}
-	if cause := ContextCause(a); cause != errTestBound {
+	if cause := Cause(a); cause != errTestBound {
 		t.Errorf("cause after the deadline = %v, want the bound's own cause", cause)
 	}
 	if a.timer != nil {
@@ -50,29 +50,29 @@ func TestAttemptCtxWakesWaiterAtDeadline(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Done still open 10s after a 20ms deadline")
 	}
-	if err, cause := a.Err(), ContextCause(a); err != context.DeadlineExceeded || cause != errTestBound {
+	if err, cause := a.Err(), Cause(a); err != context.DeadlineExceeded || cause != errTestBound {
 		t.Errorf("after the deadline: Err = %v, cause = %v; want context.DeadlineExceeded and the bound's cause", err, cause)
 	}
 	if got := dt.ctx.Load(); got != a {
 		t.Error("the timer that fired went back to the pool")
 	}
-	a.Release() // after the end: changes nothing
+	a.End() // after the end: changes nothing
 	if err := a.Err(); err != context.DeadlineExceeded {
-		t.Errorf("Err after release of an expired context = %v, want context.DeadlineExceeded", err)
+		t.Errorf("Err after End of an expired context = %v, want context.DeadlineExceeded", err)
 	}
 }
 
 // Ending the call (its CancelFunc) ends the context, as a standard context's cancel does, and
 // stops its timer, which goes back to the pool detached from it.
-func TestAttemptCtxReleaseStopsTimer(t *testing.T) {
-	ctx, end := BoundBy(context.Background(), time.Now().Add(time.Hour), errTestBound)
+func TestAttemptCtxEndStopsTimer(t *testing.T) {
+	ctx, bound := BoundBy(context.Background(), time.Now().Add(time.Hour), errTestBound)
 	a, ok := ctx.(*attemptCtx)
 	if !ok {
 		t.Fatalf("BoundBy on context.Background gave a %T, want an attemptCtx", ctx)
 	}
 	done := a.Done()
 	dt := a.timer
-	end.Release()
+	bound.End()
 	select {
 	case <-done:
 	default:
@@ -95,8 +95,8 @@ func TestAttemptCtxReleaseStopsTimer(t *testing.T) {
 func TestBoundByKeepsCancellableContexts(t *testing.T) {
 	parent, stop := context.WithCancel(context.Background())
 	defer stop()
-	ctx, end := BoundBy(parent, time.Now().Add(time.Hour), errTestBound)
-	defer end.Release()
+	ctx, bound := BoundBy(parent, time.Now().Add(time.Hour), errTestBound)
+	defer bound.End()
 	if _, ok := ctx.(*attemptCtx); ok {
 		t.Error("BoundBy on a cancellable context gave an attemptCtx, which would not see its cancellation")
 	}
@@ -121,27 +121,27 @@ func BenchmarkBoundBy(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name  string
-		bound func(time.Time) (context.Context, Ender)
+		bound func(time.Time) (context.Context, Bound)
 	}{
-		{"standard", func(d time.Time) (context.Context, Ender) {
+		{"standard", func(d time.Time) (context.Context, Bound) {
 			c, cancel := context.WithDeadlineCause(ctx, d, errTestBound)
-			return c, cancelEnder(cancel)
+			return c, cancelBound(cancel)
 		}},
-		{"attemptCtx", func(d time.Time) (context.Context, Ender) {
+		{"attemptCtx", func(d time.Time) (context.Context, Bound) {
 			return BoundBy(ctx, d, errTestBound)
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				c, end := bc.bound(time.Now().Add(2 * time.Second))
+				c, bound := bc.bound(time.Now().Add(2 * time.Second))
 				_ = c.Err()
 				select {
 				case <-c.Done():
 					b.Fatal("ended early")
 				default:
 				}
-				end.Release()
+				bound.End()
 			}
 		})
 	}

@@ -241,7 +241,7 @@ func (s *Sender) send(leader *waiter, batch []*waiter) {
 	ctx := context.Background()
 	if leader.hasDeadline {
 		a := newAttemptCtx(ctx, leader.deadline, nil)
-		defer a.Release()
+		defer a.End()
 		ctx = a
 	}
 	pipe := s.pipes.Get().(redis.Pipeliner)
