@@ -69,8 +69,9 @@ const writeFenceSlack = time.Minute
 // right after acquiring, before reading them. From then on every older fence is refused. Make
 // a Guard once per data Redis with Namespace.Guard; it is safe for concurrent use.
 type Guard struct {
-	ns  *Namespace
-	rdb redis.UniversalClient
+	ns *Namespace
+	// send runs the guard's script on the data Redis, each call on its own.
+	send *wire.Sender
 }
 
 // Guard returns the fencing guard for data on rdb (a single-node, Sentinel or Cluster client;
@@ -81,7 +82,7 @@ func (n *Namespace) Guard(rdb redis.UniversalClient) *Guard {
 	if rdb == nil {
 		rdb = n.client.rdb
 	}
-	return &Guard{ns: n, rdb: rdb}
+	return &Guard{ns: n, send: wire.NewSingleSender(rdb)}
 }
 
 // Claim raises the write-fence record of each key to fence, so that from its return on every
@@ -177,15 +178,10 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 	}
 	// The record and the data key on two masters of a reshard are waited out within the call's
 	// bound (whileSlotMoves).
-	var cmd *redis.Cmd
-	err := g.ns.whileSlotMoves(ctx, func() error {
-		cmd = guardScript.EvalSha(ctx, numKeys, keysAndArgs)
-		wire.ProcessWithFallback(ctx, g.rdb, cmd, guardScript.Src)
-		return cmd.Err()
+	var n int64
+	err := g.ns.whileSlotMoves(ctx, func() (err error) {
+		n, err = g.send.Run(ctx, guardScript, numKeys, keysAndArgs...)
+		return err
 	})
-	if err != nil {
-		return false, err
-	}
-	n, err := cmd.Int64()
 	return n == 1, err
 }

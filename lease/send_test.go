@@ -3,8 +3,6 @@ package lease
 import (
 	"cmp"
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -231,36 +229,5 @@ func TestUnhurriedCallersSendAlone(t *testing.T) {
 	wg.Wait()
 	if s, p := counter.singles.Load(), counter.pipelines.Load(); s != int64(2*workers*cycles) || p != 0 {
 		t.Errorf("%d commands on their own and %d pipelines, want %d and 0", s, p, 2*workers*cycles)
-	}
-}
-
-// The Client pipelines on a client of one deployment only: on a Cluster or Ring client the cap
-// on sends would be shared by every node, and one stalled node would hold it.
-func TestSenderOnlyOnOneDeployment(t *testing.T) {
-	single := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
-	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}, ContextTimeoutEnabled: true})
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": sharedAddr}})
-	t.Cleanup(func() { _, _, _ = single.Close(), cluster.Close(), ring.Close() })
-	for _, tc := range []struct {
-		name      string
-		rdb       redis.UniversalClient
-		opts      Options
-		coalesces bool
-	}{
-		{"single node", single, Options{}, true},
-		{"cluster", cluster, Options{}, false},
-		{"ring", ring, Options{}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-			c, err := New(tc.rdb, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if got := c.send != nil; got != tc.coalesces {
-				t.Errorf("pipelines = %v, want %v", got, tc.coalesces)
-			}
-		})
 	}
 }

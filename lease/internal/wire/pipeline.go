@@ -6,7 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// queuedCmd is a caller's command waiting to go out in a shared pipeline (see sender).
+// queuedCmd is a caller's command waiting to go out in a shared pipeline (see batcher).
 type queuedCmd struct {
 	ctx context.Context
 	cmd redis.Cmder

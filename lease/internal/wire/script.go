@@ -10,15 +10,19 @@ import (
 // SHA1 is kept boxed as a command argument, so that a call does not box it again. Each script is
 // a package-level value beside the operation that runs it; it is never modified.
 type Script struct {
-	Src string
+	src string
 	sha any
 }
 
-func NewScript(src string) Script { return Script{Src: src, sha: redis.NewScript(src).Hash()} }
+// NewScript is the script with source src.
+func NewScript(src string) Script { return Script{src: src, sha: redis.NewScript(src).Hash()} }
 
-// EvalSha is the EVALSHA command of s on its first numKeys keysAndArgs as keys and the rest as
+// Source is the script's Lua source.
+func (s Script) Source() string { return s.src }
+
+// evalSha is the EVALSHA command of s on its first numKeys keysAndArgs as keys and the rest as
 // arguments.
-func (s Script) EvalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
+func (s Script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
 	cmdArgs := make([]any, 0, 3+len(keysAndArgs))
 	cmdArgs = append(cmdArgs, "evalsha", s.sha, numKeys)
 	cmdArgs = append(cmdArgs, keysAndArgs...)
@@ -33,9 +37,9 @@ func evalBySource(ctx context.Context, src string, evalSha redis.Cmder) *redis.C
 	return redis.NewCmd(ctx, append([]any{"eval", src}, evalSha.Args()[2:]...)...)
 }
 
-// ProcessWithFallback runs cmd on its own and, when it is the EVALSHA of a script Redis lost
+// processWithFallback runs cmd on its own and, when it is the EVALSHA of a script Redis lost
 // (src non-empty), runs it again by source, as go-redis's Script.Run does.
-func ProcessWithFallback(ctx context.Context, rdb redis.UniversalClient, cmd redis.Cmder, src string) {
+func processWithFallback(ctx context.Context, rdb redis.UniversalClient, cmd redis.Cmder, src string) {
 	_ = rdb.Process(ctx, cmd)
 	// The nil check first: HasErrorPrefix allocates on every call.
 	if src == "" || cmd.Err() == nil || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {

@@ -16,7 +16,7 @@ import (
 // So the cap follows measured throughput. Time is cut into windows of windowCmds answered
 // commands; the cap stays at its home value for probeEvery-1 windows, then one window runs at
 // a neighbouring cap (twice or half the home value, in turn). It reads the clock once per
-// window, under the sender's mutex the sends take anyway. A window slower than idleWindow
+// window, under the batcher's mutex the sends take anyway. A window slower than idleWindow
 // measured the callers' demand, not the cap, and is not compared.
 //
 // A window's pace is noisy: on a machine where other processes take the CPU, the client is

@@ -14,15 +14,16 @@ import (
 // an unbounded reply.
 const maxBatch = 128
 
-// Sender is the Client's one way to Redis: group commit without goroutines of its own, its
-// depth set by what the sends measure. A caller that finds fewer sends on the wire than the
-// cap (sendLimit) sends its own command at once, through go-redis's ProcessHook, exactly as a
-// plain go-redis call would: a lone or unhurried caller pays two uncontended mutex operations
-// and nothing else. A caller that finds the cap reached queues its command and waits. When a
-// send is answered, its caller hands the freed place to one waiting caller (the leader), which
-// sends every queued command as one go-redis pipeline: one write and one read system call for
-// all of them, where each would otherwise wait for a place and pay its own round trip. Queues
-// form only while sends are waiting for a place, and vanish when they are not.
+// batcher is how a Sender on a client of one deployment reaches Redis: group commit without
+// goroutines of its own, its depth set by what the sends measure. A caller that finds fewer
+// sends on the wire than the cap (sendLimit) sends its own command at once, through go-redis's
+// ProcessHook, exactly as a plain go-redis call would: a lone or unhurried caller pays two
+// uncontended mutex operations and nothing else. A caller that finds the cap reached queues its
+// command and waits. When a send is answered, its caller hands the freed place to one waiting
+// caller (the leader), which sends every queued command as one go-redis pipeline: one write and
+// one read system call for all of them, where each would otherwise wait for a place and pay its
+// own round trip. Queues form only while sends are waiting for a place, and vanish when they
+// are not.
 //
 // Deadlines: the leader sends only commands whose callers' deadlines are not later than its
 // own, on a context bounded by its own deadline, so no leader waits past its deadline for
@@ -30,7 +31,7 @@ const maxBatch = 128
 // to the waiting caller with the latest deadline, which can take the whole queue. Every waiting
 // caller returns when its own context ends; a command already on the wire is then left to its
 // leader, and its outcome, as with any timed-out command, is unknown.
-type Sender struct {
+type batcher struct {
 	rdb redis.UniversalClient
 
 	mu       sync.Mutex
@@ -51,7 +52,7 @@ type waiter struct {
 	queuedCmd
 	deadline    time.Time
 	hasDeadline bool
-	// state is written under sender.mu; the caller reads it under sender.mu, or after its wake.
+	// state is written under batcher.mu; the caller reads it under batcher.mu, or after its wake.
 	state waiterState
 	// wake receives once: when the waiter is made leader, or when its command has its reply.
 	wake chan struct{}
@@ -62,7 +63,7 @@ type waiter struct {
 type waiterState uint8
 
 const (
-	waitQueued  waiterState = iota // in sender.queue
+	waitQueued  waiterState = iota // in batcher.queue
 	waitLeading                    // handed a place; gathers and sends a batch
 	waitSending                    // in a leader's batch
 )
@@ -78,16 +79,16 @@ func maxSendLimit(rdb *redis.Client) int {
 	return max(1, rdb.Options().PoolSize)
 }
 
-func NewSender(rdb *redis.Client) *Sender {
-	s := &Sender{rdb: rdb, limit: newSendLimit(initialSendLimit(), maxSendLimit(rdb))}
+func newBatcher(rdb *redis.Client) *batcher {
+	s := &batcher{rdb: rdb, limit: newSendLimit(initialSendLimit(), maxSendLimit(rdb))}
 	s.waiters.New = func() any { return &waiter{wake: make(chan struct{}, 1)} }
 	s.pipes.New = func() any { return rdb.Pipeline() }
 	return s
 }
 
-// Do runs cmd, on its own while the cap allows another send and otherwise in the next batch,
+// do runs cmd, on its own while the cap allows another send and otherwise in the next batch,
 // and returns when it has its reply or ctx ends.
-func (s *Sender) Do(ctx context.Context, cmd redis.Cmder, src string) error {
+func (s *batcher) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	if err := ctx.Err(); err != nil {
 		cmd.SetErr(err)
 		return err
@@ -96,7 +97,7 @@ func (s *Sender) Do(ctx context.Context, cmd redis.Cmder, src string) error {
 	if s.inflight < s.limit.cur && len(s.queue) == 0 {
 		s.inflight++
 		s.mu.Unlock()
-		ProcessWithFallback(ctx, s.rdb, cmd, src)
+		processWithFallback(ctx, s.rdb, cmd, src)
 		s.answered(1)
 		return cmd.Err()
 	}
@@ -119,10 +120,10 @@ func (s *Sender) Do(ctx context.Context, cmd redis.Cmder, src string) error {
 	return callerErr(ctx, cmd)
 }
 
-// abandon takes w out of the sender after its caller's context ended. A queued waiter
+// abandon takes w out of the batcher after its caller's context ended. A queued waiter
 // leaves the queue; one handed a place passes it on; one in a batch on the wire stays with its
 // leader, which still writes its reply and wakes it, so it is not recycled.
-func (s *Sender) abandon(w *waiter) {
+func (s *batcher) abandon(w *waiter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch w.state {
@@ -138,7 +139,7 @@ func (s *Sender) abandon(w *waiter) {
 }
 
 // removeLocked takes the i-th waiter out of the queue. s.mu must be held.
-func (s *Sender) removeLocked(i int) {
+func (s *batcher) removeLocked(i int) {
 	n := copy(s.queue[i:], s.queue[i+1:])
 	s.queue[i+n] = nil
 	s.queue = s.queue[:i+n]
@@ -146,7 +147,7 @@ func (s *Sender) removeLocked(i int) {
 
 // answered gives back the place of a send that carried n commands, lets the cap follow the
 // measured pace, and hands the place to a waiting caller, if any.
-func (s *Sender) answered(n int) {
+func (s *batcher) answered(n int) {
 	s.mu.Lock()
 	s.inflight--
 	if s.limit.answered(n) {
@@ -158,7 +159,7 @@ func (s *Sender) answered(n int) {
 
 // handOffLocked makes the queued caller with the latest deadline (none counts as latest) the
 // leader of the next batch, while the cap allows another send. s.mu must be held.
-func (s *Sender) handOffLocked() {
+func (s *batcher) handOffLocked() {
 	if s.inflight >= s.limit.cur || len(s.queue) == 0 {
 		return
 	}
@@ -189,7 +190,7 @@ func later(a, b *waiter) bool {
 // lead sends the batch of leader w: w's own command and every queued one whose caller's
 // deadline is not later than w's (at most maxBatch), then gives back w's place and wakes the
 // others.
-func (s *Sender) lead(w *waiter) {
+func (s *batcher) lead(w *waiter) {
 	batch := append(w.batch[:0], w)
 	s.mu.Lock()
 	keep := s.queue[:0]
@@ -206,7 +207,7 @@ func (s *Sender) lead(w *waiter) {
 	s.mu.Unlock()
 
 	if len(batch) == 1 {
-		ProcessWithFallback(w.ctx, s.rdb, w.cmd, w.src)
+		processWithFallback(w.ctx, s.rdb, w.cmd, w.src)
 	} else {
 		s.send(w, batch)
 	}
@@ -219,8 +220,8 @@ func (s *Sender) lead(w *waiter) {
 }
 
 // send runs the live commands of batch as one pipeline bounded by the leader's deadline, then
-// runs again by source any script Redis had lost, as ProcessWithFallback does for one command.
-func (s *Sender) send(leader *waiter, batch []*waiter) {
+// runs again by source any script Redis had lost, as processWithFallback does for one command.
+func (s *batcher) send(leader *waiter, batch []*waiter) {
 	live := leader.live[:0]
 	defer func() { clear(live); leader.live = live[:0] }()
 	for _, q := range batch {
@@ -249,21 +250,7 @@ func (s *Sender) send(leader *waiter, batch []*waiter) {
 	s.pipes.Put(pipe)
 }
 
-func (s *Sender) recycle(w *waiter) {
+func (s *batcher) recycle(w *waiter) {
 	w.ctx, w.cmd, w.src = nil, nil, ""
 	s.waiters.Put(w)
-}
-
-// Queued is how many commands wait for a place on the wire.
-func (s *Sender) Queued() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
-}
-
-// Cap is the cap on sends on the wire now.
-func (s *Sender) Cap() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.limit.cur
 }
