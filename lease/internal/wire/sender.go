@@ -58,17 +58,3 @@ func (s *Sender) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	processWithFallback(ctx, s.rdb, cmd, src)
 	return cmd.Err()
 }
-
-// Queued is how many commands wait for a place on the wire.
-func (s *Sender) Queued() int {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	return len(s.batch.queue)
-}
-
-// Cap is the cap on sends on the wire now.
-func (s *Sender) Cap() int {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	return s.batch.limit.cur
-}

@@ -3,17 +3,15 @@ package wire
 import (
 	"testing"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
 // The Sender pipelines on a client of one deployment only: on a Cluster or Ring client the cap
 // on sends would be shared by every node, and one stalled node would hold it.
 func TestSenderOnlyOnOneDeployment(t *testing.T) {
-	addr := redistest.Start(t).Addr
-	single := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}, ContextTimeoutEnabled: true})
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": addr}})
+	single := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}, ContextTimeoutEnabled: true})
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": sharedAddr}})
 	t.Cleanup(func() { _, _, _ = single.Close(), cluster.Close(), ring.Close() })
 	for _, tc := range []struct {
 		name      string
