@@ -284,8 +284,8 @@ func (n *Namespace) busyError(actx context.Context, key string) error {
 
 // busyKeyError is ErrBusy naming the key and the namespace, formatted only when read. A failed
 // TryAcquire is the common answer on a contended key, where most attempts fail: fmt.Errorf
-// there cost four allocations and about 4% of the client's CPU (issue #26's
-// profile of one contended key), for a message most callers never print.
+// there costs four allocations and about 4% of the client's CPU (a profile of one contended
+// key, docs/performance.md), for a message most callers never print.
 type busyKeyError struct{ key, namespace string }
 
 func (e *busyKeyError) Error() string {

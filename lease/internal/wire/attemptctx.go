@@ -9,16 +9,16 @@ import (
 
 // attemptCtx is the bound of one call (BoundBy) on a parent that is never cancelled (its Done
 // is nil, as context.Background's): its deadline, without context.WithDeadlineCause's price.
-// That one allocates five times and arms a runtime timer for every call, about 1 µs, and
-// issue #26's profile of one contended key put it at about 13% of the client's CPU.
+// That one allocates five times and arms a runtime timer for every call, about 1 µs: about 13%
+// of the client's CPU in a profile of one contended key (docs/performance.md).
 //
 // The deadline holds without a timer: Deadline carries it to go-redis, which sets the socket
 // deadline from it, and a Done asked for after the deadline is closed at once. A timer is
-// armed only for a caller that may wait on Done (go-redis waiting for a pool connection, a command queued in the
-// sender, a backoff, the local mutex): the first Done arms one, taken from a pool of stopped
-// timers, so that whoever selects on Done wakes at the deadline. Done is called on go-redis's
-// path to a connection whether it waits or not, so in practice one pooled timer is reset and
-// stopped per call (about 0.1 µs, no allocation).
+// armed only for a caller that may wait on Done (go-redis waiting for a pool connection, a
+// command queued in the batcher, a backoff, the local mutex): the first Done arms one, taken
+// from a pool of stopped timers, so that whoever selects on Done wakes at the deadline. Done is
+// called on go-redis's path to a connection whether it waits or not, so in practice one pooled
+// timer is reset and stopped per call (about 0.1 µs, no allocation).
 type attemptCtx struct {
 	parent   context.Context // Done() == nil
 	deadline time.Time

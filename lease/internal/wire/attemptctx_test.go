@@ -114,9 +114,9 @@ func TestBoundByKeepsCancellableContexts(t *testing.T) {
 }
 
 // BenchmarkBoundBy is one call's bound as a lock cycle's command meets it: made, its Err
-// checked (the sender), its Done asked for (go-redis on the way to a connection), ended. The
-// standard row is what BoundBy built before (context.WithDeadlineCause), the attemptCtx row
-// what it builds on a context that nothing cancels.
+// checked (the batcher), its Done asked for (go-redis on the way to a connection), ended. The
+// standard row is context.WithDeadlineCause, the attemptCtx row what BoundBy builds on a
+// context that nothing cancels.
 func BenchmarkBoundBy(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range []struct {
