@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Sender runs a Client's commands on one go-redis client. It is safe for concurrent use.
+// Sender runs commands on one go-redis client. It is safe for concurrent use.
 type Sender struct {
 	rdb redis.UniversalClient
 	// batch pipelines the commands of callers that find the cap on sends reached; nil sends
