@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // acquireFencedScript takes the lock and its fence token in one step, so a lock is never held
@@ -33,7 +34,7 @@ import (
 // The fence key is read before the lock is set: a script that fails part way keeps what it
 // wrote, so a fence key another client made a hash (WRONGTYPE) must fail the acquisition before
 // the lock key holds a token that nobody would hold.
-var acquireFencedScript = newScript(`
+var acquireFencedScript = wire.NewScript(`
 local last = tonumber(redis.call('get', KEYS[2]))
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
@@ -54,7 +55,7 @@ return fence
 // server's time of the acquisition in milliseconds after a tab (lockkeys.ParseHolder).
 // KEYS[1] lock key, KEYS[2] its holder key; ARGV[1] owner token, ARGV[2] TTL in ms,
 // ARGV[3] holder description. Returns 1 when acquired, 0 when someone else holds the lock.
-var acquireHolderScript = newScript(`
+var acquireHolderScript = wire.NewScript(`
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 	return 0
 end
@@ -130,8 +131,8 @@ const unansweredAfter = 100 * time.Millisecond
 // ctx is the lease's parent context. A caller whose lock turns out busy (in Redis or in the
 // local mutex) is counted in lock_waiters until it returns.
 func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start time.Time) (*Lease, error) {
-	actx, end := boundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
-	defer end.release()
+	actx, bound := wire.BoundBy(ctx, start.Add(n.policy.AcquireTimeout), errAcquireDeadline)
+	defer bound.End()
 	waiting := false
 	defer func() {
 		if waiting {
@@ -170,13 +171,13 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 		switch {
 		case moving:
 			err = fmt.Errorf("lease: acquire %q in namespace %s: its Redis Cluster slot is moving: %w", key, n.name, err)
-		case err != nil && movingAnswer != nil && deadlinePassed(actx) && !errors.Is(ctx.Err(), context.Canceled):
+		case err != nil && movingAnswer != nil && wire.DeadlinePassed(actx) && !errors.Is(ctx.Err(), context.Canceled):
 			// The deadline cut a try after Redis had answered that the slot is moving (go-redis
 			// backs off between its own retries of TRYAGAIN under the same deadline): Redis did
 			// answer, and an operator should look at the reshard, not for an outage.
 			err = fmt.Errorf("lease: acquire %q in namespace %s: its Redis Cluster slot was still moving at the acquire deadline: %w: %w",
 				key, n.name, movingAnswer, err)
-		case err != nil && waiting && deadlinePassed(actx) && time.Since(tried) < max(n.policy.RetryBackoff, unansweredAfter):
+		case err != nil && waiting && wire.DeadlinePassed(actx) && time.Since(tried) < max(n.policy.RetryBackoff, unansweredAfter):
 			// The wait ran out during a retry's round trip: the lock was busy at Redis's last
 			// answer.
 			err = n.busyError(actx, key)
@@ -184,7 +185,7 @@ func (n *Namespace) obtain(ctx context.Context, key string, wait bool, start tim
 			// The caller called the acquire off (before it was sent, or during its round
 			// trip): that, not Redis's silence, is what ended it.
 			err = fmt.Errorf("lease: acquire %q in namespace %s: cancelled by the caller: %w", key, n.name, withCause(ctx, err))
-		case err != nil && deadlinePassed(actx):
+		case err != nil && wire.DeadlinePassed(actx):
 			err = fmt.Errorf("lease: acquire %q in namespace %s: no answer from Redis before the acquire deadline: %w",
 				key, n.name, err)
 		case err != nil:
@@ -274,7 +275,7 @@ func (n *Namespace) busyError(actx context.Context, key string) error {
 		// Every waiter comes here once actx ended or its deadline passed; in the second case the
 		// context's timer fires a moment later and settles the cause.
 		<-actx.Done()
-		if cause := contextCause(actx); cause != nil && cause != errAcquireDeadline {
+		if cause := wire.Cause(actx); cause != nil && cause != errAcquireDeadline {
 			return fmt.Errorf("%w: acquire %q in namespace %s: %w", ErrBusy, key, n.name, cause)
 		}
 	}
@@ -283,8 +284,8 @@ func (n *Namespace) busyError(actx context.Context, key string) error {
 
 // busyKeyError is ErrBusy naming the key and the namespace, formatted only when read. A failed
 // TryAcquire is the common answer on a contended key, where most attempts fail: fmt.Errorf
-// there cost four allocations and about 4% of the client's CPU (issue #26's
-// profile of one contended key), for a message most callers never print.
+// there costs four allocations and about 4% of the client's CPU (a profile of one contended
+// key, docs/performance.md), for a message most callers never print.
 type busyKeyError struct{ key, namespace string }
 
 func (e *busyKeyError) Error() string {

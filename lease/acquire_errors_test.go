@@ -82,8 +82,8 @@ func TestBusyErrorNamesKeyAndNamespace(t *testing.T) {
 }
 
 // A busy answer to a single attempt costs one allocation, its message formatted only when
-// read: on a contended key most TryAcquire calls end so (issue #26), and formatting each with
-// fmt.Errorf cost four allocations and about 4% of the client's CPU.
+// read: on a contended key most TryAcquire calls end so, and formatting each with fmt.Errorf
+// costs four allocations and about 4% of the client's CPU.
 func TestBusyErrorIsCheap(t *testing.T) {
 	n := &Namespace{name: "jobs"}
 	var err error

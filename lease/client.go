@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // Options configure a Client.
@@ -40,11 +42,8 @@ type Client struct {
 	rdb     redis.UniversalClient
 	logger  *slog.Logger
 	metrics *metrics
-	// send is the way to Redis on a client of one deployment; nil on a Cluster or Ring client
-	// (and in the package's tests of the single-command baseline), which send every command
-	// on its own.
-	send   *sender
-	holder string // Options.Holder or its default
+	send    *wire.Sender
+	holder  string // Options.Holder or its default
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -85,13 +84,7 @@ func New(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.metrics = m
-	// On a client of one deployment (single node or Sentinel) only: on a Cluster or Ring
-	// client the cap on sends would be shared by every node, so one stalled node would hold it
-	// and delay commands bound for healthy nodes; single commands keep a stalled node's delay to
-	// the commands sent to it.
-	if one, ok := rdb.(*redis.Client); ok {
-		c.send = newSender(one)
-	}
+	c.send = wire.NewSender(rdb)
 	return c, nil
 }
 
@@ -123,28 +116,28 @@ func (c *Client) Close() error {
 	return err
 }
 
-// setNX runs SET key token PX ttlMs NX, on its own or in a pipeline. Its arguments come
-// boxed, as the namespace and the lease keep them, so that the command boxes none of them.
+// setNX runs SET key token PX ttlMs NX. Its arguments come boxed, as the namespace and the
+// lease keep them, so that the command boxes none of them. Its error never quotes them
+// (withoutArgs): they hold the lock token.
 func (c *Client) setNX(ctx context.Context, key, token, ttlMs any) (bool, error) {
+	if c.closed.Load() {
+		return false, ErrClosed
+	}
 	cmd := redis.NewBoolCmd(ctx, "set", key, token, "px", ttlMs, "nx")
-	if err := c.do(ctx, cmd, ""); err != nil {
-		return false, err
+	if err := c.send.Do(ctx, cmd); err != nil {
+		return false, withoutArgs(err)
 	}
 	return cmd.Val(), nil
 }
 
-// do runs cmd through the sender, or on its own on a client of several nodes; src is the
-// script's source when cmd is an EVALSHA, for the NOSCRIPT fallback. Its error never quotes
-// cmd's arguments (withoutArgs): they hold the lock token.
-func (c *Client) do(ctx context.Context, cmd redis.Cmder, src string) error {
-	switch {
-	case c.closed.Load():
-		return ErrClosed
-	case c.send != nil:
-		return withoutArgs(c.send.do(ctx, cmd, src))
+// runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments. Its
+// error never quotes them (withoutArgs): they hold the lock token.
+func (c *Client) runScript(ctx context.Context, s wire.Script, numKeys int, keysAndArgs ...any) (int64, error) {
+	if c.closed.Load() {
+		return 0, ErrClosed
 	}
-	processWithFallback(ctx, c.rdb, cmd, src)
-	return withoutArgs(cmd.Err())
+	n, err := c.send.Run(ctx, s, numKeys, keysAndArgs...)
+	return n, withoutArgs(err)
 }
 
 // contextTimeoutsOff reports whether rdb is known to ignore context deadlines on the wire.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // fencedSetScript applies a write only while the lock's fence key holds the writer's fence, that
@@ -18,7 +19,7 @@ import (
 // evicted, or deleted by another client), only until the holder's next renew writes it again.
 // KEYS[1] the lock's fence key, KEYS[2] data key; ARGV[1] fence, ARGV[2] value, ARGV[3] TTL in
 // ms (0: no expiry). Returns 1 when applied, 0 when rejected.
-var fencedSetScript = newScript(`
+var fencedSetScript = wire.NewScript(`
 if tonumber(redis.call('get', KEYS[1])) ~= tonumber(ARGV[1]) then
 	return 0
 end
@@ -68,8 +69,8 @@ func (n *Namespace) FencedSet(ctx context.Context, lockKey string, fence int64, 
 	if clash := companionClash(key, false); clash != "" {
 		return fmt.Errorf("%w: data key %q %s", ErrInvalidKey, key, clash)
 	}
-	ctx, end := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer end.release()
+	ctx, bound := wire.BoundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	// The fence key and the data key on two masters of a reshard are waited out within the
 	// write's bound (whileSlotMoves).
 	var applied int64

@@ -41,7 +41,7 @@ func TestFencedWriteRejectsOlderOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = b.Release(ctx) }()
-		write("a", a.Fence(), false) // before B's first write: the defect of issue #24
+		write("a", a.Fence(), false) // before B's first write: B's newer lease alone refuses it
 		write("b", b.Fence(), true)
 		write("a", a.Fence(), false)
 		write("b", b.Fence(), true)
@@ -58,9 +58,9 @@ func TestFencedWriteRejectsOlderOwner(t *testing.T) {
 	})
 }
 
-// The principal defect of issue #24, elsewhere: a holder whose lease is gone writes with its
-// old fence after a newer lease was issued, before the new holder's first write. Beside the
-// lock the newer lease alone refuses it; for data elsewhere the new holder's Claim does.
+// A holder whose lease is gone writes with its old fence after a newer lease was issued, before
+// the new holder's first write: the write fencing exists to refuse. Beside the lock the newer
+// lease alone refuses it; for data elsewhere the new holder's Claim does.
 func TestStaleWriteRejectedBeforeNewHolderWrites(t *testing.T) {
 	e := newEnv(t, sharedAddr)
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // guardScript raises a data key's write-fence record to the caller's fence unless the record
@@ -20,7 +21,7 @@ import (
 // raised (and the write applied), 0 when a newer fence holds the key, and an error naming the
 // record, with nothing written, when the record holds something that is not a fence (another
 // client wrote it).
-var guardScript = newScript(`
+var guardScript = wire.NewScript(`
 local fence = tonumber(ARGV[1])
 local last = redis.call('get', KEYS[1])
 if last then
@@ -68,8 +69,9 @@ const writeFenceSlack = time.Minute
 // right after acquiring, before reading them. From then on every older fence is refused. Make
 // a Guard once per data Redis with Namespace.Guard; it is safe for concurrent use.
 type Guard struct {
-	ns  *Namespace
-	rdb redis.UniversalClient
+	ns *Namespace
+	// send runs the guard's script on the data Redis, each call on its own.
+	send *wire.Sender
 }
 
 // Guard returns the fencing guard for data on rdb (a single-node, Sentinel or Cluster client;
@@ -80,7 +82,7 @@ func (n *Namespace) Guard(rdb redis.UniversalClient) *Guard {
 	if rdb == nil {
 		rdb = n.client.rdb
 	}
-	return &Guard{ns: n, rdb: rdb}
+	return &Guard{ns: n, send: wire.NewSingleSender(rdb)}
 }
 
 // Claim raises the write-fence record of each key to fence, so that from its return on every
@@ -160,8 +162,8 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 		return false, ErrClosed
 	}
 	p := &g.ns.policy
-	ctx, end := boundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
-	defer end.release()
+	ctx, bound := wire.BoundBy(ctx, time.Now().Add(p.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	recordMs := int64(0)
 	if p.WriteFenceRetention > 0 {
 		recordMs = (p.WriteFenceRetention + writeFenceSlack).Milliseconds()
@@ -176,15 +178,10 @@ func (g *Guard) run(ctx context.Context, fence int64, key string, value any, dat
 	}
 	// The record and the data key on two masters of a reshard are waited out within the call's
 	// bound (whileSlotMoves).
-	var cmd *redis.Cmd
-	err := g.ns.whileSlotMoves(ctx, func() error {
-		cmd = guardScript.evalSha(ctx, numKeys, keysAndArgs)
-		processWithFallback(ctx, g.rdb, cmd, guardScript.src)
-		return cmd.Err()
+	var n int64
+	err := g.ns.whileSlotMoves(ctx, func() (err error) {
+		n, err = g.send.Run(ctx, guardScript, numKeys, keysAndArgs...)
+		return err
 	})
-	if err != nil {
-		return false, err
-	}
-	n, err := cmd.Int64()
 	return n == 1, err
 }

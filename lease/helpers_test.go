@@ -18,6 +18,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // env is one test's view of Redis: its own go-redis client (so hooks stay local), its own
@@ -73,7 +74,7 @@ func eachMode(t *testing.T, body func(t *testing.T, single bool)) {
 
 // sendAlone puts c on the single-command baseline: every command on its own, one round trip
 // each, as on a Cluster client.
-func sendAlone(c *Client) { c.send = nil }
+func sendAlone(c *Client) { c.send = wire.NewSingleSender(c.rdb) }
 
 func (e *env) namespace(t testing.TB, name string, p Policy) *Namespace {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // releaseScript deletes the lock only while it still holds the caller's token, so a stale
@@ -14,7 +15,7 @@ import (
 // with it (the holder key); ARGV[1] owner token. Returns 1 when deleted, 0 when not owned (a key
 // another client replaced with a value of another type is not owned either: GET's WRONGTYPE,
 // caught by pcall, is the one error that means not owned; others are raised again).
-var releaseScript = newScript(`
+var releaseScript = wire.NewScript(`
 local v = redis.pcall('get', KEYS[1])
 if type(v) == 'table' and not string.find(v.err, '^WRONGTYPE') then
 	return redis.error_reply(v.err)
@@ -135,10 +136,10 @@ func (n *Namespace) release(ctx context.Context, id leaseID, deadline time.Time)
 	if ctx.Done() != nil {
 		ctx = context.WithoutCancel(ctx)
 	}
-	// Nothing cancels ctx now: boundBy gives the attemptCtx bound, no cancel chain and no
+	// Nothing cancels ctx now: wire.BoundBy gives its cheapest bound, no cancel chain and no
 	// timer unless something waits (it is on every lock cycle's path).
-	ctx, end := boundBy(ctx, deadline, nil)
-	defer end.release()
+	ctx, bound := wire.BoundBy(ctx, deadline, nil)
+	defer bound.End()
 	// A slot being migrated is waited out until ReleaseTimeout: the key would otherwise stay
 	// until its TTL and keep the next holder waiting.
 	var deleted int64

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/lease/internal/wire"
 )
 
 // renewScript extends the lock only while it still holds the caller's token, so a stale holder
@@ -30,7 +31,7 @@ import (
 // (expired, or taken by another owner, also when another client replaced the key with a value
 // of another type: GET's WRONGTYPE, caught by pcall, is the one error that means not owned;
 // others are raised again).
-var renewScript = newScript(`
+var renewScript = wire.NewScript(`
 local v = redis.pcall('get', KEYS[1])
 if type(v) == 'table' and not string.find(v.err, '^WRONGTYPE') then
 	return redis.error_reply(v.err)
@@ -51,7 +52,7 @@ return 1
 // ownsScript tells whether the lock still holds the caller's token, without extending or
 // returning it (the token of another holder never leaves Redis). KEYS[1] lock key; ARGV[1]
 // owner token. Returns 1 when it does, 0 when not (a key of another type: not owned).
-var ownsScript = newScript(`
+var ownsScript = wire.NewScript(`
 local v = redis.pcall('get', KEYS[1])
 if type(v) == 'table' and not string.find(v.err, '^WRONGTYPE') then
 	return redis.error_reply(v.err)
@@ -96,8 +97,8 @@ func (l *Lease) Renew(ctx context.Context) error {
 		return l.renewEnded(ctx, state)
 	}
 	start := time.Now()
-	rctx, end := boundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer end.release()
+	rctx, bound := wire.BoundBy(ctx, start.Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	owned, err := n.renew(rctx, l.leaseID, l.fence)
 	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
 		// A renew its caller called off is the caller's decision, not a failure of the store
@@ -157,8 +158,8 @@ func (l *Lease) renewEnded(ctx context.Context, state leaseState) error {
 // the key within the drift margin.
 func (l *Lease) renewAfterExpiry(ctx context.Context) error {
 	n := l.ns
-	rctx, end := boundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
-	defer end.release()
+	rctx, bound := wire.BoundBy(ctx, time.Now().Add(n.policy.RenewTimeout), errRenewTimeout)
+	defer bound.End()
 	owned, err := n.client.runScript(rctx, ownsScript, 1, l.keyArg, l.tokenArg)
 	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
 		n.m.renewDone(false, err)

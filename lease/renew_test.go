@@ -18,7 +18,7 @@ import (
 // renewHook is a faultHook on the renew script that fails every renew with errInjected when
 // fail is set, and counts them either way.
 func renewHook(fail bool) *faultHook {
-	return &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
+	return &faultHook{match: isScript(renewScript.Source()), plan: func(int) (time.Duration, error) {
 		if fail {
 			return 0, errInjected
 		}
@@ -94,7 +94,7 @@ func TestIntermittentRenewFailuresNeverAbandon(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				hook := &faultHook{match: isScript(renewScript.src), plan: func(n int) (time.Duration, error) {
+				hook := &faultHook{match: isScript(renewScript.Source()), plan: func(n int) (time.Duration, error) {
 					if tc.pattern[n%len(tc.pattern)] {
 						return 0, errInjected
 					}
@@ -272,7 +272,7 @@ func TestAbandonBeforeTheKeyCanExpire(t *testing.T) {
 			t.Parallel()
 			eachMode(t, func(t *testing.T, single bool) {
 				t.Parallel()
-				hook := &faultHook{match: isScript(renewScript.src), plan: tc.plan}
+				hook := &faultHook{match: isScript(renewScript.Source()), plan: tc.plan}
 				e := newEnvMode(t, sharedAddr, single, hook)
 				n := e.namespace(t, "scheduler", Policy{TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 3})
 				l, err := n.Acquire(context.Background(), uniqueKey(t))

@@ -26,7 +26,7 @@ import (
 func TestFenceAbandonsAfterExactlyMaxFailuresWhilePaused(t *testing.T) {
 	eachMode(t, func(t *testing.T, single bool) {
 		srv := redistest.Start(t)
-		renews := &faultHook{match: isScript(renewScript.src)}
+		renews := &faultHook{match: isScript(renewScript.Source())}
 		e := newEnvMode(t, srv.Addr, single, renews)
 		n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, RenewInterval: 50 * time.Millisecond,
 			RenewTimeout: 100 * time.Millisecond, MaxRenewFailures: 3})

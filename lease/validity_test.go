@@ -20,7 +20,7 @@ func TestValidUntilCountsFromTheSendTime(t *testing.T) {
 	eachMode(t, func(t *testing.T, single bool) {
 		const ttl, replyDelay = 10 * time.Second, 300 * time.Millisecond
 		margin := driftMargin(ttl)
-		hook := &replyDelayHook{match: func(args []any) bool { return isSetNX(args) || isScript(renewScript.src)(args) }, delay: replyDelay}
+		hook := &replyDelayHook{match: func(args []any) bool { return isSetNX(args) || isScript(renewScript.Source())(args) }, delay: replyDelay}
 		e := newEnvMode(t, sharedAddr, single, hook)
 		n := e.namespace(t, "approval", Policy{TTL: ttl, DisableRenewal: true, RenewTimeout: 5 * time.Second, AcquireTimeout: 5 * time.Second})
 
@@ -79,7 +79,7 @@ func TestValidUntilDoesNotMoveOnAFailedRenew(t *testing.T) {
 	eachMode(t, func(t *testing.T, single bool) {
 		var failing atomic.Bool
 		failing.Store(true)
-		hook := &faultHook{match: isScript(renewScript.src), plan: func(int) (time.Duration, error) {
+		hook := &faultHook{match: isScript(renewScript.Source()), plan: func(int) (time.Duration, error) {
 			if failing.Load() {
 				return 0, errInjected
 			}

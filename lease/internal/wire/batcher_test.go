@@ -1,10 +1,8 @@
-package lease
+package wire
 
 import (
 	"cmp"
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,41 +61,22 @@ func isLockCommand(cmd redis.Cmder) bool {
 	return false
 }
 
-// queued is how many commands wait in c's sender.
-func queued(c *Client) int {
-	c.send.mu.Lock()
-	defer c.send.mu.Unlock()
-	return len(c.send.queue)
-}
-
-// sendCap is c's cap on sends on the wire now.
-func sendCap(c *Client) int {
-	c.send.mu.Lock()
-	defer c.send.mu.Unlock()
-	return c.send.limit.cur
-}
-
-// The default Client sends a lone caller's command at once, on its own, and the commands of
-// callers that arrive while the cap on sends is reached together, as one pipeline sent by one
-// of them. Causally: the commands on the wire are held at a gate until the others are queued,
-// and let through one at a time, so the batch they form does not depend on timing.
+// The Sender sends a lone caller's command at once, on its own, and the commands of callers
+// that arrive while the cap on sends is reached together, as one pipeline sent by one of them.
+// Causally: the commands on the wire are held at a gate until the others are queued, and let
+// through one at a time, so the batch they form does not depend on timing.
 func TestSenderSendsWaitingCommandsTogether(t *testing.T) {
 	counter := &sendCounter{open: make(chan struct{})}
-	e := newEnv(t, sharedAddr, counter)
-	n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, DisableRenewal: true})
+	sender := newTestSender(t, sharedAddr, counter)
 	ctx := context.Background()
-	// Warm up: the first release may meet NOSCRIPT and be sent again as EVAL.
-	if err := n.Do(ctx, uniqueKey(t), func(context.Context, int64) error { return nil }); err != nil {
+	// Warm up: the first script call may meet NOSCRIPT and be sent again as EVAL.
+	if err := setAndDelete(ctx, sender, uniqueKey(t)); err != nil {
 		t.Fatal(err)
 	}
 	counter.singles.Store(0)
 
 	for range 3 {
-		l, err := n.TryAcquire(ctx, uniqueKey(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Release(ctx); err != nil {
+		if err := setAndDelete(ctx, sender, uniqueKey(t)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,26 +84,29 @@ func TestSenderSendsWaitingCommandsTogether(t *testing.T) {
 		t.Fatalf("a lone caller's 3 cycles sent %d commands on their own and %d pipelines, want 6 and 0", s, p)
 	}
 
-	slots := sendCap(e.c)
+	slots := sendCap(sender)
 	const waiting = 8
 	counter.singles.Store(0)
 	counter.holding.Store(true)
 	var wg sync.WaitGroup
-	acquire := func() {
+	var answered atomic.Int64
+	set := func() {
 		wg.Go(func() {
-			if _, err := n.TryAcquire(ctx, uniqueKey(t)); err != nil {
-				t.Errorf("TryAcquire: %v", err)
+			if ok, err := setNX(ctx, sender, uniqueKey(t)); err != nil || !ok {
+				t.Errorf("SET NX of a fresh key = %v, %v; want true", ok, err)
+				return
 			}
+			answered.Add(1)
 		})
 	}
 	for range slots {
-		acquire()
+		set()
 	}
 	waitFor(t, "the cap on sends to be reached", func() bool { return counter.singles.Load() == int64(slots) })
 	for range waiting {
-		acquire()
+		set()
 	}
-	waitFor(t, "the other callers to queue", func() bool { return queued(e.c) == waiting })
+	waitFor(t, "the other callers to queue", func() bool { return queued(sender) == waiting })
 	// Answer the sends one at a time, the second only once the first one's batch is on the
 	// wire. Answered together, each freed place would go to a waiting caller of its own and the
 	// queue would split between two leaders: correct, but not the single batch this test is
@@ -141,21 +123,8 @@ func TestSenderSendsWaitingCommandsTogether(t *testing.T) {
 	if p, c := counter.pipelines.Load(), counter.piped.Load(); p != 1 || c != waiting {
 		t.Errorf("%d pipelines carrying %d commands, want the %d waiting commands in one", p, c, waiting)
 	}
-	e.wantMetrics(t, "scheduler", map[string]float64{
-		"lock_acquire_wait_seconds/acquired": 4 + float64(slots) + waiting,
-		"lock_held":                          float64(slots) + waiting,
-	})
-}
-
-// waitFor polls cond until it holds; the test fails after 10s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	if a := answered.Load(); a != int64(slots+waiting) {
+		t.Errorf("%d callers had their command's reply, want all %d", a, slots+waiting)
 	}
 }
 
@@ -168,16 +137,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSenderHonoursEachCallersDeadline(t *testing.T) {
 	srv := redistest.Start(t)
 	counter := &sendCounter{open: make(chan struct{})}
-	e := newEnv(t, srv.Addr, counter)
+	sender := newTestSender(t, srv.Addr, counter)
 	stalls := stallMeter(t)
-	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, ReleaseTimeout: 300 * time.Millisecond})
-	held := acquireEach(t, n, 4)
 
-	calls := deadlineCalls(t, n, 8, 200*time.Millisecond, held[:2], held[2:])
+	calls := deadlineCalls(t, sender)
 	shortest := slices.MinFunc(calls, func(a, b deadlineCall) int { return cmp.Compare(a.bound, b.bound) }).bound
 	var first, rest []deadlineCall
 	for _, c := range calls {
-		if c.bound == shortest && len(first) < sendCap(e.c) {
+		if c.bound == shortest && len(first) < sendCap(sender) {
 			first = append(first, c)
 		} else {
 			rest = append(rest, c)
@@ -199,11 +166,6 @@ func TestSenderHonoursEachCallersDeadline(t *testing.T) {
 	if counter.pipelines.Load() == 0 {
 		t.Error("no pipeline was sent: the callers were not queued, the test proves nothing")
 	}
-	e.wantMetrics(t, "approval", map[string]float64{
-		"lock_acquire_wait_seconds/error": 8,
-		"lock_renewals_total/failed":      2,
-		"lock_releases_total/error":       2,
-	})
 }
 
 // Callers that never find the cap reached never queue: as many concurrent callers as the cap,
@@ -211,26 +173,20 @@ func TestSenderHonoursEachCallersDeadline(t *testing.T) {
 // sends wait.
 func TestUnhurriedCallersSendAlone(t *testing.T) {
 	counter := &sendCounter{}
-	e := newEnv(t, sharedAddr, counter)
-	n := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second})
-	if err := n.Do(context.Background(), uniqueKey(t), func(context.Context, int64) error { return nil }); err != nil {
+	sender := newTestSender(t, sharedAddr, counter)
+	if err := setAndDelete(context.Background(), sender, uniqueKey(t)); err != nil {
 		t.Fatal(err)
 	}
-	counter.singles.Store(0) // the warm-up's release may have met NOSCRIPT and been sent again as EVAL
-	workers := sendCap(e.c)
+	counter.singles.Store(0) // the warm-up's script may have met NOSCRIPT and been sent again as EVAL
+	workers := sendCap(sender)
 	const cycles = 20 // 2 × workers × cycles commands: far from a window's end, so the cap stays
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			key := uniqueKey(t)
 			for range cycles {
-				l, err := n.Acquire(context.Background(), key)
-				if err != nil {
-					t.Errorf("Acquire: %v", err)
-					return
-				}
-				if err := l.Release(context.Background()); err != nil {
-					t.Errorf("Release: %v", err)
+				if err := setAndDelete(context.Background(), sender, key); err != nil {
+					t.Error(err)
 					return
 				}
 			}
@@ -239,36 +195,5 @@ func TestUnhurriedCallersSendAlone(t *testing.T) {
 	wg.Wait()
 	if s, p := counter.singles.Load(), counter.pipelines.Load(); s != int64(2*workers*cycles) || p != 0 {
 		t.Errorf("%d commands on their own and %d pipelines, want %d and 0", s, p, 2*workers*cycles)
-	}
-}
-
-// The Client pipelines on a client of one deployment only: on a Cluster or Ring client the cap
-// on sends would be shared by every node, and one stalled node would hold it.
-func TestSenderOnlyOnOneDeployment(t *testing.T) {
-	single := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true})
-	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{sharedAddr}, ContextTimeoutEnabled: true})
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": sharedAddr}})
-	t.Cleanup(func() { _, _, _ = single.Close(), cluster.Close(), ring.Close() })
-	for _, tc := range []struct {
-		name      string
-		rdb       redis.UniversalClient
-		opts      Options
-		coalesces bool
-	}{
-		{"single node", single, Options{}, true},
-		{"cluster", cluster, Options{}, false},
-		{"ring", ring, Options{}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-			c, err := New(tc.rdb, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if got := c.send != nil; got != tc.coalesces {
-				t.Errorf("pipelines = %v, want %v", got, tc.coalesces)
-			}
-		})
 	}
 }

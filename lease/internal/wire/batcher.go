@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -14,15 +14,16 @@ import (
 // an unbounded reply.
 const maxBatch = 128
 
-// sender is the Client's one way to Redis: group commit without goroutines of its own, its
-// depth set by what the sends measure. A caller that finds fewer sends on the wire than the
-// cap (sendLimit) sends its own command at once, through go-redis's ProcessHook, exactly as a
-// plain go-redis call would: a lone or unhurried caller pays two uncontended mutex operations
-// and nothing else. A caller that finds the cap reached queues its command and waits. When a
-// send is answered, its caller hands the freed place to one waiting caller (the leader), which
-// sends every queued command as one go-redis pipeline: one write and one read system call for
-// all of them, where each would otherwise wait for a place and pay its own round trip. Queues
-// form only while sends are waiting for a place, and vanish when they are not.
+// batcher is how a Sender on a client of one deployment reaches Redis: group commit without
+// goroutines of its own, its depth set by what the sends measure. A caller that finds fewer
+// sends on the wire than the cap (sendLimit) sends its own command at once, through go-redis's
+// ProcessHook, exactly as a plain go-redis call would: a lone or unhurried caller pays two
+// uncontended mutex operations and nothing else. A caller that finds the cap reached queues its
+// command and waits. When a send is answered, its caller hands the freed place to one waiting
+// caller (the leader), which sends every queued command as one go-redis pipeline: one write and
+// one read system call for all of them, where each would otherwise wait for a place and pay its
+// own round trip. Queues form only while sends are waiting for a place, and vanish when they
+// are not.
 //
 // Deadlines: the leader sends only commands whose callers' deadlines are not later than its
 // own, on a context bounded by its own deadline, so no leader waits past its deadline for
@@ -30,7 +31,7 @@ const maxBatch = 128
 // to the waiting caller with the latest deadline, which can take the whole queue. Every waiting
 // caller returns when its own context ends; a command already on the wire is then left to its
 // leader, and its outcome, as with any timed-out command, is unknown.
-type sender struct {
+type batcher struct {
 	rdb redis.UniversalClient
 
 	mu       sync.Mutex
@@ -51,7 +52,7 @@ type waiter struct {
 	queuedCmd
 	deadline    time.Time
 	hasDeadline bool
-	// state is written under sender.mu; the caller reads it under sender.mu, or after its wake.
+	// state is written under batcher.mu; the caller reads it under batcher.mu, or after its wake.
 	state waiterState
 	// wake receives once: when the waiter is made leader, or when its command has its reply.
 	wake chan struct{}
@@ -62,14 +63,14 @@ type waiter struct {
 type waiterState uint8
 
 const (
-	waitQueued  waiterState = iota // in sender.queue
+	waitQueued  waiterState = iota // in batcher.queue
 	waitLeading                    // handed a place; gathers and sends a batch
 	waitSending                    // in a leader's batch
 )
 
-// initialSendLimit is the cap a Client starts with: one send per CPU and at least two, so that
-// a batch fills while another is on the wire (the best fixed cap under CPU load, measured for
-// issue #19); the cap then follows the measured throughput.
+// initialSendLimit is the cap a Sender starts with: one send per CPU and at least two, so that
+// a batch fills while another is on the wire (the fastest fixed cap under CPU load in
+// docs/performance.md); the cap then follows the measured throughput.
 func initialSendLimit() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // maxSendLimit is the highest cap: the client's connection pool, beyond which sends would wait
@@ -78,99 +79,99 @@ func maxSendLimit(rdb *redis.Client) int {
 	return max(1, rdb.Options().PoolSize)
 }
 
-func newSender(rdb *redis.Client) *sender {
-	s := &sender{rdb: rdb, limit: newSendLimit(initialSendLimit(), maxSendLimit(rdb))}
-	s.waiters.New = func() any { return &waiter{wake: make(chan struct{}, 1)} }
-	s.pipes.New = func() any { return rdb.Pipeline() }
-	return s
+func newBatcher(rdb *redis.Client) *batcher {
+	b := &batcher{rdb: rdb, limit: newSendLimit(initialSendLimit(), maxSendLimit(rdb))}
+	b.waiters.New = func() any { return &waiter{wake: make(chan struct{}, 1)} }
+	b.pipes.New = func() any { return rdb.Pipeline() }
+	return b
 }
 
 // do runs cmd, on its own while the cap allows another send and otherwise in the next batch,
 // and returns when it has its reply or ctx ends.
-func (s *sender) do(ctx context.Context, cmd redis.Cmder, src string) error {
+func (b *batcher) do(ctx context.Context, cmd redis.Cmder, src string) error {
 	if err := ctx.Err(); err != nil {
 		cmd.SetErr(err)
 		return err
 	}
-	s.mu.Lock()
-	if s.inflight < s.limit.cur && len(s.queue) == 0 {
-		s.inflight++
-		s.mu.Unlock()
-		processWithFallback(ctx, s.rdb, cmd, src)
-		s.answered(1)
+	b.mu.Lock()
+	if b.inflight < b.limit.cur && len(b.queue) == 0 {
+		b.inflight++
+		b.mu.Unlock()
+		processWithFallback(ctx, b.rdb, cmd, src)
+		b.answered(1)
 		return cmd.Err()
 	}
-	w := s.waiters.Get().(*waiter)
+	w := b.waiters.Get().(*waiter)
 	w.ctx, w.cmd, w.src, w.state = ctx, cmd, src, waitQueued
 	w.deadline, w.hasDeadline = ctx.Deadline()
-	s.queue = append(s.queue, w)
-	s.mu.Unlock()
+	b.queue = append(b.queue, w)
+	b.mu.Unlock()
 
 	select {
 	case <-w.wake:
 	case <-ctx.Done():
-		s.abandon(w)
+		b.abandon(w)
 		return ctx.Err()
 	}
 	if w.state == waitLeading {
-		s.lead(w)
+		b.lead(w)
 	}
-	s.recycle(w)
+	b.recycle(w)
 	return callerErr(ctx, cmd)
 }
 
-// abandon takes w out of the sender after its caller's context ended. A queued waiter
+// abandon takes w out of the batcher after its caller's context ended. A queued waiter
 // leaves the queue; one handed a place passes it on; one in a batch on the wire stays with its
 // leader, which still writes its reply and wakes it, so it is not recycled.
-func (s *sender) abandon(w *waiter) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (b *batcher) abandon(w *waiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	switch w.state {
 	case waitQueued:
-		s.removeLocked(slices.Index(s.queue, w))
-		s.recycle(w)
+		b.removeLocked(slices.Index(b.queue, w))
+		b.recycle(w)
 	case waitLeading:
-		<-w.wake // sent under s.mu by handOffLocked
-		s.inflight--
-		s.handOffLocked()
-		s.recycle(w)
+		<-w.wake // sent under b.mu by handOffLocked
+		b.inflight--
+		b.handOffLocked()
+		b.recycle(w)
 	}
 }
 
-// removeLocked takes the i-th waiter out of the queue. s.mu must be held.
-func (s *sender) removeLocked(i int) {
-	n := copy(s.queue[i:], s.queue[i+1:])
-	s.queue[i+n] = nil
-	s.queue = s.queue[:i+n]
+// removeLocked takes the i-th waiter out of the queue. b.mu must be held.
+func (b *batcher) removeLocked(i int) {
+	n := copy(b.queue[i:], b.queue[i+1:])
+	b.queue[i+n] = nil
+	b.queue = b.queue[:i+n]
 }
 
 // answered gives back the place of a send that carried n commands, lets the cap follow the
 // measured pace, and hands the place to a waiting caller, if any.
-func (s *sender) answered(n int) {
-	s.mu.Lock()
-	s.inflight--
-	if s.limit.answered(n) {
-		s.limit.endWindow(time.Now())
+func (b *batcher) answered(n int) {
+	b.mu.Lock()
+	b.inflight--
+	if b.limit.answered(n) {
+		b.limit.endWindow(time.Now())
 	}
-	s.handOffLocked()
-	s.mu.Unlock()
+	b.handOffLocked()
+	b.mu.Unlock()
 }
 
 // handOffLocked makes the queued caller with the latest deadline (none counts as latest) the
-// leader of the next batch, while the cap allows another send. s.mu must be held.
-func (s *sender) handOffLocked() {
-	if s.inflight >= s.limit.cur || len(s.queue) == 0 {
+// leader of the next batch, while the cap allows another send. b.mu must be held.
+func (b *batcher) handOffLocked() {
+	if b.inflight >= b.limit.cur || len(b.queue) == 0 {
 		return
 	}
 	best := 0
-	for i, w := range s.queue[1:] {
-		if later(w, s.queue[best]) {
+	for i, w := range b.queue[1:] {
+		if later(w, b.queue[best]) {
 			best = i + 1
 		}
 	}
-	w := s.queue[best]
-	s.removeLocked(best)
-	s.inflight++
+	w := b.queue[best]
+	b.removeLocked(best)
+	b.inflight++
 	w.state = waitLeading
 	w.wake <- struct{}{}
 }
@@ -189,11 +190,11 @@ func later(a, b *waiter) bool {
 // lead sends the batch of leader w: w's own command and every queued one whose caller's
 // deadline is not later than w's (at most maxBatch), then gives back w's place and wakes the
 // others.
-func (s *sender) lead(w *waiter) {
+func (b *batcher) lead(w *waiter) {
 	batch := append(w.batch[:0], w)
-	s.mu.Lock()
-	keep := s.queue[:0]
-	for _, q := range s.queue {
+	b.mu.Lock()
+	keep := b.queue[:0]
+	for _, q := range b.queue {
 		if len(batch) < maxBatch && !later(q, w) {
 			q.state = waitSending
 			batch = append(batch, q)
@@ -201,16 +202,16 @@ func (s *sender) lead(w *waiter) {
 		}
 		keep = append(keep, q)
 	}
-	clear(s.queue[len(keep):])
-	s.queue = keep
-	s.mu.Unlock()
+	clear(b.queue[len(keep):])
+	b.queue = keep
+	b.mu.Unlock()
 
 	if len(batch) == 1 {
-		processWithFallback(w.ctx, s.rdb, w.cmd, w.src)
+		processWithFallback(w.ctx, b.rdb, w.cmd, w.src)
 	} else {
-		s.send(w, batch)
+		b.send(w, batch)
 	}
-	s.answered(len(batch))
+	b.answered(len(batch))
 	for _, q := range batch[1:] {
 		q.wake <- struct{}{}
 	}
@@ -220,7 +221,7 @@ func (s *sender) lead(w *waiter) {
 
 // send runs the live commands of batch as one pipeline bounded by the leader's deadline, then
 // runs again by source any script Redis had lost, as processWithFallback does for one command.
-func (s *sender) send(leader *waiter, batch []*waiter) {
+func (b *batcher) send(leader *waiter, batch []*waiter) {
 	live := leader.live[:0]
 	defer func() { clear(live); leader.live = live[:0] }()
 	for _, q := range batch {
@@ -241,15 +242,15 @@ func (s *sender) send(leader *waiter, batch []*waiter) {
 	ctx := context.Background()
 	if leader.hasDeadline {
 		a := newAttemptCtx(ctx, leader.deadline, nil)
-		defer a.release()
+		defer a.End()
 		ctx = a
 	}
-	pipe := s.pipes.Get().(redis.Pipeliner)
-	execPipeline(ctx, s.rdb, pipe, live)
-	s.pipes.Put(pipe)
+	pipe := b.pipes.Get().(redis.Pipeliner)
+	execPipeline(ctx, b.rdb, pipe, live)
+	b.pipes.Put(pipe)
 }
 
-func (s *sender) recycle(w *waiter) {
+func (b *batcher) recycle(w *waiter) {
 	w.ctx, w.cmd, w.src = nil, nil, ""
-	s.waiters.Put(w)
+	b.waiters.Put(w)
 }

@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -7,18 +7,18 @@ import (
 	"time"
 )
 
-// attemptCtx is the bound of one call (boundBy) on a parent that is never cancelled (its Done
+// attemptCtx is the bound of one call (BoundBy) on a parent that is never cancelled (its Done
 // is nil, as context.Background's): its deadline, without context.WithDeadlineCause's price.
-// That one allocates five times and arms a runtime timer for every call, about 1 µs, and
-// issue #26's profile of one contended key put it at about 13% of the client's CPU.
+// That one allocates five times and arms a runtime timer for every call, about 1 µs: about 13%
+// of the client's CPU in a profile of one contended key (docs/performance.md).
 //
 // The deadline holds without a timer: Deadline carries it to go-redis, which sets the socket
 // deadline from it, and a Done asked for after the deadline is closed at once. A timer is
-// armed only for a caller that may wait on Done (go-redis waiting for a pool connection, a command queued in the
-// sender, a backoff, the local mutex): the first Done arms one, taken from a pool of stopped
-// timers, so that whoever selects on Done wakes at the deadline. Done is called on go-redis's
-// path to a connection whether it waits or not, so in practice one pooled timer is reset and
-// stopped per call (about 0.1 µs, no allocation).
+// armed only for a caller that may wait on Done (go-redis waiting for a pool connection, a
+// command queued in the batcher, a backoff, the local mutex): the first Done arms one, taken
+// from a pool of stopped timers, so that whoever selects on Done wakes at the deadline. Done is
+// called on go-redis's path to a connection whether it waits or not, so in practice one pooled
+// timer is reset and stopped per call (about 0.1 µs, no allocation).
 type attemptCtx struct {
 	parent   context.Context // Done() == nil
 	deadline time.Time
@@ -56,7 +56,7 @@ func (a *attemptCtx) Done() <-chan struct{} {
 
 // Err reads no clock: like a standard context's, it is nil until Done is closed, which
 // happens at the deadline only for a caller that asked for Done (the others read the deadline:
-// deadlinePassed). Reading the clock here cost about 2.5% of the client's CPU on one contended
+// DeadlinePassed). Reading the clock here cost about 2.5% of the client's CPU on one contended
 // key, where every send checks Err first.
 func (a *attemptCtx) Err() error {
 	a.mu.Lock()
@@ -91,8 +91,8 @@ func (a *attemptCtx) expire() {
 	a.mu.Unlock()
 }
 
-// release is the CancelFunc of a: it ends a, as a standard context's cancel does.
-func (a *attemptCtx) release() {
+// End is the CancelFunc of a: it ends a, as a standard context's cancel does.
+func (a *attemptCtx) End() {
 	a.mu.Lock()
 	if a.err == nil {
 		a.endLocked(context.Canceled)
@@ -148,8 +148,8 @@ func (dt *deadlineTimer) disarm() {
 	}
 }
 
-// contextCause is context.Cause, which also sees into an attemptCtx.
-func contextCause(ctx context.Context) error {
+// Cause is context.Cause, which also sees into an attemptCtx.
+func Cause(ctx context.Context) error {
 	if a, ok := ctx.(*attemptCtx); ok {
 		return a.cancelCause()
 	}

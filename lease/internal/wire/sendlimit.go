@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"math"
@@ -16,21 +16,21 @@ import (
 // So the cap follows measured throughput. Time is cut into windows of windowCmds answered
 // commands; the cap stays at its home value for probeEvery-1 windows, then one window runs at
 // a neighbouring cap (twice or half the home value, in turn). It reads the clock once per
-// window, under the sender's mutex the sends take anyway. A window slower than idleWindow
+// window, under the batcher's mutex the sends take anyway. A window slower than idleWindow
 // measured the callers' demand, not the cap, and is not compared.
 //
 // A window's pace is noisy: on a machine where other processes take the CPU, the client is
 // descheduled for whole time slices, and a window that holds one answers slowly whatever the
-// cap (issue #26 measured this beside CPU hogs). When every probe that beat the home's
-// average moved the home, that noise alone moved it at about one probe in three, and the cap
-// wandered between the lowest and the highest at random, running an eighth of the windows at
-// the pool size, where more commands go out alone and a scarce CPU pays a write and a read for
-// each (TestSendLimitIgnoresNoise). So the home moves only on a difference larger than the
-// noise of the moment: a probe counts as faster when it beats the home's average by more than
-// the home windows' own typical deviation from it, and the home moves there only when the same
-// value, probed again at the next probe, is faster a second time. A difference of a few per
-// cent on a quiet machine (whose windows hardly vary) still moves it; on a noisy one the cap
-// stays where it is unless the difference stands out.
+// cap. A home that moved whenever a probe beat its average would follow that noise (about one
+// probe in three on an equal pace with 30% noise) and wander between the lowest and the
+// highest cap at random, running windows at the pool size, where more commands go out alone
+// and a scarce CPU pays a write and a read for each (TestSendLimitIgnoresNoise). So the home
+// moves only on a difference larger than the noise of the moment: a probe counts as faster
+// when it beats the home's average by more than the home windows' own typical deviation from
+// it, and the home moves there only when the same value, probed again at the next probe, is
+// faster a second time. A difference of a few per cent on a quiet machine (whose windows
+// hardly vary) still moves it; on a noisy one the cap stays where it is unless the difference
+// stands out.
 type sendLimit struct {
 	cur  int // the cap now: home, or a probe's value
 	home int
@@ -61,7 +61,7 @@ const (
 
 // minSendLimit is the lowest cap (unless the pool is smaller): with one send at a time, a
 // command that just missed a pipeline waits a whole round trip for the next one to leave,
-// which cost throughput under CPU load (issue #19) and with added network latency (#26).
+// which costs throughput under CPU load and with added network latency (docs/performance.md).
 const minSendLimit = 2
 
 func newSendLimit(initial, limitMax int) sendLimit {

@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -6,19 +6,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// script is a Lua script of the library: its source, for EVAL, and its SHA1, for EVALSHA. The
+// Script is a Lua script of the library: its source, for EVAL, and its SHA1, for EVALSHA. The
 // SHA1 is kept boxed as a command argument, so that a call does not box it again. Each script is
 // a package-level value beside the operation that runs it; it is never modified.
-type script struct {
+type Script struct {
 	src string
 	sha any
 }
 
-func newScript(src string) script { return script{src: src, sha: redis.NewScript(src).Hash()} }
+// NewScript is the script with source src.
+func NewScript(src string) Script { return Script{src: src, sha: redis.NewScript(src).Hash()} }
+
+// Source is the script's Lua source.
+func (s Script) Source() string { return s.src }
 
 // evalSha is the EVALSHA command of s on its first numKeys keysAndArgs as keys and the rest as
 // arguments.
-func (s script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
+func (s Script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *redis.Cmd {
 	cmdArgs := make([]any, 0, 3+len(keysAndArgs))
 	cmdArgs = append(cmdArgs, "evalsha", s.sha, numKeys)
 	cmdArgs = append(cmdArgs, keysAndArgs...)
@@ -31,18 +35,6 @@ func (s script) evalSha(ctx context.Context, numKeys int, keysAndArgs []any) *re
 func evalBySource(ctx context.Context, src string, evalSha redis.Cmder) *redis.Cmd {
 	// EVALSHA sha numkeys keys… args… → EVAL src numkeys keys… args…
 	return redis.NewCmd(ctx, append([]any{"eval", src}, evalSha.Args()[2:]...)...)
-}
-
-// runScript runs s with its first numKeys keysAndArgs as keys and the rest as arguments, on its
-// own or in a pipeline; every lease script returns an integer. It builds the EVALSHA
-// itself rather than calling go-redis's Script.Run, which costs a few more allocations per call,
-// and falls back to EVAL as Script.Run does.
-func (c *Client) runScript(ctx context.Context, s script, numKeys int, keysAndArgs ...any) (int64, error) {
-	cmd := s.evalSha(ctx, numKeys, keysAndArgs)
-	if err := c.do(ctx, cmd, s.src); err != nil {
-		return 0, err
-	}
-	return cmd.Int64()
 }
 
 // processWithFallback runs cmd on its own and, when it is the EVALSHA of a script Redis lost

@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -9,47 +9,46 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+var errQueuedBound = errors.New("queued command's bound")
+
 // A caller on a context that nothing cancels (its bound is an attemptCtx, which arms a timer
 // only for a caller that may wait) whose command is queued behind the cap on sends returns at
-// its acquire deadline, with the deadline's answer, and leaves the queue. Causally: the sends
-// holding the cap are kept at a gate until after the queued caller returned, so it cannot have
-// returned by being sent.
+// its deadline, with the deadline's answer and the bound's cause, and leaves the queue.
+// Causally: the sends holding the cap are kept at a gate until after the queued caller
+// returned, so it cannot have returned by being sent.
 func TestQueuedCommandEndsAtDeadlineOnUncancelledContext(t *testing.T) {
 	counter := &sendCounter{open: make(chan struct{})}
-	e := newEnv(t, sharedAddr, counter)
-	held := e.namespace(t, "scheduler", Policy{TTL: 10 * time.Second, DisableRenewal: true})
-	n := e.namespace(t, "approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, AcquireTimeout: 50 * time.Millisecond})
+	sender := newTestSender(t, sharedAddr, counter)
 	ctx := context.Background()
 
-	slots := sendCap(e.c)
+	slots := sendCap(sender)
 	counter.holding.Store(true)
 	blocked := make(chan error, slots)
 	for range slots {
-		go func() {
-			l, err := held.TryAcquire(ctx, uniqueKey(t))
-			if err == nil {
-				err = l.Release(ctx)
-			}
-			blocked <- err
-		}()
+		go func() { blocked <- setAndDelete(ctx, sender, uniqueKey(t)) }()
 	}
 	waitFor(t, "the cap on sends to be reached", func() bool { return counter.singles.Load() == int64(slots) })
 
 	returned := make(chan error, 1)
 	go func() {
-		_, err := n.TryAcquire(ctx, uniqueKey(t))
+		bctx, bound := BoundBy(ctx, time.Now().Add(50*time.Millisecond), errQueuedBound)
+		defer bound.End()
+		_, err := setNX(bctx, sender, uniqueKey(t))
+		if cause := Cause(bctx); cause != errQueuedBound {
+			t.Errorf("cause of the queued command's context = %v, want its bound's", cause)
+		}
 		returned <- err
 	}()
 	var err error
 	select {
 	case err = <-returned:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the queued caller was still waiting 10s after its 50ms acquire deadline")
+		t.Fatal("the queued caller was still waiting 10s after its 50ms deadline")
 	}
-	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrBusy) {
-		t.Errorf("queued TryAcquire past its deadline = %v, want the deadline's error", err)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("queued SET NX past its deadline = %v, want the deadline's error", err)
 	}
-	if q := queued(e.c); q != 0 {
+	if q := queued(sender); q != 0 {
 		t.Errorf("%d commands still queued after their caller returned", q)
 	}
 	if s := counter.singles.Load(); s != int64(slots) {
@@ -71,21 +70,13 @@ func TestQueuedCommandEndsAtDeadlineOnUncancelledContext(t *testing.T) {
 }
 
 // A command that waits inside go-redis for a pool connection (every connection taken by the
-// application's own blocking command) returns at the acquire deadline, not at go-redis's
+// application's own blocking command) returns at its bound's deadline, not at go-redis's
 // PoolTimeout: the wait selects on the bound's Done, which must end at the deadline though
 // nothing cancels the caller's context.
 func TestPoolWaitEndsAtDeadlineOnUncancelledContext(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: sharedAddr, ContextTimeoutEnabled: true, PoolSize: 1, PoolTimeout: time.Minute})
 	t.Cleanup(func() { _ = rdb.Close() })
-	c, err := New(rdb, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	n, err := c.Declare("approval", Policy{TTL: 10 * time.Second, DisableRenewal: true, AcquireTimeout: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sender := NewSender(rdb)
 	ctx := context.Background()
 	list := uniqueKey(t)
 	popped := make(chan error, 1)
@@ -97,16 +88,19 @@ func TestPoolWaitEndsAtDeadlineOnUncancelledContext(t *testing.T) {
 
 	returned := make(chan error, 1)
 	go func() {
-		_, err := n.TryAcquire(ctx, uniqueKey(t))
+		bctx, bound := BoundBy(ctx, time.Now().Add(50*time.Millisecond), nil)
+		defer bound.End()
+		_, err := setNX(bctx, sender, uniqueKey(t))
 		returned <- err
 	}()
+	var err error
 	select {
 	case err = <-returned:
 	case <-time.After(10 * time.Second):
-		t.Fatal("TryAcquire still waiting for a pool connection 10s after its 50ms acquire deadline")
+		t.Fatal("SET NX still waiting for a pool connection 10s after its 50ms deadline")
 	}
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrPoolTimeout) {
-		t.Errorf("TryAcquire waiting for a connection past its deadline = %v, want the deadline's error", err)
+		t.Errorf("SET NX waiting for a connection past its deadline = %v, want the deadline's error", err)
 	}
 
 	other := redis.NewClient(&redis.Options{Addr: sharedAddr})

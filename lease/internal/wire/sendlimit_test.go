@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"math/rand/v2"
@@ -137,9 +137,9 @@ func homeMoves(l *sendLimit, windows int, pace func(limit int) time.Duration) in
 }
 
 // Noise alone does not move the cap: with every cap equally fast and windows off by 30% at
-// random, a home that moved whenever a probe beat its average moved about 18 times in 200
-// windows and spent an eighth of them at the pool size (issue #26: beside CPU hogs the cap
-// wandered, and a scarce CPU pays a system call per command up there).
+// random (a client beside CPU hogs), a home that moved whenever a probe beat its average would
+// move about 18 times in 200 windows and spend an eighth of them at the pool size, where a
+// scarce CPU pays a system call per command.
 func TestSendLimitIgnoresNoise(t *testing.T) {
 	const seeds, windows = 20, 200
 	moves, atMax, all := 0, 0, 0

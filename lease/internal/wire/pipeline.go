@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -6,29 +6,27 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// queuedCmd is a caller's command waiting to go out in a shared pipeline (see sender).
+// queuedCmd is a caller's command waiting to go out in a shared pipeline (see batcher).
 type queuedCmd struct {
 	ctx context.Context
 	cmd redis.Cmder
 	src string // the script's source when cmd is an EVALSHA, for the NOSCRIPT fallback
 }
 
-func (q *queuedCmd) queued() *queuedCmd { return q }
-
 // execPipeline runs the commands of live as one pipeline on pipe (empty, and empty again on
 // return: go-redis's Exec drops the commands it sent) and then, if Redis had lost a script (a
 // restart, SCRIPT FLUSH, a failover to a fresh replica), runs those scripts again by source.
 // redis.Script.Run does the same for a single command; a pipeline leaves it to the caller.
-func execPipeline[T interface{ queued() *queuedCmd }](ctx context.Context, rdb redis.UniversalClient, pipe redis.Pipeliner, live []T) {
+func execPipeline(ctx context.Context, rdb redis.UniversalClient, pipe redis.Pipeliner, live []*waiter) {
 	for _, q := range live {
-		_ = pipe.Process(ctx, q.queued().cmd)
+		_ = pipe.Process(ctx, q.cmd)
 	}
 	// Each command carries its own error; Exec's is the first of them.
 	_, _ = pipe.Exec(ctx)
 
-	var retry []*queuedCmd
+	var retry []*waiter
 	for _, q := range live {
-		if q := q.queued(); q.src != "" && q.cmd.Err() != nil && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+		if q.src != "" && q.cmd.Err() != nil && redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
 			retry = append(retry, q)
 		}
 	}

@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -7,18 +7,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// boundBy returns ctx limited to deadline, with cause as the context's cause when that deadline
+// BoundBy returns ctx limited to deadline, with cause as the context's cause when that deadline
 // ends it. When ctx already ends by then it is returned as is, so a caller that brings a
 // shorter deadline pays for no second timer, and when nothing cancels ctx (context.Background,
 // say) the bound is an attemptCtx, which arms a timer only for a caller that may wait. Read
-// the cause of the returned context with contextCause.
+// the cause of the returned context with Cause, and End the Bound when the call returns.
 //
 // Every Redis call of the library goes through such a bound: go-redis retries a timed-out
 // command up to MaxRetries times, each time up to ReadTimeout, so a call on a context without a
 // deadline could otherwise wait for a frozen Redis far longer than the policy says.
-func boundBy(ctx context.Context, deadline time.Time, cause error) (context.Context, ender) {
+func BoundBy(ctx context.Context, deadline time.Time, cause error) (context.Context, Bound) {
 	if d, ok := ctx.Deadline(); ok && !d.After(deadline) {
-		return ctx, noEnd
+		return ctx, nothingToEnd
 	}
 	if ctx.Done() == nil {
 		// Nothing cancels ctx: the bound needs no cancel chain, and no timer unless someone
@@ -27,24 +27,24 @@ func boundBy(ctx context.Context, deadline time.Time, cause error) (context.Cont
 		return a, a
 	}
 	ctx, cancel := context.WithDeadlineCause(ctx, deadline, cause)
-	return ctx, cancelEnder(cancel)
+	return ctx, cancelBound(cancel)
 }
 
-// ender ends a bound when its call returns: an attemptCtx, or a standard context's
-// CancelFunc. An interface rather than a func value, so that an attemptCtx's end costs no
-// method-value allocation (two per lock cycle otherwise).
-type ender interface{ release() }
+// Bound is what BoundBy made, for its caller to End when its call returns (defer bound.End()):
+// an attemptCtx, or a standard context's CancelFunc. An interface rather than a func value, so
+// that ending an attemptCtx costs no method-value allocation (two per lock cycle otherwise).
+type Bound interface{ End() }
 
-type cancelEnder context.CancelFunc
+type cancelBound context.CancelFunc
 
-func (f cancelEnder) release() { f() }
+func (f cancelBound) End() { f() }
 
-var noEnd = cancelEnder(func() {})
+var nothingToEnd = cancelBound(func() {})
 
-// deadlinePassed reports whether ctx has ended or its deadline has passed. A command cut by the
+// DeadlinePassed reports whether ctx has ended or its deadline has passed. A command cut by the
 // deadline can return (go-redis sets the socket deadline from it) a moment before the context's
 // own timer marks it done, so ctx.Err() alone would misread that moment.
-func deadlinePassed(ctx context.Context) bool {
+func DeadlinePassed(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return true
 	}
@@ -58,7 +58,7 @@ func deadlinePassed(ctx context.Context) bool {
 // deadline, so the answer is the context's.
 func callerErr(ctx context.Context, cmd redis.Cmder) error {
 	err := cmd.Err()
-	if err != nil && deadlinePassed(ctx) {
+	if err != nil && DeadlinePassed(ctx) {
 		<-ctx.Done()
 		return ctx.Err()
 	}

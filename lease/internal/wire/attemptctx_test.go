@@ -1,4 +1,4 @@
-package lease
+package wire
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func TestAttemptCtxEndsAtDeadlineWithoutTimer(t *testing.T) {
 	if err := a.Err(); err != context.DeadlineExceeded {
 		t.Errorf("Err after the deadline = %v, want context.DeadlineExceeded", err)
 	}
-	if cause := contextCause(a); cause != errTestBound {
+	if cause := Cause(a); cause != errTestBound {
 		t.Errorf("cause after the deadline = %v, want the bound's own cause", cause)
 	}
 	if a.timer != nil {
@@ -50,29 +50,29 @@ func TestAttemptCtxWakesWaiterAtDeadline(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Done still open 10s after a 20ms deadline")
 	}
-	if err, cause := a.Err(), contextCause(a); err != context.DeadlineExceeded || cause != errTestBound {
+	if err, cause := a.Err(), Cause(a); err != context.DeadlineExceeded || cause != errTestBound {
 		t.Errorf("after the deadline: Err = %v, cause = %v; want context.DeadlineExceeded and the bound's cause", err, cause)
 	}
 	if got := dt.ctx.Load(); got != a {
 		t.Error("the timer that fired went back to the pool")
 	}
-	a.release() // after the end: changes nothing
+	a.End() // after the end: changes nothing
 	if err := a.Err(); err != context.DeadlineExceeded {
-		t.Errorf("Err after release of an expired context = %v, want context.DeadlineExceeded", err)
+		t.Errorf("Err after End of an expired context = %v, want context.DeadlineExceeded", err)
 	}
 }
 
 // Ending the call (its CancelFunc) ends the context, as a standard context's cancel does, and
 // stops its timer, which goes back to the pool detached from it.
-func TestAttemptCtxReleaseStopsTimer(t *testing.T) {
-	ctx, end := boundBy(context.Background(), time.Now().Add(time.Hour), errTestBound)
+func TestAttemptCtxEndStopsTimer(t *testing.T) {
+	ctx, bound := BoundBy(context.Background(), time.Now().Add(time.Hour), errTestBound)
 	a, ok := ctx.(*attemptCtx)
 	if !ok {
-		t.Fatalf("boundBy on context.Background gave a %T, want an attemptCtx", ctx)
+		t.Fatalf("BoundBy on context.Background gave a %T, want an attemptCtx", ctx)
 	}
 	done := a.Done()
 	dt := a.timer
-	end.release()
+	bound.End()
 	select {
 	case <-done:
 	default:
@@ -90,15 +90,15 @@ func TestAttemptCtxReleaseStopsTimer(t *testing.T) {
 	}
 }
 
-// boundBy keeps the standard context where something can cancel the caller's context, and the
+// BoundBy keeps the standard context where something can cancel the caller's context, and the
 // caller's own context where its deadline is the earlier.
 func TestBoundByKeepsCancellableContexts(t *testing.T) {
 	parent, stop := context.WithCancel(context.Background())
 	defer stop()
-	ctx, end := boundBy(parent, time.Now().Add(time.Hour), errTestBound)
-	defer end.release()
+	ctx, bound := BoundBy(parent, time.Now().Add(time.Hour), errTestBound)
+	defer bound.End()
 	if _, ok := ctx.(*attemptCtx); ok {
-		t.Error("boundBy on a cancellable context gave an attemptCtx, which would not see its cancellation")
+		t.Error("BoundBy on a cancellable context gave an attemptCtx, which would not see its cancellation")
 	}
 	stop()
 	<-ctx.Done()
@@ -108,40 +108,40 @@ func TestBoundByKeepsCancellableContexts(t *testing.T) {
 
 	early, stopEarly := context.WithTimeout(context.Background(), time.Minute)
 	defer stopEarly()
-	if ctx, _ := boundBy(early, time.Now().Add(time.Hour), errTestBound); ctx != early {
-		t.Error("boundBy replaced a context whose deadline is earlier")
+	if ctx, _ := BoundBy(early, time.Now().Add(time.Hour), errTestBound); ctx != early {
+		t.Error("BoundBy replaced a context whose deadline is earlier")
 	}
 }
 
 // BenchmarkBoundBy is one call's bound as a lock cycle's command meets it: made, its Err
-// checked (the sender), its Done asked for (go-redis on the way to a connection), ended. The
-// standard row is what boundBy built before (context.WithDeadlineCause), the attemptCtx row
-// what it builds on a context that nothing cancels.
+// checked (the batcher), its Done asked for (go-redis on the way to a connection), ended. The
+// standard row is context.WithDeadlineCause, the attemptCtx row what BoundBy builds on a
+// context that nothing cancels.
 func BenchmarkBoundBy(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name  string
-		bound func(time.Time) (context.Context, ender)
+		bound func(time.Time) (context.Context, Bound)
 	}{
-		{"standard", func(d time.Time) (context.Context, ender) {
+		{"standard", func(d time.Time) (context.Context, Bound) {
 			c, cancel := context.WithDeadlineCause(ctx, d, errTestBound)
-			return c, cancelEnder(cancel)
+			return c, cancelBound(cancel)
 		}},
-		{"attemptCtx", func(d time.Time) (context.Context, ender) {
-			return boundBy(ctx, d, errTestBound)
+		{"attemptCtx", func(d time.Time) (context.Context, Bound) {
+			return BoundBy(ctx, d, errTestBound)
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				c, end := bc.bound(time.Now().Add(2 * time.Second))
+				c, bound := bc.bound(time.Now().Add(2 * time.Second))
 				_ = c.Err()
 				select {
 				case <-c.Done():
 					b.Fatal("ended early")
 				default:
 				}
-				end.release()
+				bound.End()
 			}
 		})
 	}
