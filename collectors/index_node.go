@@ -17,7 +17,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// feedInterval is how often the feed loop reads the tracking connection (a PING round trip) and
+// feedInterval is how often the feed loop reads the tracking connection (a TIME round trip) and
 // re-reads the keys it named. It bounds how long pushes wait in the server's output buffer, and
 // spreads the re-reads over the scrape interval so that a scrape finds few left to do.
 const feedInterval = 100 * time.Millisecond
@@ -85,6 +85,7 @@ type indexNode struct {
 	lost      string    // a resync reason a scrape found, for the feed loop
 	resyncs   map[string]int64
 	refused   error
+	failing   bool   // the last build failed: scrapes walk until one succeeds
 	dropped   uint64 // namespaces past the key budget, walked
 	keyErrs   map[int]error
 	entries   int
@@ -163,9 +164,7 @@ func (n *indexNode) run() {
 			continue
 		}
 		if err != nil {
-			if n.ctx.Err() == nil {
-				n.s.opts.Logger.Debug("lock key index: build failed; retrying", "err", err, "in", backoff)
-			}
+			n.buildFailed(err, backoff)
 			select {
 			case <-n.ctx.Done():
 			case <-time.After(backoff):
@@ -233,6 +232,27 @@ func (n *indexNode) awaitMoveEnd() {
 			return
 		}
 	}
+}
+
+// buildFailedMessage is logged, at WARN, when the builds of a node's index start failing.
+const buildFailedMessage = "lock key index: build failed; walking the keyspace on every scrape until a build succeeds"
+
+// buildFailed records a failed build: scrapes walk (index_unavailable) until a build succeeds,
+// and the first failure of a run of them is logged at WARN, the retries at DEBUG. The index of
+// a failed build is not served: it may never have been current, or be behind by the backoff.
+func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
+	n.mu.Lock()
+	first := !n.failing
+	n.failing = true
+	n.mu.Unlock()
+	if n.ctx.Err() != nil {
+		return
+	}
+	log := n.s.opts.Logger.Debug
+	if first {
+		log = n.s.opts.Logger.Warn
+	}
+	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
 }
 
 func (n *indexNode) refuse(err error) {
@@ -339,7 +359,12 @@ func (n *indexNode) establish() error {
 	n.mu.Lock()
 	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
 	n.buildTook = time.Since(began)
+	recovered := n.failing
+	n.failing = false
 	n.mu.Unlock()
+	if recovered {
+		n.s.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+	}
 	return nil
 }
 
@@ -434,7 +459,7 @@ func (n *indexNode) dropNamespace(idx *keyIndex, b int) {
 	}
 }
 
-// drain reads the feed up to now (a PING round trip) and re-reads every key it named. It
+// drain reads the feed up to now (a TIME round trip) and re-reads every key it named. It
 // returns a resync reason when the feed is lost or a push demands one, and an error when Redis
 // did not answer the re-reads (the keys stay queued). syncMu is held.
 func (n *indexNode) drain(ctx context.Context) (string, error) {
@@ -444,7 +469,7 @@ func (n *indexNode) drain(ctx context.Context) (string, error) {
 	return n.drainPinged(ctx, n.feed.ping(ctx))
 }
 
-// drainPinged is drain after the feed's PING, which returned pingErr. syncMu is held.
+// drainPinged is drain after the feed's round trip, which returned pingErr. syncMu is held.
 func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, error) {
 	if pingErr != nil {
 		if ctx.Err() != nil {

@@ -64,7 +64,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 	return f.snapshot(time.Now()), true
 }
 
-// collect serves a scrape from the index: it drains the feed (a PING round trip on the tracking
+// collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
 // connection and the re-reads of every key it named), checks the server's identity, aggregates
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
@@ -91,7 +91,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	// the cost is one refused command, after which the node remembers it for this scrape.
 	n.noIdle.Store(false)
 	n.mu.Lock()
-	refused, dropped, current := n.refused, n.dropped, n.current
+	refused, dropped, current, usable := n.refused, n.dropped, n.current, n.built && !n.failing
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
@@ -100,7 +100,9 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 			out.walkWhy[b] = reasonTrackingRefused
 		}
 		return out
-	case n.idx == nil:
+	case n.idx == nil || !usable:
+		// No build has succeeded yet, or the last one failed: the index held may never have
+		// been current, or be behind by the retry's backoff.
 		out.walk = all
 		for b := range n.namespaces {
 			out.walkWhy[b] = reasonIndexUnavailable
@@ -118,7 +120,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		if n.feed != nil {
 			handed, pingErr := n.scrapePing(ctx)
 			if handed {
-				unlock = false // the PING releases syncMu when its reply arrives
+				unlock = false // the round trip releases syncMu when its reply arrives
 				out.err = ErrNoAnswer
 				return out
 			}
@@ -236,12 +238,13 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	return out
 }
 
-// scrapePing runs a scrape's PING on the tracking connection with the scrape's deadline plus
-// commandGrace on the socket, not the deadline itself: a read timeout closes the connection and
-// with it tracking, so a scrape that ends while the reply is on its way (a short
-// X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node resync, a
-// new feed and a walk of the whole keyspace. The scrape stops waiting at its deadline; the PING
-// then finishes by itself and releases syncMu (handed true: the caller must not). syncMu is held.
+// scrapePing runs a scrape's round trip (changeFeed.ping) on the tracking connection with the
+// scrape's deadline plus commandGrace on the socket, not the deadline itself: a read timeout
+// closes the connection and with it tracking, so a scrape that ends while the reply is on its
+// way (a short X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node
+// resync, a new feed and a walk of the whole keyspace. The scrape stops waiting at its deadline;
+// the round trip then finishes by itself and releases syncMu (handed true: the caller must
+// not). syncMu is held.
 func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 	d, ok := ctx.Deadline()
 	if !ok {

@@ -57,7 +57,7 @@ var reasonText = map[string]string{
 	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", maxIndexedNamespaces),
 	reasonTrackingRefused:  "the server refused RESP3 client tracking or a command the lock-key index needs",
 	reasonKeyBudget:        "the namespace holds more keys than the index key budget",
-	reasonIndexUnavailable: "no lock-key index yet (its first build has not ended, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
+	reasonIndexUnavailable: "no current lock-key index (no build has succeeded yet, the last one failed and is retried, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 }
 
