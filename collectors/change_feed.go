@@ -34,6 +34,8 @@ const (
 	// added or removed): start or stop the masters' indexes.
 	resyncSlotsMoved = "slots_moved"
 	resyncTopology   = "topology_changed"
+	// A namespace walked for the key budget came back under it: the index is rebuilt with it.
+	resyncKeyBudget = "key_budget"
 )
 
 // changeFeed is one node's RESP3 tracking connection in broadcasting mode: Redis pushes an

@@ -85,8 +85,8 @@ type indexNode struct {
 	lost      string    // a resync reason a scrape found, for the feed loop
 	resyncs   map[string]int64
 	refused   error
+	returning uint64 // namespaces back under the key budget that no build has read yet: walked
 	failing   bool   // the last build failed: scrapes walk until one succeeds
-	dropped   uint64 // namespaces past the key budget, walked
 	keyErrs   map[int]error
 	entries   int
 	// The backstop walk's counts: corrections it made, and walks it finished.
@@ -138,6 +138,7 @@ func (n *indexNode) close() {
 		n.feed.close()
 		n.feed = nil
 	}
+	n.s.budget.release(n)
 }
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
@@ -240,11 +241,19 @@ const buildFailedMessage = "lock key index: build failed; walking the keyspace o
 // buildFailed records a failed build: scrapes walk (index_unavailable) until a build succeeds,
 // and the first failure of a run of them is logged at WARN, the retries at DEBUG. The index of
 // a failed build is not served: it may never have been current, or be behind by the backoff.
+// The budget is charged with the index kept (the build's charge was its own).
 func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	n.mu.Lock()
 	first := !n.failing
 	n.failing = true
 	n.mu.Unlock()
+	n.syncMu.Lock()
+	if n.idx != nil {
+		n.keepWithinBudget(n.idx)
+	} else {
+		n.s.budget.release(n)
+	}
+	n.syncMu.Unlock()
 	if n.ctx.Err() != nil {
 		return
 	}
@@ -303,6 +312,8 @@ func (n *indexNode) establish() error {
 	base := n.idx
 	n.syncMu.Unlock()
 	b := newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.chargeTo(n.s.budget, n)
+	included := ^b.exclude // namespaces coming back that this build reads
 	opts := n.s.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
 	start := time.Now()
@@ -344,8 +355,9 @@ func (n *indexNode) establish() error {
 	defer n.syncMu.Unlock()
 	idx := b.result()
 	for _, i := range truncated {
-		n.dropNamespace(idx, i)
+		n.s.budget.overflow(i)
 	}
+	n.keepWithinBudget(idx)
 	n.feed, n.idx, n.ident = feed, idx, ident
 	if reason, err := n.drain(ctx); reason != "" || err != nil {
 		// Lost already: the index is complete but may be behind; the next round builds afresh.
@@ -361,9 +373,15 @@ func (n *indexNode) establish() error {
 	n.buildTook = time.Since(began)
 	recovered := n.failing
 	n.failing = false
+	// A namespace that came back after this build began was not read by it: build again.
+	n.returning &= ^included
+	again := n.returning != 0
 	n.mu.Unlock()
 	if recovered {
 		n.s.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+	}
+	if again {
+		n.lose(resyncKeyBudget)
 	}
 	return nil
 }
@@ -431,7 +449,8 @@ func (n *indexNode) lose(reason string) {
 	}
 }
 
-// maskOf is the mask of indexed namespaces (not dropped) whose pattern matches key.
+// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
+// matches key.
 func (n *indexNode) maskOf(key string) uint64 {
 	var buf [maxIndexedNamespaces]int32
 	var m uint64
@@ -441,22 +460,7 @@ func (n *indexNode) maskOf(key string) uint64 {
 	} else {
 		m = maskOf(n.cls.classifyCompanion(key, base, unwrapped, buf[:0]))
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return m &^ n.dropped
-}
-
-// dropNamespace sends indexed namespace b back to the walk: it holds more keys than the budget.
-func (n *indexNode) dropNamespace(idx *keyIndex, b int) {
-	n.mu.Lock()
-	first := n.dropped&(1<<b) == 0
-	n.dropped |= 1 << b
-	n.mu.Unlock()
-	idx.dropNamespace(b)
-	if first {
-		n.s.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s (%d): walking the keyspace on every scrape",
-			n.namespaces[b].Name, reasonText[reasonKeyBudget], n.s.opts.IndexKeyBudget), "lock_namespace", n.namespaces[b].Name)
-	}
+	return m &^ n.s.budget.overMask()
 }
 
 // drain reads the feed up to now (a TIME round trip) and re-reads every key it named. It
@@ -540,8 +544,10 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 			default:
 				idx.apply(batch[k], mask, r, st)
 			}
+			n.keepWithinBudget(idx)
 		}
 	}
+	n.keepWithinBudget(idx) // a namespace another master's index sent to the walk
 	n.mu.Lock()
 	n.keyErrs = errs
 	n.entries = idx.len()

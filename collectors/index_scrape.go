@@ -91,7 +91,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	// the cost is one refused command, after which the node remembers it for this scrape.
 	n.noIdle.Store(false)
 	n.mu.Lock()
-	refused, dropped, current, usable := n.refused, n.dropped, n.current, n.built && !n.failing
+	refused, current, usable := n.refused, n.current, n.built && !n.failing
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
@@ -109,8 +109,9 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 		return out
 	}
+	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
-		if dropped&(1<<b) != 0 {
+		if overBudget&(1<<b) != 0 {
 			out.walk |= 1 << b
 			out.walkWhy[b] = reasonKeyBudget
 		}
