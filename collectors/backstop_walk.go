@@ -67,8 +67,11 @@ func (n *indexNode) backstop(ctx context.Context) {
 	if !f.final.Up || chk.aborted || ctx.Err() != nil {
 		return
 	}
-	for _, ns := range f.final.Namespaces {
-		if !ns.Complete || ns.Truncated {
+	// A namespace walked for the key budget is not judged: the index holds none of its keys,
+	// and the walk reads at most the budget of them.
+	over := n.s.budget.overMask()
+	for b, ns := range f.final.Namespaces {
+		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
 			return
 		}
 	}
@@ -154,14 +157,13 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 	// A key the feed named since the walk began may have changed after the walk read it: the
 	// feed's re-read is the newer, so the walk does not judge it.
 	fresh := c.n.changedSince
-	dropped := c.droppedMask()
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.namespaces}
 	for k := range replies {
 		key := b.keys[k]
 		if replies[k].err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ dropped
+		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.s.budget.overMask()
 		if mask == 0 {
 			continue
 		}
@@ -175,15 +177,10 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 			c.fixed++
 			want.epoch = c.idx.epoch
 			c.idx.set(key, want)
+			c.n.keepWithinBudget(c.idx)
 		case keep:
 			old.epoch = c.idx.epoch
 			c.idx.set(key, old)
 		}
 	}
-}
-
-func (c *backstopCheck) droppedMask() uint64 {
-	c.n.mu.Lock()
-	defer c.n.mu.Unlock()
-	return c.n.dropped
 }

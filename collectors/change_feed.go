@@ -37,6 +37,8 @@ const (
 	// added or removed): start or stop the masters' indexes.
 	resyncSlotsMoved = "slots_moved"
 	resyncTopology   = "topology_changed"
+	// A namespace walked for the key budget came back under it: the index is rebuilt with it.
+	resyncKeyBudget = "key_budget"
 )
 
 // changeFeed is one node's RESP3 tracking connection in broadcasting mode: Redis pushes an
@@ -206,9 +208,11 @@ func (feed *changeFeed) HandlePushNotification(_ context.Context, _ push.Notific
 
 // ping runs one round trip on the tracking connection: every push the server sent before its
 // reply has been handled when it returns. An error means the connection is gone, and with it
-// tracking (a new connection would have none): the node must resync.
+// tracking (a new connection would have none): the node must resync. The round trip is a TIME,
+// which the index needs granted anyway, not a PING: an ACL may leave PING out (the documented
+// one calls it optional), and a refused round trip reads as a lost feed, at every build.
 func (feed *changeFeed) ping(ctx context.Context) error {
-	return feed.conn.Ping(ctx).Err()
+	return feed.conn.Time(ctx).Err()
 }
 
 // take returns the keys invalidated since the last take, and the resync reason a push gave.

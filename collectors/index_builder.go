@@ -56,10 +56,18 @@ type indexBuilder struct {
 	idx *keyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
 	// base is the index served during the rebuild (nil on a first build), guarded by baseMu
 	// (the node's syncMu, taken before mu); epoch stamps the base entries the walk read as
-	// they are.
-	base   *keyIndex
-	baseMu sync.Locker
-	epoch  uint32
+	// they are, stamped counts them (a key is stamped in the base or held in idx, never
+	// both), in total and per namespace.
+	base    *keyIndex
+	baseMu  sync.Locker
+	epoch   uint32
+	stamped budgetCharge
+
+	// The key budget holds during the build: the index built is charged to it as the node's
+	// (owner's), and a namespace it sends to the walk is excluded: its keys are not recorded.
+	budget  *keyBudget
+	owner   *indexNode
+	exclude uint64
 }
 
 func newIndexBuilder(clock *serverClock, absolute bool, namespaces []Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
@@ -67,12 +75,18 @@ func newIndexBuilder(clock *serverClock, absolute bool, namespaces []Namespace, 
 	if base != nil {
 		// A new epoch per build, kept in the base at once: stamps of a build that failed must
 		// not pass for this one's.
-		baseMu.Lock()
+		b.baseMu.Lock()
 		base.epoch++
 		b.epoch = base.epoch
-		baseMu.Unlock()
+		b.baseMu.Unlock()
 	}
 	return b
+}
+
+// chargeTo makes the build hold to budget as owner's index: the namespaces it sends to the walk
+// now are left out, and so are those it sends during the build.
+func (b *indexBuilder) chargeTo(budget *keyBudget, owner *indexNode) {
+	b.budget, b.owner, b.exclude = budget, owner, budget.overMask()
 }
 
 func (b *indexBuilder) expireTime() bool { return b.absolute }
@@ -86,8 +100,9 @@ func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int
 		if replies[k].err != nil {
 			continue // the pass marks the namespace failed, and the build with it
 		}
-		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]]), &replies[k], st)
+		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]])&^b.exclude, &replies[k], st)
 		b.record(bt.keys[k], e, keep)
+		b.keepWithinBudget()
 	}
 }
 
@@ -120,35 +135,92 @@ func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
 	old, had := b.base.get(key)
 	switch {
 	case keep && had && !differs(old, e, b.absolute):
+		if old.epoch != b.epoch {
+			b.stamp(e.ns, 1)
+		}
 		b.base.set(key, e)
 		b.idx.remove(key)
 	case keep:
+		b.unstamp(key, old, had)
 		b.idx.set(key, e)
 	default:
 		b.idx.remove(key)
-		if had && old.epoch == b.epoch {
-			old.epoch--
-			b.base.set(key, old)
-		}
+		b.unstamp(key, old, had)
 	}
 }
 
-// result is the built index; on a rebuild the base, changed in place: the walk's other readings
-// set, and the keys it did not read removed. baseMu is held.
-func (b *indexBuilder) result() *keyIndex {
-	if b.base == nil {
-		return b.idx
+// unstamp takes back the stamp of a base entry (old, had) that a later reading of key undid, or
+// that an exclusion left in no namespace (the counts of excluded namespaces are already 0).
+func (b *indexBuilder) unstamp(key string, old indexEntry, had bool) {
+	if had && old.epoch == b.epoch {
+		b.stamp(old.ns&^b.exclude, -1)
+		old.epoch--
+		b.base.set(key, old)
 	}
-	x := b.base
-	for k, e := range x.keys.all() {
-		if e.epoch != b.epoch {
-			x.remove(k)
+}
+
+// stamp counts d base entries of mask stamped.
+func (b *indexBuilder) stamp(mask uint64, d int) {
+	b.stamped.keys += d
+	for m := mask; m != 0; m &= m - 1 {
+		b.stamped.perNamespace[trailingZeros(m)] += d
+	}
+}
+
+// keepWithinBudget charges the index built so far to the budget, and excludes from it every
+// namespace the budget sends to the walk. b.mu is held.
+func (b *indexBuilder) keepWithinBudget() {
+	for b.budget != nil {
+		c := b.stamped
+		c.keys += b.idx.len()
+		for i, n := range b.idx.perNamespace {
+			c.perNamespace[i] += n
+		}
+		drop := b.budget.settle(b.owner, &c)
+		if drop < 0 {
+			return
+		}
+		b.excludeNamespace(drop)
+	}
+}
+
+// excludeNamespace leaves namespace x out of the index built: its bit is removed from the keys
+// read so far (at once from idx; from the base's stamped entries by result, since the base is
+// served meanwhile), and a stamped entry of no other namespace loses its stamp. b.mu is held.
+func (b *indexBuilder) excludeNamespace(x int) {
+	b.exclude |= 1 << x
+	b.idx.dropNamespace(x)
+	if b.base == nil || b.stamped.perNamespace[x] == 0 {
+		return
+	}
+	for k, e := range b.base.keys.all() {
+		if e.epoch == b.epoch && e.ns&(1<<x) != 0 && e.ns&^b.exclude == 0 {
+			b.unstamp(k, *e, true)
 		}
 	}
-	for k, e := range b.idx.keys.all() {
-		x.set(k, *e)
+	b.stamped.perNamespace[x] = 0
+}
+
+// result is the built index; on a rebuild the base, changed in place: the walk's other readings
+// set, and the keys it did not read removed. Namespaces the budget excluded during the build
+// are dropped from it. baseMu is held.
+func (b *indexBuilder) result() *keyIndex {
+	x := b.idx
+	if b.base != nil {
+		x = b.base
+		for k, e := range x.keys.all() {
+			if e.epoch != b.epoch {
+				x.remove(k)
+			}
+		}
+		for k, e := range b.idx.keys.all() {
+			x.set(k, *e)
+		}
+		x.epoch, b.idx = b.epoch, nil
 	}
-	x.epoch, b.idx = b.epoch, nil
+	for m := b.exclude; m != 0; m &= m - 1 {
+		x.dropNamespace(trailingZeros(m))
+	}
 	return x
 }
 

@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"sync"
@@ -96,10 +97,92 @@ func TestIndexRebuildOnBase(t *testing.T) {
 		feedBuild(fresh, rebuild, at)
 		want := snapshot(fresh.result())
 		mu.Lock()
-		got := snapshot(b.result())
+		counted := b.stamped.keys + b.idx.len()
+		result := b.result()
+		got := snapshot(result)
 		mu.Unlock()
 		if !maps.Equal(got, want) {
 			t.Fatalf("round %d: rebuild on the served index:\n%v\nwant, as a first build:\n%v", round, got, want)
 		}
+		// The key budget weighs the build by these counts while it runs.
+		if counted != len(want) {
+			t.Fatalf("round %d: the rebuild counted %d keys before its end, built %d", round, counted, len(want))
+		}
+		if d := countsDiffer(result); d != "" {
+			t.Fatalf("round %d: %s", round, d)
+		}
+	}
+}
+
+// countsDiffer says how x's counts per namespace differ from its entries, or "".
+func countsDiffer(x *keyIndex) string {
+	var want [maxIndexedNamespaces]int
+	for _, e := range x.keys.all() {
+		for m := e.ns; m != 0; m &= m - 1 {
+			want[trailingZeros(m)]++
+		}
+	}
+	if want != x.perNamespace {
+		return fmt.Sprintf("counts per namespace %v, entries say %v", x.perNamespace[:4], want[:4])
+	}
+	return ""
+}
+
+// TestIndexRebuildWithinBudget: a rebuild that the key budget cuts short of a namespace ends with
+// the index a first build of the same readings makes less that namespace, whichever keys the
+// build had stamped in the base or read anew when the budget sent it to the walk, and with its
+// counts per namespace equal to its entries.
+func TestIndexRebuildWithinBudget(t *testing.T) {
+	ns := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}, {Name: "c", Pattern: "k*"}}
+	const at = 1_700_000_000_000
+	r := rand.New(rand.NewPCG(3, 4))
+	readings := func(n int) []reading {
+		var rs []reading
+		for range n {
+			rd := reading{key: fmt.Sprintf("k%d", r.IntN(60)), ns: uint64(r.IntN(8))}
+			rd.fence = r.IntN(8) == 0 && rd.ns != 0
+			rs = append(rs, rd)
+		}
+		return rs
+	}
+	excluded := 0
+	for round := range 300 {
+		var mu sync.Mutex
+		clock := &serverClock{}
+		first := newIndexBuilder(clock, true, ns, nil, nil)
+		feedBuild(first, readings(80), at)
+		base := first.result()
+
+		rebuild := readings(80)
+		budget := newKeyBudget(10+r.IntN(40), ns, slog.New(slog.DiscardHandler))
+		b := newIndexBuilder(clock, true, ns, base, &mu)
+		b.chargeTo(budget, &indexNode{})
+		feedBuild(b, rebuild, at)
+		mu.Lock()
+		for i, n := range b.stamped.perNamespace {
+			if n < 0 || b.stamped.keys < 0 {
+				t.Fatalf("round %d: stamped counts %d keys, namespace %d: %d", round, b.stamped.keys, i, n)
+			}
+		}
+		result := b.result()
+		got := snapshot(result)
+		mu.Unlock()
+
+		fresh := newIndexBuilder(clock, true, ns, nil, nil)
+		feedBuild(fresh, rebuild, at)
+		want := fresh.result()
+		for m := budget.overMask(); m != 0; m &= m - 1 {
+			want.dropNamespace(trailingZeros(m))
+			excluded++
+		}
+		if !maps.Equal(got, snapshot(want)) {
+			t.Fatalf("round %d (walked %b): rebuild within the budget:\n%v\nwant:\n%v", round, budget.overMask(), got, snapshot(want))
+		}
+		if d := countsDiffer(result); d != "" {
+			t.Fatalf("round %d: %s", round, d)
+		}
+	}
+	if excluded == 0 {
+		t.Fatal("no round sent a namespace to the walk: the test tests nothing")
 	}
 }

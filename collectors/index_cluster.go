@@ -24,6 +24,8 @@ var errNoMasters = errors.New("the cluster's slot map names no master")
 type lockIndex interface {
 	collect(ctx context.Context) indexServe
 	counts() indexCounts
+	// readmit brings namespace b, back under the key budget, into the index (keyBudget).
+	readmit(b int)
 	close()
 }
 
@@ -220,6 +222,16 @@ func (ci *clusterIndex) counts() indexCounts {
 		out.add(n.counts())
 	}
 	return out
+}
+
+// readmit brings namespace b back into every master's index: each rebuilds with it.
+func (ci *clusterIndex) readmit(b int) {
+	ci.mu.Lock()
+	nodes := slices.Collect(maps.Values(ci.nodes))
+	ci.mu.Unlock()
+	for _, n := range nodes {
+		n.readmit(b)
+	}
 }
 
 func (ci *clusterIndex) close() {

@@ -224,3 +224,29 @@ func compareNow(t *testing.T, s *Scanner, c redis.UniversalClient, step string) 
 	}
 	return len(diffs)
 }
+
+// keyBatch is n keys named by format (one %d, numbered from 0) written at once: locks with a
+// TTL, or fence keys (no TTL) when the format names one.
+type keyBatch struct {
+	format string
+	n      int
+}
+
+func writeKeys(t *testing.T, c redis.UniversalClient, batches ...keyBatch) {
+	t.Helper()
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	for _, b := range batches {
+		for i := range b.n {
+			key := fmt.Sprintf(b.format, i)
+			ttl := time.Hour
+			if isFenceKey(key) {
+				ttl = 0
+			}
+			pipe.Set(ctx, key, "1", ttl)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -17,7 +17,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// feedInterval is how often the feed loop reads the tracking connection (a PING round trip) and
+// feedInterval is how often the feed loop reads the tracking connection (a TIME round trip) and
 // re-reads the keys it named. It bounds how long pushes wait in the server's output buffer, and
 // spreads the re-reads over the scrape interval so that a scrape finds few left to do.
 const feedInterval = 100 * time.Millisecond
@@ -89,7 +89,8 @@ type indexNode struct {
 	lost      string    // a resync reason a scrape found, for the feed loop
 	resyncs   map[string]int64
 	refused   error
-	dropped   uint64 // namespaces past the key budget, walked
+	returning uint64 // namespaces back under the key budget that no build has read yet: walked
+	failing   bool   // the last build failed: scrapes walk until one succeeds
 	entries   int
 	// The backstop walk's counts: corrections it made, and walks it finished.
 	corrections, backstops int64
@@ -140,6 +141,7 @@ func (n *indexNode) close() {
 		n.feed.close()
 		n.feed = nil
 	}
+	n.s.budget.release(n)
 }
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
@@ -166,9 +168,7 @@ func (n *indexNode) run() {
 			continue
 		}
 		if err != nil {
-			if n.ctx.Err() == nil {
-				n.s.opts.Logger.Debug("lock key index: build failed; retrying", "err", err, "in", backoff)
-			}
+			n.buildFailed(err, backoff)
 			select {
 			case <-n.ctx.Done():
 			case <-time.After(backoff):
@@ -238,6 +238,35 @@ func (n *indexNode) awaitMoveEnd() {
 	}
 }
 
+// buildFailedMessage is logged, at WARN, when the builds of a node's index start failing.
+const buildFailedMessage = "lock key index: build failed; walking the keyspace on every scrape until a build succeeds"
+
+// buildFailed records a failed build: scrapes walk (index_unavailable) until a build succeeds,
+// and the first failure of a run of them is logged at WARN, the retries at DEBUG. The index of
+// a failed build is not served: it may never have been current, or be behind by the backoff.
+// The budget is charged with the index kept (the build's charge was its own).
+func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
+	n.mu.Lock()
+	first := !n.failing
+	n.failing = true
+	n.mu.Unlock()
+	n.syncMu.Lock()
+	if n.idx != nil {
+		n.keepWithinBudget(n.idx)
+	} else {
+		n.s.budget.release(n)
+	}
+	n.syncMu.Unlock()
+	if n.ctx.Err() != nil {
+		return
+	}
+	log := n.s.opts.Logger.Debug
+	if first {
+		log = n.s.opts.Logger.Warn
+	}
+	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
+}
+
 func (n *indexNode) refuse(err error) {
 	n.mu.Lock()
 	n.refused = err
@@ -286,6 +315,8 @@ func (n *indexNode) establish() error {
 	base := n.idx
 	n.syncMu.Unlock()
 	b := newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.chargeTo(n.s.budget, n)
+	included := ^b.exclude // namespaces coming back that this build reads
 	opts := n.s.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
 	start := time.Now()
@@ -327,8 +358,9 @@ func (n *indexNode) establish() error {
 	defer n.syncMu.Unlock()
 	idx := b.result()
 	for _, i := range truncated {
-		n.dropNamespace(idx, i)
+		n.s.budget.overflow(i)
 	}
+	n.keepWithinBudget(idx)
 	n.feed, n.idx, n.ident, n.unreadable = feed, idx, ident, nil
 	if reason, err := n.drain(ctx); reason != "" || err != nil {
 		// Lost already: the index is complete but may be behind; the next round builds afresh.
@@ -342,7 +374,18 @@ func (n *indexNode) establish() error {
 	n.mu.Lock()
 	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
 	n.buildTook = time.Since(began)
+	recovered := n.failing
+	n.failing = false
+	// A namespace that came back after this build began was not read by it: build again.
+	n.returning &= ^included
+	again := n.returning != 0
 	n.mu.Unlock()
+	if recovered {
+		n.s.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+	}
+	if again {
+		n.lose(resyncKeyBudget)
+	}
 	return nil
 }
 
@@ -424,7 +467,8 @@ func (n *indexNode) lose(reason string) {
 	}
 }
 
-// maskOf is the mask of indexed namespaces (not dropped) whose pattern matches key.
+// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
+// matches key.
 func (n *indexNode) maskOf(key string) uint64 {
 	var buf [maxIndexedNamespaces]int32
 	var m uint64
@@ -434,25 +478,10 @@ func (n *indexNode) maskOf(key string) uint64 {
 	} else {
 		m = maskOf(n.cls.classifyCompanion(key, base, unwrapped, buf[:0]))
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return m &^ n.dropped
+	return m &^ n.s.budget.overMask()
 }
 
-// dropNamespace sends indexed namespace b back to the walk: it holds more keys than the budget.
-func (n *indexNode) dropNamespace(idx *keyIndex, b int) {
-	n.mu.Lock()
-	first := n.dropped&(1<<b) == 0
-	n.dropped |= 1 << b
-	n.mu.Unlock()
-	idx.dropNamespace(b)
-	if first {
-		n.s.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s (%d): walking the keyspace on every scrape",
-			n.namespaces[b].Name, reasonText[reasonKeyBudget], n.s.opts.IndexKeyBudget), "lock_namespace", n.namespaces[b].Name)
-	}
-}
-
-// drain reads the feed up to now (a PING round trip) and re-reads every key it named. It
+// drain reads the feed up to now (a TIME round trip) and re-reads every key it named. It
 // returns a resync reason when the feed is lost or a push demands one, and an error when Redis
 // did not answer the re-reads (the keys stay queued). syncMu is held.
 func (n *indexNode) drain(ctx context.Context) (string, error) {
@@ -462,7 +491,7 @@ func (n *indexNode) drain(ctx context.Context) (string, error) {
 	return n.drainPinged(ctx, n.feed.ping(ctx))
 }
 
-// drainPinged is drain after the feed's PING, which returned pingErr. syncMu is held.
+// drainPinged is drain after the feed's round trip, which returned pingErr. syncMu is held.
 func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, error) {
 	if pingErr != nil {
 		if ctx.Err() != nil {
@@ -518,8 +547,10 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 			if err := n.applyReread(idx, batch[k], &replies[k], st); err != nil {
 				return err
 			}
+			n.keepWithinBudget(idx)
 		}
 	}
+	n.keepWithinBudget(idx) // a namespace another master's index sent to the walk
 	n.mu.Lock()
 	n.entries = idx.len()
 	n.mu.Unlock()

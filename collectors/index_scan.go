@@ -58,6 +58,7 @@ func (s *Scanner) startIndex() {
 		return
 	}
 	prefixes, _ := trackingPrefixes(patterns) // every pattern here has a literal prefix
+	s.budget = newKeyBudget(s.opts.IndexKeyBudget, indexed, s.opts.Logger)
 	switch c := s.client.(type) {
 	case *redis.ClusterClient:
 		s.cluster = newClusterIndex(s, c, indexed, prefixes)
@@ -147,6 +148,7 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 	}
 	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
 	s.logMerged(res, began)
+	s.readmitShrunk(idx, res)
 	return res
 }
 

@@ -64,7 +64,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 	return f.snapshot(time.Now()), true
 }
 
-// collect serves a scrape from the index: it drains the feed (a PING round trip on the tracking
+// collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
 // connection and the re-reads of every key it named), checks the server's identity, aggregates
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
@@ -90,16 +90,19 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	// the cost is one refused command, after which the node remembers it for this scrape.
 	n.noIdle.Store(false)
 	n.mu.Lock()
-	refused, dropped, current := n.refused, n.dropped, n.current
+	refused, current, usable := n.refused, n.current, n.built && !n.failing
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
 		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
-	case n.idx == nil:
+	case n.idx == nil || !usable:
+		// No build has succeeded yet, or the last one failed: the index held may never have
+		// been current, or be behind by the retry's backoff.
 		return out.walkAll(len(n.namespaces), reasonIndexUnavailable)
 	}
+	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
-		if dropped&(1<<b) != 0 {
+		if overBudget&(1<<b) != 0 {
 			out.walk |= 1 << b
 			out.walkWhy[b] = reasonKeyBudget
 		}
@@ -108,7 +111,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		handed, err := n.scrapeDrain(ctx)
 		switch {
 		case handed:
-			unlock = false // the PING releases syncMu when its reply arrives
+			unlock = false // the round trip releases syncMu when its reply arrives
 			out.err = ErrNoAnswer
 			return out
 		case isRefusal(err):
@@ -219,7 +222,7 @@ func (out indexServe) walkAll(n int, why string) indexServe {
 	return out
 }
 
-// scrapeDrain brings the index up to the scrape: the feed drained (its PING with scrapePing,
+// scrapeDrain brings the index up to the scrape: the feed drained (its round trip with scrapePing,
 // which may hand syncMu over: handed true), and the keys whose re-read was refused read again.
 // A lost feed marks the index behind (lose). syncMu is held.
 func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
@@ -250,12 +253,13 @@ func dataReplaced(reason string) bool {
 	return false
 }
 
-// scrapePing runs a scrape's PING on the tracking connection with the scrape's deadline plus
-// commandGrace on the socket, not the deadline itself: a read timeout closes the connection and
-// with it tracking, so a scrape that ends while the reply is on its way (a short
-// X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node resync, a
-// new feed and a walk of the whole keyspace. The scrape stops waiting at its deadline; the PING
-// then finishes by itself and releases syncMu (handed true: the caller must not). syncMu is held.
+// scrapePing runs a scrape's round trip (changeFeed.ping) on the tracking connection with the
+// scrape's deadline plus commandGrace on the socket, not the deadline itself: a read timeout
+// closes the connection and with it tracking, so a scrape that ends while the reply is on its
+// way (a short X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node
+// resync, a new feed and a walk of the whole keyspace. The scrape stops waiting at its deadline;
+// the round trip then finishes by itself and releases syncMu (handed true: the caller must
+// not). syncMu is held.
 func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 	d, ok := ctx.Deadline()
 	if !ok {

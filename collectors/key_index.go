@@ -15,6 +15,9 @@ type keyIndex struct {
 	// epoch is the backstop walk in progress; every entry written carries it, so that at the
 	// walk's end an entry of an older epoch was neither seen by the walk nor re-read since.
 	epoch uint32
+	// perNamespace counts, for each indexed namespace's bit, the entries whose mask has it:
+	// what the key budget weighs the namespaces by (index_budget.go).
+	perNamespace [maxIndexedNamespaces]int
 }
 
 // indexEntry is one key: 40 bytes beside its name.
@@ -57,11 +60,32 @@ func typeName(c uint8) string {
 
 func newKeyIndex() *keyIndex { return &keyIndex{} }
 
-// get, set, remove and len are the index's map operations.
+// get, set, remove and len are the index's map operations; set and remove keep the counts
+// per namespace.
 func (x *keyIndex) get(key string) (indexEntry, bool) { return x.keys.get(key) }
-func (x *keyIndex) set(key string, e indexEntry)      { x.keys.set(key, e) }
-func (x *keyIndex) remove(key string) bool            { return x.keys.remove(key) }
 func (x *keyIndex) len() int                          { return x.keys.len() }
+
+func (x *keyIndex) set(key string, e indexEntry) {
+	if old, had := x.keys.set(key, e); had {
+		x.count(old.ns, -1)
+	}
+	x.count(e.ns, 1)
+}
+
+func (x *keyIndex) remove(key string) bool {
+	old, had := x.keys.take(key)
+	if had {
+		x.count(old.ns, -1)
+	}
+	return had
+}
+
+// count adds d to the count of every namespace in mask.
+func (x *keyIndex) count(mask uint64, d int) {
+	for m := mask; m != 0; m &= m - 1 {
+		x.perNamespace[bits.TrailingZeros64(m)] += d
+	}
+}
 
 // readStamp is when a batch of keys was read, on the server's clock.
 type readStamp struct {
@@ -77,11 +101,11 @@ func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool 
 	old, had := x.keys.get(key)
 	e, keep := entryOf(ns, r, st)
 	if !keep {
-		x.keys.remove(key)
+		x.remove(key)
 		return had
 	}
 	e.epoch = x.epoch
-	x.keys.set(key, e)
+	x.set(key, e)
 	return !had || differs(old, e, st.absolute)
 }
 
@@ -142,11 +166,18 @@ func wantedByAny(ns uint64, typ string, namespaces []Namespace) bool {
 // dropNamespace removes namespace bit b from every entry (a namespace past the key budget goes
 // back to the walk), and entries left in no namespace.
 func (x *keyIndex) dropNamespace(b int) {
+	if x.perNamespace[b] == 0 {
+		return
+	}
 	for k, e := range x.keys.all() {
+		if e.ns&(1<<b) == 0 {
+			continue
+		}
 		if e.ns &^= 1 << b; e.ns == 0 {
-			x.keys.remove(k)
+			x.keys.remove(k) // its count was b's alone
 		}
 	}
+	x.perNamespace[b] = 0
 }
 
 // indexAggregate is one namespace's figures from the index, before the idle re-read.

@@ -126,12 +126,12 @@ func (s *keyStore) get(key string) (indexEntry, bool) {
 	return *s.entry(slot), true
 }
 
-// set adds key or replaces its entry.
-func (s *keyStore) set(key string, e indexEntry) {
+// set adds key or replaces its entry, and returns the entry it replaced, if any.
+func (s *keyStore) set(key string, e indexEntry) (old indexEntry, had bool) {
 	pos, slot, ok := s.find(key)
 	if ok {
-		*s.entry(slot) = e
-		return
+		old, *s.entry(slot) = *s.entry(slot), e
+		return old, true
 	}
 	if (s.live+1)*5 > len(s.table)*4 { // past a load of 0.8
 		s.rehash(tableSize(s.live + 1))
@@ -151,14 +151,22 @@ func (s *keyStore) set(key string, e indexEntry) {
 	*s.entry(slot), *s.name(slot) = e, off
 	s.table[pos] = slot + 1
 	s.live++
+	return indexEntry{}, false
 }
 
 // remove deletes key and reports whether it was there.
 func (s *keyStore) remove(key string) bool {
+	_, had := s.take(key)
+	return had
+}
+
+// take deletes key and returns its entry, if it was there.
+func (s *keyStore) take(key string) (old indexEntry, had bool) {
 	pos, slot, ok := s.find(key)
 	if !ok {
-		return false
+		return indexEntry{}, false
 	}
+	old = *s.entry(slot)
 	s.garbage += s.nameLen(slot)
 	*s.name(slot), *s.entry(slot) = deadName, indexEntry{}
 	s.free = append(s.free, slot)
@@ -181,7 +189,7 @@ func (s *keyStore) remove(key string) bool {
 	} else if s.garbage >= minCompact && s.garbage > len(s.arena)-s.garbage {
 		s.compact()
 	}
-	return true
+	return old, true
 }
 
 // between reports whether h lies cyclically in (hole, i]: a key homed there must stay after the

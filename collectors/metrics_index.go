@@ -22,14 +22,14 @@ func newIndexStats() *indexStats {
 		age: namespaceDesc("lock_exporter_index_age_seconds",
 			"0 when the namespace's figures are as of the change feed drained at scrape time; during a resync, the last complete index is served and this is how long ago it was last known current. Indexed namespaces only."),
 		resyncs: prometheus.NewDesc("lock_exporter_index_resyncs_total",
-			"Rebuilds of the lock-key index (a new change feed and one keyspace walk) since start, by reason: connection_lost, flush, redirect_broken, run_id_changed, role_changed, swapdb, stats_reset (CONFIG RESETSTAT zeroed the command counts in which SWAPDB is seen); on Redis Cluster also slots_moved (a re-read was redirected while a slot migrates, or the slots a master serves changed: that master resyncs) and topology_changed (the set of masters changed).",
+			"Rebuilds of the lock-key index (a new change feed and one keyspace walk) since start, by reason: connection_lost, flush, redirect_broken, run_id_changed, role_changed, swapdb, stats_reset (CONFIG RESETSTAT zeroed the command counts in which SWAPDB is seen); on Redis Cluster also slots_moved (a re-read was redirected while a slot migrates, or the slots a master serves changed: that master resyncs) and topology_changed (the set of masters changed); key_budget when a namespace walked for the key budget comes back to the index.",
 			[]string{"reason"}, nil),
 		corrections: prometheus.NewDesc("lock_exporter_index_corrections_total",
 			"Index entries the paced backstop walk found wrong and corrected since start (a key the change feed did not report): 0 with a working feed, so any increase is worth an alert.", nil, nil),
 		backstops: prometheus.NewDesc("lock_exporter_index_backstop_walks_total",
 			"Backstop walks of the keyspace finished since start (paced by --scan.backstop-keys-per-second).", nil, nil),
 		entries: prometheus.NewDesc("lock_exporter_index_keys",
-			"Keys the lock-key index holds (locks and fence keys of the indexed namespaces).", nil, nil),
+			"Keys the lock-key index holds (locks and fence keys of the indexed namespaces): at most --scan.index-key-budget.", nil, nil),
 	}
 }
 

@@ -144,8 +144,9 @@ type Options struct {
 	// walks the keyspace on every scrape; ModeAuto keeps a lock-key index current from Redis's
 	// change feed where it can and walks elsewhere (lock-exporter's default). See scan_mode.go.
 	Mode ScanMode
-	// IndexKeyBudget is the most keys one namespace may hold in the index (default
-	// DefaultIndexKeyBudget); a namespace past it goes back to the per-scrape walk.
+	// IndexKeyBudget is the most keys the index may hold, every namespace together (default
+	// DefaultIndexKeyBudget); when it would hold more, the namespace with the most keys goes
+	// back to the per-scrape walk until it fits in half the budget again.
 	IndexKeyBudget int
 	// BackstopKeysPerSecond paces the index's backstop walk, which corrects (and counts) what
 	// the change feed missed (default DefaultBackstopKeysPerSecond; negative: no backstop walk).

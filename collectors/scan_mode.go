@@ -27,14 +27,14 @@ func ParseScanMode(s string) (ScanMode, error) {
 	return "", fmt.Errorf("scan mode %q is not %q or %q", s, ModeAuto, ModeWalk)
 }
 
-// DefaultIndexKeyBudget is the most keys one namespace may hold in the index before it goes
-// back to the walk, whose memory does not grow with the keys. An indexed key costs about 70
-// bytes of live heap with a 16-byte name, plus its name's extra bytes (keyStore; measured in
-// docs/exporter.md, "Cost"). The manifests give the exporter 128 MiB with GOMEMLIMIT=100MiB,
-// under which 1M keys (about 70 MB live) ran at 120 MiB peak RSS, a resync included. Of the
-// 100 MiB Go may use, the HTTP caps take 12 MiB and the walk's own buffers a few: 500k keys
-// (35 MB with 16-byte names) leave room for a second namespace as large, or for names up to
-// about 80 bytes.
+// DefaultIndexKeyBudget is the most keys the index holds, every namespace together (keyBudget):
+// past it the largest namespace goes back to the walk, whose memory does not grow with the
+// keys. An indexed key costs about 70 bytes of live heap with a 16-byte name, plus its name's
+// extra bytes (keyStore; measured in docs/exporter.md, "Cost"). The manifests give the exporter
+// 128 MiB with GOMEMLIMIT=100MiB, under which 1M keys (about 70 MB live) ran at 120 MiB peak
+// RSS, a resync included: too near the limit to be the bound. Of the 100 MiB Go may use, the
+// HTTP caps take 12 MiB and the walks' own buffers a few: 500k keys (35 MB with 16-byte names)
+// leave room for a resync that holds many keys twice, or for names up to about 80 bytes.
 const DefaultIndexKeyBudget = 500_000
 
 // Reasons a namespace is walked rather than indexed: the reason label of lock_exporter_scan_mode
@@ -56,8 +56,8 @@ var reasonText = map[string]string{
 	reasonNoLiteralPrefix:  "pattern has no literal prefix",
 	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", maxIndexedNamespaces),
 	reasonTrackingRefused:  "the server refused RESP3 client tracking or a command the lock-key index needs",
-	reasonKeyBudget:        "the namespace holds more keys than the index key budget",
-	reasonIndexUnavailable: "no lock-key index yet (its first build has not ended, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
+	reasonKeyBudget:        "the indexed namespaces would hold more keys than the index key budget, this one the most",
+	reasonIndexUnavailable: "no current lock-key index (no build has succeeded yet, the last one failed and is retried, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 }
 

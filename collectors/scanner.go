@@ -39,6 +39,7 @@ type Scanner struct {
 	// Sentinel's master), cluster a Redis Cluster, one index per master.
 	index      *indexNode
 	cluster    *clusterIndex
+	budget     *keyBudget     // the indexes' key budget, shared by a cluster's masters
 	indexedPos []int          // Options.Namespaces position of each indexed namespace (bit order)
 	walkWhy    map[int]string // Options.Namespaces position → why it is walked, decided at start
 	walkerMu   sync.Mutex

@@ -186,3 +186,85 @@ func lastLiveHeap(log string) string {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// indexGrowthKeysEnv runs TestIndexMemoryKeysWrittenAfterStart with that many keys (3M for
+// docs/exporter.md's figures); unset, the test is skipped: it writes at ~10k keys/s.
+const indexGrowthKeysEnv = "LOCKWATCH_INDEX_GROWTH_KEYS"
+
+// TestIndexMemoryKeysWrittenAfterStart runs the built exporter with the manifests' GOMEMLIMIT and
+// the default index key budget over two namespaces that are empty at start, writes keys into
+// them at ~10k/s (one-hour TTLs, alternating between the namespaces: locks:a:N, locks:b:N),
+// scrapes every 5 s meanwhile, and fails if the peak RSS reaches the manifests' 128Mi limit.
+// The change feed adds the keys to the index: the key budget must hold for them as it does for
+// the build's walk.
+func TestIndexMemoryKeysWrittenAfterStart(t *testing.T) {
+	total, _ := strconv.Atoi(os.Getenv(indexGrowthKeysEnv))
+	if total <= 0 {
+		t.Skipf("set %s (3000000 for the documented run): writes at ~10k keys/s", indexGrowthKeysEnv)
+	}
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	bin := testkit.BuildBinary(t, t.TempDir(), "./cmd/lock-exporter")
+	goMemLimit := manifestGoMemLimit(t)
+	s, cmd, logs := runBinaryEnv(t, []string{"GODEBUG=gctrace=1", "GOMEMLIMIT=" + goMemLimit}, bin, "--redis.addr", srv.Addr,
+		"--namespace", "a=locks:a:*", "--namespace", "b=locks:b:*", "--web.listen-address", "127.0.0.1:0", "--scan.timeout", "60s")
+	testkit.Eventually(t, time.Minute, "the index to serve", func() bool {
+		_, body, err := s.fetch("/metrics", 60*time.Second)
+		return err == nil && strings.Contains(body, "lock_exporter_index_age_seconds{lock_namespace=\"a\"} 0\n")
+	})
+	report := func(written int) {
+		t.Helper()
+		_, body, err := s.fetch("/metrics", 90*time.Second)
+		if err != nil {
+			t.Errorf("scrape at %d keys written: %v", written, err)
+		}
+		rss, hwm := rssOf(t, cmd.Process.Pid)
+		t.Logf("%d keys written: index holds %.0f keys; a %s, b %s; RSS %.1f MiB, peak %.1f MiB, live heap at the last GC %s",
+			written, sample(body, "lock_exporter_index_keys"), modeOf(body, "a"), modeOf(body, "b"), mib(rss), mib(hwm), lastLiveHeap(logs.String()))
+	}
+	const perTick, tick = 1000, 100 * time.Millisecond // 10k keys/s
+	next := time.Now()
+	lastReport := time.Now()
+	for written := 0; written < total; {
+		pipe := c.Pipeline()
+		for range perTick {
+			ns := []string{"a", "b"}[written%2]
+			pipe.Set(ctx, fmt.Sprintf("locks:%s:%d", ns, written), "t", time.Hour)
+			written++
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(lastReport) >= 5*time.Second {
+			report(written)
+			lastReport = time.Now()
+		}
+		next = next.Add(tick)
+		time.Sleep(time.Until(next))
+	}
+	report(total)
+	time.Sleep(10 * time.Second) // the feed's last re-reads, and a scrape's walk of both
+	report(total)
+	_, hwm := rssOf(t, cmd.Process.Pid)
+	if hwm >= memoryLimit {
+		t.Errorf("peak RSS %.1f MiB with %d keys written after start: at or above the 128Mi limit", mib(hwm), total)
+	}
+}
+
+// modeOf is how the exposition body says namespace ns is read: "index", or "walk/<reason>".
+func modeOf(body, ns string) string {
+	for line := range strings.SplitSeq(body, "\n") {
+		rest, ok := strings.CutPrefix(line, `lock_exporter_scan_mode{lock_namespace="`+ns+`",mode="`)
+		if !ok {
+			continue
+		}
+		mode, rest, _ := strings.Cut(rest, `"`)
+		reason, _, _ := strings.Cut(strings.TrimPrefix(rest, `,reason="`), `"`)
+		if mode == "walk" {
+			return mode + "/" + reason
+		}
+		return mode
+	}
+	return "?"
+}

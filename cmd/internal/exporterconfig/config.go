@@ -49,7 +49,7 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	  timeout_offset: 500ms
 //	  max_concurrent_targets: 4       # /scrape targets scanned at once
 //	  mode: auto                      # auto (index where Redis can feed it) or walk
-//	  index_key_budget: 500000        # keys per namespace the index holds at most
+//	  index_key_budget: 500000        # keys the index holds at most, all namespaces together
 //	  backstop_keys_per_second: 2000  # pace of the index's backstop walk; 0: none
 //	namespaces:
 //	  - name: scheduler
@@ -109,7 +109,7 @@ type Scan struct {
 	// Mode is "auto" (the lock-key index, fed by client tracking, where the server and pattern
 	// allow; the walk elsewhere) or "walk" (a keyspace walk on every scrape).
 	Mode string `yaml:"mode"`
-	// IndexKeyBudget is the most keys one namespace may hold in the index before it is walked.
+	// IndexKeyBudget is the most keys the index may hold, all namespaces together.
 	IndexKeyBudget int `yaml:"index_key_budget"`
 	// BackstopKeysPerSecond paces the index's backstop walk; 0 turns it off.
 	BackstopKeysPerSecond int `yaml:"backstop_keys_per_second"`
