@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,17 +19,6 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
-
-func runTool(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(testkit.Tool(t, name), args...)
-	cmd.Dir = testkit.RepoRoot(t)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
 
 // documents decodes every YAML document of a file.
 func documents(t *testing.T, path string) []map[string]any {
@@ -209,7 +197,7 @@ func TestExporterConfigMapLoads(t *testing.T) {
 }
 
 func TestAmtoolCheckConfig(t *testing.T) {
-	runTool(t, "amtool", "check-config", "deploy/alertmanager/alertmanager.yml")
+	testkit.RunTool(t, "amtool", "check-config", "deploy/alertmanager/alertmanager.yml")
 }
 
 func TestAlertmanagerInhibitsWarningByCriticalOfTheSameFamily(t *testing.T) {

@@ -65,7 +65,7 @@ func TestMultiTargetScrapeConfig(t *testing.T) {
 			if err := os.WriteFile(path, []byte(ex.config), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			runTool(t, "promtool", "check", "config", path)
+			testkit.RunTool(t, "promtool", "check", "config", path)
 
 			var cfg struct {
 				ScrapeConfigs []struct {

@@ -1,7 +1,6 @@
 package rulestest
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -10,19 +9,8 @@ import (
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
-func runTool(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(testkit.Tool(t, name), args...)
-	cmd.Dir = testkit.RepoRoot(t)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 func TestPromtoolCheckConfig(t *testing.T) {
-	out := runTool(t, "promtool", "check", "config", "deploy/prometheus/prometheus.yml")
+	out := testkit.RunTool(t, "promtool", "check", "config", "deploy/prometheus/prometheus.yml")
 	// promtool checks the rule files the config names too: both must be found.
 	for _, f := range []string{rules.RecordingFile, rules.AlertingFile} {
 		if !strings.Contains(out, f) {
@@ -54,7 +42,7 @@ func TestAlertRoutes(t *testing.T) {
 			labels = append(labels, k+"="+v)
 		}
 		args := append([]string{"config", "routes", "test", "--config.file=deploy/alertmanager/alertmanager.yml", "--verify.receivers=" + want}, labels...)
-		runTool(t, "amtool", args...)
+		testkit.RunTool(t, "amtool", args...)
 	}
 	if n < 7 {
 		t.Errorf("only %d alerts routed", n)
