@@ -4,9 +4,10 @@ GO    ?= go
 # library's module graph. tools/ is not in the workspace (go.work), and -modfile needs
 # workspace mode off.
 TOOL  := GOWORK=off $(GO) tool -modfile=tools/go.mod
-# The modules of the workspace, each tested and vetted on its own: the library (.), the commands
-# (cmd), the library's heavy tests (integration), the benchmarks and the peer-library tests.
-MODULES := . cmd integration bench observe/rueidisobserve observe/peertest
+# The modules of the workspace, each tested and vetted on its own: the library (.), the exporter
+# and demo commands (cmd), the pack generator (cmd/lockwatch-pack), the library's heavy tests
+# (integration), the benchmarks and the peer-library tests.
+MODULES := . cmd cmd/lockwatch-pack integration bench observe/rueidisobserve observe/peertest
 
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -111,7 +112,7 @@ demo:
 ## e2e: redis-server, exporter, demo, real Prometheus and Alertmanager, webhook receiver
 e2e: tools
 	$(TOOL) prometheus --version >/dev/null
-	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 15m ./cmd/internal/e2e
+	LOCKWATCH_E2E=1 $(GO) test -count=1 -v -timeout 15m ./cmd/lockwatch-pack/internal/e2e
 
 ## bench: lease vs bsm/redislock, redsync and rueidislock, the redis-benchmark ceilings and the
 ## exporter's scrape cost, on a redis-server it starts; writes docs/performance-results.md (~6 min),
@@ -129,7 +130,7 @@ bench-exporter:
 	cd bench && $(GO) run ./cmd/lockbench -index-comparison >> ../docs/performance-exporter.md
 
 ## generate: rewrite alerts/*.yml, dashboards/*.json and the generated deploy/kubernetes manifests
-## from cmd/internal/packconfig defaults, or
+## from cmd/lockwatch-pack/internal/packconfig defaults, or
 ## from your overrides with `make generate PACK_CONFIG=my-pack.yml`
 generate:
 	$(GO) run ./cmd/lockwatch-pack $(if $(PACK_CONFIG),--config $(PACK_CONFIG))

@@ -12,7 +12,7 @@
 //	lockwatch-pack [--config FILE] [--out DIR] [--print-config]
 //
 // With no --config the output is the committed pack. --config names a YAML file of overrides:
-// only the keys given change, unknown keys are an error (see cmd/internal/packconfig). --out is the
+// only the keys given change, unknown keys are an error (see cmd/lockwatch-pack/internal/packconfig). --out is the
 // root the files are written under (alerts/…, dashboards/…, deploy/…); it defaults to the root
 // of the lockwatch checkout containing the working directory, and is required outside one.
 // --print-config prints the effective configuration, every key with its value, as a starting
@@ -32,7 +32,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
 func main() {

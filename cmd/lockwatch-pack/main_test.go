@@ -11,12 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockwatch/lockwatch/cmd/internal/pack"
-	"github.com/lockwatch/lockwatch/cmd/internal/pack/dashboards"
-	"github.com/lockwatch/lockwatch/cmd/internal/pack/helmchart"
-	"github.com/lockwatch/lockwatch/cmd/internal/pack/manifests"
-	"github.com/lockwatch/lockwatch/cmd/internal/pack/rules"
-	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/dashboards"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/helmchart"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/manifests"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/rules"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
 func runCmd(args ...string) (code int, stdout, stderr string) {

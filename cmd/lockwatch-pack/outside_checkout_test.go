@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/cmd/internal/pack"
-	"github.com/lockwatch/lockwatch/cmd/internal/packconfig"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
 // TestInstalledBinaryOutsideACheckout runs lockwatch-pack as `go install` leaves it: a binary,

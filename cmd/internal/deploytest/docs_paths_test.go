@@ -46,7 +46,7 @@ var otherProjects = map[string]string{
 }
 
 // TestDocPathsExist: every repository path a doc names (a relative link, or a code span such as
-// `lease/release.go`, `cmd/internal/pack/`) exists, and every bare file name (`release.go`) is the
+// `lease/release.go`, `cmd/lockwatch-pack/internal/pack/`) exists, and every bare file name (`release.go`) is the
 // name of some file in the tree; so a file moved or renamed without its docs fails here.
 func TestDocPathsExist(t *testing.T) {
 	root := testkit.RepoRoot(t)

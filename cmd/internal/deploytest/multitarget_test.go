@@ -1,15 +1,13 @@
 package deploytest
 
 import (
+	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/model/relabel"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -56,8 +54,9 @@ func multiTargetExamples(t *testing.T) map[string]struct{ config, exporter strin
 }
 
 // TestMultiTargetScrapeConfig checks the documented multi-target scrape configurations with
-// promtool, then runs their relabelling as Prometheus does: every listed name must become a
-// request for /scrape?target=NAME on the exporter, with the name as the instance label.
+// promtool, then has Prometheus's own service discovery and relabelling resolve their targets
+// (promtool check service-discovery): every listed name must become a request for
+// /scrape?target=NAME on the exporter, with the name as the instance label.
 func TestMultiTargetScrapeConfig(t *testing.T) {
 	for name, ex := range multiTargetExamples(t) {
 		t.Run(name, func(t *testing.T) {
@@ -65,48 +64,13 @@ func TestMultiTargetScrapeConfig(t *testing.T) {
 			if err := os.WriteFile(path, []byte(ex.config), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			runTool(t, "promtool", "check", "config", path)
-
-			var cfg struct {
-				ScrapeConfigs []struct {
-					JobName       string `yaml:"job_name"`
-					MetricsPath   string `yaml:"metrics_path"`
-					StaticConfigs []struct {
-						Targets []string `yaml:"targets"`
-					} `yaml:"static_configs"`
-					RelabelConfigs []*relabel.Config `yaml:"relabel_configs"`
-				} `yaml:"scrape_configs"`
-			}
-			if err := yaml.Unmarshal([]byte(ex.config), &cfg); err != nil {
-				t.Fatal(err)
-			}
+			testkit.RunTool(t, "promtool", "check", "config", path)
 			found := 0
-			for _, sc := range cfg.ScrapeConfigs {
-				if sc.MetricsPath != "/scrape" {
-					continue
-				}
-				for _, rc := range sc.RelabelConfigs {
-					// As Prometheus does on loading: sets the label name scheme the rule uses.
-					if err := rc.Validate(model.UTF8Validation); err != nil {
-						t.Fatal(err)
-					}
-				}
-				for _, group := range sc.StaticConfigs {
-					for _, target := range group.Targets {
-						found++
-						lb := labels.NewBuilder(labels.FromStrings("__address__", target, "job", sc.JobName,
-							"__metrics_path__", sc.MetricsPath, "__scheme__", "http"))
-						if !relabel.ProcessBuilder(lb, sc.RelabelConfigs...) {
-							t.Fatalf("target %s dropped by relabelling", target)
-						}
-						l := lb.Labels()
-						u := url.URL{Scheme: l.Get("__scheme__"), Host: l.Get("__address__"), Path: l.Get("__metrics_path__"),
-							RawQuery: url.Values{"target": {l.Get("__param_target")}}.Encode()}
-						want := "http://" + ex.exporter + "/scrape?" + url.Values{"target": {target}}.Encode()
-						if u.String() != want || l.Get("instance") != target {
-							t.Errorf("target %s: scraped as %s with instance %q; want %s with instance %q", target, u.String(), l.Get("instance"), want, target)
-						}
-					}
+			for _, job := range scrapeJobs(t, ex.config, "/scrape") {
+				targets := discoverTargets(t, path, job)
+				found += len(targets)
+				for _, target := range targets {
+					checkMultiTarget(t, target, ex.exporter)
 				}
 			}
 			if found < 2 {
@@ -114,4 +78,89 @@ func TestMultiTargetScrapeConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkMultiTarget checks that relabelling made a listed name a request for
+// /scrape?target=NAME on the exporter, with the name as the instance label.
+func checkMultiTarget(t *testing.T, target discoveredTarget, exporter string) {
+	t.Helper()
+	name, l := target.Discovered["__address__"], target.Labels
+	if len(l) == 0 {
+		t.Errorf("target %s dropped by relabelling", name)
+		return
+	}
+	u := url.URL{Scheme: l["__scheme__"], Host: l["__address__"], Path: l["__metrics_path__"],
+		RawQuery: url.Values{"target": {l["__param_target"]}}.Encode()}
+	want := "http://" + exporter + "/scrape?" + url.Values{"target": {name}}.Encode()
+	if u.String() != want || l["instance"] != name {
+		t.Errorf("target %s: scraped as %s with instance %q; want %s with instance %q", name, u.String(), l["instance"], want, name)
+	}
+}
+
+// scrapeJob is a job of a Prometheus configuration: its name and how many static targets it
+// lists.
+type scrapeJob struct {
+	name    string
+	targets int
+}
+
+// scrapeJobs returns the jobs of a Prometheus configuration that scrape path.
+func scrapeJobs(t *testing.T, config, path string) []scrapeJob {
+	t.Helper()
+	var cfg struct {
+		ScrapeConfigs []struct {
+			JobName       string `yaml:"job_name"`
+			MetricsPath   string `yaml:"metrics_path"`
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal([]byte(config), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var jobs []scrapeJob
+	for _, sc := range cfg.ScrapeConfigs {
+		if sc.MetricsPath != path {
+			continue
+		}
+		job := scrapeJob{name: sc.JobName}
+		for _, group := range sc.StaticConfigs {
+			job.targets += len(group.Targets)
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs
+}
+
+// discoveredTarget is one target of promtool's service-discovery report: its labels as
+// discovered and after relabelling, which leaves none when it drops the target.
+type discoveredTarget struct {
+	Discovered map[string]string `json:"discoveredLabels"`
+	Labels     map[string]string `json:"labels"`
+}
+
+// discoverTargets runs the service discovery and relabelling of one job of a Prometheus
+// configuration file as Prometheus does on loading it, through promtool, and fails the test
+// unless every static target of the job is in the report.
+//
+// promtool listens to the discovery for the whole of its --timeout, however early the targets
+// arrive. Static targets arrive at once, so a short listen usually holds them all; when a loaded
+// machine delays them past it, the report lacks some, and promtool listens again for its default
+// 30s.
+func discoverTargets(t *testing.T, configPath string, job scrapeJob) []discoveredTarget {
+	t.Helper()
+	var targets []discoveredTarget
+	for _, timeout := range []string{"--timeout=2s", "--timeout=30s"} {
+		out := testkit.RunTool(t, "promtool", "check", "service-discovery", timeout, configPath, job.name)
+		targets = nil
+		if err := json.Unmarshal([]byte(out), &targets); err != nil {
+			t.Fatalf("promtool check service-discovery %s: %v\n%s", job.name, err, out)
+		}
+		if len(targets) == job.targets {
+			return targets
+		}
+	}
+	t.Fatalf("job %s: promtool discovered %d targets, the configuration lists %d", job.name, len(targets), job.targets)
+	return nil
 }

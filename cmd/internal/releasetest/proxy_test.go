@@ -13,12 +13,13 @@ import (
 
 const base = "github.com/lockwatch/lockwatch"
 
-// published are the modules a release makes public, by directory: the library, the commands
-// and the rueidis adapter. (integration, bench, tools and observe/peertest are the
-// repository's own test and tool modules.)
+// published are the modules a release makes public, by directory: the library, the exporter
+// and demo commands, the pack generator and the rueidis adapter. (integration, bench, tools and
+// observe/peertest are the repository's own test and tool modules.)
 var published = map[string]string{
 	".":                      base,
 	"cmd":                    base + "/cmd",
+	"cmd/lockwatch-pack":     base + "/cmd/lockwatch-pack",
 	"observe/rueidisobserve": base + "/observe/rueidisobserve",
 }
 

@@ -80,6 +80,22 @@ func Tool(tb testing.TB, name string) string {
 	return v.(string)
 }
 
+// RunTool runs a tool of tools/go.mod in the checkout's root, so that the repository paths of
+// its arguments resolve, and returns its standard output; a failure fails the test with both
+// outputs.
+func RunTool(tb testing.TB, name string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command(Tool(tb, name), args...)
+	cmd.Dir = RepoRoot(tb)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
 // Build runs `go build` on pkg (relative to the checkout root, e.g. "./cmd/lock-exporter") and
 // returns the binary's path in dir, named after the package's directory. It is for builds
 // shared by a whole test binary (in a sync.Once), where there is no testing.TB.

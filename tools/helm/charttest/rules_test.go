@@ -37,7 +37,7 @@ alerts:
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "go", "run", "./cmd/lockwatch-pack", "--config", overrides, "--out", out)
 		cmd.Dir = repoRoot(t)
-		// lockwatch-pack is in the cmd module, built through the repository's workspace (go.work),
+		// lockwatch-pack is a module of the repository's workspace (go.work), built through it
 		// whatever GOWORK this test runs with.
 		cmd.Env = append(os.Environ(), "GOWORK=")
 		if msg, err := cmd.CombinedOutput(); err != nil {
