@@ -114,7 +114,8 @@ func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool 
 // namespace of the mask counts it, whatever its type.
 func entryOf(ns uint64, r *keyReply, st readStamp) (e indexEntry, keep bool) {
 	switch {
-	case r.gone:
+	case r.gone, ns == 0:
+		// A key no indexed namespace holds (all of them walked for the key budget) is not kept.
 		return e, false
 	case r.fence:
 		e = indexEntry{ns: ns, fence: true}
