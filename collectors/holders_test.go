@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/lease"
@@ -22,7 +23,7 @@ func TestHolderInfo(t *testing.T) {
 	ctx := context.Background()
 	seed := newSeeder(t, c)
 
-	long := "jobs:" + strings.Repeat("k", 2*maxKeyLabelLen)
+	long := "jobs:" + strings.Repeat("k", 2*walk.MaxKeyLabelLen)
 	hostile := "evil\n\"holder\" " + strings.Repeat("a", 2*maxHolderBytes)
 	seed.key(t, "jobs:hostile", time.Minute, 300)
 	seed.key(t, long, time.Minute, 200)
@@ -80,8 +81,8 @@ func TestHolderInfo(t *testing.T) {
 			t.Errorf("holder of %q = %q, want %q", key, holders[key], holder)
 		}
 	}
-	if h := holders["jobs:hostile"]; len(h) > maxKeyLabelLen || !utf8.ValidString(h) || strings.ContainsAny(h, "\n") {
-		t.Errorf("hostile holder label %q: want escaped, valid UTF-8, at most %d bytes", h, maxKeyLabelLen)
+	if h := holders["jobs:hostile"]; len(h) > walk.MaxKeyLabelLen || !utf8.ValidString(h) || strings.ContainsAny(h, "\n") {
+		t.Errorf("hostile holder label %q: want escaped, valid UTF-8, at most %d bytes", h, walk.MaxKeyLabelLen)
 	}
 	for _, s := range got["lock_key_idle_seconds"] {
 		if _, ok := holders[s.labels["key"]]; !ok && s.labels["key"] != "jobs:plain" && s.labels["key"] != KeyLabel(long) {

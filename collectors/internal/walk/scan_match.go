@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import "strings"
 
@@ -16,7 +16,7 @@ import "strings"
 // or the byte before it, '{' at i = 0 (the companion, shifted one to the right by its brace),
 // and the rest is free. It matches a few keys of neither shape ("{obs:…" for "jobs:"), which
 // the classifier drops on the exporter's side as it drops every key no namespace matches.
-func lockOrCompanionMatch(prefix string) string {
+func LockOrCompanionMatch(prefix string) string {
 	var b strings.Builder
 	b.Grow(4*len(prefix) + 1)
 	prev := byte('{')

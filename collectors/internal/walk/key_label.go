@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // maxKeyLabelLen bounds a key label value in bytes, hash suffix included.
-const maxKeyLabelLen = 128
+const MaxKeyLabelLen = 128
 
 // hashSuffixLen is len("~") plus eight hex digits.
 const hashSuffixLen = 9
@@ -26,11 +26,11 @@ func PrintableKey(key string) string {
 // be shortened keeps its head and gets "~" plus a hash of the whole key, so two long keys with
 // the same prefix stay distinct.
 func KeyLabel(key string) string {
-	label := escapeKey(key, maxKeyLabelLen)
-	if len(label) <= maxKeyLabelLen {
+	label := escapeKey(key, MaxKeyLabelLen)
+	if len(label) <= MaxKeyLabelLen {
 		return label
 	}
-	cut := maxKeyLabelLen - hashSuffixLen
+	cut := MaxKeyLabelLen - hashSuffixLen
 	// Back off to a rune boundary; escapes are ASCII, so this never leaves invalid UTF-8.
 	for cut > 0 && !utf8.RuneStart(label[cut]) {
 		cut--
