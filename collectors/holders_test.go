@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
+	"github.com/lockwatch/lockwatch/internal/companions"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/lease"
@@ -24,7 +25,7 @@ func TestHolderInfo(t *testing.T) {
 	seed := newSeeder(t, c)
 
 	long := "jobs:" + strings.Repeat("k", 2*walk.MaxKeyLabelLen)
-	hostile := "evil\n\"holder\" " + strings.Repeat("a", 2*maxHolderBytes)
+	hostile := "evil\n\"holder\" " + strings.Repeat("a", 2*companions.MaxValueBytes)
 	seed.key(t, "jobs:hostile", time.Minute, 300)
 	seed.key(t, long, time.Minute, 200)
 	seed.key(t, "jobs:plain", time.Minute, 100) // a SET NX lock of another library: no holder key
@@ -65,7 +66,7 @@ func TestHolderInfo(t *testing.T) {
 	if n := len(got["lock_key_idle_seconds"]); n != 4 {
 		t.Fatalf("%d lock_key_idle_seconds series, want 4", n)
 	}
-	want := map[string]string{"jobs:leased": "scheduler-7 pid 4242", "jobs:hostile": holderLabel(hostile[:maxHolderBytes])}
+	want := map[string]string{"jobs:leased": "scheduler-7 pid 4242", "jobs:hostile": holderLabel(hostile[:companions.MaxValueBytes])}
 	holders := map[string]string{}
 	for _, s := range got["lock_key_holder_info"] {
 		if s.value != 1 || s.labels[nsLabel] != "jobs" {
