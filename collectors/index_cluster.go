@@ -124,7 +124,7 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 	defer ci.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, feedCommandTimeout)
 	defer cancel()
-	rctx, rcancel := reloadContext(ctx)
+	rctx, rcancel := walk.ReloadContext(ctx)
 	defer rcancel()
 	return ci.list(rctx)
 }
@@ -135,7 +135,7 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 // listed last serve, as forEachMaster serves go-redis's last slot map. Waiting for the whole
 // listing under way stacked its share on the scrape's.
 func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
-	rctx, cancel := reloadContext(ctx)
+	rctx, cancel := walk.ReloadContext(ctx)
 	defer cancel()
 	if !ci.refreshMu.lockCtx(rctx) {
 		ci.mu.Lock()
@@ -155,7 +155,7 @@ func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
 func (ci *clusterIndex) list(rctx context.Context) error {
 	var listMu sync.Mutex
 	masters := map[string]*redis.Client{}
-	err := forEachMasterWithin(rctx, ci.cc, func(c *redis.Client) {
+	err := walk.ForEachMasterWithin(rctx, ci.cc, func(c *redis.Client) {
 		listMu.Lock()
 		defer listMu.Unlock()
 		masters[c.Options().Addr] = c

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// maxKeyLabelLen bounds a key label value in bytes, hash suffix included.
+// MaxKeyLabelLen bounds a key label value in bytes, hash suffix included.
 const MaxKeyLabelLen = 128
 
 // hashSuffixLen is len("~") plus eight hex digits.
@@ -22,7 +22,7 @@ func PrintableKey(key string) string {
 	return escapeKey(key, -1)
 }
 
-// KeyLabel is PrintableKey capped at 128 bytes (maxKeyLabelLen), for the key label. A key that has to
+// KeyLabel is PrintableKey capped at 128 bytes (MaxKeyLabelLen), for the key label. A key that has to
 // be shortened keeps its head and gets "~" plus a hash of the whole key, so two long keys with
 // the same prefix stay distinct.
 func KeyLabel(key string) string {

@@ -2,7 +2,7 @@ package walk
 
 import "strings"
 
-// lockOrCompanionMatch returns the SCAN MATCH glob of the walk for namespaces whose patterns all
+// LockOrCompanionMatch returns the SCAN MATCH glob of the walk for namespaces whose patterns all
 // start with prefix. The walk must return the keys that start with prefix and their companion
 // keys: the fence and holder keys of lock "jobs:1" are "{jobs:1}:fence" and "{jobs:1}:holder"
 // (internal/lockkeys), which start with "{" + prefix. A companion's other shape, "L:fence" for a

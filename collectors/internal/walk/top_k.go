@@ -33,7 +33,7 @@ type KeyInfo struct {
 	HasHeld bool
 }
 
-// longerHeld orders keys for the top-K of hold ages: longest held first, then by name.
+// LongerHeld orders keys for the top-K of hold ages: longest held first, then by name.
 func LongerHeld(a, b KeyInfo) bool {
 	if a.Held != b.Held {
 		return a.Held > b.Held
@@ -41,7 +41,7 @@ func LongerHeld(a, b KeyInfo) bool {
 	return a.Key < b.Key
 }
 
-// staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
+// Staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
 // one-second resolution, so ties are common) give a stable answer from scrape to scrape.
 func Staler(a, b KeyInfo) bool {
 	if a.Idle != b.Idle {
@@ -50,7 +50,7 @@ func Staler(a, b KeyInfo) bool {
 	return a.Key < b.Key
 }
 
-// sooner orders keys for inspect's --sort ttl: shorter remaining TTL first, then by name. Only
+// Sooner orders keys for inspect's --sort ttl: shorter remaining TTL first, then by name. Only
 // keys with an expiry are offered.
 func Sooner(a, b KeyInfo) bool {
 	if a.TTL != b.TTL {
@@ -59,22 +59,23 @@ func Sooner(a, b KeyInfo) bool {
 	return a.Key < b.Key
 }
 
-// topK keeps the k keys that come first by before (staler, unless made with newTopKBy) seen in a
+// Ranking keeps the k keys that come first by before (Staler, unless made with NewRankingBy) seen in a
 // stream. It is a heap whose root is the kept key that comes last, so a candidate is compared
 // with the root only; the index map (by label, which is
 // derived from the whole key) de-duplicates keys that SCAN returned twice. Memory is O(k): a kept
-// key is cut to maxKeyLabelLen bytes unless full keys were asked for.
+// key is cut to MaxKeyLabelLen bytes unless full keys were asked for.
 type Ranking struct {
 	k      int
 	full   bool
-	before func(a, b KeyInfo) bool // the order kept: staler, unless newTopKBy says otherwise
+	before func(a, b KeyInfo) bool // the order kept: Staler, unless NewRankingBy says otherwise
 	Items  []KeyInfo
 	index  map[string]int
 }
 
+// NewRanking keeps the k stalest keys.
 func NewRanking(k int, full bool) *Ranking { return NewRankingBy(k, full, Staler) }
 
-// newTopKBy keeps the k first keys by before instead of the stalest.
+// NewRankingBy keeps the k first keys by before instead of the stalest.
 func NewRankingBy(k int, full bool, before func(a, b KeyInfo) bool) *Ranking {
 	return &Ranking{k: k, full: full, before: before, index: make(map[string]int, k)}
 }
@@ -90,7 +91,7 @@ func (t *Ranking) keep(ki KeyInfo) KeyInfo {
 	return ki
 }
 
-// offer considers one key; a key already kept is updated in place.
+// Offer considers one key; a key already kept is updated in place.
 func (t *Ranking) Offer(ki KeyInfo) {
 	// The common case, and the cheap one: not staler than the least stale kept key. (A kept key
 	// that SCAN returns again no staler than that keeps its first reading.)
@@ -113,7 +114,7 @@ func (t *Ranking) Offer(ki KeyInfo) {
 	heap.Fix(t, 0)
 }
 
-// sorted returns the kept keys in order (stalest first, for staler).
+// Sorted returns the kept keys in order (stalest first, for Staler).
 func (t *Ranking) Sorted() []KeyInfo {
 	out := slices.Clone(t.Items)
 	slices.SortFunc(out, func(a, b KeyInfo) int {
@@ -128,7 +129,7 @@ func (t *Ranking) Sorted() []KeyInfo {
 	return out
 }
 
-// sortedOrNil is sorted for a list that may not be kept (nil).
+// SortedOrNil is Sorted for a list that may not be kept (nil).
 func (t *Ranking) SortedOrNil() []KeyInfo {
 	if t == nil {
 		return nil
