@@ -2,16 +2,12 @@ package collectors
 
 import (
 	"context"
-	"errors"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/internal/companions"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
-
-// maxHolderBytes bounds how much of a holder key's value the exporter keeps. lease writes at most
-// 256 bytes; a key of the same shape written by something else could hold anything.
-const maxHolderBytes = 1024
 
 // holderLabel renders a holder description for the holder label: escaped and length-capped by
 // the same rules as the key label (KeyLabel), so a hostile value cannot break the exposition
@@ -45,31 +41,17 @@ func (s *Scanner) readHolders(f *pass) {
 }
 
 // readHolderValues GETs the holder key of each of keys (lock keys that can have one) in one
-// pipeline, and returns the values found by lock key, each cut to MaxHolderBytes.
+// pipeline, and returns the descriptions found by lock key, each bounded by
+// companions.MaxValueBytes. The scan never reads fence values: only inspect shows them.
 func readHolderValues(ctx context.Context, c redis.Cmdable, keys []string) (map[string]string, error) {
-	pipe := c.Pipeline()
-	cmds := make([]*redis.StringCmd, len(keys))
-	for i, k := range keys {
-		holderKey, _ := holderKeyOf(k) // candidates all have one
-		cmds[i] = pipe.Get(ctx, holderKey)
-	}
-	_, _ = pipe.Exec(ctx) // each reply is judged on its own
 	found := make(map[string]string, len(keys))
 	var firstErr error
-	for i, cmd := range cmds {
-		v, err := cmd.Result()
+	for i, v := range companions.Read(ctx, c, keys, false) {
 		switch {
-		case err == nil && v != "":
-			// The description only: the acquisition time lease records beside it
-			// (lockkeys.ParseHolder) is the hold age's, not a label's.
-			if v = lockkeys.ParseHolder(v).Description; len(v) > maxHolderBytes {
-				v = v[:maxHolderBytes]
-			}
-			if v != "" {
-				found[keys[i]] = v
-			}
-		case err != nil && !errors.Is(err, redis.Nil) && firstErr == nil:
-			firstErr = err
+		case v.HasHolder && v.Holder != "":
+			found[keys[i]] = v.Holder
+		case v.HolderErr != nil && firstErr == nil:
+			firstErr = v.HolderErr
 		}
 	}
 	return found, firstErr
@@ -83,7 +65,7 @@ func (f *pass) holderCandidates() []string {
 	seen := map[string]bool{}
 	var keys []string
 	for _, st := range f.ns {
-		for _, list := range [][]KeyInfo{st.top.items, st.noTTLTop.items} {
+		for _, list := range [][]KeyInfo{st.top.Items, st.noTTLTop.Items} {
 			for _, k := range list {
 				if _, ok := holderKeyOf(k.Key); ok && !k.Cut && !seen[k.Key] {
 					seen[k.Key] = true

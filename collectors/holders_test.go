@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
+	"github.com/lockwatch/lockwatch/internal/companions"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/lease"
@@ -22,8 +24,8 @@ func TestHolderInfo(t *testing.T) {
 	ctx := context.Background()
 	seed := newSeeder(t, c)
 
-	long := "jobs:" + strings.Repeat("k", 2*maxKeyLabelLen)
-	hostile := "evil\n\"holder\" " + strings.Repeat("a", 2*maxHolderBytes)
+	long := "jobs:" + strings.Repeat("k", 2*walk.MaxKeyLabelLen)
+	hostile := "evil\n\"holder\" " + strings.Repeat("a", 2*companions.MaxValueBytes)
 	seed.key(t, "jobs:hostile", time.Minute, 300)
 	seed.key(t, long, time.Minute, 200)
 	seed.key(t, "jobs:plain", time.Minute, 100) // a SET NX lock of another library: no holder key
@@ -64,7 +66,7 @@ func TestHolderInfo(t *testing.T) {
 	if n := len(got["lock_key_idle_seconds"]); n != 4 {
 		t.Fatalf("%d lock_key_idle_seconds series, want 4", n)
 	}
-	want := map[string]string{"jobs:leased": "scheduler-7 pid 4242", "jobs:hostile": holderLabel(hostile[:maxHolderBytes])}
+	want := map[string]string{"jobs:leased": "scheduler-7 pid 4242", "jobs:hostile": holderLabel(hostile[:companions.MaxValueBytes])}
 	holders := map[string]string{}
 	for _, s := range got["lock_key_holder_info"] {
 		if s.value != 1 || s.labels[nsLabel] != "jobs" {
@@ -80,8 +82,8 @@ func TestHolderInfo(t *testing.T) {
 			t.Errorf("holder of %q = %q, want %q", key, holders[key], holder)
 		}
 	}
-	if h := holders["jobs:hostile"]; len(h) > maxKeyLabelLen || !utf8.ValidString(h) || strings.ContainsAny(h, "\n") {
-		t.Errorf("hostile holder label %q: want escaped, valid UTF-8, at most %d bytes", h, maxKeyLabelLen)
+	if h := holders["jobs:hostile"]; len(h) > walk.MaxKeyLabelLen || !utf8.ValidString(h) || strings.ContainsAny(h, "\n") {
+		t.Errorf("hostile holder label %q: want escaped, valid UTF-8, at most %d bytes", h, walk.MaxKeyLabelLen)
 	}
 	for _, s := range got["lock_key_idle_seconds"] {
 		if _, ok := holders[s.labels["key"]]; !ok && s.labels["key"] != "jobs:plain" && s.labels["key"] != KeyLabel(long) {

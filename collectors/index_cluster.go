@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // topologyEvery is how often the cluster's masters are listed outside scrapes (a scrape always
@@ -122,7 +124,7 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 	defer ci.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, feedCommandTimeout)
 	defer cancel()
-	rctx, rcancel := reloadContext(ctx)
+	rctx, rcancel := walk.ReloadContext(ctx)
 	defer rcancel()
 	return ci.list(rctx)
 }
@@ -133,7 +135,7 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 // listed last serve, as forEachMaster serves go-redis's last slot map. Waiting for the whole
 // listing under way stacked its share on the scrape's.
 func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
-	rctx, cancel := reloadContext(ctx)
+	rctx, cancel := walk.ReloadContext(ctx)
 	defer cancel()
 	if !ci.refreshMu.lockCtx(rctx) {
 		ci.mu.Lock()
@@ -153,7 +155,7 @@ func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
 func (ci *clusterIndex) list(rctx context.Context) error {
 	var listMu sync.Mutex
 	masters := map[string]*redis.Client{}
-	err := forEachMasterWithin(rctx, ci.cc, func(c *redis.Client) {
+	err := walk.ForEachMasterWithin(rctx, ci.cc, func(c *redis.Client) {
 		listMu.Lock()
 		defer listMu.Unlock()
 		masters[c.Options().Addr] = c
@@ -408,10 +410,10 @@ func mergeNamespace(a, b NamespaceResult, k int) NamespaceResult {
 	if b.HasHeld && (!a.HasHeld || b.MaxHeld > a.MaxHeld) {
 		a.MaxHeld, a.HasHeld = b.MaxHeld, true
 	}
-	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, staler)
-	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, staler)
-	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, sooner)
-	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, longerHeld)
+	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, walk.Staler)
+	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, walk.Staler)
+	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, walk.Sooner)
+	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, walk.LongerHeld)
 	a.Truncated = a.Truncated || b.Truncated
 	a.Complete = a.Complete && b.Complete
 	if a.Err == nil {

@@ -3,6 +3,7 @@ package collectors
 import (
 	"strings"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
@@ -33,7 +34,7 @@ func newClassifier(namespaces []Namespace) *classifier {
 		c.stringsOnly = c.stringsOnly && ns.stringsOnly()
 	}
 	if prefix != "" {
-		c.match = lockOrCompanionMatch(prefix)
+		c.match = walk.LockOrCompanionMatch(prefix)
 	}
 	return c
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
@@ -32,7 +33,7 @@ func TestLockOrCompanionMatchOnRedis(t *testing.T) {
 			b[i] = prefixBytes[r.IntN(len(prefixBytes))]
 		}
 		prefix := string(b)
-		match := lockOrCompanionMatch(prefix)
+		match := walk.LockOrCompanionMatch(prefix)
 		if strings.HasPrefix(match, "*") {
 			t.Fatalf("prefix %q: MATCH %q starts with '*'", prefix, match)
 		}

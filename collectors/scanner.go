@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // ErrScannerClosed is the Result error of a Scan called after Close.
@@ -157,7 +159,7 @@ func (s *Scanner) run(f *pass) {
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
 		ctx, cancel := f.commandContext(f.ctx)
 		// fn records its own failures, so the only error left is loading the cluster's slot map.
-		err := forEachMaster(ctx, cc, func(node *redis.Client) { s.scanNode(f, node) })
+		err := walk.ForEachMaster(ctx, cc, func(node *redis.Client) { s.scanNode(f, node) })
 		cancel()
 		if err != nil {
 			f.failNode(err)

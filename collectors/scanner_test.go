@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -191,8 +192,8 @@ func TestBinaryKeys(t *testing.T) {
 	labels := map[string]bool{}
 	for _, smp := range got["lock_key_idle_seconds"] {
 		k := smp.labels["key"]
-		if !utf8.ValidString(k) || len(k) > maxKeyLabelLen || strings.ContainsAny(k, "\n\x00") {
-			t.Errorf("key label %q: want valid, printable UTF-8 of at most %d bytes", k, maxKeyLabelLen)
+		if !utf8.ValidString(k) || len(k) > walk.MaxKeyLabelLen || strings.ContainsAny(k, "\n\x00") {
+			t.Errorf("key label %q: want valid, printable UTF-8 of at most %d bytes", k, walk.MaxKeyLabelLen)
 		}
 		labels[k] = true
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // ErrNoAnswer explains Up false when no command failed but some node never answered before the
@@ -104,10 +106,10 @@ func newPass(base context.Context, opts Options, cls *classifier, replies *reply
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		st := &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys),
-			heldTop: newTopKBy(opts.TopK, opts.FullKeys, longerHeld)}
+		st := &nsState{top: walk.NewRanking(opts.TopK, opts.FullKeys), noTTLTop: walk.NewRanking(opts.TopK, opts.FullKeys),
+			heldTop: walk.NewRankingBy(opts.TopK, opts.FullKeys, walk.LongerHeld)}
 		if opts.Soonest {
-			st.soonest = newTopKBy(opts.TopK, opts.FullKeys, sooner)
+			st.soonest = walk.NewRankingBy(opts.TopK, opts.FullKeys, walk.Sooner)
 		}
 		f.ns = append(f.ns, st)
 	}

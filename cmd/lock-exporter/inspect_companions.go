@@ -10,12 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	lockcompanions "github.com/lockwatch/lockwatch/internal/companions"
 )
-
-// maxHolderBytes bounds how much of a holder key's value inspect keeps. lease writes at most 256
-// bytes; a key of that shape written by something else could hold anything.
-const maxHolderBytes = 1024
 
 // companions are the fence value and the holder of each listed key, read from the lease
 // library's companion keys, never from the lock key itself: lock values are owner tokens.
@@ -28,7 +24,8 @@ type companions struct {
 	holderErr  error     // the first failed holder GET
 }
 
-// readCompanions GETs the fence key and the holder key (internal/lockkeys) of each key in one pipeline. The
+// readCompanions reads the fence and the holder (internal/lockkeys) of each key in one pipeline,
+// through the reader the exporter's scan uses, so both bound a value the same way. The
 // documented ACL grants GET on exactly those key shapes.
 func readCompanions(ctx context.Context, client redis.UniversalClient, keys []collectors.KeyInfo) companions {
 	c := companions{fences: make([]string, len(keys)), fenceNums: make([]*int64, len(keys)),
@@ -38,59 +35,42 @@ func readCompanions(ctx context.Context, client redis.UniversalClient, keys []co
 	}
 	ctx, cancel := context.WithTimeout(ctx, companionTimeout)
 	defer cancel()
-	pipe := client.Pipeline()
-	fences := make([]*redis.StringCmd, len(keys))
-	holders := make([]*redis.StringCmd, len(keys))
+	lockKeys := make([]string, len(keys))
 	for i, k := range keys {
-		fences[i] = pipe.Get(ctx, lockkeys.Fence(k.Key))
-		holders[i] = pipe.Get(ctx, lockkeys.Holder(k.Key))
+		lockKeys[i] = k.Key
 	}
-	_, _ = pipe.Exec(ctx) // each reply is judged on its own below
-	for i := range keys {
-		c.fences[i] = fenceValue(fences[i], &c.fenceErr)
+	for i, v := range lockcompanions.Read(ctx, client, lockKeys, true) {
+		c.fences[i] = fenceText(v, &c.fenceErr)
 		if n, err := strconv.ParseInt(c.fences[i], 10, 64); err == nil {
 			c.fenceNums[i] = &n
 		}
-		c.holders[i] = holderValue(holders[i], &c.holderErr)
-		c.holderLost[i] = holders[i].Err() != nil && !errors.Is(holders[i].Err(), redis.Nil)
+		if v.HasHolder {
+			c.holders[i] = &v.Holder
+		}
+		c.holderLost[i] = v.HolderErr != nil
+		if v.HolderErr != nil && c.holderErr == nil {
+			c.holderErr = v.HolderErr
+		}
 	}
 	return c
 }
 
-func fenceValue(cmd *redis.StringCmd, firstErr *error) string {
-	v, err := cmd.Result()
+// fenceText is the FENCE column: the counter, "-" without a fence key, "?" when unreadable.
+func fenceText(v lockcompanions.Values, firstErr *error) string {
 	switch {
-	case errors.Is(err, redis.Nil):
-		return "-"
-	case err != nil:
+	case v.FenceErr != nil:
 		if *firstErr == nil {
-			*firstErr = err
+			*firstErr = v.FenceErr
 		}
 		return "?"
+	case !v.HasFence:
+		return "-"
 	}
 	// A fence counter is an integer; anything else is not ours to print.
-	if _, perr := strconv.ParseInt(v, 10, 64); perr != nil {
+	if _, perr := strconv.ParseInt(v.Fence, 10, 64); perr != nil {
 		return "(not a counter)"
 	}
-	return v
-}
-
-func holderValue(cmd *redis.StringCmd, firstErr *error) *string {
-	v, err := cmd.Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return nil
-	case err != nil:
-		if *firstErr == nil {
-			*firstErr = err
-		}
-		return nil
-	}
-	// The description: the acquisition time lease records after it is not for the holder column.
-	if v = lockkeys.ParseHolder(v).Description; len(v) > maxHolderBytes {
-		v = v[:maxHolderBytes]
-	}
-	return &v
+	return v.Fence
 }
 
 // redisAnswers returns nil when Redis can be reached and accepted the credentials before

@@ -1,9 +1,11 @@
-package collectors
+package walk
 
 import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lockwatch/lockwatch/internal/lockns"
 )
 
 // unquoteRedisCLI reads s the way redis-cli reads the inside of a double-quoted argument
@@ -72,21 +74,21 @@ func FuzzKeyLabel(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		for _, key := range []string{a, b} {
 			p := PrintableKey(key)
-			if !printable(p) {
+			if !lockns.Printable(p) {
 				t.Fatalf("PrintableKey(%q) = %q: not printable UTF-8", key, p)
 			}
 			if back, ok := unquoteRedisCLI(p); !ok || back != key {
 				t.Fatalf("PrintableKey(%q) = %q reads back in redis-cli as %q (ok %v)", key, p, back, ok)
 			}
 			l := KeyLabel(key)
-			if len(l) > maxKeyLabelLen || !printable(l) {
-				t.Fatalf("KeyLabel(%q) = %q: want printable UTF-8 of at most %d bytes", key, l, maxKeyLabelLen)
+			if len(l) > MaxKeyLabelLen || !lockns.Printable(l) {
+				t.Fatalf("KeyLabel(%q) = %q: want printable UTF-8 of at most %d bytes", key, l, MaxKeyLabelLen)
 			}
-			if len(p) <= maxKeyLabelLen && l != p {
+			if len(p) <= MaxKeyLabelLen && l != p {
 				t.Fatalf("KeyLabel(%q) = %q, want PrintableKey %q (it fits)", key, l, p)
 			}
 		}
-		if a != b && len(PrintableKey(a)) <= maxKeyLabelLen && len(PrintableKey(b)) <= maxKeyLabelLen && KeyLabel(a) == KeyLabel(b) {
+		if a != b && len(PrintableKey(a)) <= MaxKeyLabelLen && len(PrintableKey(b)) <= MaxKeyLabelLen && KeyLabel(a) == KeyLabel(b) {
 			t.Fatalf("keys %q and %q share the label %q", a, b, KeyLabel(a))
 		}
 	})

@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// maxKeyLabelLen bounds a key label value in bytes, hash suffix included.
-const maxKeyLabelLen = 128
+// MaxKeyLabelLen bounds a key label value in bytes, hash suffix included.
+const MaxKeyLabelLen = 128
 
 // hashSuffixLen is len("~") plus eight hex digits.
 const hashSuffixLen = 9
@@ -22,15 +22,15 @@ func PrintableKey(key string) string {
 	return escapeKey(key, -1)
 }
 
-// KeyLabel is PrintableKey capped at 128 bytes (maxKeyLabelLen), for the key label. A key that has to
+// KeyLabel is PrintableKey capped at 128 bytes (MaxKeyLabelLen), for the key label. A key that has to
 // be shortened keeps its head and gets "~" plus a hash of the whole key, so two long keys with
 // the same prefix stay distinct.
 func KeyLabel(key string) string {
-	label := escapeKey(key, maxKeyLabelLen)
-	if len(label) <= maxKeyLabelLen {
+	label := escapeKey(key, MaxKeyLabelLen)
+	if len(label) <= MaxKeyLabelLen {
 		return label
 	}
-	cut := maxKeyLabelLen - hashSuffixLen
+	cut := MaxKeyLabelLen - hashSuffixLen
 	// Back off to a rune boundary; escapes are ASCII, so this never leaves invalid UTF-8.
 	for cut > 0 && !utf8.RuneStart(label[cut]) {
 		cut--

@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 )
 
 // reloadShare is the part of a call's remaining time that go-redis's reload of the slot map may
-// take before forEachMaster goes on with the map read last.
+// take before ForEachMaster goes on with the map read last.
 const reloadShare = 4
 
-// forEachMaster calls fn with the client of each master of cc's slot map, concurrently, as
+// ForEachMaster calls fn with the client of each master of cc's slot map, concurrently, as
 // cc.ForEachMaster does, and returns the error of loading the map, if any; fn gets no context
 // (the callers bound their commands themselves).
 //
@@ -22,23 +22,23 @@ const reloadShare = 4
 // time left: lock_exporter_up 0 while every master answered (TestClusterHungNodeIsNotDown).
 // The reload may take a quarter of the time left; past that, go-redis uses the map it read
 // last (a first load that fails is still an error).
-func forEachMaster(ctx context.Context, cc *redis.ClusterClient, fn func(c *redis.Client)) error {
-	rctx, cancel := reloadContext(ctx)
+func ForEachMaster(ctx context.Context, cc *redis.ClusterClient, fn func(c *redis.Client)) error {
+	rctx, cancel := ReloadContext(ctx)
 	defer cancel()
-	return forEachMasterWithin(rctx, cc, fn)
+	return ForEachMasterWithin(rctx, cc, fn)
 }
 
-// reloadContext is ctx cut to a quarter of its time left: the slot map's reload's share.
-func reloadContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// ReloadContext is ctx cut to a quarter of its time left: the slot map's reload's share.
+func ReloadContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if d, ok := ctx.Deadline(); ok {
 		return context.WithTimeout(ctx, time.Until(d)/reloadShare)
 	}
 	return ctx, func() {}
 }
 
-// forEachMasterWithin is forEachMaster with the reload bounded by rctx itself: the caller has
+// ForEachMasterWithin is ForEachMaster with the reload bounded by rctx itself: the caller has
 // cut it to the share (and may have spent part of the share already).
-func forEachMasterWithin(rctx context.Context, cc *redis.ClusterClient, fn func(c *redis.Client)) error {
+func ForEachMasterWithin(rctx context.Context, cc *redis.ClusterClient, fn func(c *redis.Client)) error {
 	return cc.ForEachMaster(rctx, func(_ context.Context, c *redis.Client) error {
 		fn(c)
 		return nil

@@ -1,8 +1,8 @@
-package collectors
+package walk
 
 import "strings"
 
-// lockOrCompanionMatch returns the SCAN MATCH glob of the walk for namespaces whose patterns all
+// LockOrCompanionMatch returns the SCAN MATCH glob of the walk for namespaces whose patterns all
 // start with prefix. The walk must return the keys that start with prefix and their companion
 // keys: the fence and holder keys of lock "jobs:1" are "{jobs:1}:fence" and "{jobs:1}:holder"
 // (internal/lockkeys), which start with "{" + prefix. A companion's other shape, "L:fence" for a
@@ -16,7 +16,7 @@ import "strings"
 // or the byte before it, '{' at i = 0 (the companion, shifted one to the right by its brace),
 // and the rest is free. It matches a few keys of neither shape ("{obs:…" for "jobs:"), which
 // the classifier drops on the exporter's side as it drops every key no namespace matches.
-func lockOrCompanionMatch(prefix string) string {
+func LockOrCompanionMatch(prefix string) string {
 	var b strings.Builder
 	b.Grow(4*len(prefix) + 1)
 	prev := byte('{')
