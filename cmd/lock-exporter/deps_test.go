@@ -8,13 +8,14 @@ import (
 )
 
 // TestBinaryLinksNoDemoOrTestCode keeps the production binary free of the demo (its workload,
-// redis-server launcher and injected faults, in cmd/lockwatch-demo and cmd/internal/demo), of fault
-// injection and of the test harness: what `go list -deps` reports for this command must name
-// none of them.
+// redis-server launcher and injected faults, in cmd/lockwatch-demo, cmd/internal/demo and
+// internal/redisproc), of fault injection and of the test harness: what `go list -deps` reports
+// for this command must name none of them.
 func TestBinaryLinksNoDemoOrTestCode(t *testing.T) {
 	const module = "github.com/lockwatch/lockwatch/"
 	forbidden := []string{
 		"cmd/internal/demo",
+		"internal/redisproc",
 		"cmd/internal/testharness",
 		"internal/testharness",
 		"integration",

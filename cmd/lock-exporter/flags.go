@@ -68,7 +68,7 @@ func defineConfigFlags(fs *pflag.FlagSet, st *settings) {
 func parseSettings(e *env, name string, args []string, define defineFunc, selectable bool) (*settings, *pflag.FlagSet, error) {
 	st := &settings{cfg: exporterconfig.Defaults()}
 	fs := newFlagSet(name, st, define)
-	if err := cli.ParseWithEnv(fs, args, e.getenv); err != nil {
+	if err := cli.ParseWithEnv(fs, args, e.Getenv); err != nil {
 		return nil, fs, err
 	}
 	if st.configFile != "" {
@@ -78,7 +78,7 @@ func parseSettings(e *env, name string, args []string, define defineFunc, select
 		}
 		st = &settings{cfg: cfg}
 		fs = newFlagSet(name, st, define)
-		if err := cli.ParseWithEnv(fs, args, e.getenv); err != nil {
+		if err := cli.ParseWithEnv(fs, args, e.Getenv); err != nil {
 			return nil, fs, err
 		}
 	}
@@ -99,8 +99,8 @@ func parseSettings(e *env, name string, args []string, define defineFunc, select
 	if len(st.types) > 0 && len(st.flagNamespaces) == 0 {
 		return nil, fs, fmt.Errorf("--type %s: it applies to namespaces defined with --namespace NAME=PATTERN, and none is (a file namespace takes types: instead)", strings.Join(st.types, ","))
 	}
-	st.cfg.Redis.Password = e.getenv(envRedisPassword)
-	st.cfg.Redis.SentinelPassword = e.getenv(envSentinelPassword)
+	st.cfg.Redis.Password = e.Getenv(envRedisPassword)
+	st.cfg.Redis.SentinelPassword = e.Getenv(envSentinelPassword)
 	if err := st.cfg.Validate(); err != nil {
 		return nil, fs, err
 	}
@@ -117,7 +117,7 @@ func newFlagSet(name string, st *settings, define defineFunc) *pflag.FlagSet {
 // anything else is one line on stderr with status 2.
 func handleParseError(e *env, cmd, synopsis string, fs *pflag.FlagSet, err error) int {
 	if cli.IsHelp(err) {
-		cli.PrintUsage(e.stdout, synopsis, fs)
+		cli.PrintUsage(e.Stdout, synopsis, fs)
 		return exitOK
 	}
 	return usageError(e, cmd, err)

@@ -126,7 +126,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		pingErr := redisAnswers(ctx, client, deadline.Add(answerGrace))
 		if pingErr != nil {
 			scanner.Close()
-			fmt.Fprintf(e.stderr, "lock-exporter inspect: %s\n", unreadable(cfg, fl.target, opts.Timeout, res.Err, pingErr))
+			fmt.Fprintf(e.Stderr, "lock-exporter inspect: %s\n", unreadable(cfg, fl.target, opts.Timeout, res.Err, pingErr))
 			return exitFailure
 		}
 	}
@@ -149,7 +149,7 @@ func warnClusterNode(ctx context.Context, e *env, client redis.UniversalClient, 
 	check, cancel := context.WithTimeout(ctx, clusterCheckTimeout)
 	defer cancel()
 	if exporterconfig.IsClusterNode(check, client) {
-		fmt.Fprintf(e.stderr, "note: Redis at %s %s\n", exporterconfig.RedactAddr(addr), exporterconfig.ClusterNodeHint)
+		fmt.Fprintf(e.Stderr, "note: Redis at %s %s\n", exporterconfig.RedactAddr(addr), exporterconfig.ClusterNodeHint)
 	}
 }
 
@@ -281,17 +281,17 @@ func printInspection(ctx context.Context, e *env, client redis.UniversalClient, 
 	comp := readCompanions(ctx, client, rows)
 	rep := newInspectReport(nr, res.IdleTimeAvailable, rows, comp, maxKeys)
 	if fl.output == "json" {
-		if err := rep.writeJSON(e.stdout); err != nil {
-			fmt.Fprintf(e.stderr, "lock-exporter inspect: %s\n", oneLine(err))
+		if err := rep.writeJSON(e.Stdout); err != nil {
+			fmt.Fprintf(e.Stderr, "lock-exporter inspect: %s\n", oneLine(err))
 			return exitFailure
 		}
 	} else {
-		rep.writeTable(e.stdout)
+		rep.writeTable(e.Stdout)
 	}
 	printNotes(e, len(rows), nr.Keys, res.IdleTimeAvailable, comp)
 	if nr.Keys == 0 && nr.Err == nil {
 		if typ, n := otherTypeKeys(ctx, client, nr.Namespace); typ != "" {
-			fmt.Fprintln(e.stderr, typeHint(nr.Namespace, typ, n))
+			fmt.Fprintln(e.Stderr, typeHint(nr.Namespace, typ, n))
 		}
 	}
 	if rep.Partial {
@@ -303,16 +303,16 @@ func printInspection(ctx context.Context, e *env, client redis.UniversalClient, 
 // printNotes says on stderr what the report could not show.
 func printNotes(e *env, listed int, keys int64, idleTimeAvailable bool, comp companions) {
 	if int64(listed) < keys {
-		fmt.Fprintf(e.stderr, "note: showing %d of %d keys (--limit)\n", listed, keys)
+		fmt.Fprintf(e.Stderr, "note: showing %d of %d keys (--limit)\n", listed, keys)
 	}
 	if !idleTimeAvailable {
-		fmt.Fprintln(e.stderr, "note: OBJECT IDLETIME is refused under an LFU maxmemory-policy; keys are listed by name")
+		fmt.Fprintln(e.Stderr, "note: OBJECT IDLETIME is refused under an LFU maxmemory-policy; keys are listed by name")
 	}
 	if comp.fenceErr != nil {
-		fmt.Fprintf(e.stderr, "note: fence values unavailable: %s\n", oneLine(comp.fenceErr))
+		fmt.Fprintf(e.Stderr, "note: fence values unavailable: %s\n", oneLine(comp.fenceErr))
 	}
 	if comp.holderErr != nil {
-		fmt.Fprintf(e.stderr, "note: holders unavailable: %s\n", oneLine(comp.holderErr))
+		fmt.Fprintf(e.Stderr, "note: holders unavailable: %s\n", oneLine(comp.holderErr))
 	}
 }
 

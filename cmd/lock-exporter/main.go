@@ -12,7 +12,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,12 +30,10 @@ const (
 	exitUsage   = 2 // bad flags, environment or configuration
 )
 
-// env is what a command may touch of the process, so tests can run commands in-process.
+// env is what a command may touch of the process, so tests can run commands in-process: the
+// part every lockwatch command has, and what only the server takes.
 type env struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	// listening, when set, receives the bound addresses once the server accepts connections.
-	listening func(addrs []string)
+	cli.Env
 	// httpLimits, when set, replaces exporter.DefaultHTTPLimits (tests shorten the idle timeout).
 	httpLimits *exporter.HTTPLimits
 	// reloads asks the server to read its configuration again: SIGHUP in the real process.
@@ -63,7 +60,7 @@ func main() {
 	// and one warning per failed scan, so its own lines would only repeat them.
 	redis.SetLogger(quietRedisLogger{})
 	stampVersion()
-	os.Exit(run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reloads: hangups()}, os.Args[1:]))
+	os.Exit(run(ctx, &env{Env: cli.ProcessEnv(), reloads: hangups()}, os.Args[1:]))
 }
 
 // hangups turns each SIGHUP into a reload request, as Prometheus and its exporters do. A SIGHUP
@@ -110,7 +107,7 @@ func usageError(e *env, cmd string, err error) int {
 	if cmd != "" {
 		prefix += " " + cmd
 	}
-	fmt.Fprintf(e.stderr, "%s: %s\n", prefix, cli.UsageMessage(err))
+	fmt.Fprintf(e.Stderr, "%s: %s\n", prefix, cli.UsageMessage(err))
 	return exitUsage
 }
 

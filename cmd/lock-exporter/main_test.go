@@ -11,7 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
+	"github.com/lockwatch/lockwatch/cmd/internal/testharness/clitest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
@@ -19,23 +21,13 @@ func TestMain(m *testing.M) {
 	testkit.VerifyTestMain(m)
 }
 
-func newEnv(vars map[string]string) (*env, *testkit.SyncBuffer, *testkit.SyncBuffer) {
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	return &env{
-		stdout: stdout,
-		stderr: stderr,
-		getenv: func(k string) string { return vars[k] },
-	}, stdout, stderr
-}
-
-// runCmd runs the command in-process, as main would, and returns its exit status and output.
+// runCmd runs `lock-exporter args...` in-process with the environment variables vars, and
+// returns its exit status and output.
 func runCmd(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
 	t.Helper()
-	e, stdout, stderr := newEnv(vars)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	code := run(ctx, e, args)
-	return code, stdout.String(), stderr.String()
+	return clitest.Run(t, vars, func(ctx context.Context, base cli.Env) int {
+		return run(ctx, &env{Env: base}, args)
+	})
 }
 
 // server is an exporter running in-process.
@@ -54,12 +46,13 @@ func startServer(t *testing.T, vars map[string]string, args ...string) *server {
 // startServerWith is startServer with a change to the command's env (nil: none).
 func startServerWith(t *testing.T, tweak func(*env), vars map[string]string, args ...string) *server {
 	t.Helper()
-	e, _, stderr := newEnv(vars)
+	base, _, stderr := clitest.NewEnv(vars)
+	e := &env{Env: base}
 	if tweak != nil {
 		tweak(e)
 	}
 	addrs := make(chan []string, 1)
-	e.listening = func(a []string) { addrs <- a }
+	e.Listening = func(a []string) { addrs <- a }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, e, append([]string{"--web.listen-address", "127.0.0.1:0"}, args...)) }()

@@ -55,7 +55,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	var sf serveFlags
 	st, fs, err := parseSettings(e, "lock-exporter", args, sf.define, false)
 	if sf.version {
-		printVersion(e.stdout)
+		printVersion(e.Stdout)
 		return exitOK
 	}
 	if err != nil {
@@ -87,12 +87,12 @@ func serveOptions(e *env, st *settings, fs *pflag.FlagSet, sf serveFlags) (expor
 	if err != nil {
 		return exporter.Options{}, err
 	}
-	sf.logs.Writer = e.stderr
+	sf.logs.Writer = e.Stderr
 	return exporter.Options{
 		Config:      scope.Config,
 		Web:         web,
 		Logger:      promslog.New(sf.logs),
-		Listening:   e.listening,
+		Listening:   e.Listening,
 		HTTPLimits:  e.httpLimits,
 		TargetsOnly: scope.TargetsOnly,
 	}, nil
@@ -128,7 +128,7 @@ func serveExitStatus(e *env, err error) int {
 	case errors.Is(err, exporter.ErrUsage):
 		return usageError(e, "", err)
 	case err != nil:
-		fmt.Fprintf(e.stderr, "lock-exporter: %v\n", err)
+		fmt.Fprintf(e.Stderr, "lock-exporter: %v\n", err)
 		return exitFailure
 	}
 	return exitOK

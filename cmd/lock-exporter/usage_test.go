@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
+	"github.com/lockwatch/lockwatch/cmd/internal/testharness/clitest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
@@ -141,8 +142,8 @@ namespaces: [{name: fromfile, pattern: "f:*", expected_ttl: 60s}]
 		"LOCK_EXPORTER_NAMESPACE":      "fromenv=e:*",
 		"LOCK_EXPORTER_REDIS_PASSWORD": "pw",
 	}
-	e, _, stderr := newEnv(vars)
-	st, _, err := parseSettings(e, "lock-exporter", []string{"--scan.timeout", "5s"}, func(fs *pflag.FlagSet, st *settings) {
+	base, _, stderr := clitest.NewEnv(vars)
+	st, _, err := parseSettings(&env{Env: base}, "lock-exporter", []string{"--scan.timeout", "5s"}, func(fs *pflag.FlagSet, st *settings) {
 		defineConfigFlags(fs, st)
 	}, false)
 	if err != nil {

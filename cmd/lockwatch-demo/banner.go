@@ -7,30 +7,31 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
 	"github.com/lockwatch/lockwatch/cmd/internal/demo"
 )
 
 // announce tells the test harness where the demo listens, then prints the banner.
-func announce(e *env, w *demo.Workload, target redisTarget, addrs []string) {
-	if e.listening != nil {
-		e.listening(addrs)
+func announce(e *cli.Env, w *demo.Workload, target redisTarget, addrs []string) {
+	if e.Listening != nil {
+		e.Listening(addrs)
 	}
 	printBanner(e, w, redactURL(target.addr), target.where, addrs)
 }
 
-func printBanner(e *env, w *demo.Workload, redisAddr, where string, addrs []string) {
-	fmt.Fprintf(e.stdout, "lockwatch demo\n  Redis:   %s (%s)\n", redisAddr, where)
+func printBanner(e *cli.Env, w *demo.Workload, redisAddr, where string, addrs []string) {
+	fmt.Fprintf(e.Stdout, "lockwatch demo\n  Redis:   %s (%s)\n", redisAddr, where)
 	for _, a := range addrs {
-		fmt.Fprintf(e.stdout, "  metrics: http://%s/metrics   (lease library + exporter metrics on one endpoint)\n", a)
+		fmt.Fprintf(e.Stdout, "  metrics: http://%s/metrics   (lease library + exporter metrics on one endpoint)\n", a)
 	}
-	fmt.Fprintf(e.stdout, "  keys:    %s*\n  namespaces:\n", w.Prefix())
+	fmt.Fprintf(e.Stdout, "  keys:    %s*\n  namespaces:\n", w.Prefix())
 	for _, ns := range w.Namespaces() {
-		fmt.Fprintf(e.stdout, "    %-10s %s\n", ns.Name, ns.Story)
+		fmt.Fprintf(e.Stdout, "    %-10s %s\n", ns.Name, ns.Story)
 	}
 	for _, l := range append(w.StatusLegend(), demo.NextSteps(redisAddr, addrs[0], exporterCommand(), w.Namespaces())...) {
-		fmt.Fprintln(e.stdout, l)
+		fmt.Fprintln(e.Stdout, l)
 	}
-	fmt.Fprintln(e.stdout, "Ctrl-C stops the demo.")
+	fmt.Fprintln(e.Stdout, "Ctrl-C stops the demo.")
 }
 
 // redactURL hides the password of a redis:// address, which must not reach a terminal or log.

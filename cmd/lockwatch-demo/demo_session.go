@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/common/promslog"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
 	"github.com/lockwatch/lockwatch/cmd/internal/demo"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporter"
 	"github.com/lockwatch/lockwatch/cmd/internal/exporterconfig"
@@ -15,8 +16,8 @@ import (
 
 // runSession is one demo: start Redis when none is given, connect the workload, serve
 // /metrics, then run the workload until ctx ends (Ctrl-C or --duration).
-func runSession(ctx context.Context, e *env, fl flags) int {
-	fl.logs.Writer = e.stderr
+func runSession(ctx context.Context, e *cli.Env, fl flags) int {
+	fl.logs.Writer = e.Stderr
 	logger := promslog.New(fl.logs)
 	ctx, cancel := withDuration(ctx, fl.duration)
 	defer cancel()
@@ -25,7 +26,7 @@ func runSession(ctx context.Context, e *env, fl flags) int {
 		return report(e, err)
 	}
 	defer target.stop()
-	w, cfg, err := newWorkload(target.addr, e.getenv(envRedisPassword), logger)
+	w, cfg, err := newWorkload(target.addr, e.Getenv(envRedisPassword), logger)
 	if err != nil {
 		return report(e, err)
 	}
@@ -111,7 +112,7 @@ func serveMetrics(w *demo.Workload, cfg exporterconfig.Config, listen string, lo
 
 // runWorkload runs the workload until ctx ends or the exporter stops on its own, printing the
 // status line every statusEvery, then removes the demo keys.
-func runWorkload(ctx context.Context, e *env, w *demo.Workload, srv *exporterRun, statusEvery time.Duration) int {
+func runWorkload(ctx context.Context, e *cli.Env, w *demo.Workload, srv *exporterRun, statusEvery time.Duration) int {
 	workCtx, stopWork := context.WithCancel(ctx)
 	defer stopWork()
 	ran := make(chan error, 1)
@@ -122,7 +123,7 @@ func runWorkload(ctx context.Context, e *env, w *demo.Workload, srv *exporterRun
 	for workCtx.Err() == nil {
 		select {
 		case <-ticker.C:
-			fmt.Fprintln(e.stdout, w.StatusLine())
+			fmt.Fprintln(e.Stdout, w.StatusLine())
 		case err := <-srv.done:
 			// The server stopped on its own: a serve error.
 			srv.finished = true
@@ -137,12 +138,12 @@ func runWorkload(ctx context.Context, e *env, w *demo.Workload, srv *exporterRun
 		code = report(e, err)
 		removed = false
 	}
-	fmt.Fprintln(e.stdout, w.StatusLine())
+	fmt.Fprintln(e.Stdout, w.StatusLine())
 	srv.stop()
 	if removed {
-		fmt.Fprintln(e.stdout, "demo stopped; demo keys removed")
+		fmt.Fprintln(e.Stdout, "demo stopped; demo keys removed")
 	} else {
-		fmt.Fprintln(e.stdout, "demo stopped; demo keys not removed (see the error above)")
+		fmt.Fprintln(e.Stdout, "demo stopped; demo keys not removed (see the error above)")
 	}
 	return code
 }

@@ -25,12 +25,12 @@ func usage(err error) error { return usageError{err} }
 
 // report prints err on one line and returns its exit status: exitUsage for a bad invocation
 // (the exporter's unusable options included), exitFailure otherwise.
-func report(e *env, err error) int {
+func report(e *cli.Env, err error) int {
 	var u usageError
 	if errors.As(err, &u) || errors.Is(err, exporter.ErrUsage) {
-		fmt.Fprintf(e.stderr, "lockwatch-demo: %s\n", cli.UsageMessage(err))
+		fmt.Fprintf(e.Stderr, "lockwatch-demo: %s\n", cli.UsageMessage(err))
 		return exitUsage
 	}
-	fmt.Fprintf(e.stderr, "lockwatch-demo: %v\n", err)
+	fmt.Fprintf(e.Stderr, "lockwatch-demo: %v\n", err)
 	return exitFailure
 }

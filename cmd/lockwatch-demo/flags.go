@@ -48,7 +48,7 @@ type flags struct {
 
 // parseFlags parses args with LOCK_EXPORTER_* fallbacks and checks every value before anything
 // starts, so a typo does not first start a redis-server. Its errors are usage errors.
-func parseFlags(e *env, args []string) (fl flags, err error) {
+func parseFlags(e *cli.Env, args []string) (fl flags, err error) {
 	fs := cli.NewFlagSet("lockwatch-demo")
 	fs.StringVar(&fl.redisAddr, "redis.addr", "", "Redis to run the demo on (host:port or redis:// URL; its password goes in "+envRedisPassword+"); only keys under "+demo.DefaultPrefix+" are touched and removed on exit (default: start a redis-server from PATH on a free loopback port)")
 	fs.StringVar(&fl.listen, "web.listen-address", "127.0.0.1:9866", "address to serve /metrics on")
@@ -57,9 +57,9 @@ func parseFlags(e *env, args []string) (fl flags, err error) {
 	fs.Var((*exporterconfig.Duration)(&fl.statusEvery), "status.interval", "how often to print the status line")
 	// warn shows the lease library's renew warnings and abandonments.
 	fl.logs = cli.AddLogFlags(fs, "warn")
-	if err := cli.ParseWithEnv(fs, args, e.getenv); err != nil {
+	if err := cli.ParseWithEnv(fs, args, e.Getenv); err != nil {
 		if cli.IsHelp(err) {
-			cli.PrintUsage(e.stdout, synopsis, fs)
+			cli.PrintUsage(e.Stdout, synopsis, fs)
 			return fl, errHelpShown
 		}
 		return fl, usage(err)

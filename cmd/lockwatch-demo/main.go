@@ -10,28 +10,22 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// env is what the command may touch of the process, so tests can run it in-process.
-type env struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	// listening, when set, receives the bound addresses once the demo serves /metrics.
-	listening func(addrs []string)
-}
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// go-redis logs dial failures itself; the lease library and the scanner report them.
 	redis.SetLogger(quietRedisLogger{})
-	os.Exit(run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
+	e := cli.ProcessEnv()
+	os.Exit(run(ctx, &e, os.Args[1:]))
 }
 
 // quietRedisLogger drops go-redis' internal log lines.
@@ -40,7 +34,7 @@ type quietRedisLogger struct{}
 func (quietRedisLogger) Printf(context.Context, string, ...any) {}
 
 // run is the whole command: parse and check the flags, then run one demo session.
-func run(ctx context.Context, e *env, args []string) int {
+func run(ctx context.Context, e *cli.Env, args []string) int {
 	fl, err := parseFlags(e, args)
 	if errors.Is(err, errHelpShown) {
 		return exitOK

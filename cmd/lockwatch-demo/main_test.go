@@ -13,31 +13,20 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/lockwatch/lockwatch/cmd/internal/cli"
+	"github.com/lockwatch/lockwatch/cmd/internal/testharness/clitest"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
-	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func newEnv(vars map[string]string) (*env, *testkit.SyncBuffer, *testkit.SyncBuffer) {
-	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
-	return &env{
-		stdout: stdout,
-		stderr: stderr,
-		getenv: func(k string) string { return vars[k] },
-	}, stdout, stderr
-}
-
-// runCmd runs the command in-process, as main would, and returns its exit status and output.
+// runCmd runs `lockwatch-demo args...` in-process with the environment variables vars, and
+// returns its exit status and output.
 func runCmd(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
 	t.Helper()
-	e, stdout, stderr := newEnv(vars)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	code := run(ctx, e, args)
-	return code, stdout.String(), stderr.String()
+	return clitest.Run(t, vars, func(ctx context.Context, e cli.Env) int { return run(ctx, &e, args) })
 }
 
 // contractMetrics are the metric names of the brief's contract: the demo must give each a
@@ -93,14 +82,14 @@ func TestDemoShowsEveryMetricAndTheFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e, stdout, stderr := newEnv(nil)
+	e, stdout, stderr := clitest.NewEnv(nil)
 	listening := make(chan []string, 1)
-	e.listening = func(addrs []string) { listening <- addrs }
+	e.Listening = func(addrs []string) { listening <- addrs }
 	demoCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	exited := make(chan int, 1)
 	go func() {
-		exited <- run(demoCtx, e, []string{"--redis.addr", srv.Addr, "--web.listen-address", "127.0.0.1:0", "--status.interval", "1s"})
+		exited <- run(demoCtx, &e, []string{"--redis.addr", srv.Addr, "--web.listen-address", "127.0.0.1:0", "--status.interval", "1s"})
 	}()
 	var url string
 	select {

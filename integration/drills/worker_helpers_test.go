@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 	"github.com/lockwatch/lockwatch/internal/testharness/faultproxy"
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 	"github.com/lockwatch/lockwatch/lease"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors"
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // TestVariantsCountCycles checks what the benchmark's accounting relies on, for every variant

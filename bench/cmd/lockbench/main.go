@@ -18,7 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 type config struct {

@@ -1,6 +1,7 @@
 // Package cli holds what lockwatch's commands (lock-exporter, lockwatch-demo) share on the command
-// line: quiet pflag sets with LOCK_EXPORTER_* environment fallbacks, flag values that word their
-// own errors, the one-line usage error, the help text and the promslog logging flags.
+// line: the part of the process a command may touch (Env), quiet pflag sets with
+// LOCK_EXPORTER_* environment fallbacks, flag values that word their own errors, the one-line
+// usage error, the help text and the promslog logging flags.
 package cli
 
 import (

@@ -9,7 +9,7 @@
 // a go-redis hook on each replica's client), status_line.go and repeated_warnings.go (what the
 // terminal shows), exporter_config.go (the exporter configuration for the demo's keys),
 // key_cleanup.go (removing the demo's keys on exit) and redis_server.go (the demo's own
-// redis-server, through internal/testharness/redisproc).
+// redis-server, through internal/redisproc).
 //
 // Only cmd/lockwatch-demo and tests import it; the lock-exporter binary links none of it.
 package demo

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // ErrNoRedisServer is returned by StartRedis when redis-server is not on PATH.

@@ -28,7 +28,7 @@ import (
 	// The pgx driver registers itself as "pgx" for database/sql.
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // installHint is the one line a developer sees when the machine lacks PostgreSQL.

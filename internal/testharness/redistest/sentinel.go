@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // sentinelDownAfter is short so that a test which kills the master sees it marked down within

@@ -3,7 +3,7 @@
 // Every server lives in its own temporary directory with persistence disabled, is bound to
 // 127.0.0.1 only, and is killed when the test (or benchmark) that started it ends. The process is
 // also tied to the test binary with a parent-death signal, so a crashed test run leaves no
-// orphaned servers behind. The process itself is internal/testharness/redisproc's; this package answers to
+// orphaned servers behind. The process itself is internal/redisproc's; this package answers to
 // a testing.TB.
 package redistest
 
@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/testharness/redisproc"
+	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
 // installHint is the one line a developer sees when the machine lacks Redis.

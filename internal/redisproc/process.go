@@ -146,7 +146,7 @@ func (p *Process) launch(ctx context.Context) error {
 
 // ReaperFunction names the goroutine that waits for each started server until it exits, for
 // goleak.IgnoreAnyFunction in leak checks that run while a test's servers still live.
-const ReaperFunction = "github.com/lockwatch/lockwatch/internal/testharness/redisproc.reap"
+const ReaperFunction = "github.com/lockwatch/lockwatch/internal/redisproc.reap"
 
 // reap waits for the server process to exit and hands its status on.
 func reap(cmd *exec.Cmd, exited chan<- error) { exited <- cmd.Wait() }
