@@ -85,5 +85,5 @@ func (st *nsState) mergeHeld(k KeyInfo) {
 	if !st.hasHeld || k.Held > st.maxHeld {
 		st.maxHeld, st.hasHeld = k.Held, true
 	}
-	st.heldTop.Offer(k)
+	st.heldTop.offer(k)
 }

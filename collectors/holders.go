@@ -65,7 +65,7 @@ func (f *pass) holderCandidates() []string {
 	seen := map[string]bool{}
 	var keys []string
 	for _, st := range f.ns {
-		for _, list := range [][]KeyInfo{st.top.Items, st.noTTLTop.Items} {
+		for _, list := range [][]KeyInfo{st.top.items, st.noTTLTop.items} {
 			for _, k := range list {
 				if _, ok := holderKeyOf(k.Key); ok && !k.Cut && !seen[k.Key] {
 					seen[k.Key] = true

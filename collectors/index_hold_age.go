@@ -4,7 +4,6 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -20,7 +19,7 @@ import (
 type heldAggregate struct {
 	max time.Duration
 	has bool
-	top *walk.Ranking // longest held first
+	top *ranking // longest held first
 }
 
 // heldAges computes every namespace's longest hold and top-K by hold age as of now (server ms),
@@ -37,7 +36,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full bool)
 	}
 	out := make([]heldAggregate, len(namespaces))
 	for i := range out {
-		out[i].top = walk.NewRankingBy(k, full, walk.LongerHeld)
+		out[i].top = newRankingBy(k, full, longerHeld)
 	}
 	for key, e := range x.keys.all() {
 		if e.acquired == 0 || e.fence || e.expireAt != 0 && e.expireAt < now {
@@ -53,7 +52,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full bool)
 			if !a.has || held > a.max {
 				a.max, a.has = held, true
 			}
-			a.top.Offer(KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
+			a.top.offer(KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
 		}
 	}
 	return out
@@ -69,7 +68,7 @@ func ttlAt(e indexEntry, now int64) time.Duration {
 
 // withHeld sets r's hold ages from the namespace's aggregate, as the walk sets them.
 func (a heldAggregate) withHeld(r *NamespaceResult) {
-	r.LongestHeld, r.MaxHeld, r.HasHeld = a.top.Sorted(), a.max, a.has
+	r.LongestHeld, r.MaxHeld, r.HasHeld = a.top.sorted(), a.max, a.has
 }
 
 // feedKeys is the keys to re-read for a key the change feed named: the key itself, except for a

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // indexServe is what a node's index serves one scrape.
@@ -287,8 +285,8 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 
 // firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
 // cut names).
-func firstK(t *walk.Ranking, k int) []KeyInfo {
-	out := t.Sorted()
+func firstK(t *ranking, k int) []KeyInfo {
+	out := t.sorted()
 	return out[:min(k, len(out))]
 }
 
@@ -307,8 +305,8 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {
-			for _, t := range []*walk.Ranking{a.top, a.noTTLTop} {
-				for _, ki := range t.Items {
+			for _, t := range []*ranking{a.top, a.noTTLTop} {
+				for _, ki := range t.items {
 					if !seen[ki.Key] {
 						seen[ki.Key] = true
 						keys = append(keys, ki.Key)
@@ -323,22 +321,22 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		exact := true
 		for i := range aggs {
 			a := &aggs[i]
-			for _, t := range []**walk.Ranking{&a.top, &a.noTTLTop} {
+			for _, t := range []**ranking{&a.top, &a.noTTLTop} {
 				cands := *t
-				final := walk.NewRanking(k, n.s.opts.FullKeys)
-				for _, ki := range cands.Items {
+				final := newRanking(k, n.s.opts.FullKeys)
+				for _, ki := range cands.items {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v
-						final.Offer(ki)
+						final.offer(ki)
 					}
 				}
-				if idle && len(cands.Items) == m {
+				if idle && len(cands.items) == m {
 					// OBJECT IDLETIME is whole seconds, floored: a key not re-read is at most
 					// a second staler than the least stale candidate's estimate, so comparing
 					// whole seconds keeps the lists exact to that resolution, and ties (every
 					// key idle for the same second) end the search instead of re-reading all.
-					got := final.Sorted()
-					if len(got) < k || got[len(got)-1].Idle < cands.Items[0].Idle.Truncate(time.Second) {
+					got := final.sorted()
+					if len(got) < k || got[len(got)-1].Idle < cands.items[0].Idle.Truncate(time.Second) {
 						exact = false
 					}
 				}

@@ -3,8 +3,6 @@ package collectors
 import (
 	"math/bits"
 	"time"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // keyIndex is one node's lock keys, as last read: for every key some indexed namespace matches,
@@ -188,7 +186,7 @@ type indexAggregate struct {
 	keys, noTTL, fence int64
 	minTTL             time.Duration
 	hasTTL             bool
-	top, noTTLTop      *walk.Ranking // candidates by estimated idle time (an upper bound, see idleEstimate)
+	top, noTTLTop      *ranking // candidates by estimated idle time (an upper bound, see idleEstimate)
 }
 
 // idleEstimate is the key's idle time now if nothing touched it since it was read: an upper
@@ -205,7 +203,7 @@ func idleEstimate(e *indexEntry, now int64) time.Duration {
 func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAggregate {
 	out := make([]indexAggregate, len(namespaces))
 	for i := range out {
-		out[i].top, out[i].noTTLTop = walk.NewRanking(m, true), walk.NewRanking(m, true)
+		out[i].top, out[i].noTTLTop = newRanking(m, true), newRanking(m, true)
 	}
 	for key, e := range x.keys.all() {
 		if e.expireAt != 0 && e.expireAt < now { // Redis: expired once now > when
@@ -224,14 +222,14 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 			ki := KeyInfo{Key: key, TTL: NoTTL, Idle: idleEstimate(e, now)}
 			if e.expireAt == 0 {
 				a.noTTL++
-				a.noTTLTop.Offer(ki)
+				a.noTTLTop.offer(ki)
 			} else {
 				ki.TTL = time.Duration(e.expireAt-now) * time.Millisecond
 				if !a.hasTTL || ki.TTL < a.minTTL {
 					a.minTTL, a.hasTTL = ki.TTL, true
 				}
 			}
-			a.top.Offer(ki)
+			a.top.offer(ki)
 		}
 	}
 	return out

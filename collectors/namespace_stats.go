@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -17,10 +16,10 @@ type nsState struct {
 	hasTTL             bool
 	maxIdle            time.Duration
 	hasIdle            bool
-	top                *walk.Ranking // stalest keys
-	noTTLTop           *walk.Ranking // stalest keys without expiry
-	soonest            *walk.Ranking // keys with the shortest TTL; nil unless Options.Soonest
-	heldTop            *walk.Ranking // longest-held keys (namespaces with ExpectedMaxHold)
+	top                *ranking // stalest keys
+	noTTLTop           *ranking // stalest keys without expiry
+	soonest            *ranking // keys with the shortest TTL; nil unless Options.Soonest
+	heldTop            *ranking // longest-held keys (namespaces with ExpectedMaxHold)
 	maxHeld            time.Duration
 	hasHeld            bool
 	truncated          bool
@@ -81,19 +80,19 @@ func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 	st.keys++
 	if k.TTL == NoTTL {
 		st.noTTL++
-		st.noTTLTop.Offer(k)
+		st.noTTLTop.offer(k)
 	} else {
 		if !st.hasTTL || k.TTL < st.minTTL {
 			st.minTTL, st.hasTTL = k.TTL, true
 		}
 		if st.soonest != nil {
-			st.soonest.Offer(k)
+			st.soonest.offer(k)
 		}
 	}
 	if idleKnown && (!st.hasIdle || k.Idle > st.maxIdle) {
 		st.maxIdle, st.hasIdle = k.Idle, true
 	}
-	st.top.Offer(k)
+	st.top.offer(k)
 	if k.HasHeld {
 		st.mergeHeld(k)
 	}
@@ -170,10 +169,10 @@ func (f *pass) namespaceResult(i int, passDone bool, dur time.Duration) Namespac
 		HasTTL:         st.hasTTL,
 		MaxIdle:        st.maxIdle,
 		HasIdle:        st.hasIdle,
-		Stalest:        f.withHolders(st.top.Sorted()),
-		StalestNoTTL:   f.withHolders(st.noTTLTop.Sorted()),
-		Soonest:        st.soonest.SortedOrNil(),
-		LongestHeld:    st.heldTop.Sorted(),
+		Stalest:        f.withHolders(st.top.sorted()),
+		StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
+		Soonest:        st.soonest.sortedOrNil(),
+		LongestHeld:    st.heldTop.sorted(),
 		MaxHeld:        st.maxHeld,
 		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // ErrNoAnswer explains Up false when no command failed but some node never answered before the
@@ -106,10 +104,10 @@ func newPass(base context.Context, opts Options, cls *classifier, replies *reply
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		st := &nsState{top: walk.NewRanking(opts.TopK, opts.FullKeys), noTTLTop: walk.NewRanking(opts.TopK, opts.FullKeys),
-			heldTop: walk.NewRankingBy(opts.TopK, opts.FullKeys, walk.LongerHeld)}
+		st := &nsState{top: newRanking(opts.TopK, opts.FullKeys), noTTLTop: newRanking(opts.TopK, opts.FullKeys),
+			heldTop: newRankingBy(opts.TopK, opts.FullKeys, longerHeld)}
 		if opts.Soonest {
-			st.soonest = walk.NewRankingBy(opts.TopK, opts.FullKeys, walk.Sooner)
+			st.soonest = newRankingBy(opts.TopK, opts.FullKeys, sooner)
 		}
 		f.ns = append(f.ns, st)
 	}

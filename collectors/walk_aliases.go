@@ -1,16 +1,6 @@
 package collectors
 
-import (
-	"time"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-)
-
-// NoTTL is KeyInfo.TTL for a key without expiry (PTTL -1).
-const NoTTL time.Duration = walk.NoTTL
-
-// KeyInfo describes one live lock key. It never carries the key's value (the owner token).
-type KeyInfo = walk.KeyInfo
+import "github.com/lockwatch/lockwatch/collectors/internal/walk"
 
 // PrintableKey renders a raw (possibly binary) Redis key as printable, valid UTF-8 that
 // redis-cli reads back as the same key between double quotes.

@@ -1,4 +1,4 @@
-package walk
+package collectors
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 func TestTopK(t *testing.T) {
@@ -24,15 +26,15 @@ func TestTopK(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			top := NewRanking(tt.k, false)
+			top := newRanking(tt.k, false)
 			for _, k := range tt.in {
-				top.Offer(k)
+				top.offer(k)
 			}
-			if got := keysOf(top.Sorted()); got != tt.want {
+			if got := keysOf(top.sorted()); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
-			if len(top.index) != len(top.Items) {
-				t.Errorf("index has %d entries for %d items", len(top.index), len(top.Items))
+			if len(top.index) != len(top.items) {
+				t.Errorf("index has %d entries for %d items", len(top.index), len(top.items))
 			}
 		})
 	}
@@ -58,15 +60,15 @@ func TestKeyLabel(t *testing.T) {
 	}
 	a, b := KeyLabel(long+"a"), KeyLabel(long+"b")
 	for _, l := range []string{a, b} {
-		if len(l) > MaxKeyLabelLen || !utf8.ValidString(l) || !strings.HasPrefix(l, "éé") {
-			t.Errorf("long key label %q: want valid UTF-8 prefix within %d bytes", l, MaxKeyLabelLen)
+		if len(l) > walk.MaxKeyLabelLen || !utf8.ValidString(l) || !strings.HasPrefix(l, "éé") {
+			t.Errorf("long key label %q: want valid UTF-8 prefix within %d bytes", l, walk.MaxKeyLabelLen)
 		}
 	}
 	if a == b {
 		t.Errorf("two long keys with one prefix share the label %q", a)
 	}
-	if bin := KeyLabel(strings.Repeat("\xff", 200)); len(bin) > MaxKeyLabelLen || !utf8.ValidString(bin) {
-		t.Errorf("long binary key label %q: want valid UTF-8 within %d bytes", bin, MaxKeyLabelLen)
+	if bin := KeyLabel(strings.Repeat("\xff", 200)); len(bin) > walk.MaxKeyLabelLen || !utf8.ValidString(bin) {
+		t.Errorf("long binary key label %q: want valid UTF-8 within %d bytes", bin, walk.MaxKeyLabelLen)
 	}
 }
 
@@ -81,33 +83,23 @@ func TestPrintableKeyKeepsLength(t *testing.T) {
 // bytes each (with the label of the whole key), unless full keys were asked for.
 func TestTopKBoundsKeyLength(t *testing.T) {
 	for _, full := range []bool{false, true} {
-		top := NewRanking(5, full)
+		top := newRanking(5, full)
 		for i := range 20 {
 			key := fmt.Sprintf("%02d:", i) + strings.Repeat("k", 1<<20)
-			top.Offer(KeyInfo{Key: key, Idle: time.Duration(i) * time.Second})
+			top.offer(KeyInfo{Key: key, Idle: time.Duration(i) * time.Second})
 		}
-		for _, k := range top.Sorted() {
+		for _, k := range top.sorted() {
 			switch {
-			case !full && (len(k.Key) > MaxKeyLabelLen || !k.Cut):
-				t.Errorf("kept %d bytes of a 1 MiB key (cut %v), want at most %d", len(k.Key), k.Cut, MaxKeyLabelLen)
+			case !full && (len(k.Key) > walk.MaxKeyLabelLen || !k.Cut):
+				t.Errorf("kept %d bytes of a 1 MiB key (cut %v), want at most %d", len(k.Key), k.Cut, walk.MaxKeyLabelLen)
 			case full && len(k.Key) < 1<<20:
 				t.Errorf("full keys: kept %d bytes", len(k.Key))
-			case len(k.Label) > MaxKeyLabelLen:
+			case len(k.Label) > walk.MaxKeyLabelLen:
 				t.Errorf("label of %d bytes", len(k.Label))
 			}
 		}
-		if got := top.Sorted(); len(got) != 5 || !strings.HasPrefix(got[0].Key, "19:") {
+		if got := top.sorted(); len(got) != 5 || !strings.HasPrefix(got[0].Key, "19:") {
 			t.Errorf("kept %d keys, first %.5q; want the 5 stalest, 19 first", len(got), got[0].Key)
 		}
 	}
-}
-
-// FuzzPrefixPushdown checks that the MATCH pushed down to SCAN never hides a key the namespace's
-// own pattern matches, nor that key's fence and holder keys, and never starts with '*'.
-func keysOf(ks []KeyInfo) string {
-	var names []string
-	for _, k := range ks {
-		names = append(names, k.Key)
-	}
-	return strings.Join(names, " ")
 }

@@ -1,10 +1,12 @@
-package walk
+package collectors
 
 import (
 	"container/heap"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // NoTTL is KeyInfo.TTL for a key without expiry (PTTL -1).
@@ -33,90 +35,90 @@ type KeyInfo struct {
 	HasHeld bool
 }
 
-// LongerHeld orders keys for the top-K of hold ages: longest held first, then by name.
-func LongerHeld(a, b KeyInfo) bool {
+// longerHeld orders keys for the top-K of hold ages: longest held first, then by name.
+func longerHeld(a, b KeyInfo) bool {
 	if a.Held != b.Held {
 		return a.Held > b.Held
 	}
 	return a.Key < b.Key
 }
 
-// Staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
+// staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
 // one-second resolution, so ties are common) give a stable answer from scrape to scrape.
-func Staler(a, b KeyInfo) bool {
+func staler(a, b KeyInfo) bool {
 	if a.Idle != b.Idle {
 		return a.Idle > b.Idle
 	}
 	return a.Key < b.Key
 }
 
-// Sooner orders keys for inspect's --sort ttl: shorter remaining TTL first, then by name. Only
+// sooner orders keys for inspect's --sort ttl: shorter remaining TTL first, then by name. Only
 // keys with an expiry are offered.
-func Sooner(a, b KeyInfo) bool {
+func sooner(a, b KeyInfo) bool {
 	if a.TTL != b.TTL {
 		return a.TTL < b.TTL
 	}
 	return a.Key < b.Key
 }
 
-// Ranking keeps the k keys that come first by before (Staler, unless made with NewRankingBy) seen in a
+// ranking keeps the k keys that come first by before (staler, unless made with newRankingBy) seen in a
 // stream. It is a heap whose root is the kept key that comes last, so a candidate is compared
 // with the root only; the index map (by label, which is
 // derived from the whole key) de-duplicates keys that SCAN returned twice. Memory is O(k): a kept
-// key is cut to MaxKeyLabelLen bytes unless full keys were asked for.
-type Ranking struct {
+// key is cut to walk.MaxKeyLabelLen bytes unless full keys were asked for.
+type ranking struct {
 	k      int
 	full   bool
-	before func(a, b KeyInfo) bool // the order kept: Staler, unless NewRankingBy says otherwise
-	Items  []KeyInfo
+	before func(a, b KeyInfo) bool // the order kept: staler, unless newRankingBy says otherwise
+	items  []KeyInfo
 	index  map[string]int
 }
 
-// NewRanking keeps the k stalest keys.
-func NewRanking(k int, full bool) *Ranking { return NewRankingBy(k, full, Staler) }
+// newRanking keeps the k stalest keys.
+func newRanking(k int, full bool) *ranking { return newRankingBy(k, full, staler) }
 
-// NewRankingBy keeps the k first keys by before instead of the stalest.
-func NewRankingBy(k int, full bool, before func(a, b KeyInfo) bool) *Ranking {
-	return &Ranking{k: k, full: full, before: before, index: make(map[string]int, k)}
+// newRankingBy keeps the k first keys by before instead of the stalest.
+func newRankingBy(k int, full bool, before func(a, b KeyInfo) bool) *ranking {
+	return &ranking{k: k, full: full, before: before, index: make(map[string]int, k)}
 }
 
 // keep prepares a key for storage: its label from the whole name, and a copy of the name (cut
 // unless full) that does not pin the reply buffer it was sliced from.
-func (t *Ranking) keep(ki KeyInfo) KeyInfo {
+func (t *ranking) keep(ki KeyInfo) KeyInfo {
 	ki.Label = KeyLabel(ki.Key)
-	if !t.full && len(ki.Key) > MaxKeyLabelLen {
-		ki.Key, ki.Cut = ki.Key[:MaxKeyLabelLen], true
+	if !t.full && len(ki.Key) > walk.MaxKeyLabelLen {
+		ki.Key, ki.Cut = ki.Key[:walk.MaxKeyLabelLen], true
 	}
 	ki.Key = strings.Clone(ki.Key)
 	return ki
 }
 
-// Offer considers one key; a key already kept is updated in place.
-func (t *Ranking) Offer(ki KeyInfo) {
+// offer considers one key; a key already kept is updated in place.
+func (t *ranking) offer(ki KeyInfo) {
 	// The common case, and the cheap one: not staler than the least stale kept key. (A kept key
 	// that SCAN returns again no staler than that keeps its first reading.)
-	if len(t.Items) == t.k && !t.before(ki, t.Items[0]) {
+	if len(t.items) == t.k && !t.before(ki, t.items[0]) {
 		return
 	}
 	ki = t.keep(ki)
 	if i, ok := t.index[ki.Label]; ok {
-		t.Items[i] = ki
+		t.items[i] = ki
 		heap.Fix(t, i)
 		return
 	}
-	if len(t.Items) < t.k {
+	if len(t.items) < t.k {
 		heap.Push(t, ki)
 		return
 	}
-	delete(t.index, t.Items[0].Label)
-	t.Items[0] = ki
+	delete(t.index, t.items[0].Label)
+	t.items[0] = ki
 	t.index[ki.Label] = 0
 	heap.Fix(t, 0)
 }
 
-// Sorted returns the kept keys in order (stalest first, for Staler).
-func (t *Ranking) Sorted() []KeyInfo {
-	out := slices.Clone(t.Items)
+// sorted returns the kept keys in order (stalest first, for staler).
+func (t *ranking) sorted() []KeyInfo {
+	out := slices.Clone(t.items)
 	slices.SortFunc(out, func(a, b KeyInfo) int {
 		if t.before(a, b) {
 			return -1
@@ -129,30 +131,30 @@ func (t *Ranking) Sorted() []KeyInfo {
 	return out
 }
 
-// SortedOrNil is Sorted for a list that may not be kept (nil).
-func (t *Ranking) SortedOrNil() []KeyInfo {
+// sortedOrNil is Sorted for a list that may not be kept (nil).
+func (t *ranking) sortedOrNil() []KeyInfo {
 	if t == nil {
 		return nil
 	}
-	return t.Sorted()
+	return t.sorted()
 }
 
 // heap.Interface: a min-heap by staleness, so the root is the first key to evict.
-func (t *Ranking) Len() int           { return len(t.Items) }
-func (t *Ranking) Less(i, j int) bool { return t.before(t.Items[j], t.Items[i]) }
-func (t *Ranking) Swap(i, j int) {
-	t.Items[i], t.Items[j] = t.Items[j], t.Items[i]
-	t.index[t.Items[i].Label] = i
-	t.index[t.Items[j].Label] = j
+func (t *ranking) Len() int           { return len(t.items) }
+func (t *ranking) Less(i, j int) bool { return t.before(t.items[j], t.items[i]) }
+func (t *ranking) Swap(i, j int) {
+	t.items[i], t.items[j] = t.items[j], t.items[i]
+	t.index[t.items[i].Label] = i
+	t.index[t.items[j].Label] = j
 }
-func (t *Ranking) Push(x any) {
+func (t *ranking) Push(x any) {
 	ki := x.(KeyInfo)
-	t.index[ki.Label] = len(t.Items)
-	t.Items = append(t.Items, ki)
+	t.index[ki.Label] = len(t.items)
+	t.items = append(t.items, ki)
 }
-func (t *Ranking) Pop() any {
-	last := t.Items[len(t.Items)-1]
-	t.Items = t.Items[:len(t.Items)-1]
+func (t *ranking) Pop() any {
+	last := t.items[len(t.items)-1]
+	t.items = t.items[:len(t.items)-1]
 	delete(t.index, last.Label)
 	return last
 }
