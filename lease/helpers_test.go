@@ -130,6 +130,12 @@ func stallMeter(t testing.TB) *testkit.StallMeter {
 // not for the machine's load.
 const patient = time.Minute
 
+// busyWait is the AcquireTimeout, and the RetryBackoff, of tests whose waits must end ErrBusy:
+// long beside a round trip on a starved machine, so that the first attempt is answered within
+// it, and a backoff as long, so that the wait runs out in its pause after that busy answer and
+// never during a round trip, whose silence the library rightly reports as Redis's.
+const busyWait = 2 * time.Second
+
 var keySeq atomic.Int64
 
 // waitCancelled fails the test unless the lease's context ends within 30s (a give-up time,

@@ -153,7 +153,7 @@ func TestDoReleasesOnPanic(t *testing.T) {
 // Do returns the acquire error without running fn.
 func TestDoBusy(t *testing.T) {
 	e := newEnv(t, sharedAddr)
-	n := e.namespace(t, "scheduler", Policy{AcquireTimeout: 50 * time.Millisecond})
+	n := e.namespace(t, "scheduler", Policy{AcquireTimeout: busyWait, RetryBackoff: busyWait, ReleaseTimeout: patient})
 	key := uniqueKey(t)
 	holder, err := n.Acquire(context.Background(), key)
 	if err != nil {

@@ -11,10 +11,12 @@ import (
 // A lease that reaches MaxHold is ended with its own cause: the holder's context is cancelled
 // with ErrMaxHoldExceeded (not ErrAbandoned), renewing stops, the key is left in place and
 // expires at its TTL, and /metrics and the log tell it from a renew-failure abandonment.
+// MaxHold spans twenty renew intervals, so that the renewer's ticks before it fit in even when a
+// starved machine runs this process a fraction of the time.
 func TestMaxHoldCancelsWithItsOwnCauseAndLetsTheKeyExpire(t *testing.T) {
 	e := newEnv(t, sharedAddr)
 	stalls := stallMeter(t)
-	const ttl, maxHold = 800 * time.Millisecond, 400 * time.Millisecond
+	const ttl, maxHold = 800 * time.Millisecond, 2 * time.Second
 	n := e.namespace(t, "zombies", Policy{TTL: ttl, RenewInterval: 100 * time.Millisecond, MaxHold: maxHold})
 	ctx := context.Background()
 	key := uniqueKey(t)
