@@ -1,0 +1,198 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// drain reads the feed up to now (a TIME round trip) and re-reads every key it named. It
+// returns a resync reason when the feed is lost or a push demands one, and an error when Redis
+// did not answer the re-reads (the keys stay queued). syncMu is held.
+func (n *indexNode) drain(ctx context.Context) (string, error) {
+	if n.feed == nil {
+		return resyncConnectionLost, nil
+	}
+	return n.drainPinged(ctx, n.feed.ping(ctx))
+}
+
+// drainPinged is drain after the feed's round trip, which returned pingErr. syncMu is held.
+func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, error) {
+	if pingErr != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return resyncConnectionLost, nil
+	}
+	keys, lost := n.feed.take()
+	if n.changedSince != nil {
+		for _, k := range keys {
+			n.changedSince[k] = true
+		}
+	}
+	if lost != "" {
+		return lost, nil
+	}
+	if err := n.reread(ctx, n.idx, keys); err != nil {
+		n.feed.mu.Lock()
+		for _, k := range keys {
+			n.feed.pending[k] = struct{}{}
+		}
+		n.feed.mu.Unlock()
+		return "", err
+	}
+	n.mu.Lock()
+	redirected := n.redirected
+	n.redirected = false
+	n.mu.Unlock()
+	if redirected {
+		return resyncSlotsMoved, nil
+	}
+	return "", nil
+}
+
+// reread inspects keys with the walk's inspector (TYPE, PTTL, PEXPIRETIME on Redis 7, OBJECT
+// IDLETIME; a fence key's expiry alone), pipelined in batches, and applies the replies to idx.
+// It returns an error when Redis did not answer (or answered that it cannot serve yet, BUSY
+// say): the caller keeps the keys queued. A command the ACL refuses is a refused grant: the
+// index cannot follow any change, and the error says so (isRefusal). A key whose own read
+// failed (NOPERM on the key) is kept in unreadable, see noteUnreadable. syncMu is held.
+func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) error {
+	n.mu.Lock()
+	absolute := n.absolute
+	n.mu.Unlock()
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader()}
+	size := n.s.opts.BatchSize
+	for from := 0; from < len(keys); from += size {
+		batch := keys[from:min(from+size, len(keys))]
+		at := n.clock.now()
+		replies, idleKnown := in.inspect(ctx, batch, true)
+		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
+		for k := range replies {
+			if err := n.applyReread(idx, batch[k], &replies[k], st); err != nil {
+				return err
+			}
+			n.keepWithinBudget(idx)
+		}
+	}
+	n.keepWithinBudget(idx) // a namespace another master's index sent to the walk
+	n.mu.Lock()
+	n.entries = idx.len()
+	n.mu.Unlock()
+	return nil
+}
+
+// applyReread applies one key's re-read to idx, or returns the error that ends the re-read.
+// syncMu is held.
+func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp) error {
+	mask := n.maskOf(key)
+	switch {
+	case unanswered(r.err):
+		return r.err
+	case commandRefused(r.err):
+		return &errTrackingRefused{r.err}
+	case isRedirect(r.err):
+		// The key's slot is being migrated: the node's keys change by MIGRATE, whose
+		// invalidations a re-read during the move cannot follow. Resync the node.
+		n.mu.Lock()
+		n.redirected = true
+		n.mu.Unlock()
+	case r.err != nil:
+		return n.noteUnreadable(key, mask, r.err)
+	default:
+		delete(n.unreadable, key)
+		idx.apply(key, mask, r, st)
+	}
+	return nil
+}
+
+// noteUnreadable records that key, of the namespaces in mask, could not be read. Past the key
+// budget of such keys the index refuses: it would hold more names it cannot vouch for than it
+// may hold keys, and the walk reports each namespace's failure as well. syncMu is held.
+func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
+	if mask == 0 {
+		delete(n.unreadable, key) // no namespace the index serves wants it any more
+		return nil
+	}
+	if n.unreadable == nil {
+		n.unreadable = map[string]error{}
+	}
+	n.unreadable[key] = err
+	if len(n.unreadable) > n.s.opts.IndexKeyBudget {
+		return &errTrackingRefused{fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
+	}
+	return nil
+}
+
+// retryUnreadable re-reads every key whose last re-read was refused: a scrape's figures are
+// exact once the grant is given, without waiting for the key to change. syncMu is held.
+func (n *indexNode) retryUnreadable(ctx context.Context) error {
+	if len(n.unreadable) == 0 {
+		return nil
+	}
+	return n.reread(ctx, n.idx, slices.Sorted(maps.Keys(n.unreadable)))
+}
+
+// errKeyUnreadable is a namespace's error while keys of it that changed cannot be re-read.
+var errKeyUnreadable = errors.New("changed keys cannot be read")
+
+// unreadableErrs is, by namespace bit, the error of the namespaces that hold unreadable keys: it
+// names the first such key and counts the others. syncMu is held.
+func (n *indexNode) unreadableErrs() map[int]error {
+	first, count := map[int]string{}, map[int]int{}
+	for key := range n.unreadable {
+		for m := n.maskOf(key); m != 0; m &= m - 1 {
+			b := trailingZeros(m)
+			count[b]++
+			if first[b] == "" || key < first[b] {
+				first[b] = key
+			}
+		}
+	}
+	errs := make(map[int]error, len(first))
+	for b, key := range first {
+		errs[b] = fmt.Errorf("%w: %q and %d more: %w", errKeyUnreadable, key, count[b]-1, n.unreadable[key])
+	}
+	return errs
+}
+
+// refuseIndex ends the index after a refused grant (isRefusal): the node refuses as a build
+// would, one line per namespace, its feed closes and the feed loop ends, and the walk serves.
+// syncMu is held.
+func (n *indexNode) refuseIndex(err error) {
+	n.refuse(err)
+	if n.feed != nil {
+		n.feed.close()
+		n.feed = nil
+	}
+}
+
+// isRefusal reports whether err is a refused grant (errTrackingRefused).
+func isRefusal(err error) bool {
+	var refused *errTrackingRefused
+	return errors.As(err, &refused)
+}
+
+// unanswered reports whether err is no answer, or an error reply by which Redis says it cannot
+// serve yet (BUSY, LOADING, ...): the keys are read again later, as after a timeout.
+func unanswered(err error) bool {
+	var rerr redis.Error
+	return isConnectionError(err) || errors.As(err, &rerr) && transientReply(rerr.Error())
+}
+
+// commandRefused reports whether err is Redis refusing a command itself rather than one key:
+// NOPERM for a command the ACL does not grant (Redis 6 to 8 say "permissions to run"; a key
+// refused says "permissions to access"), or a command renamed away.
+func commandRefused(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	return strings.HasPrefix(msg, "NOPERM ") && strings.Contains(msg, "permissions to run") || strings.HasPrefix(msg, "ERR unknown command")
+}

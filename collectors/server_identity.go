@@ -1,0 +1,124 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// serverIdentity is what tells that the server behind the address is no longer the one the
+// index was built from, or that its data moved without a change-feed message.
+type serverIdentity struct {
+	runID    string
+	role     string
+	commands commandStats // what ran: SWAPDB and flushes, which some feeds do not report
+	major    int          // redis_version's major number
+	// slots is, on a cluster master, the slots it serves by its own CLUSTER SLOTS reply: a
+	// slot that moves in or out changes the keys it holds by MIGRATE. CLUSTER SLOTS rather than
+	// the node's CLUSTER NODES line, because the walk's ACL already grants it; the node is found
+	// in it by the address it was dialled at (the one the slot map gave), and when it is not
+	// there (an address translated on the way, or no slot left), slots is the whole map, so
+	// that any move resyncs it.
+	slots string
+}
+
+// changed returns the resync reason for a change from id to now, or "".
+func (id serverIdentity) changed(now serverIdentity) string {
+	switch {
+	case id.runID != now.runID:
+		return resyncRestart
+	case id.role != now.role:
+		return resyncRole
+	case id.slots != now.slots:
+		return resyncSlotsMoved
+	}
+	return id.commands.datasetChange(now.commands)
+}
+
+// checkIdentity returns the resync reason for a change from the identity the index follows to
+// ident, just read, or "". When nothing changed, ident becomes the reference: command counts
+// only grow between resets, so the latest reading is the one a reset falls furthest below.
+// syncMu is held.
+func (n *indexNode) checkIdentity(ident serverIdentity) string {
+	reason := n.ident.changed(ident)
+	if reason == "" {
+		n.ident = ident
+	}
+	return reason
+}
+
+// readIdentity reads the server's identity and TIME in one pipeline (three INFO sections, for
+// servers before 7 that take one section at a time), sets the clock offset, and returns the
+// keyspace size (DBSIZE) too.
+//
+// now is the server's TIME in milliseconds: a scrape aggregates the index as of that instant, so
+// its TTLs are what PTTL would have answered then, without the error of a clock-offset estimate.
+func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspace, now int64, err error) {
+	pipe := n.client.Pipeline()
+	server := pipe.Info(ctx, "server")
+	repl := pipe.Info(ctx, "replication")
+	stats := pipe.Info(ctx, "commandstats")
+	tm := pipe.Time(ctx)
+	size := pipe.DBSize(ctx)
+	var slots *redis.ClusterSlotsCmd
+	if n.clusterMaster {
+		slots = pipe.ClusterSlots(ctx)
+	}
+	sent := time.Now()
+	if _, err := pipe.Exec(ctx); err != nil {
+		return serverIdentity{}, 0, 0, err
+	}
+	received := time.Now()
+	n.clock.set(tm.Val().UnixMilli(), sent, received)
+	n.s.replies.mark(n.client.Options().Addr, received)
+	id = serverIdentity{
+		runID: infoField(server.Val(), "run_id"),
+		role:  infoField(repl.Val(), "role"),
+	}
+	id.major, _ = strconv.Atoi(strings.SplitN(infoField(server.Val(), "redis_version"), ".", 2)[0])
+	id.commands = parseCommandStats(stats.Val())
+	if slots != nil {
+		id.slots = slotMap(slots.Val(), n.client.Options().Addr)
+	}
+	return id, size.Val(), tm.Val().UnixMilli(), nil
+}
+
+// slotMap is the ranges of a CLUSTER SLOTS reply whose master is at self, in slot order, or
+// every range with its master's id when none is.
+func slotMap(ranges []redis.ClusterSlot, self string) string {
+	ranges = slices.Clone(ranges)
+	slices.SortFunc(ranges, func(a, b redis.ClusterSlot) int { return a.Start - b.Start })
+	master := func(r redis.ClusterSlot) redis.ClusterNode {
+		if len(r.Nodes) == 0 {
+			return redis.ClusterNode{}
+		}
+		return r.Nodes[0]
+	}
+	var own, all strings.Builder
+	for _, r := range ranges {
+		m := master(r)
+		fmt.Fprintf(&all, "%d-%d:%s ", r.Start, r.End, m.ID)
+		if m.Addr == self {
+			fmt.Fprintf(&own, "%d-%d ", r.Start, r.End)
+		}
+	}
+	if own.Len() > 0 {
+		return "own " + own.String()
+	}
+	return "all " + all.String()
+}
+
+// infoField is the value of "name:value" in an INFO reply.
+func infoField(info, name string) string {
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
