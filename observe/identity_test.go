@@ -12,7 +12,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
-// Issue #24: a lock's identity is its key. Hand-made locks that write one constant value under
+// A lock's identity is its key. Hand-made locks that write one constant value under
 // many keys are as many locks; another process writing the same value, refused on a held key,
 // is busy, not the minority of a quorum.
 func TestConstantValueLocksAreOnePerKey(t *testing.T) {

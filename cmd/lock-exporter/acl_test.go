@@ -157,7 +157,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	})
 }
 
-// TestInspectACLLimitedToOnePrefix is the user of issue #27: an ACL user whose key pattern is
+// TestInspectACLLimitedToOnePrefix: an ACL user whose key pattern is
 // jobs:* inspects orders. Redis answers and refuses the namespace's keys, so inspect prints a
 // FAILED summary naming orders and exits 3; only unreachable Redis or refused credentials exit 1.
 func TestInspectACLLimitedToOnePrefix(t *testing.T) {

@@ -24,8 +24,8 @@ const memoryLimit = 128 << 20
 // what the attack costs without them (the test then logs and does not assert the limit).
 const uncappedEnv = "LOCKWATCH_BOUNDS_UNCAPPED"
 
-// TestBoundsKeepMemory runs the built exporter with its default caps against three attacks from
-// issue #24 and reads its peak RSS from /proc: thousands of idle keep-alive connections,
+// TestBoundsKeepMemory runs the built exporter with its default caps against three attacks on
+// its HTTP server and reads its peak RSS from /proc: thousands of idle keep-alive connections,
 // thousands of connections that never send a request, and a thousand concurrent scrapes of a
 // paused Redis. The peak stays under the manifests' 128Mi, /metrics answers after each attack,
 // and lock_exporter_http_requests_refused_total counts what the caps turned away.

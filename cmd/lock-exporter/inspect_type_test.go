@@ -9,7 +9,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
-// TestInspectHashLocks is the Redisson user of issue #27: hash locks under a namespace defined
+// TestInspectHashLocks is a Redisson user: hash locks under a namespace defined
 // on the command line. Without --type the namespace counts strings and finds none; inspect must
 // say that the pattern matches hash keys and how to count them, and --type hash must count them.
 func TestInspectHashLocks(t *testing.T) {

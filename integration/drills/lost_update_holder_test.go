@@ -38,8 +38,8 @@ type holderConfig struct {
 	DataKey   string // the Redis key, or the PostgreSQL row's key
 	Until     time.Time
 	// NoClaim skips the claim at acquisition, and beside the lock writes through a Guard rather
-	// than FencedSet: the guards as they were before issue #24, kept so the drill can show that
-	// it detects the lost updates it counts.
+	// than FencedSet: weaker guards that lose updates, so the drill can show that it detects the
+	// lost updates it counts.
 	NoClaim bool
 }
 

@@ -23,13 +23,14 @@ import (
 // lostUpdateEnv sets how long each case of TestLostUpdates injects faults (a Go duration).
 const lostUpdateEnv = "LOCKWATCH_LOST_UPDATE_DRILL"
 
-// noClaimEnv, when set, runs the holders without the claim at acquisition, as the guards worked
-// before issue #24: the drill then reports (and fails on) the updates that loses.
+// noClaimEnv, when set, runs the holders without the claim at acquisition and with a fence
+// compared only with the last write: the drill then reports (and fails on) the updates those
+// weaker guards lose, which shows that it detects lost updates at all.
 const noClaimEnv = "LOCKWATCH_DRILL_NOCLAIM"
 
 const holders = 4
 
-// TestLostUpdates is the read-modify-write drill of issue #24: holder processes take a fenced
+// TestLostUpdates is the read-modify-write drill: holder processes take a fenced
 // lease, read a counter, and write it back plus one through the store's fencing guard, while
 // the drill restarts the lock's Redis (no persistence: every lock and fence key is lost) or
 // SIGSTOPs holders for longer than their TTL. The counter lives where the fault does not reach

@@ -15,8 +15,8 @@ import (
 )
 
 // -costs prints, for every timed run, what one cycle cost on both sides of the socket, so that a
-// throughput difference between two libraries can be traced to its cause (issue #26: on a
-// machine whose CPU hogs, Redis and the client share two cores, both sides' CPU and the number
+// throughput difference between two libraries can be traced to its cause (on a machine whose
+// CPU hogs, Redis and the client share two cores, both sides' CPU and the number
 // of wake-ups decide): Redis's CPU time and the commands it read per read event, the context
 // switches of Redis and of this process, this process's read and write system calls, and how
 // often the Go scheduler put a goroutine on a thread. For lease on its default client, a

@@ -19,7 +19,7 @@ import (
 // to the kernel, two hogs on two CPUs shared one CPU about half of the time (sampled every
 // 100 ms), leaving the other to the client and Redis: lease made 46–69k cycles/s in such
 // rounds and 15–27k in the others, so the shape's verdict depended on where the hogs happened
-// to run while each variant's second went by (issue #26).
+// to run while each variant's second went by.
 
 // runHog spins on CPU cpu (none when negative) until stdin closes: lockbench's -cpu-hog child.
 func runHog(cpu int) {

@@ -18,14 +18,7 @@ var citedTest = regexp.MustCompile("`((?:Test|Benchmark|Fuzz|Example)[A-Z][A-Za-
 
 // historicalTests are names the docs cite as history, with the doc that says so: renamed or
 // removed since, and said to be.
-var historicalTests = map[string]string{
-	"BenchmarkHookCycle":                         "docs/performance.md", // "now BenchmarkObserveHookCycle"
-	"BenchmarkMetricsOverhead":                   "docs/performance.md", // a dated round's run
-	"TestCoalescingHonoursEachCallersDeadline":   "docs/performance.md", // coalescing, since removed
-	"TestCoalescingSendsWaitingCommandsTogether": "docs/performance.md",
-	"TestRecordingDoesNotWaitForTheState":        "docs/performance.md", // a dated round's test
-	"TestBatchingOnCluster":                      "docs/reliability.md", // "since removed"
-}
+var historicalTests = map[string]string{}
 
 // TestDocTestNamesExist: every test, benchmark, fuzz target or example the README and docs cite
 // (`TestLeastPrivilegeACL`) is a function of some _test.go file, so a reader can run the proof

@@ -12,8 +12,8 @@ import (
 // secret is a password as a user might paste it where an address or a file name belongs.
 const secret = "Pq7-paste-SECRET-x9"
 
-// addressShapes are every way an address can carry a password (issue #24 found the first four
-// printed verbatim).
+// addressShapes are every way an address can carry a password; each must be redacted wherever
+// an address is printed.
 var addressShapes = []string{
 	"redis://user@h.example:6379?password=" + secret,
 	"redis:/user:" + secret + "@h.example:6379",
