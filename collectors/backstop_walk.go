@@ -36,15 +36,10 @@ func (n *indexNode) backstopLoop(ctx context.Context) {
 // expiry, and at the end every entry the walk never saw (a key gone without a feed message). Each
 // correction is counted: with a working feed there are none, so a non-zero rate is worth an alert.
 func (n *indexNode) backstop(ctx context.Context) {
-	n.syncMu.Lock()
-	idx := n.idx
+	idx := n.beginBackstop()
 	if idx == nil {
-		n.syncMu.Unlock()
 		return
 	}
-	idx.epoch++
-	n.changedSince = map[string]bool{}
-	n.syncMu.Unlock()
 	defer func() {
 		n.syncMu.Lock()
 		n.changedSince = nil
@@ -55,6 +50,39 @@ func (n *indexNode) backstop(ctx context.Context) {
 	n.mu.Unlock()
 
 	chk := &backstopCheck{ctx: ctx, n: n, idx: idx, absolute: absolute}
+	if !n.backstopWalk(ctx, chk) {
+		return
+	}
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	if n.idx != idx || !chk.drained(ctx) {
+		return
+	}
+	fixed, ok := n.correctUnseen(ctx, idx, absolute)
+	if !ok {
+		return
+	}
+	n.countBackstop(chk.fixed + fixed)
+}
+
+// beginBackstop starts a new epoch of the node's index and the collection of the keys drains
+// re-read from now on (changedSince), and returns the index; nil when no index exists yet.
+func (n *indexNode) beginBackstop() *keyIndex {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	idx := n.idx
+	if idx == nil {
+		return nil
+	}
+	idx.epoch++
+	n.changedSince = map[string]bool{}
+	return idx
+}
+
+// backstopWalk walks the node's keyspace once, paced, with chk judging each batch. It reports
+// whether the walk read every namespace it judges whole: only then may the entries it never saw
+// be judged gone.
+func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	opts := n.s.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
 	start := time.Now()
@@ -65,21 +93,23 @@ func (n *indexNode) backstop(ctx context.Context) {
 	f.passEnded(time.Now())
 	f.finish(time.Now())
 	if !f.final.Up || chk.aborted || ctx.Err() != nil {
-		return
+		return false
 	}
 	// A namespace walked for the key budget is not judged: the index holds none of its keys,
 	// and the walk reads at most the budget of them.
 	over := n.s.budget.overMask()
 	for b, ns := range f.final.Namespaces {
 		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
-			return
+			return false
 		}
 	}
-	n.syncMu.Lock()
-	defer n.syncMu.Unlock()
-	if n.idx != idx || !chk.drained(ctx) {
-		return
-	}
+	return true
+}
+
+// correctUnseen re-reads every entry of idx the backstop walk did not see and returns how many
+// the re-read changed or removed; ok is false when the re-read failed (a refused grant refuses
+// the index). syncMu is held.
+func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute bool) (fixed int, ok bool) {
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
@@ -94,21 +124,26 @@ func (n *indexNode) backstop(ctx context.Context) {
 		if isRefusal(err) {
 			n.refuseIndex(err)
 		}
-		return
+		return 0, false
 	}
-	fixed := 0
 	for _, k := range unseen {
 		after, ok := idx.get(k)
 		if !ok || differs(before[k], after, absolute) {
 			fixed++
 		}
 	}
+	return fixed, true
+}
+
+// countBackstop counts a finished backstop walk and its corrections, and warns when it made
+// any. syncMu is held.
+func (n *indexNode) countBackstop(corrections int) {
 	n.mu.Lock()
-	n.corrections += int64(chk.fixed + fixed)
+	n.corrections += int64(corrections)
 	n.backstops++
 	n.mu.Unlock()
-	if chk.fixed+fixed > 0 {
-		n.s.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", chk.fixed+fixed)
+	if corrections > 0 {
+		n.s.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
 	}
 }
 
