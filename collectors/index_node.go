@@ -284,14 +284,8 @@ func (n *indexNode) establish() error {
 	}
 	n.syncMu.Unlock()
 	began := time.Now()
-	n.mu.Lock()
-	n.buildStart = began
-	n.mu.Unlock()
-	defer func() {
-		n.mu.Lock()
-		n.buildStart = time.Time{}
-		n.mu.Unlock()
-	}()
+	n.setBuildStart(began)
+	defer n.setBuildStart(time.Time{})
 	ctx, cancel := context.WithTimeout(n.ctx, buildTimeout)
 	defer cancel()
 	feed, err := openChangeFeed(ctx, n.client.Options(), n.prefixes, func(k string) bool { return n.maskOf(k) != 0 })
@@ -308,52 +302,85 @@ func (n *indexNode) establish() error {
 	absolute := n.absolute
 	n.mu.Unlock()
 
+	// The first build's walk stays shareable until the index is installed.
+	defer n.setBuilding(nil)
+	b, included, truncated, err := n.buildWalk(ctx, absolute)
+	if err != nil {
+		feed.close()
+		return err
+	}
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	if err := n.install(ctx, b.result(), truncated, feed, ident); err != nil {
+		return err
+	}
+	n.markBuilt(began, included)
+	return nil
+}
+
+// setBuildStart records when the build under way began; zero between builds.
+func (n *indexNode) setBuildStart(began time.Time) {
+	n.mu.Lock()
+	n.buildStart = began
+	n.mu.Unlock()
+}
+
+// setBuilding records the first build's walk while it runs (nil when none runs), for a scrape
+// to share. A walk after the first complete build is not shared: the index serves meanwhile.
+func (n *indexNode) setBuilding(f *pass) {
+	n.mu.Lock()
+	if f == nil || !n.built {
+		n.building = f
+	}
+	n.mu.Unlock()
+}
+
+// buildWalk builds an index of the node's keyspace with one walk, held to the key budget. It
+// returns the builder, the namespaces the build reads (included: those not sent to the walk as
+// it began), and the namespaces whose keys passed the budget during the walk (truncated).
+func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuilder, included uint64, truncated []int, err error) {
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b := newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
 	b.chargeTo(n.s.budget, n)
-	included := ^b.exclude // namespaces coming back that this build reads
+	included = ^b.exclude // namespaces coming back that this build reads
 	opts := n.s.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
 	start := time.Now()
 	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(buildTimeout))
 	f.sink = b
-	n.mu.Lock()
-	if !n.built {
-		n.building = f
-	}
-	n.mu.Unlock()
-	defer func() {
-		n.mu.Lock()
-		n.building = nil
-		n.mu.Unlock()
-	}()
+	n.setBuilding(f)
 	n.s.scanNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
-	res := f.final
+	truncated, err = buildOutcome(f.final)
+	return b, included, truncated, err
+}
+
+// buildOutcome judges a build's walk: the namespaces it cut at the key budget (truncated), or
+// the error that makes the build fail (a refused grant refuses the index).
+func buildOutcome(res *Result) (truncated []int, err error) {
 	if !res.Up {
-		feed.close()
-		return refusedGrant(fmt.Errorf("index build: %w", res.Err))
+		return nil, refusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}
-	var truncated []int
 	for i, ns := range res.Namespaces {
 		switch {
 		case ns.Truncated:
 			truncated = append(truncated, i)
 		case ns.Err != nil:
-			feed.close()
-			return refusedGrant(fmt.Errorf("index build: %w", ns.Err))
+			return nil, refusedGrant(fmt.Errorf("index build: %w", ns.Err))
 		case !ns.Complete:
-			feed.close()
-			return fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
+			return nil, fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
 		}
 	}
+	return truncated, nil
+}
 
-	n.syncMu.Lock()
-	defer n.syncMu.Unlock()
-	idx := b.result()
+// install makes idx, built from the server ident, the node's index following feed, and drains
+// the feed once: the changes made during the build are re-read. It returns errFeedLost when
+// the feed was lost meanwhile (the feed is closed). syncMu is held.
+func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int, feed *changeFeed, ident serverIdentity) error {
 	for _, i := range truncated {
 		n.s.budget.overflow(i)
 	}
@@ -368,12 +395,19 @@ func (n *indexNode) establish() error {
 		}
 		return err
 	}
+	return nil
+}
+
+// markBuilt records a build begun at began that read the namespaces in included: the index is
+// current and served. A namespace that came back under the key budget after the build began
+// was not read by it: the index is marked behind, and the feed loop builds again. syncMu is
+// held.
+func (n *indexNode) markBuilt(began time.Time, included uint64) {
 	n.mu.Lock()
 	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
 	n.buildTook = time.Since(began)
 	recovered := n.failing
 	n.failing = false
-	// A namespace that came back after this build began was not read by it: build again.
 	n.returning &= ^included
 	again := n.returning != 0
 	n.mu.Unlock()
@@ -383,7 +417,6 @@ func (n *indexNode) establish() error {
 	if again {
 		n.lose(resyncKeyBudget)
 	}
-	return nil
 }
 
 // errFeedLost is a build's error when its feed was lost before the build ended.
