@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,7 +47,9 @@ const buildTimeout = time.Hour
 
 // indexNode keeps the index of one Redis node (a single server, or the master behind Sentinel)
 // current: a feed loop that follows the change feed, and a resync (a new feed and a new walk)
-// whenever the feed could have missed something.
+// whenever the feed could have missed something. Its parts: the feed follower (feedFollower),
+// the builder (buildState) and what a scrape reads beside the index (scrapeServer), each
+// documenting which of the node's two locks guards which of its fields.
 type indexNode struct {
 	s          *Scanner
 	client     *redis.Client
@@ -56,50 +57,25 @@ type indexNode struct {
 	cls        *classifier
 	prefixes   []string
 	clock      serverClock
-	noIdle     atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
-	// tried is closed when the first build attempt ended (built, refused or failed): a scrape
-	// at start waits for it rather than walk beside a build that takes milliseconds.
-	tried chan struct{}
 
 	// syncMu serializes the feed loop's drains, a scrape's drain and aggregation, and the swap
-	// of a new index; idx and feed are read and written under it.
+	// of a new index; idx and ident, and the feed follower's feed state, are read and written
+	// under it. A scrape can stop waiting for it at its deadline.
 	syncMu syncLock
-	idx    *keyIndex // the last complete index; nil before the first build
-	feed   *changeFeed
+	idx    *keyIndex      // the last complete index; nil before the first build
 	ident  serverIdentity // of the server idx was built from
-	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
-	// walk began: the walk does not judge them, its own reading of them may be older.
-	changedSince map[string]bool
-	// unreadable holds each changed key whose re-read Redis refused (NOPERM on the key, say),
-	// with the refusal: its entry may be stale, so its namespaces fail until a re-read
-	// succeeds, and each scrape tries again.
-	unreadable map[string]error
 
-	mu        sync.Mutex
-	absolute  bool      // the server has PEXPIRETIME
-	current   bool      // idx follows the feed; false while a resync runs
-	currentAt time.Time // when idx was last known current
-	lost      string    // a resync reason a scrape found, for the feed loop
-	resyncs   map[string]int64
-	refused   error
-	returning uint64 // namespaces back under the key budget that no build has read yet: walked
-	failing   bool   // the last build failed: scrapes walk until one succeeds
-	entries   int
-	// The backstop walk's counts: corrections it made, and walks it finished.
-	corrections, backstops int64
-	building               *pass // the first build's walk while it runs: a scrape meanwhile shares it
-	built                  bool  // a complete index exists
-	// buildStart is when the build under way began (zero between builds), buildTook how long
-	// the last complete one took: a cluster scrape judges by them whether to await a resync.
-	buildStart time.Time
-	buildTook  time.Duration
-	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
-	// the node's data is changing without feed messages that a re-read can follow.
-	redirected bool
+	// mu guards the build state, the scrape's counts and the follower's redirected flag: short
+	// sections, never held across a Redis round trip. Taken after syncMu when both are held.
+	mu sync.Mutex
+
+	feedFollower
+	buildState
+	scrapeServer
 
 	// clusterMaster marks one master of a Redis Cluster: its identity includes the slots it
 	// serves, and it serves scrapes only while its role is master. late marks a master that
@@ -116,7 +92,8 @@ func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, pref
 func makeIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
 		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
-		done: make(chan struct{}), tried: make(chan struct{}), resyncs: map[string]int64{}, syncMu: make(syncLock, 1),
+		done: make(chan struct{}), syncMu: make(syncLock, 1),
+		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
 	n.ctx, n.cancel = context.WithCancel(s.base)
 	return n
