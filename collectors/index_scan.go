@@ -207,10 +207,7 @@ func (s *Scanner) walkerFor(mask uint64) *Scanner {
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w, err := NewScanner(s.client, opts)
-	if err != nil {
-		panic(err) // a subset of validated options is valid
-	}
+	w := newScanner(s.client, opts)
 	s.walker, s.walkerSet = w, mask
 	return w
 }
