@@ -18,14 +18,14 @@ const DefaultBackstopEvery = 10 * time.Minute
 // backstopLoop runs a paced backstop walk every Options.BackstopEvery while the index follows
 // its feed; ctx ends with the feed (a resync rebuilds the index with a walk anyway).
 func (n *indexNode) backstopLoop(ctx context.Context) {
-	if n.s.opts.BackstopKeysPerSecond < 0 {
+	if n.opts.BackstopKeysPerSecond < 0 {
 		return
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(n.s.opts.BackstopEvery):
+		case <-time.After(n.opts.BackstopEvery):
 		}
 		n.backstop(ctx)
 	}
@@ -83,13 +83,13 @@ func (n *indexNode) beginBackstop() *keyIndex {
 // whether the walk read every namespace it judges whole: only then may the entries it never saw
 // be judged gone.
 func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
-	opts := n.s.opts
-	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
+	opts := n.opts
+	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(24*time.Hour))
+	f := newPass(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
 	f.sink = chk
 	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
-	n.s.scanNode(f, n.client)
+	n.walker.scanNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
 	if !f.final.Up || chk.aborted || ctx.Err() != nil {
@@ -97,7 +97,7 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	}
 	// A namespace walked for the key budget is not judged: the index holds none of its keys,
 	// and the walk reads at most the budget of them.
-	over := n.s.budget.overMask()
+	over := n.budget.overMask()
 	for b, ns := range f.final.Namespaces {
 		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
 			return false
@@ -143,7 +143,7 @@ func (n *indexNode) countBackstop(corrections int) {
 	n.backstops++
 	n.mu.Unlock()
 	if corrections > 0 {
-		n.s.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
+		n.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
 	}
 }
 
@@ -198,7 +198,7 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 		if replies[k].err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.s.budget.overMask()
+		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.budget.overMask()
 		if mask == 0 {
 			continue
 		}

@@ -51,7 +51,7 @@ const buildTimeout = time.Hour
 // the builder (buildState) and what a scrape reads beside the index (scrapeServer), each
 // documenting which of the node's two locks guards which of its fields.
 type indexNode struct {
-	s          *Scanner
+	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
 	namespaces []Namespace // the indexed namespaces; bit b of a mask is namespaces[b]
 	cls        *classifier
@@ -83,19 +83,19 @@ type indexNode struct {
 	clusterMaster, late bool
 }
 
-func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
-	n := makeIndexNode(s, client, namespaces, prefixes)
+func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+	n := makeIndexNode(env, client, namespaces, prefixes)
 	go n.run()
 	return n
 }
 
-func makeIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
-		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
+		nodeEnv: env, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
-	n.ctx, n.cancel = context.WithCancel(s.base)
+	n.ctx, n.cancel = context.WithCancel(env.base)
 	return n
 }
 
@@ -115,7 +115,7 @@ func (n *indexNode) close() {
 		n.feed.close()
 		n.feed = nil
 	}
-	n.s.budget.release(n)
+	n.budget.release(n)
 }
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
@@ -168,7 +168,7 @@ func (n *indexNode) run() {
 		n.lost = reason
 		n.resyncs[reason]++
 		n.mu.Unlock()
-		n.s.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
+		n.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
 		if reason == resyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
@@ -196,7 +196,7 @@ func (n *indexNode) awaitMoveEnd() {
 	n.syncMu.Unlock()
 	t := time.NewTicker(feedInterval)
 	defer t.Stop()
-	until := time.Now().Add(n.s.opts.moveWaitMax)
+	until := time.Now().Add(n.opts.moveWaitMax)
 	for time.Now().Before(until) {
 		select {
 		case <-n.ctx.Done():
@@ -228,15 +228,15 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	if n.idx != nil {
 		n.keepWithinBudget(n.idx)
 	} else {
-		n.s.budget.release(n)
+		n.budget.release(n)
 	}
 	n.syncMu.Unlock()
 	if n.ctx.Err() != nil {
 		return
 	}
-	log := n.s.opts.Logger.Debug
+	log := n.opts.Logger.Debug
 	if first {
-		log = n.s.opts.Logger.Warn
+		log = n.opts.Logger.Warn
 	}
 	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
 }
@@ -246,7 +246,7 @@ func (n *indexNode) refuse(err error) {
 	n.refused = err
 	n.mu.Unlock()
 	for _, ns := range n.namespaces {
-		n.s.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
+		n.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
 			"lock_namespace", ns.Name, "err", err)
 	}
 }
@@ -320,15 +320,15 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	base := n.idx
 	n.syncMu.Unlock()
 	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
-	b.chargeTo(n.s.budget, n)
+	b.chargeTo(n.budget, n)
 	included = ^b.exclude // namespaces coming back that this build reads
-	opts := n.s.opts
-	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
+	opts := n.opts
+	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(buildTimeout))
+	f := newPass(ctx, opts, n.cls, n.replies, start, start.Add(buildTimeout))
 	f.sink = b
 	n.setBuilding(f)
-	n.s.scanNode(f, n.client)
+	n.walker.scanNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
 	truncated, err = buildOutcome(f.final)
@@ -359,7 +359,7 @@ func buildOutcome(res *Result) (truncated []int, err error) {
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
 func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int, feed *changeFeed, ident serverIdentity) error {
 	for _, i := range truncated {
-		n.s.budget.overflow(i)
+		n.budget.overflow(i)
 	}
 	n.keepWithinBudget(idx)
 	n.feed, n.idx, n.ident, n.unreadable = feed, idx, ident, nil
@@ -389,7 +389,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 	again := n.returning != 0
 	n.mu.Unlock()
 	if recovered {
-		n.s.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+		n.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
 		n.lose(resyncKeyBudget)
@@ -485,5 +485,5 @@ func (n *indexNode) maskOf(key string) uint64 {
 	} else {
 		m = maskOf(n.cls.classifyCompanion(key, base, unwrapped, buf[:0]))
 	}
-	return m &^ n.s.budget.overMask()
+	return m &^ n.budget.overMask()
 }

@@ -63,7 +63,7 @@ func (s *Scanner) startIndex() {
 	case *redis.ClusterClient:
 		s.cluster = newClusterIndex(s, c, indexed, prefixes)
 	case *redis.Client:
-		s.index = newIndexNode(s, c, indexed, prefixes)
+		s.index = newIndexNode(s.indexEnv(), c, indexed, prefixes)
 	}
 }
 

@@ -43,7 +43,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 		return nil, false
 	default:
 	}
-	deadline := time.Now().Add(n.s.opts.Timeout)
+	deadline := time.Now().Add(n.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -190,8 +190,8 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 		return out
 	}
 	out.noIdle = !idle
-	k := n.s.opts.TopK
-	held := n.idx.heldAges(n.namespaces, now, k, n.s.opts.FullKeys)
+	k := n.opts.TopK
+	held := n.idx.heldAges(n.namespaces, now, k, n.opts.FullKeys)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
@@ -244,7 +244,7 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceRes
 	}
 	found, herr := readHolderValues(ctx, n.client, holderKeys)
 	if herr != nil {
-		n.s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
+		n.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
 	}
 	for b, r := range results {
 		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
@@ -343,7 +343,7 @@ func firstK(t *ranking, k int) []KeyInfo {
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
 func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, bool, error) {
-	k := n.s.opts.TopK
+	k := n.opts.TopK
 	m := max(4*k, k+16)
 	for {
 		aggs := n.idx.aggregate(n.namespaces, now, m)
@@ -368,7 +368,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 			a := &aggs[i]
 			for _, t := range []**ranking{&a.top, &a.noTTLTop} {
 				cands := *t
-				final := newRanking(k, n.s.opts.FullKeys)
+				final := newRanking(k, n.opts.FullKeys)
 				for _, ki := range cands.items {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v
