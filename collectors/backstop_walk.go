@@ -18,14 +18,14 @@ const DefaultBackstopEvery = 10 * time.Minute
 // backstopLoop runs a paced backstop walk every Options.BackstopEvery while the index follows
 // its feed; ctx ends with the feed (a resync rebuilds the index with a walk anyway).
 func (n *indexNode) backstopLoop(ctx context.Context) {
-	if n.s.opts.BackstopKeysPerSecond < 0 {
+	if n.opts.BackstopKeysPerSecond < 0 {
 		return
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(n.s.opts.BackstopEvery):
+		case <-time.After(n.opts.BackstopEvery):
 		}
 		n.backstop(ctx)
 	}
@@ -36,15 +36,10 @@ func (n *indexNode) backstopLoop(ctx context.Context) {
 // expiry, and at the end every entry the walk never saw (a key gone without a feed message). Each
 // correction is counted: with a working feed there are none, so a non-zero rate is worth an alert.
 func (n *indexNode) backstop(ctx context.Context) {
-	n.syncMu.Lock()
-	idx := n.idx
+	idx := n.beginBackstop()
 	if idx == nil {
-		n.syncMu.Unlock()
 		return
 	}
-	idx.epoch++
-	n.changedSince = map[string]bool{}
-	n.syncMu.Unlock()
 	defer func() {
 		n.syncMu.Lock()
 		n.changedSince = nil
@@ -55,31 +50,66 @@ func (n *indexNode) backstop(ctx context.Context) {
 	n.mu.Unlock()
 
 	chk := &backstopCheck{ctx: ctx, n: n, idx: idx, absolute: absolute}
-	opts := n.s.opts
-	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
-	start := time.Now()
-	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(24*time.Hour))
-	f.sink = chk
-	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
-	n.s.scanNode(f, n.client)
-	f.passEnded(time.Now())
-	f.finish(time.Now())
-	if !f.final.Up || chk.aborted || ctx.Err() != nil {
+	if !n.backstopWalk(ctx, chk) {
 		return
-	}
-	// A namespace walked for the key budget is not judged: the index holds none of its keys,
-	// and the walk reads at most the budget of them.
-	over := n.s.budget.overMask()
-	for b, ns := range f.final.Namespaces {
-		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
-			return
-		}
 	}
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	if n.idx != idx || !chk.drained(ctx) {
 		return
 	}
+	fixed, ok := n.correctUnseen(ctx, idx, absolute)
+	if !ok {
+		return
+	}
+	n.countBackstop(chk.fixed + fixed)
+}
+
+// beginBackstop starts a new epoch of the node's index and the collection of the keys drains
+// re-read from now on (changedSince), and returns the index; nil when no index exists yet.
+func (n *indexNode) beginBackstop() *keyIndex {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	idx := n.idx
+	if idx == nil {
+		return nil
+	}
+	idx.epoch++
+	n.changedSince = map[string]bool{}
+	return idx
+}
+
+// backstopWalk walks the node's keyspace once, paced, with chk judging each batch. It reports
+// whether the walk read every namespace it judges whole: only then may the entries it never saw
+// be judged gone.
+func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
+	opts := n.opts
+	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
+	start := time.Now()
+	f := newPass(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
+	f.sink = chk
+	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
+	n.walker.scanNode(f, n.client)
+	f.passEnded(time.Now())
+	f.finish(time.Now())
+	if !f.final.Up || chk.aborted || ctx.Err() != nil {
+		return false
+	}
+	// A namespace walked for the key budget is not judged: the index holds none of its keys,
+	// and the walk reads at most the budget of them.
+	over := n.budget.overMask()
+	for b, ns := range f.final.Namespaces {
+		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
+			return false
+		}
+	}
+	return true
+}
+
+// correctUnseen re-reads every entry of idx the backstop walk did not see and returns how many
+// the re-read changed or removed; ok is false when the re-read failed (a refused grant refuses
+// the index). syncMu is held.
+func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute bool) (fixed int, ok bool) {
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
@@ -94,21 +124,26 @@ func (n *indexNode) backstop(ctx context.Context) {
 		if isRefusal(err) {
 			n.refuseIndex(err)
 		}
-		return
+		return 0, false
 	}
-	fixed := 0
 	for _, k := range unseen {
 		after, ok := idx.get(k)
 		if !ok || differs(before[k], after, absolute) {
 			fixed++
 		}
 	}
+	return fixed, true
+}
+
+// countBackstop counts a finished backstop walk and its corrections, and warns when it made
+// any. syncMu is held.
+func (n *indexNode) countBackstop(corrections int) {
 	n.mu.Lock()
-	n.corrections += int64(chk.fixed + fixed)
+	n.corrections += int64(corrections)
 	n.backstops++
 	n.mu.Unlock()
-	if chk.fixed+fixed > 0 {
-		n.s.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", chk.fixed+fixed)
+	if corrections > 0 {
+		n.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
 	}
 }
 
@@ -163,7 +198,7 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 		if replies[k].err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.s.budget.overMask()
+		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.budget.overMask()
 		if mask == 0 {
 			continue
 		}

@@ -162,7 +162,7 @@ func chargeOf(idx *keyIndex) *budgetCharge {
 // every namespace the budget sends to the walk, until the indexes fit in the budget.
 func (n *indexNode) keepWithinBudget(idx *keyIndex) {
 	for {
-		b := n.s.budget.settle(n, chargeOf(idx))
+		b := n.budget.settle(n, chargeOf(idx))
 		if b < 0 {
 			return
 		}
@@ -184,7 +184,7 @@ func (n *indexNode) readmit(b int) {
 func (n *indexNode) budgetWalked() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.s.budget.overMask() | n.returning
+	return n.budget.overMask() | n.returning
 }
 
 // readmitShrunk brings back to the index every namespace this scrape walked for the key budget

@@ -190,7 +190,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	added := 0
 	for addr, c := range masters {
 		if ci.nodes[addr] == nil {
-			n := makeIndexNode(ci.s, c, ci.namespaces, ci.prefixes)
+			n := makeIndexNode(ci.s.indexEnv(), c, ci.namespaces, ci.prefixes)
 			n.clusterMaster, n.late = true, !first
 			ci.nodes[addr] = n
 			go n.run()

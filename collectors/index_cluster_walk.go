@@ -60,10 +60,7 @@ func (mw *masterWalkers) walker(parent *Scanner, c *redis.Client, namespaces []N
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	s, err := NewScanner(c, opts)
-	if err != nil {
-		panic(err) // a subset of validated options is valid
-	}
+	s := newScanner(c, opts)
 	if mw.walkers == nil {
 		mw.walkers = map[string]*masterWalker{}
 	}

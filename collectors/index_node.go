@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,58 +47,35 @@ const buildTimeout = time.Hour
 
 // indexNode keeps the index of one Redis node (a single server, or the master behind Sentinel)
 // current: a feed loop that follows the change feed, and a resync (a new feed and a new walk)
-// whenever the feed could have missed something.
+// whenever the feed could have missed something. Its parts: the feed follower (feedFollower),
+// the builder (buildState) and what a scrape reads beside the index (scrapeServer), each
+// documenting which of the node's two locks guards which of its fields.
 type indexNode struct {
-	s          *Scanner
+	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
 	namespaces []Namespace // the indexed namespaces; bit b of a mask is namespaces[b]
 	cls        *classifier
 	prefixes   []string
 	clock      serverClock
-	noIdle     atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
-	// tried is closed when the first build attempt ended (built, refused or failed): a scrape
-	// at start waits for it rather than walk beside a build that takes milliseconds.
-	tried chan struct{}
 
 	// syncMu serializes the feed loop's drains, a scrape's drain and aggregation, and the swap
-	// of a new index; idx and feed are read and written under it.
+	// of a new index; idx and ident, and the feed follower's feed state, are read and written
+	// under it. A scrape can stop waiting for it at its deadline.
 	syncMu syncLock
-	idx    *keyIndex // the last complete index; nil before the first build
-	feed   *changeFeed
+	idx    *keyIndex      // the last complete index; nil before the first build
 	ident  serverIdentity // of the server idx was built from
-	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
-	// walk began: the walk does not judge them, its own reading of them may be older.
-	changedSince map[string]bool
-	// unreadable holds each changed key whose re-read Redis refused (NOPERM on the key, say),
-	// with the refusal: its entry may be stale, so its namespaces fail until a re-read
-	// succeeds, and each scrape tries again.
-	unreadable map[string]error
 
-	mu        sync.Mutex
-	absolute  bool      // the server has PEXPIRETIME
-	current   bool      // idx follows the feed; false while a resync runs
-	currentAt time.Time // when idx was last known current
-	lost      string    // a resync reason a scrape found, for the feed loop
-	resyncs   map[string]int64
-	refused   error
-	returning uint64 // namespaces back under the key budget that no build has read yet: walked
-	failing   bool   // the last build failed: scrapes walk until one succeeds
-	entries   int
-	// The backstop walk's counts: corrections it made, and walks it finished.
-	corrections, backstops int64
-	building               *pass // the first build's walk while it runs: a scrape meanwhile shares it
-	built                  bool  // a complete index exists
-	// buildStart is when the build under way began (zero between builds), buildTook how long
-	// the last complete one took: a cluster scrape judges by them whether to await a resync.
-	buildStart time.Time
-	buildTook  time.Duration
-	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
-	// the node's data is changing without feed messages that a re-read can follow.
-	redirected bool
+	// mu guards the build state, the scrape's counts and the follower's redirected flag: short
+	// sections, never held across a Redis round trip. Taken after syncMu when both are held.
+	mu sync.Mutex
+
+	feedFollower
+	buildState
+	scrapeServer
 
 	// clusterMaster marks one master of a Redis Cluster: its identity includes the slots it
 	// serves, and it serves scrapes only while its role is master. late marks a master that
@@ -107,18 +83,19 @@ type indexNode struct {
 	clusterMaster, late bool
 }
 
-func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
-	n := makeIndexNode(s, client, namespaces, prefixes)
+func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+	n := makeIndexNode(env, client, namespaces, prefixes)
 	go n.run()
 	return n
 }
 
-func makeIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
-		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
-		done: make(chan struct{}), tried: make(chan struct{}), resyncs: map[string]int64{}, syncMu: make(syncLock, 1),
+		nodeEnv: env, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
+		done: make(chan struct{}), syncMu: make(syncLock, 1),
+		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
-	n.ctx, n.cancel = context.WithCancel(s.base)
+	n.ctx, n.cancel = context.WithCancel(env.base)
 	return n
 }
 
@@ -138,7 +115,7 @@ func (n *indexNode) close() {
 		n.feed.close()
 		n.feed = nil
 	}
-	n.s.budget.release(n)
+	n.budget.release(n)
 }
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
@@ -191,7 +168,7 @@ func (n *indexNode) run() {
 		n.lost = reason
 		n.resyncs[reason]++
 		n.mu.Unlock()
-		n.s.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
+		n.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
 		if reason == resyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
@@ -219,7 +196,7 @@ func (n *indexNode) awaitMoveEnd() {
 	n.syncMu.Unlock()
 	t := time.NewTicker(feedInterval)
 	defer t.Stop()
-	until := time.Now().Add(n.s.opts.moveWaitMax)
+	until := time.Now().Add(n.opts.moveWaitMax)
 	for time.Now().Before(until) {
 		select {
 		case <-n.ctx.Done():
@@ -251,15 +228,15 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	if n.idx != nil {
 		n.keepWithinBudget(n.idx)
 	} else {
-		n.s.budget.release(n)
+		n.budget.release(n)
 	}
 	n.syncMu.Unlock()
 	if n.ctx.Err() != nil {
 		return
 	}
-	log := n.s.opts.Logger.Debug
+	log := n.opts.Logger.Debug
 	if first {
-		log = n.s.opts.Logger.Warn
+		log = n.opts.Logger.Warn
 	}
 	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
 }
@@ -269,7 +246,7 @@ func (n *indexNode) refuse(err error) {
 	n.refused = err
 	n.mu.Unlock()
 	for _, ns := range n.namespaces {
-		n.s.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
+		n.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
 			"lock_namespace", ns.Name, "err", err)
 	}
 }
@@ -284,14 +261,8 @@ func (n *indexNode) establish() error {
 	}
 	n.syncMu.Unlock()
 	began := time.Now()
-	n.mu.Lock()
-	n.buildStart = began
-	n.mu.Unlock()
-	defer func() {
-		n.mu.Lock()
-		n.buildStart = time.Time{}
-		n.mu.Unlock()
-	}()
+	n.setBuildStart(began)
+	defer n.setBuildStart(time.Time{})
 	ctx, cancel := context.WithTimeout(n.ctx, buildTimeout)
 	defer cancel()
 	feed, err := openChangeFeed(ctx, n.client.Options(), n.prefixes, func(k string) bool { return n.maskOf(k) != 0 })
@@ -308,54 +279,87 @@ func (n *indexNode) establish() error {
 	absolute := n.absolute
 	n.mu.Unlock()
 
+	// The first build's walk stays shareable until the index is installed.
+	defer n.setBuilding(nil)
+	b, included, truncated, err := n.buildWalk(ctx, absolute)
+	if err != nil {
+		feed.close()
+		return err
+	}
 	n.syncMu.Lock()
-	base := n.idx
-	n.syncMu.Unlock()
-	b := newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
-	b.chargeTo(n.s.budget, n)
-	included := ^b.exclude // namespaces coming back that this build reads
-	opts := n.s.opts
-	opts.Namespaces, opts.MaxKeys = n.namespaces, n.s.opts.IndexKeyBudget
-	start := time.Now()
-	f := newPass(ctx, opts, n.cls, n.s.replies, start, start.Add(buildTimeout))
-	f.sink = b
+	defer n.syncMu.Unlock()
+	if err := n.install(ctx, b.result(), truncated, feed, ident); err != nil {
+		return err
+	}
+	n.markBuilt(began, included)
+	return nil
+}
+
+// setBuildStart records when the build under way began; zero between builds.
+func (n *indexNode) setBuildStart(began time.Time) {
 	n.mu.Lock()
-	if !n.built {
+	n.buildStart = began
+	n.mu.Unlock()
+}
+
+// setBuilding records the first build's walk while it runs (nil when none runs), for a scrape
+// to share. A walk after the first complete build is not shared: the index serves meanwhile.
+func (n *indexNode) setBuilding(f *pass) {
+	n.mu.Lock()
+	if f == nil || !n.built {
 		n.building = f
 	}
 	n.mu.Unlock()
-	defer func() {
-		n.mu.Lock()
-		n.building = nil
-		n.mu.Unlock()
-	}()
-	n.s.scanNode(f, n.client)
+}
+
+// buildWalk builds an index of the node's keyspace with one walk, held to the key budget. It
+// returns the builder, the namespaces the build reads (included: those not sent to the walk as
+// it began), and the namespaces whose keys passed the budget during the walk (truncated).
+func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuilder, included uint64, truncated []int, err error) {
+	n.syncMu.Lock()
+	base := n.idx
+	n.syncMu.Unlock()
+	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.chargeTo(n.budget, n)
+	included = ^b.exclude // namespaces coming back that this build reads
+	opts := n.opts
+	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
+	start := time.Now()
+	f := newPass(ctx, opts, n.cls, n.replies, start, start.Add(buildTimeout))
+	f.sink = b
+	n.setBuilding(f)
+	n.walker.scanNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
-	res := f.final
+	truncated, err = buildOutcome(f.final)
+	return b, included, truncated, err
+}
+
+// buildOutcome judges a build's walk: the namespaces it cut at the key budget (truncated), or
+// the error that makes the build fail (a refused grant refuses the index).
+func buildOutcome(res *Result) (truncated []int, err error) {
 	if !res.Up {
-		feed.close()
-		return refusedGrant(fmt.Errorf("index build: %w", res.Err))
+		return nil, refusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}
-	var truncated []int
 	for i, ns := range res.Namespaces {
 		switch {
 		case ns.Truncated:
 			truncated = append(truncated, i)
 		case ns.Err != nil:
-			feed.close()
-			return refusedGrant(fmt.Errorf("index build: %w", ns.Err))
+			return nil, refusedGrant(fmt.Errorf("index build: %w", ns.Err))
 		case !ns.Complete:
-			feed.close()
-			return fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
+			return nil, fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
 		}
 	}
+	return truncated, nil
+}
 
-	n.syncMu.Lock()
-	defer n.syncMu.Unlock()
-	idx := b.result()
+// install makes idx, built from the server ident, the node's index following feed, and drains
+// the feed once: the changes made during the build are re-read. It returns errFeedLost when
+// the feed was lost meanwhile (the feed is closed). syncMu is held.
+func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int, feed *changeFeed, ident serverIdentity) error {
 	for _, i := range truncated {
-		n.s.budget.overflow(i)
+		n.budget.overflow(i)
 	}
 	n.keepWithinBudget(idx)
 	n.feed, n.idx, n.ident, n.unreadable = feed, idx, ident, nil
@@ -368,22 +372,28 @@ func (n *indexNode) establish() error {
 		}
 		return err
 	}
+	return nil
+}
+
+// markBuilt records a build begun at began that read the namespaces in included: the index is
+// current and served. A namespace that came back under the key budget after the build began
+// was not read by it: the index is marked behind, and the feed loop builds again. syncMu is
+// held.
+func (n *indexNode) markBuilt(began time.Time, included uint64) {
 	n.mu.Lock()
 	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
 	n.buildTook = time.Since(began)
 	recovered := n.failing
 	n.failing = false
-	// A namespace that came back after this build began was not read by it: build again.
 	n.returning &= ^included
 	again := n.returning != 0
 	n.mu.Unlock()
 	if recovered {
-		n.s.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+		n.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
 		n.lose(resyncKeyBudget)
 	}
-	return nil
 }
 
 // errFeedLost is a build's error when its feed was lost before the build ended.
@@ -475,5 +485,5 @@ func (n *indexNode) maskOf(key string) uint64 {
 	} else {
 		m = maskOf(n.cls.classifyCompanion(key, base, unwrapped, buf[:0]))
 	}
-	return m &^ n.s.budget.overMask()
+	return m &^ n.budget.overMask()
 }

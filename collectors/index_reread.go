@@ -67,7 +67,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	absolute := n.absolute
 	n.mu.Unlock()
 	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader()}
-	size := n.s.opts.BatchSize
+	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
 		at := n.clock.now()
@@ -123,7 +123,7 @@ func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
 		n.unreadable = map[string]error{}
 	}
 	n.unreadable[key] = err
-	if len(n.unreadable) > n.s.opts.IndexKeyBudget {
+	if len(n.unreadable) > n.opts.IndexKeyBudget {
 		return &errTrackingRefused{fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
 	}
 	return nil

@@ -63,7 +63,7 @@ func (s *Scanner) startIndex() {
 	case *redis.ClusterClient:
 		s.cluster = newClusterIndex(s, c, indexed, prefixes)
 	case *redis.Client:
-		s.index = newIndexNode(s, c, indexed, prefixes)
+		s.index = newIndexNode(s.indexEnv(), c, indexed, prefixes)
 	}
 }
 
@@ -110,8 +110,17 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 		walkPos[s.indexedPos[b]] = why
 	}
 
+	res := s.mergeServed(served, walked, idx.counts(), walkPos)
+	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
+	s.logMerged(res, began)
+	s.readmitShrunk(idx, res)
+	return res
+}
+
+// mergeServed is an indexed scrape's result: the namespaces the index served (served), and those
+// walked (walked, nil when none was) at their positions in walkPos, with the reason they were.
+func (s *Scanner) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
 	res := &Result{Up: served.err == nil, Err: served.err, IdleTimeAvailable: !served.noIdle, Keyspace: served.keyspace}
-	counts := idx.counts()
 	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
 	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
 	res.ScanCalls, res.KeysScanned = served.scanCalls, served.keysScanned
@@ -146,9 +155,6 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 		}
 		res.Namespaces = append(res.Namespaces, r)
 	}
-	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
-	s.logMerged(res, began)
-	s.readmitShrunk(idx, res)
 	return res
 }
 
@@ -201,10 +207,7 @@ func (s *Scanner) walkerFor(mask uint64) *Scanner {
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w, err := NewScanner(s.client, opts)
-	if err != nil {
-		panic(err) // a subset of validated options is valid
-	}
+	w := newScanner(s.client, opts)
 	s.walker, s.walkerSet = w, mask
 	return w
 }

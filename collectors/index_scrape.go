@@ -43,7 +43,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 		return nil, false
 	default:
 	}
-	deadline := time.Now().Add(n.s.opts.Timeout)
+	deadline := time.Now().Add(n.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -79,12 +79,20 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		out.err = ErrNoAnswer // the feed loop waits for a Redis that does not answer
 		return out
 	}
-	unlock := true
+	handed := false
 	defer func() {
-		if unlock {
+		if !handed {
 			n.syncMu.Unlock()
 		}
 	}()
+	out, handed = n.serveLocked(ctx, out, start)
+	return out
+}
+
+// serveLocked is collect once syncMu is held: it decides what the index can serve, brings it up
+// to the scrape, and serves it. handed is true when syncMu was handed to a round trip still
+// under way (scrapePing): the caller must not release it.
+func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.Time) (served indexServe, handed bool) {
 	// maxmemory-policy is a runtime setting: each scrape asks OBJECT IDLETIME again, as each
 	// walk does, so that idle times come back once an LFU policy is switched off. Under LFU
 	// the cost is one refused command, after which the node remembers it for this scrape.
@@ -94,11 +102,11 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
-		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
+		return out.walkAll(len(n.namespaces), reasonTrackingRefused), false
 	case n.idx == nil || !usable:
 		// No build has succeeded yet, or the last one failed: the index held may never have
 		// been current, or be behind by the retry's backoff.
-		return out.walkAll(len(n.namespaces), reasonIndexUnavailable)
+		return out.walkAll(len(n.namespaces), reasonIndexUnavailable), false
 	}
 	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
@@ -108,20 +116,25 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		}
 	}
 	if current {
-		handed, err := n.scrapeDrain(ctx)
+		drainHanded, err := n.scrapeDrain(ctx)
 		switch {
-		case handed:
-			unlock = false // the round trip releases syncMu when its reply arrives
+		case drainHanded:
 			out.err = ErrNoAnswer
-			return out
+			return out, true // the round trip releases syncMu when its reply arrives
 		case isRefusal(err):
 			n.refuseIndex(err)
-			return out.walkAll(len(n.namespaces), reasonTrackingRefused)
+			return out.walkAll(len(n.namespaces), reasonTrackingRefused), false
 		case err != nil:
 			out.err = err
-			return out
+			return out, false
 		}
 	}
+	return n.serveChecked(ctx, out, start), false
+}
+
+// serveChecked reads the server's identity and TIME, and serves the index as of that TIME if it
+// still holds this server's data; otherwise the scrape walks. syncMu is held.
+func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time.Time) indexServe {
 	ident, keyspace, now, err := n.readIdentity(ctx)
 	if refused := refusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
@@ -133,6 +146,16 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		return out
 	}
 	out.keyspace = keyspace
+	if n.dataInDoubt(ident) {
+		return out.walkAll(len(n.namespaces), reasonResyncing)
+	}
+	return n.serveIndex(ctx, out, start, now)
+}
+
+// dataInDoubt checks the server's identity, just read, against the index's (a change marks the
+// index behind), and reports whether the index may hold another dataset than the server's, or
+// serve keys the node no longer serves: then the scrape walks. syncMu is held.
+func (n *indexNode) dataInDoubt(ident serverIdentity) bool {
 	changed := n.checkIdentity(ident)
 	if changed != "" {
 		n.lose(changed)
@@ -146,10 +169,13 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	// A cluster node that is no longer a master (failed over) serves nothing: its new master
 	// holds its keys, and the cluster's index starts a node for it.
 	demoted := n.clusterMaster && ident.role != "master"
-	if demoted || stale && (changed != "" || dataReplaced(why)) {
-		return out.walkAll(len(n.namespaces), reasonResyncing)
-	}
+	return demoted || stale && (changed != "" || dataReplaced(why))
+}
 
+// serveIndex fills out's results from the index as of now (server ms): every namespace out does
+// not walk, with exact top-K lists, hold ages, and the holders of the locks listed. syncMu is
+// held.
+func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.Time, now int64) indexServe {
 	n.mu.Lock()
 	age := time.Duration(0)
 	if !n.current {
@@ -164,53 +190,72 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		return out
 	}
 	out.noIdle = !idle
-	k := n.s.opts.TopK
-	held := n.idx.heldAges(n.namespaces, now, k, n.s.opts.FullKeys)
+	k := n.opts.TopK
+	held := n.idx.heldAges(n.namespaces, now, k, n.opts.FullKeys)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
 			continue
 		}
-		a := aggs[b]
-		r := NamespaceResult{
-			Namespace: ns, Keys: a.keys, KeysWithoutTTL: a.noTTL, FenceKeys: a.fence,
-			MinTTL: a.minTTL, HasTTL: a.hasTTL, Complete: true, Err: keyErrs[b],
-			Duration: time.Since(start), Indexed: true, IndexAge: age,
-		}
-		r.Stalest = firstK(a.top, k)
-		r.StalestNoTTL = firstK(a.noTTLTop, k)
-		if idle && len(r.Stalest) > 0 {
-			r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
-		}
+		r := indexedResult(ns, aggs[b], k, idle)
+		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
 		if held != nil {
 			held[b].withHeld(&r)
 		}
-		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
-			for _, ki := range list {
-				if _, ok := holderKeyOf(ki.Key); ok && !ki.Cut {
-					holderKeys = append(holderKeys, ki.Key)
-				}
-			}
-		}
+		holderKeys = appendHolderKeys(holderKeys, r)
 		out.results[b] = r
 	}
-	if len(holderKeys) > 0 {
-		found, herr := readHolderValues(ctx, n.client, holderKeys)
-		if herr != nil {
-			n.s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
-		}
-		for b, r := range out.results {
-			for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
-				for i := range list {
-					if !list[i].Cut {
-						list[i].Holder = found[list[i].Key]
-					}
-				}
+	n.addHolders(ctx, out.results, holderKeys)
+	return out
+}
+
+// indexedResult is namespace ns's result from its aggregate a, with its k stalest keys; idle is
+// false when the server does not track idle time.
+func indexedResult(ns Namespace, a indexAggregate, k int, idle bool) NamespaceResult {
+	r := NamespaceResult{
+		Namespace: ns, Keys: a.keys, KeysWithoutTTL: a.noTTL, FenceKeys: a.fence,
+		MinTTL: a.minTTL, HasTTL: a.hasTTL, Complete: true, Indexed: true,
+	}
+	r.Stalest = firstK(a.top, k)
+	r.StalestNoTTL = firstK(a.noTTLTop, k)
+	if idle && len(r.Stalest) > 0 {
+		r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
+	}
+	return r
+}
+
+// appendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
+func appendHolderKeys(keys []string, r NamespaceResult) []string {
+	for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+		for _, ki := range list {
+			if _, ok := holderKeyOf(ki.Key); ok && !ki.Cut {
+				keys = append(keys, ki.Key)
 			}
-			out.results[b] = r
 		}
 	}
-	return out
+	return keys
+}
+
+// addHolders reads the values of holderKeys and sets them as the holders of the keys listed in
+// results; a holder key that cannot be read leaves its locks listed without a holder.
+func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceResult, holderKeys []string) {
+	if len(holderKeys) == 0 {
+		return
+	}
+	found, herr := readHolderValues(ctx, n.client, holderKeys)
+	if herr != nil {
+		n.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
+	}
+	for b, r := range results {
+		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+			for i := range list {
+				if !list[i].Cut {
+					list[i].Holder = found[list[i].Key]
+				}
+			}
+		}
+		results[b] = r
+	}
 }
 
 // walkAll sends the scrape's namespaces, all n of them, to the walk for why.
@@ -298,7 +343,7 @@ func firstK(t *ranking, k int) []KeyInfo {
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
 func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, bool, error) {
-	k := n.s.opts.TopK
+	k := n.opts.TopK
 	m := max(4*k, k+16)
 	for {
 		aggs := n.idx.aggregate(n.namespaces, now, m)
@@ -323,7 +368,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 			a := &aggs[i]
 			for _, t := range []**ranking{&a.top, &a.noTTLTop} {
 				cands := *t
-				final := newRanking(k, n.s.opts.FullKeys)
+				final := newRanking(k, n.opts.FullKeys)
 				for _, ki := range cands.items {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v

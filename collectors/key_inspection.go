@@ -136,67 +136,93 @@ func (in *inspector) queueKey(ctx context.Context, pipe redis.Pipeliner, key str
 	in.idles, in.types = append(in.idles, idle), append(in.types, typ)
 }
 
+// reply is key j's reply from its pipelined commands, read in the order they were queued; the
+// first error or sign that the key is gone ends it.
 func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply {
 	if in.fences[j] {
 		return in.fenceReply(j, key)
 	}
 	r := keyReply{info: KeyInfo{Key: key}, typ: TypeString}
+	if !in.replyExpiry(j, &r) {
+		return r
+	}
+	if withType && !in.replyType(j, &r) {
+		return r
+	}
+	if idleKnown && !in.replyIdle(j, &r) {
+		return r
+	}
+	in.heldFor(j, &r)
+	return r
+}
+
+// replyExpiry sets r's TTL (PTTL) and, when the inspector reads it, its expiry time
+// (PEXPIRETIME). It reports false when r is complete: an error, or the key gone.
+func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 	ttl, err := in.ttls[j].Result()
 	if err != nil {
 		r.err = err
-		return r
+		return false
 	}
 	// go-redis returns PTTL's -2 (no such key) and -1 (no expiry) as raw -2ns and -1ns, not
 	// scaled to milliseconds like real TTLs.
 	switch ttl {
 	case -2:
 		r.gone = true
-		return r
+		return false
 	case -1:
 		ttl = NoTTL
 	}
 	r.info.TTL = ttl
 	r.expireAt = -1
-	if in.expireTime {
-		// go-redis scales PEXPIRETIME's reply as milliseconds, keeping -1 and -2 raw like PTTL's.
-		at, err := in.expires[j].Result()
-		switch {
-		case err != nil:
-			r.err = err
-			return r
-		case at == -2:
-			r.gone = true
-			return r
-		case at > 0:
-			r.expireAt = at.Milliseconds()
-		}
+	if !in.expireTime {
+		return true
 	}
-	if withType {
-		typ, err := in.types[j].Result()
-		if err != nil {
-			r.err = err
-			return r
-		}
-		if typ == "none" {
-			r.gone = true
-			return r
-		}
-		r.typ = typ
+	// go-redis scales PEXPIRETIME's reply as milliseconds, keeping -1 and -2 raw like PTTL's.
+	at, err := in.expires[j].Result()
+	switch {
+	case err != nil:
+		r.err = err
+		return false
+	case at == -2:
+		r.gone = true
+		return false
+	case at > 0:
+		r.expireAt = at.Milliseconds()
 	}
-	if idleKnown {
-		idle, err := in.idles[j].Result()
-		if errors.Is(err, redis.Nil) {
-			r.gone = true // expired or deleted between the commands
-			return r
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		r.info.Idle = idle
+	return true
+}
+
+// replyType sets r's type from TYPE. It reports false when r is complete: an error, or the key
+// gone.
+func (in *inspector) replyType(j int, r *keyReply) bool {
+	typ, err := in.types[j].Result()
+	if err != nil {
+		r.err = err
+		return false
 	}
-	in.heldFor(j, &r)
-	return r
+	if typ == "none" {
+		r.gone = true
+		return false
+	}
+	r.typ = typ
+	return true
+}
+
+// replyIdle sets r's idle time from OBJECT IDLETIME. It reports false when r is complete: an
+// error, or the key gone.
+func (in *inspector) replyIdle(j int, r *keyReply) bool {
+	idle, err := in.idles[j].Result()
+	if errors.Is(err, redis.Nil) {
+		r.gone = true // expired or deleted between the commands
+		return false
+	}
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.info.Idle = idle
+	return true
 }
 
 // fenceReply is fence key j's reply from its one expiry command: PEXPIRETIME when the inspector

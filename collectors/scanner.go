@@ -62,6 +62,13 @@ func NewScanner(client redis.UniversalClient, opts Options) (*Scanner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	return newScanner(client, opts), nil
+}
+
+// newScanner returns a Scanner reading through client with opts, which hold defaults and are
+// valid: NewScanner's, or a walk-mode Scanner's beside the index, whose options keep some of
+// those a Scanner was made with and change nothing else.
+func newScanner(client redis.UniversalClient, opts Options) *Scanner {
 	base, cancel := context.WithCancel(context.Background())
 	s := &Scanner{
 		client:   client,
@@ -74,7 +81,7 @@ func NewScanner(client redis.UniversalClient, opts Options) (*Scanner, error) {
 		cancel:   cancel,
 	}
 	s.startIndex()
-	return s, nil
+	return s
 }
 
 // Options returns the options in effect, defaults applied.

@@ -1,0 +1,23 @@
+package collectors
+
+// feedFollower is the part of an indexNode that follows the change feed: the feed, the keys it
+// named that are being re-read or cannot be, and what a re-read found that the feed cannot
+// follow. The feed loop drains it every feedInterval, a scrape before it serves, the backstop
+// walk before each comparison.
+//
+// Locks: feed, changedSince and unreadable are guarded by the node's syncMu (every drain holds
+// it); redirected by the node's mu.
+type feedFollower struct {
+	feed *changeFeed // nil while no feed is open: between builds, after a refusal
+	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
+	// walk began: the walk does not judge them, its own reading of them may be older.
+	changedSince map[string]bool
+	// unreadable holds each changed key whose re-read Redis refused (NOPERM on the key, say),
+	// with the refusal: its entry may be stale, so its namespaces fail until a re-read
+	// succeeds, and each scrape tries again.
+	unreadable map[string]error
+
+	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
+	// the node's data is changing without feed messages that a re-read can follow.
+	redirected bool
+}

@@ -1,0 +1,28 @@
+package collectors
+
+import "context"
+
+// nodeWalker walks one node's keyspace in a pass: the keyspace walk by which an index node
+// builds its index and runs its backstop walk.
+type nodeWalker interface {
+	scanNode(f *pass, c nodeClient)
+}
+
+// nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,
+// the key budget its index shares with the other masters' indexes, the clock of the replies its
+// walks read, the walk itself, and the context that ends when the Scanner closes.
+//
+// Locks: none; set when the node is made and never written after (budget and replies guard
+// themselves).
+type nodeEnv struct {
+	opts    Options
+	budget  *keyBudget
+	replies *replyClock
+	walker  nodeWalker
+	base    context.Context
+}
+
+// indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
+func (s *Scanner) indexEnv() nodeEnv {
+	return nodeEnv{opts: s.opts, budget: s.budget, replies: s.replies, walker: s, base: s.base}
+}
