@@ -107,6 +107,7 @@ func (n *indexNode) backstop(ctx context.Context) {
 	n.corrections += int64(chk.fixed + fixed)
 	n.backstops++
 	n.mu.Unlock()
+	n.judgeFeedByBackstop(chk.fixed + fixed)
 	if chk.fixed+fixed > 0 {
 		n.s.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", chk.fixed+fixed)
 	}

@@ -71,6 +71,8 @@ type indexNode struct {
 	idx    *keyIndex // the last complete index; nil before the first build
 	feed   *changeFeed
 	ident  serverIdentity // of the server idx was built from
+	// feedState (under mu) is the source of the last feed opened (feed_source.go).
+	feedState feedState
 	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
 	// walk began: the walk does not judge them, its own reading of them may be older.
 	changedSince map[string]bool
@@ -294,7 +296,7 @@ func (n *indexNode) establish() error {
 	}()
 	ctx, cancel := context.WithTimeout(n.ctx, buildTimeout)
 	defer cancel()
-	feed, err := openChangeFeed(ctx, n.client.Options(), n.prefixes, func(k string) bool { return n.maskOf(k) != 0 })
+	feed, err := n.openFeed(ctx)
 	if err != nil {
 		return err
 	}
