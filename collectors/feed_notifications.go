@@ -3,6 +3,8 @@ package collectors
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,7 +40,8 @@ type notificationSource struct {
 func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*changeFeed, error) {
 	sub, err := keyspace.Subscribe(ctx, n.client.Options(), n.prefixes, keyspace.DefaultMaxPending)
 	if errors.Is(err, keyspace.ErrSubscribeRefused) {
-		return nil, &errTrackingRefused{err}
+		rules := keyspace.ChannelRules(n.client.Options().DB, n.prefixes)
+		return nil, &errTrackingRefused{fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
 	}
 	if err != nil {
 		return nil, refusal(err)

@@ -3,16 +3,20 @@ package collectors
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // eventLog collects what Options.onEvents receives, per key in the order received.
@@ -105,15 +109,21 @@ func TestFeedAutoChoosesBySetting(t *testing.T) {
 	}
 }
 
-// feedACL is a user with what the notifications feed and the index's reads need, and neither
-// CLIENT TRACKING nor CONFIG: a managed Redis that refuses tracking and CONFIG, where the
-// operator turned notifications on by a parameter group.
+// feedACL gives user "feed" the documented ACL less +client|tracking, plus what the notifications
+// feed needs as docs/exporter.md states it (+psubscribe and one channel rule per prefix): a
+// managed Redis that refuses CLIENT TRACKING and CONFIG, where the operator turned notifications
+// on by a parameter group.
 func feedACL(t *testing.T, admin *redis.Client, prefixes []string) {
 	t.Helper()
-	args := []any{"ACL", "SETUSER", "feed", "reset", "on", ">pw", "-@all", "+ping", "+scan", "+pttl",
-		"+object|idletime", "+type", "+dbsize", "+info", "+time", "+pexpiretime", "+psubscribe", "+get", "%R~*"}
-	for _, p := range prefixes {
-		args = append(args, "&__keyspace@0__:"+p+"*")
+	args := []any{"ACL", "SETUSER", "feed", "reset"}
+	for _, r := range testkit.DocumentedACL(t, "pw") {
+		if r != "+client|tracking" {
+			args = append(args, r)
+		}
+	}
+	args = append(args, "+psubscribe")
+	for _, r := range keyspace.ChannelRules(0, prefixes) {
+		args = append(args, r)
 	}
 	if err := admin.Do(context.Background(), args...).Err(); err != nil {
 		t.Fatal(err)
@@ -315,5 +325,34 @@ func TestFeedNotificationsEventsInOrder(t *testing.T) {
 	}
 	if !slices.Equal(keys, []string{"jobs:1"}) {
 		t.Fatalf("tracking named %v for the MULTI, want jobs:1 once", keys)
+	}
+}
+
+// TestFeedNotificationsRefusedNamesTheRules: an ACL without the channel rules refuses the
+// subscription; the namespaces are walked, and the log line names the exact rules to add.
+func TestFeedNotificationsRefusedNamesTheRules(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", "KEA"))
+	admin := srv.Client(t)
+	feedACL(t, admin, []string{"elsewhere:"})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "feed", Password: "pw"})
+	t.Cleanup(func() { _ = c.Close() })
+	var logs testkit.SyncBuffer
+	s, err := NewScanner(c, Options{Namespaces: indexNamespaces[:1], Mode: ModeAuto, Feed: FeedNotifications,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := s.Scan(ctx)
+	for deadline := time.Now().Add(20 * time.Second); res.Namespaces[0].ModeReason != reasonTrackingRefused; res = s.Scan(ctx) {
+		if time.Now().After(deadline) {
+			t.Fatalf("subscription refused: %v, want the walk for %s", modes(res), reasonTrackingRefused)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := `+psubscribe +ping &__keyspace@0__:jobs:* &__keyspace@0__:{jobs:*`
+	if !strings.Contains(logs.String(), want) {
+		t.Fatalf("log does not name the rules %q:\n%s", want, logs.String())
 	}
 }

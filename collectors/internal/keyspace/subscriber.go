@@ -55,6 +55,16 @@ func Pattern(db int, prefix string) string {
 	return b.String()
 }
 
+// ChannelRules are the ACL channel rules (&pattern) that grant a subscription to the keyspace
+// events of prefixes in database db: one per prefix, each the exact text Subscribe sends.
+func ChannelRules(db int, prefixes []string) []string {
+	rules := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		rules[i] = "&" + Pattern(db, p)
+	}
+	return rules
+}
+
 func channelPrefix(db int) string { return "__keyspace@" + strconv.Itoa(db) + "__:" }
 
 // Subscriber receives the keyspace events of the keys under some prefixes on a connection of
