@@ -142,6 +142,7 @@ func (n *indexNode) countBackstop(corrections int) {
 	n.corrections += int64(corrections)
 	n.backstops++
 	n.mu.Unlock()
+	n.judgeFeedByBackstop(corrections)
 	if corrections > 0 {
 		n.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
 	}

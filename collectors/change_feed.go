@@ -54,6 +54,9 @@ type changeFeed struct {
 	// patterns, so the feed names keys of every database, and keys under a prefix that no
 	// pattern matches. What passes is re-read in the configured database, which settles it.
 	admit func(key string) bool
+	// notes, when set, is the feed's source instead of client tracking (feed_notifications.go):
+	// client and conn are then nil.
+	notes *notificationSource
 
 	mu      sync.Mutex
 	pending map[string]struct{}
@@ -212,6 +215,9 @@ func (feed *changeFeed) HandlePushNotification(_ context.Context, _ push.Notific
 // which the index needs granted anyway, not a PING: an ACL may leave PING out (the documented
 // one calls it optional), and a refused round trip reads as a lost feed, at every build.
 func (feed *changeFeed) ping(ctx context.Context) error {
+	if feed.notes != nil {
+		return feed.pingNotifications(ctx)
+	}
 	return feed.conn.Time(ctx).Err()
 }
 
@@ -227,8 +233,13 @@ func (feed *changeFeed) take() (keys []string, lost string) {
 }
 
 func (feed *changeFeed) close() {
+	if feed.notes != nil {
+		feed.notes.sub.Close()
+	}
 	if feed.conn != nil {
 		_ = feed.conn.Close()
 	}
-	_ = feed.client.Close()
+	if feed.client != nil {
+		_ = feed.client.Close()
+	}
 }

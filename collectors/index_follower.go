@@ -6,7 +6,7 @@ package collectors
 // walk before each comparison.
 //
 // Locks: feed, changedSince and unreadable are guarded by the node's syncMu (every drain holds
-// it); redirected by the node's mu.
+// it); redirected and feedState by the node's mu.
 type feedFollower struct {
 	feed *changeFeed // nil while no feed is open: between builds, after a refusal
 	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
@@ -20,4 +20,6 @@ type feedFollower struct {
 	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
 	// the node's data is changing without feed messages that a re-read can follow.
 	redirected bool
+	// feedState is the source of the last feed opened (feed_source.go).
+	feedState feedState
 }

@@ -265,7 +265,7 @@ func (n *indexNode) establish() error {
 	defer n.setBuildStart(time.Time{})
 	ctx, cancel := context.WithTimeout(n.ctx, buildTimeout)
 	defer cancel()
-	feed, err := openChangeFeed(ctx, n.client.Options(), n.prefixes, func(k string) bool { return n.maskOf(k) != 0 })
+	feed, err := n.openFeed(ctx)
 	if err != nil {
 		return err
 	}

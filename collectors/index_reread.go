@@ -46,6 +46,7 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 		n.feed.mu.Unlock()
 		return "", err
 	}
+	n.handOverEvents()
 	n.mu.Lock()
 	redirected := n.redirected
 	n.redirected = false

@@ -148,6 +148,9 @@ type Options struct {
 	// DefaultIndexKeyBudget); when it would hold more, the namespace with the most keys goes
 	// back to the per-scrape walk until it fits in half the budget again.
 	IndexKeyBudget int
+	// Feed chooses the index's change feed (default FeedAuto): RESP3 client tracking or
+	// keyspace notifications. See feed_source.go.
+	Feed FeedSource
 	// BackstopKeysPerSecond paces the index's backstop walk, which corrects (and counts) what
 	// the change feed missed (default DefaultBackstopKeysPerSecond; negative: no backstop walk).
 	BackstopKeysPerSecond int
@@ -160,6 +163,9 @@ type Options struct {
 	// moveWaitMax is how long a master whose slots are moving waits for the move to end
 	// (defaultMoveWaitMax); the package's tests shorten it.
 	moveWaitMax time.Duration
+	// onEvents, when set, receives after each drain of a keyspace-notifications feed the
+	// events of every lock key it named (feed_events.go).
+	onEvents EventsFunc
 	// quietResult: the Scanner does not log its passes' results (a walker beside the index,
 	// whose Scanner logs the merged result).
 	quietResult bool
@@ -183,6 +189,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IndexKeyBudget == 0 {
 		o.IndexKeyBudget = DefaultIndexKeyBudget
+	}
+	if o.Feed == "" {
+		o.Feed = FeedAuto
 	}
 	if o.BackstopKeysPerSecond == 0 {
 		o.BackstopKeysPerSecond = DefaultBackstopKeysPerSecond
@@ -233,6 +242,9 @@ func (o Options) validate() error {
 	}
 	if o.Mode != ModeAuto && o.Mode != ModeWalk {
 		return invalidOptions("scan mode %q is not %q or %q", o.Mode, ModeAuto, ModeWalk)
+	}
+	if _, err := ParseFeedSource(string(o.Feed)); err != nil {
+		return invalidOptions("%v", err)
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ func (sf *serveFlags) define(fs *pflag.FlagSet, st *settings) {
 	c := &st.cfg
 	cli.IntVar(fs, &c.Scan.TopK, "scan.top-k", c.Scan.TopK, fmt.Sprintf("stalest keys per namespace exported as lock_key_idle_seconds{key} (1 to %d)", collectors.MaxTopK))
 	fs.StringVar(&c.Scan.Mode, "scan.mode", c.Scan.Mode, "auto: serve namespaces whose pattern has a literal prefix from a lock-key index that Redis's client tracking keeps current (RESP3, Redis 6+), walking the rest; walk: walk the keyspace on every scrape")
+	fs.StringVar(&c.Scan.Feed, "scan.feed", c.Scan.Feed, "the index's change feed: auto (keyspace notifications where CONFIG GET shows notify-keyspace-events has K and g$hx, else client tracking); tracking (RESP3 client tracking); notifications (keyspace notifications; trusted where CONFIG GET is refused). The exporter never changes the server's configuration")
 	cli.IntVar(fs, &c.Scan.BackstopKeysPerSecond, "scan.backstop-keys-per-second", c.Scan.BackstopKeysPerSecond, "keys per second the index's backstop walk visits (at most one walk per 10 minutes); it corrects and counts what the change feed missed; 0: no backstop walk")
 	cli.IntVar(fs, &c.Scan.IndexKeyBudget, "scan.index-key-budget", c.Scan.IndexKeyBudget, "keys the index may hold, all namespaces together; past it, the namespace with the most is walked on every scrape")
 	fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")

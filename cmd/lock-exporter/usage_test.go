@@ -54,6 +54,8 @@ func TestBadInput(t *testing.T) {
 		{"batch size above the bound", nil, []string{ns, "--scan.batch-size", "10001"}, "scan.batch-size must be at most 10000, got 10001"},
 		{"unknown scan mode", nil, []string{ns, "--scan.mode", "index"}, `scan.mode "index": want auto or walk`},
 		{"unknown scan mode from environment", map[string]string{"LOCK_EXPORTER_SCAN_MODE": "fast"}, []string{ns}, `scan.mode "fast": want auto or walk`},
+		{"unknown scan feed", nil, []string{ns, "--scan.feed", "pubsub"}, `scan.feed "pubsub": want auto, tracking or notifications`},
+		{"unknown scan feed from environment", map[string]string{"LOCK_EXPORTER_SCAN_FEED": "keyspace"}, []string{ns}, `scan.feed "keyspace": want auto, tracking or notifications`},
 		{"negative backstop pace", nil, []string{ns, "--scan.backstop-keys-per-second", "-1"}, "scan.backstop-keys-per-second must not be negative, got -1"},
 		{"zero index key budget", nil, []string{ns, "--scan.index-key-budget", "0"}, "scan.index-key-budget must be at least 1, got 0"},
 		{"bad redis address", nil, []string{ns, "--redis.addr", "redis.internal"}, `redis.addr "redis.internal": want host:port`},

@@ -49,6 +49,7 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	  timeout_offset: 500ms
 //	  max_concurrent_targets: 4       # /scrape targets scanned at once
 //	  mode: auto                      # auto (index where Redis can feed it) or walk
+//	  feed: auto                      # the index's feed: auto, tracking or notifications
 //	  index_key_budget: 500000        # keys the index holds at most, all namespaces together
 //	  backstop_keys_per_second: 2000  # pace of the index's backstop walk; 0: none
 //	namespaces:
@@ -109,6 +110,9 @@ type Scan struct {
 	// Mode is "auto" (the lock-key index, fed by client tracking, where the server and pattern
 	// allow; the walk elsewhere) or "walk" (a keyspace walk on every scrape).
 	Mode string `yaml:"mode"`
+	// Feed is the index's change feed: "auto" (keyspace notifications where the server's
+	// notify-keyspace-events suffices, else client tracking), "tracking" or "notifications".
+	Feed string `yaml:"feed"`
 	// IndexKeyBudget is the most keys the index may hold, all namespaces together.
 	IndexKeyBudget int `yaml:"index_key_budget"`
 	// BackstopKeysPerSecond paces the index's backstop walk; 0 turns it off.
@@ -141,6 +145,7 @@ func Defaults() Config {
 			Timeout:               Duration(collectors.DefaultTimeout),
 			TimeoutOffset:         Duration(DefaultTimeoutOffset),
 			Mode:                  string(collectors.ModeAuto),
+			Feed:                  string(collectors.FeedAuto),
 			IndexKeyBudget:        collectors.DefaultIndexKeyBudget,
 			BackstopKeysPerSecond: collectors.DefaultBackstopKeysPerSecond,
 		},
@@ -180,6 +185,7 @@ func (c Config) ScannerOptions() collectors.Options {
 		Timeout:   time.Duration(c.Scan.Timeout),
 		// Validated by Scan.validate; inspect sets ModeWalk for its one-shot walk.
 		Mode:           collectors.ScanMode(c.Scan.Mode),
+		Feed:           collectors.FeedSource(c.Scan.Feed),
 		IndexKeyBudget: c.Scan.IndexKeyBudget,
 	}
 	opts.BackstopKeysPerSecond = c.Scan.BackstopKeysPerSecond

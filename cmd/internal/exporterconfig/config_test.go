@@ -27,6 +27,7 @@ scan:
   timeout: 8s
   timeout_offset: 250ms
   mode: walk
+  feed: notifications
   index_key_budget: 5000
   backstop_keys_per_second: 100
 namespaces:
@@ -47,7 +48,7 @@ namespaces:
 		Redis: Redis{Addr: "redis://exporter@redis.internal:6380/2", Username: "exporter", PasswordFile: pw},
 		Scan: Scan{BatchSize: 500, MaxKeys: 20000, TopK: 3,
 			Timeout: Duration(8 * time.Second), TimeoutOffset: Duration(250 * time.Millisecond),
-			Mode: "walk", IndexKeyBudget: 5000, BackstopKeysPerSecond: 100},
+			Mode: "walk", Feed: "notifications", IndexKeyBudget: 5000, BackstopKeysPerSecond: 100},
 		Namespaces: []Namespace{
 			{Name: "scheduler", Pattern: "cordum:scheduler:job:*",
 				ExpectedTTL: Duration(time.Minute), ExpectedRenewInterval: Duration(20 * time.Second),
@@ -67,7 +68,7 @@ namespaces:
 	}
 	opts := cfg.ScannerOptions()
 	if opts.BatchSize != 500 || opts.MaxKeys != 20000 || opts.TopK != 3 || opts.Timeout != 8*time.Second ||
-		opts.Namespaces[0].ExpectedRenewInterval != 20*time.Second {
+		opts.Namespaces[0].ExpectedRenewInterval != 20*time.Second || opts.Feed != collectors.FeedNotifications {
 		t.Errorf("ScannerOptions = %+v", opts)
 	}
 }
@@ -110,7 +111,7 @@ func TestInvalid(t *testing.T) {
 		{"bad bool", "redis:\n  tls: {insecure_skip_verify: maybe}\n", nil, `line 2: invalid value "maybe" (want bool)`},
 		{"list for a value", "redis:\n  addr: [a, b]\n", nil, `line 2: want a single string value`},
 		{"value for a list", "namespaces: jobs\n", nil, `line 1: want a list`},
-		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets, mode, index_key_budget, backstop_keys_per_second`},
+		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets, mode, feed, index_key_budget, backstop_keys_per_second`},
 		{"value for the whole file", "just text\n", nil, `line 1: want a mapping of redis, scan, namespaces, targets`},
 		{"second document", "namespaces:\n  - {name: a, pattern: 'a:*'}\n---\nnamespaces:\n  - {name: b, pattern: 'b:*'}\n", nil, "more than one YAML document"},
 		{"duplicate name", "namespaces:\n  - {name: a, pattern: 'a:*'}\n  - {name: a, pattern: 'b:*'}\n", nil, `duplicate namespace name "a"`},
@@ -124,6 +125,7 @@ func TestInvalid(t *testing.T) {
 		{"zero batch", "scan: {batch_size: 0}\n", nil, "scan.batch-size must be at least 1, got 0"},
 		{"top-k above the bound", "scan: {top_k: 101}\n", nil, "scan.top-k must be at most 100, got 101"},
 		{"unknown scan mode", "scan: {mode: fast}\n", nil, `scan.mode "fast": want auto or walk`},
+		{"unknown scan feed", "scan: {feed: pubsub}\n", nil, `scan.feed "pubsub": want auto, tracking or notifications`},
 		{"negative offset", "scan: {timeout_offset: -1s}\n", nil, "scan.timeout-offset must not be negative"},
 		{"bad addr", "redis: {addr: 'redis.internal'}\n", nil, `redis.addr "redis.internal": want host:port`},
 		{"bad scheme", "redis: {addr: 'http://x:1'}\n", nil, `scheme "http"`},

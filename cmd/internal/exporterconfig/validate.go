@@ -89,6 +89,9 @@ func (s Scan) validate() error {
 	if _, err := collectors.ParseScanMode(s.Mode); err != nil {
 		return invalidf("scan.mode %q: want auto or walk", s.Mode)
 	}
+	if _, err := collectors.ParseFeedSource(s.Feed); err != nil {
+		return invalidf("scan.feed %q: want auto, tracking or notifications", s.Feed)
+	}
 	if s.TimeoutOffset < 0 {
 		return invalidf("scan.timeout-offset must not be negative, got %s", time.Duration(s.TimeoutOffset))
 	}

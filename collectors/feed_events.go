@@ -1,0 +1,54 @@
+package collectors
+
+import (
+	"maps"
+	"slices"
+)
+
+// EventsFunc receives, after a drain of a keyspace-notifications feed has re-read them, the
+// events of each lock key the feed named, in the order Redis published them ("set", "del",
+// "expire", "expired", "evicted", "hset", "rename_from", ...): mask is the key's indexed
+// namespaces (bit b is Options.Namespaces' b-th indexed one), at the drain's instant by the
+// server's clock, in Unix milliseconds. Companion keys (fence, holder) are not passed. It runs
+// under the node's lock: it must not call back into the Scanner.
+type EventsFunc func(key string, mask uint64, events []string, at int64)
+
+// handOverEvents passes the events of the keys just re-read to Options.onEvents. The tracking
+// feed has none: it names a changed key once, however many times it changed. syncMu is held.
+func (n *indexNode) handOverEvents() {
+	events := n.feed.takeEvents()
+	hook := n.opts.onEvents
+	if hook == nil || len(events) == 0 {
+		return
+	}
+	at := n.clock.now()
+	for _, key := range slices.Sorted(maps.Keys(events)) {
+		hook(key, n.maskOf(key), events[key], at)
+	}
+}
+
+// following reports whether the node's index follows every change of its keys now: built from
+// a walk, no resync under way, not refused, the last build not failed. Namespaces walked for
+// the key budget are not followed whatever it says (budget.overMask).
+func (n *indexNode) following() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.built && n.current && n.refused == nil && !n.failing
+}
+
+// followsNotifications reports whether the node's feed is keyspace notifications.
+func (n *indexNode) followsNotifications() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.feedState.source == FeedNotifications
+}
+
+// judgeFeedByBackstop loses a notifications feed whose keys the backstop walk had to correct:
+// notifications name every change of a lock key, so a correction means the feed went silent
+// (switched off where CONFIG GET cannot tell, say). Tracking's corrections are only counted.
+// syncMu is held.
+func (n *indexNode) judgeFeedByBackstop(corrections int) {
+	if corrections > 0 && n.feed.fromNotifications() {
+		n.lose(resyncNotificationsOff)
+	}
+}

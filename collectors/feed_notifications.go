@@ -1,0 +1,133 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
+)
+
+// resyncNotificationsOff: the keyspace-notifications feed stopped naming every change: CONFIG
+// GET shows the setting no longer publishes what the index needs (switched off at run time),
+// or the backstop walk corrected keys the feed never named.
+const resyncNotificationsOff = "notifications_off"
+
+// configRecheckEvery is how often a notifications feed re-reads the server's setting: a
+// setting switched off publishes nothing, and nothing else would tell.
+const configRecheckEvery = time.Second
+
+// notificationSource is a change feed's keyspace-notifications side: the subscription, and the
+// events of each lock key since the last drain, in order. Its fields are used under the node's
+// syncMu (every ping is), events under the feed's mu.
+type notificationSource struct {
+	sub *keyspace.Subscriber
+	// config re-reads the setting; nil where CONFIG GET was refused (the operator is trusted).
+	config    keyspace.ConfigReader
+	checkedAt time.Time
+	events    map[string][]string
+	count     int // events held in events
+}
+
+// openNotificationFeed subscribes to the keyspace events of the node's prefixes on a
+// connection of its own. config is nil where CONFIG GET is refused. A subscription the server
+// refuses (an ACL without the channel rule) is a refusal.
+func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*changeFeed, error) {
+	sub, err := keyspace.Subscribe(ctx, n.client.Options(), n.prefixes, keyspace.DefaultMaxPending)
+	if errors.Is(err, keyspace.ErrSubscribeRefused) {
+		rules := keyspace.ChannelRules(n.client.Options().DB, n.prefixes)
+		return nil, &errTrackingRefused{fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
+	}
+	if err != nil {
+		return nil, refusal(err)
+	}
+	src := &notificationSource{sub: sub, events: map[string][]string{}, checkedAt: time.Now()}
+	if support != nil {
+		src.config = n.client
+	}
+	return &changeFeed{admit: admit, pending: map[string]struct{}{}, notes: src}, nil
+}
+
+// pingNotifications is ping for a notifications feed: a round trip on the subscription, the
+// events up to it noted, and, every configRecheckEvery, the setting read again. A setting that
+// no longer suffices loses the feed (notifications_off).
+func (feed *changeFeed) pingNotifications(ctx context.Context) error {
+	events, err := feed.notes.sub.Sync(ctx)
+	if err != nil {
+		return err
+	}
+	feed.mu.Lock()
+	for _, ev := range events {
+		feed.noteEvent(ev)
+	}
+	feed.mu.Unlock()
+	if !feed.notes.stillOn(ctx) {
+		feed.mu.Lock()
+		if feed.lost == "" {
+			feed.lost = resyncNotificationsOff
+		}
+		feed.mu.Unlock()
+	}
+	return nil
+}
+
+// noteEvent queues the keys an event names for a re-read, and keeps a lock key's event in
+// order. Past the subscriber's bound of held events the feed is lost. feed.mu is held.
+func (feed *changeFeed) noteEvent(ev keyspace.Event) {
+	for _, key := range feedKeys(ev.Key) { // a holder key's lock, for its hold age
+		if feed.admit(key) {
+			feed.pending[key] = struct{}{}
+		}
+	}
+	if kind, _, _ := lockkeys.LockOf(ev.Key); kind != lockkeys.NotCompanion || !feed.admit(ev.Key) {
+		return
+	}
+	if feed.notes.count >= keyspace.DefaultMaxPending {
+		if feed.lost == "" {
+			feed.lost = resyncConnectionLost
+		}
+		return
+	}
+	feed.notes.events[ev.Key] = append(feed.notes.events[ev.Key], ev.Name)
+	feed.notes.count++
+}
+
+// stillOn re-reads the setting when configRecheckEvery has passed, and reports false when it no
+// longer publishes every event the index needs. No answer is not a verdict: the scrape reports
+// a Redis that does not answer.
+func (src *notificationSource) stillOn(ctx context.Context) bool {
+	if src.config == nil || time.Since(src.checkedAt) < configRecheckEvery {
+		return true
+	}
+	src.checkedAt = time.Now()
+	support, err := keyspace.Probe(ctx, src.config)
+	if errors.Is(err, keyspace.ErrConfigRefused) {
+		src.config = nil // revoked: trusted from now on, as if refused from the start
+		return true
+	}
+	return err != nil || support.Sufficient()
+}
+
+// takeEvents returns the lock keys' events noted since the last take.
+func (feed *changeFeed) takeEvents() map[string][]string {
+	if feed == nil || feed.notes == nil {
+		return nil
+	}
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	events := feed.notes.events
+	if len(events) > 0 {
+		feed.notes.events, feed.notes.count = map[string][]string{}, 0
+	}
+	return events
+}
+
+// fromNotifications reports whether the feed is a keyspace-notifications one.
+func (feed *changeFeed) fromNotifications() bool { return feed != nil && feed.notes != nil }
+
+var _ keyspace.ConfigReader = (*redis.Client)(nil)

@@ -1,0 +1,125 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
+)
+
+// FeedSource says what keeps the lock-key index current.
+type FeedSource string
+
+const (
+	// FeedAuto follows keyspace notifications where CONFIG GET shows the server publishes
+	// every event the index needs, else client tracking; a server that refuses both is walked.
+	FeedAuto FeedSource = "auto"
+	// FeedTracking follows RESP3 client tracking (CLIENT TRACKING ON BCAST).
+	FeedTracking FeedSource = "tracking"
+	// FeedNotifications follows keyspace notifications (PSUBSCRIBE __keyspace@<db>__:<prefix>*),
+	// and trusts the operator where CONFIG GET is refused.
+	FeedNotifications FeedSource = "notifications"
+)
+
+// ParseFeedSource parses the --scan.feed value.
+func ParseFeedSource(s string) (FeedSource, error) {
+	switch f := FeedSource(strings.TrimSpace(s)); f {
+	case FeedAuto, FeedTracking, FeedNotifications:
+		return f, nil
+	}
+	return "", fmt.Errorf("scan feed %q is not %q, %q or %q", s, FeedAuto, FeedTracking, FeedNotifications)
+}
+
+// errNotificationsOff is a build's error with --scan.feed=notifications on a server whose
+// CONFIG GET shows that it does not publish every event the index needs: the build is retried
+// (the walk serves meanwhile), so an operator who turns them on needs no restart.
+var errNotificationsOff = errors.New("--scan.feed=notifications: the server does not publish the keyspace events the index needs")
+
+// feedState is what a node remembers of its feed between builds.
+type feedState struct {
+	source FeedSource // of the feed opened last; "" before the first
+	// configRefused: CONFIG GET was refused once. It is not asked again: each refusal is an
+	// entry in the server's ACL LOG.
+	configRefused bool
+}
+
+// openFeed opens the node's change feed from the source Options.Feed chooses. With FeedAuto, a
+// notifications subscription the ACL refuses falls back to tracking.
+func (n *indexNode) openFeed(ctx context.Context) (*changeFeed, error) {
+	admit := func(k string) bool { return n.maskOf(k) != 0 }
+	source, support, err := n.chooseFeed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var feed *changeFeed
+	if source == FeedNotifications {
+		feed, err = n.openNotificationFeed(ctx, admit, support)
+		if err != nil && isRefusal(err) && n.opts.Feed == FeedAuto {
+			n.opts.Logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
+			source = FeedTracking
+		}
+	}
+	if source == FeedTracking {
+		feed, err = openChangeFeed(ctx, n.client.Options(), n.prefixes, admit)
+	}
+	if err == nil {
+		n.noteFeedSource(source, support)
+	}
+	return feed, err
+}
+
+// chooseFeed returns the source to open and, for notifications, what CONFIG GET showed (nil when
+// it was refused: the operator is trusted, and nothing is re-read). An error (no answer, or
+// notifications demanded where the server shows them insufficient) fails the build.
+func (n *indexNode) chooseFeed(ctx context.Context) (FeedSource, *keyspace.Support, error) {
+	want := n.opts.Feed
+	n.mu.Lock()
+	refused := n.feedState.configRefused
+	n.mu.Unlock()
+	if want == FeedTracking || refused && want == FeedAuto {
+		return FeedTracking, nil, nil
+	}
+	if refused {
+		return FeedNotifications, nil, nil
+	}
+	support, err := keyspace.Probe(ctx, n.client)
+	switch {
+	case errors.Is(err, keyspace.ErrConfigRefused):
+		n.mu.Lock()
+		n.feedState.configRefused = true
+		n.mu.Unlock()
+		return n.chooseFeed(ctx)
+	case err != nil:
+		return "", nil, err
+	case support.Sufficient():
+		return FeedNotifications, &support, nil
+	case want == FeedNotifications:
+		return "", nil, fmt.Errorf("%w: %s", errNotificationsOff, support.Shortfall())
+	}
+	return FeedTracking, nil, nil
+}
+
+// noteFeedSource records the source of the feed just opened, and logs it when it is not the one
+// before (the first feed, or auto moving between the two).
+func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support) {
+	n.mu.Lock()
+	changed := n.feedState.source != source
+	n.feedState.source = source
+	n.mu.Unlock()
+	if !changed {
+		return
+	}
+	addr := n.client.Options().Addr
+	switch {
+	case source == FeedTracking:
+		n.opts.Logger.Info("lock key index: following client tracking", "addr", addr)
+	case support == nil:
+		n.opts.Logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)
+	case !support.Evictions:
+		n.opts.Logger.Info("lock key index: following keyspace notifications; evictions are not published (no e in "+keyspace.Setting+"): an evicted lock is found by the backstop walk", "addr", addr, "setting", support.Value)
+	default:
+		n.opts.Logger.Info("lock key index: following keyspace notifications", "addr", addr, "setting", support.Value)
+	}
+}
