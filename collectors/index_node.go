@@ -242,13 +242,15 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 }
 
 func (n *indexNode) refuse(err error) {
-	n.mu.Lock()
-	n.refused = err
-	n.mu.Unlock()
+	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
+	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
 		n.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
 			"lock_namespace", ns.Name, "err", err)
 	}
+	n.mu.Lock()
+	n.refused = err
+	n.mu.Unlock()
 }
 
 // establish opens a change feed and builds an index with one walk. Tracking is on before the
