@@ -67,16 +67,19 @@ func checkNoHandEdits(root string, files []File, record map[string]string) error
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(old, f.Data) && record[f.Path] != sha256Hex(old) {
-			edited = append(edited, f.Path)
+		switch sum, recorded := record[f.Path]; {
+		case bytes.Equal(old, f.Data) || sum == sha256Hex(old):
+		case recorded:
+			edited = append(edited, f.Path+" changed since lockwatch-pack wrote it")
+		default:
+			edited = append(edited, f.Path+" was not written by lockwatch-pack")
 		}
 	}
 	if len(edited) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s changed since lockwatch-pack wrote it, or it did not write it (see %s); "+
-		"keep the change in the pack configuration, a values file or an overlay, or rerun with --force to overwrite",
-		ErrHandEdited, strings.Join(edited, ", "), RecordFile)
+	return fmt.Errorf("%w: %s (see %s); keep the change in the pack configuration, a values file or an overlay, "+
+		"or rerun with --force to overwrite", ErrHandEdited, strings.Join(edited, ", "), RecordFile)
 }
 
 // readRecord reads root's record file; none yet is an empty record.
