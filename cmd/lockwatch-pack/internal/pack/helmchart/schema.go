@@ -97,9 +97,14 @@ func fieldSchema(t reflect.Type, owner string) map[string]any {
 		s["type"] = "boolean"
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
 		s["type"] = "integer"
-	default:
-		panic(fmt.Sprintf("helmchart: no schema for %s (%s)", owner, t))
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		s["type"] = "number"
+	case t.Kind() == reflect.Pointer:
+		return fieldSchema(t.Elem(), owner)
+	case t.Kind() == reflect.Map:
+		s["type"] = "object"
 	}
+	// Any other kind is accepted as it is written: the exporter's loader judges it.
 	for k, v := range fieldKeywords[owner] {
 		s[k] = v
 	}
@@ -124,6 +129,8 @@ func objectSchema(t reflect.Type) map[string]any {
 func checkSpec(t reflect.Type, owner string) map[string]any {
 	choices := exporterconfig.Choices()[owner]
 	switch {
+	case t.Kind() == reflect.Pointer:
+		return checkSpec(t.Elem(), owner)
 	case t == durationType:
 		return map[string]any{"duration": true}
 	case choices != nil && t.Kind() == reflect.String:

@@ -232,3 +232,40 @@ func configMapFile(t *testing.T, manifests string) string {
 		}
 	}
 }
+
+// TestNewFieldsReachTheSchema: a field of any kind a configuration type may gain gets a schema
+// entry by its yaml tag, and a duration among them a template check, without a table entry.
+func TestNewFieldsReachTheSchema(t *testing.T) {
+	type lifecycle struct {
+		Window   exporterconfig.Duration  `yaml:"takeover_window"`
+		Expiry   bool                     `yaml:"ends_by_expiry"`
+		Feed     string                   `yaml:"feed"`
+		Ratio    float64                  `yaml:"ratio"`
+		Optional *exporterconfig.Duration `yaml:"optional"`
+		Labels   map[string]string        `yaml:"labels"`
+		internal int
+	}
+	props := objectSchema(reflect.TypeFor[lifecycle]())["properties"].(map[string]any)
+	want := map[string]string{"takeover_window": "", "ends_by_expiry": "boolean", "feed": "string",
+		"ratio": "number", "optional": "", "labels": "object"}
+	if len(props) != len(want) {
+		t.Errorf("schema keys %v, want those of %v", props, want)
+	}
+	for key, typ := range want {
+		entry, ok := props[key].(map[string]any)
+		if !ok {
+			t.Errorf("no schema entry for %s", key)
+			continue
+		}
+		if got, _ := entry["type"].(string); got != typ {
+			t.Errorf("%s: type %q, want %q", key, got, typ)
+		}
+	}
+	spec := checkSpec(reflect.TypeFor[lifecycle](), "lifecycle")
+	fields, _ := spec["fields"].(map[string]any)
+	for _, key := range []string{"takeover_window", "optional"} {
+		if fields[key] == nil {
+			t.Errorf("no template check for the duration %s: %v", key, spec)
+		}
+	}
+}
