@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,39 +18,23 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// packBinary builds lockwatch-pack once per test binary, into a directory that outlives the
-// tests that share it.
+// packBinary builds lockwatch-pack into the test's temporary directory (go build's cache makes
+// a second build a link).
 func packBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lockwatch-pack-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "lockwatch-pack")
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("go build: %v", buildErr)
+	bin := filepath.Join(t.TempDir(), "lockwatch-pack")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return builtBin
+	return bin
 }
 
 // runPack runs the built command in dir; it returns the exit status (0 on success).
-func runPack(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+func runPack(t *testing.T, bin, dir string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(packBinary(t), args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -92,17 +75,17 @@ func TestHandEditsAreNeverOverwritten(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			work := t.TempDir()
+			bin, work := packBinary(t), t.TempDir()
 			out := filepath.Join(work, "pack")
 			if tt.firstRun {
-				if code, _, stderr := runPack(t, work, "--out", "pack"); code != 0 {
+				if code, _, stderr := runPack(t, bin, work, "--out", "pack"); code != 0 {
 					t.Fatalf("first run: exit %d: %s", code, stderr)
 				}
 			}
 			tt.before(t, out)
 			snapshot := readTree(t, out)
 
-			code, _, stderr := runPack(t, work, "--out", "pack", "--config", writeTestFile(t, filepath.Join(work, "p.yml"), "runbook_base_url: https://wiki.example.com/lw\n"))
+			code, _, stderr := runPack(t, bin, work, "--out", "pack", "--config", writeTestFile(t, filepath.Join(work, "p.yml"), "runbook_base_url: https://wiki.example.com/lw\n"))
 			if code != 1 || strings.Count(stderr, "\n") != 1 {
 				t.Fatalf("re-run over a hand edit: exit %d, stderr %q; want exit 1 and one line", code, stderr)
 			}
@@ -115,7 +98,7 @@ func TestHandEditsAreNeverOverwritten(t *testing.T) {
 				t.Errorf("a refused run changed files under %s", out)
 			}
 
-			if code, _, stderr := runPack(t, work, "--out", "pack", "--force"); code != 0 {
+			if code, _, stderr := runPack(t, bin, work, "--out", "pack", "--force"); code != 0 {
 				t.Fatalf("--force: exit %d: %s", code, stderr)
 			}
 			checkPackWritten(t, out)
@@ -126,17 +109,17 @@ func TestHandEditsAreNeverOverwritten(t *testing.T) {
 // TestRerunRewritesItsOwnFilesAndLeavesOthers: a second run with other settings rewrites what
 // the first run wrote without --force, and files the pack does not generate stay as they were.
 func TestRerunRewritesItsOwnFilesAndLeavesOthers(t *testing.T) {
-	work := t.TempDir()
+	bin, work := packBinary(t), t.TempDir()
 	out := filepath.Join(work, "pack")
 	mine := map[string]string{"notes.txt": "my notes\n", "alerts/my-alerts.yml": "groups: []\n", "deploy/kubernetes/overlay/kustomization.yaml": "resources: [../]\n"}
 	for p, data := range mine {
 		writeTestFile(t, filepath.Join(out, p), data)
 	}
-	if code, _, stderr := runPack(t, work, "--out", "pack"); code != 0 {
+	if code, _, stderr := runPack(t, bin, work, "--out", "pack"); code != 0 {
 		t.Fatalf("first run into a directory of other files: exit %d: %s", code, stderr)
 	}
 	cfg := writeTestFile(t, filepath.Join(work, "p.yml"), "runbook_base_url: https://wiki.example.com/lw\n")
-	code, stdout, stderr := runPack(t, work, "--out", "pack", "--config", cfg)
+	code, stdout, stderr := runPack(t, bin, work, "--out", "pack", "--config", cfg)
 	if code != 0 {
 		t.Fatalf("re-run with other settings: exit %d: %s", code, stderr)
 	}
