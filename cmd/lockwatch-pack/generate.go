@@ -20,14 +20,28 @@ func packFiles(cfg packconfig.Config) ([]pack.File, error) {
 		manifests.Generate, helmchart.Generate)
 }
 
+// writeGuard says how the pack is written: recorded in root's record file, refusing to
+// overwrite hand edits unless forced (pack.WriteGuarded), or, in the lockwatch checkout, where
+// git keeps the record, as is.
+type writeGuard struct {
+	recorded bool
+	force    bool
+}
+
 // writePack writes the pack under root and says, file by file, what it did, then how many files
 // it updated.
-func writePack(cfg packconfig.Config, root string, report io.Writer) error {
+func writePack(cfg packconfig.Config, root string, guard writeGuard, report io.Writer) error {
 	files, err := packFiles(cfg)
 	if err != nil {
 		return err
 	}
-	updated, err := pack.Write(root, files, report)
+	write := pack.Write
+	if guard.recorded {
+		write = func(root string, files []pack.File, report io.Writer) (int, error) {
+			return pack.WriteGuarded(root, files, guard.force, report)
+		}
+	}
+	updated, err := write(root, files, report)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	lockwatch-pack [--config FILE] [--out DIR] [--print-config]
+//	lockwatch-pack [--config FILE] [--out DIR] [--force] [--print-config]
 //
 // With no --config the output is the committed pack. --config names a YAML file of overrides:
 // only the keys given change, unknown keys are an error (see cmd/lockwatch-pack/internal/packconfig). --out is the
@@ -18,10 +18,19 @@
 // --print-config prints the effective configuration, every key with its value, as a starting
 // point for an overrides file.
 //
+// Every file it writes says it is generated (JSON dashboards, which hold no comments, are
+// listed in the record instead). Under --out it keeps a record of what it wrote,
+// DIR/.lockwatch-pack.sum (the sha256 of each file), and refuses, in one line naming the
+// files and changing nothing, to overwrite a file whose content it did not write there: a hand
+// edit since the last run, or a same-named file of the user's before the first. --force
+// overwrites them. Files it does not generate are never touched. Without --out, in a lockwatch
+// checkout, git is the record: the committed pack is rewritten and its drift tests catch edits.
+//
 // It prints one line per file, "updated" or "unchanged", and a count, so `make generate` says
 // what it changed. docs/pack.md documents every setting.
 //
-// Exit status: 0 on success, 2 for a bad flag or configuration, 1 when writing fails.
+// Exit status: 0 on success, 2 for a bad flag or configuration, 1 when writing fails or is
+// refused over a hand edit.
 package main
 
 import (
@@ -44,12 +53,13 @@ type options struct {
 	configPath  string
 	out         string
 	printConfig bool
+	force       bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	opts, usage, err := parseFlags(args)
 	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(stdout, "Usage: lockwatch-pack [--config FILE] [--out DIR] [--print-config]\n%s", usage)
+		fmt.Fprintf(stdout, "Usage: lockwatch-pack [--config FILE] [--out DIR] [--force] [--print-config]\n%s", usage)
 		return 0
 	}
 	if err != nil {
@@ -71,7 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err, 2)
 	}
-	if err := writePack(cfg, root, stdout); err != nil {
+	guard := writeGuard{recorded: opts.out != "", force: opts.force}
+	if err := writePack(cfg, root, guard, stdout); err != nil {
 		return fail(stderr, err, 1)
 	}
 	return 0
@@ -84,6 +95,7 @@ func parseFlags(args []string) (options, string, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&opts.configPath, "config", "", "YAML file of overrides to the default pack configuration")
 	fs.StringVar(&opts.out, "out", "", "root directory to write the pack under: alerts/, dashboards/, dashboards-import/, deploy/ (default: the lockwatch checkout's root; required outside one)")
+	fs.BoolVar(&opts.force, "force", false, "overwrite files changed since lockwatch-pack wrote them (or that it did not write), which it otherwise refuses to")
 	fs.BoolVar(&opts.printConfig, "print-config", false, "print the effective configuration as YAML and exit")
 	if err := fs.Parse(args); err != nil {
 		return opts, fs.FlagUsages(), err

@@ -241,7 +241,7 @@ func TestBadValuesRefused(t *testing.T) {
 		"no Redis and no targets":  {`redis: {addr: ""}`, "set redis.addr"},
 		"unknown key":              {`serviceMonitor: {enable: true}`, "enable"},
 		"plain-text password":      {`redis: {password: hunter2}`, "password"},
-		"latest":                   {`image: {tag: latest}`, "tag"},
+		"latest":                   {`image: {tag: latest}`, `image.tag "latest" is refused`},
 		"target without name":      {`targets: [{addr: "r:6379"}]`, "name"},
 		"GOMEMLIMIT in k8s syntax": {`goMemLimit: 100Mi`, "goMemLimit"}, // Go refuses "Mi" and would not start
 		// Prometheus refuses a scrape config whose timeout exceeds its interval ("scrape timeout

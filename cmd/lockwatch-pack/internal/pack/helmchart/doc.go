@@ -9,6 +9,13 @@
 // descriptions hold Prometheus' own {{ $labels.… }} templates, which is another reason they live
 // in files/: Helm does not render those.
 //
-// Edit the chart in chart/ and run `make generate`; the drift test of cmd/lockwatch-pack fails
-// while deploy/helm/lock-exporter differs.
+// values.schema.json is made by Schema: values.base.schema.json (the chart's own values) with
+// the exporter's sections (redis, scan, namespaces, targets) generated from exporterconfig's
+// types, so a field the exporter gains is accepted by the chart without an edit here. Durations
+// and settings with a fixed set of values (exporterconfig.Choices) are checked by the templates
+// (lock-exporter.checkValues, reading the generated templates/_exporter_config.tpl), because
+// helm runs the schema first and its messages cannot say why a value is refused.
+//
+// Edit the chart in chart/ and values.base.schema.json and run `make generate`; the drift test
+// of cmd/lockwatch-pack fails while deploy/helm/lock-exporter differs.
 package helmchart

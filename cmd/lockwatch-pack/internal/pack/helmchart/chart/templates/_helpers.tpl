@@ -90,7 +90,10 @@ existingSecret becomes a password_file, the Secret mounted at /etc/lock-exporter
 */}}
 {{- define "lock-exporter.config" -}}
 {{- $cfg := dict }}
-{{- with .Values.namespaces }}{{ $_ := set $cfg "namespaces" . }}{{ end }}
+{{- /* Sections the chart passes as given (namespaces, scan, and any the exporter gains). */}}
+{{- range $key, $_ := include "lock-exporter.exporterConfigSections" . | fromJson }}
+{{- if and (not (has $key (list "redis" "targets"))) (get $.Values $key) }}{{ $_ := set $cfg $key (get $.Values $key) }}{{ end }}
+{{- end }}
 {{- if include "lock-exporter.singleRedis" . }}
 {{- $redis := dict }}
 {{- range $k, $v := omit .Values.redis "existingSecret" "existingSecretPasswordKey" }}
@@ -101,7 +104,6 @@ existingSecret becomes a password_file, the Secret mounted at /etc/lock-exporter
 {{- end }}
 {{- $_ := set $cfg "redis" $redis }}
 {{- end }}
-{{- with .Values.scan }}{{ $_ := set $cfg "scan" . }}{{ end }}
 {{- if .Values.targets }}
 {{- $targets := list }}
 {{- range $i, $t := .Values.targets }}
@@ -142,5 +144,49 @@ A memory size in bytes: Go's GOMEMLIMIT form (100MiB) or a Kubernetes quantity i
 {{- $n := regexFind "^[0-9]+" $s }}
 {{- $unit := trimPrefix $n $s }}
 {{- if and $n (hasKey $units $unit) }}{{ mul $n (get $units $unit) }}{{ else }}-1{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Refuses, naming the value and the reason, what helm's schema check cannot explain: a setting of
+the exporter's configuration that is no duration or not one of its set (the sections and their
+checks are generated from the exporter's types in _exporter_config.tpl), and image.tag latest.
+*/}}
+{{- define "lock-exporter.checkValues" -}}
+{{- if eq (toString .Values.image.tag) "latest" }}
+{{- fail (printf "lock-exporter: image.tag \"latest\" is refused: it names no release, so a restart may run another exporter than the one this chart's rules and dashboards (cut for %s) were made for; leave image.tag empty for %s or give a release tag" .Chart.AppVersion .Chart.AppVersion) }}
+{{- end }}
+{{- range $key, $spec := include "lock-exporter.exporterConfigSections" . | fromJson }}
+{{- if hasKey $.Values $key }}
+{{- include "lock-exporter.checkSetting" (dict "spec" $spec "value" (get $.Values $key) "path" $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Checks one value (dict "spec" "value" "path") against its spec: {"duration": true}, {"oneOf":
+[…]}, {"items": spec} for each item of a list, {"fields": {key: spec}} for each key of a mapping.
+A value of the wrong shape is left to the schema, which refuses it first.
+*/}}
+{{- define "lock-exporter.checkSetting" -}}
+{{- $spec := .spec }}{{- $v := .value }}{{- $path := .path }}
+{{- if $spec.duration }}
+{{- if not (and (kindIs "string" $v) (regexMatch "^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$" $v)) }}
+{{- fail (printf "lock-exporter: %s %s is not a duration: write a number and a unit (ns, us, ms, s, m, h), e.g. 10s, 1m30s, 500ms" $path (toJson $v)) }}
+{{- end }}
+{{- else if $spec.oneOf }}
+{{- if not (has (toString $v) $spec.oneOf) }}
+{{- fail (printf "lock-exporter: %s %s is not one the exporter accepts: want one of %s" $path (toJson $v) (join ", " $spec.oneOf)) }}
+{{- end }}
+{{- else if and $spec.items (kindIs "slice" $v) }}
+{{- range $i, $item := $v }}
+{{- include "lock-exporter.checkSetting" (dict "spec" $spec.items "value" $item "path" (printf "%s[%d]" $path $i)) }}
+{{- end }}
+{{- else if and $spec.fields (kindIs "map" $v) }}
+{{- range $key, $fieldSpec := $spec.fields }}
+{{- if hasKey $v $key }}
+{{- include "lock-exporter.checkSetting" (dict "spec" $fieldSpec "value" (get $v $key) "path" (printf "%s.%s" $path $key)) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
