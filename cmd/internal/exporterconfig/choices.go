@@ -9,6 +9,7 @@ import "github.com/lockwatch/lockwatch/collectors"
 func Choices() map[string][]string {
 	return map[string][]string{
 		"Scan.Mode":       {string(collectors.ModeAuto), string(collectors.ModeWalk)},
+		"Scan.Feed":       {string(collectors.FeedAuto), string(collectors.FeedTracking), string(collectors.FeedNotifications)},
 		"Namespace.Types": {collectors.TypeString, collectors.TypeHash},
 	}
 }

@@ -36,6 +36,13 @@ mapping's "fields". Generated from the exporter's configuration types.
   "redis": {},
   "scan": {
     "fields": {
+      "feed": {
+        "oneOf": [
+          "auto",
+          "tracking",
+          "notifications"
+        ]
+      },
       "mode": {
         "oneOf": [
           "auto",
