@@ -312,6 +312,7 @@ func (n *indexNode) establish() error {
 	base := n.idx
 	n.syncMu.Unlock()
 	b := newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.forgetHolds = dataReplaced(n.lostReason())
 	b.chargeTo(n.s.budget, n)
 	included := ^b.exclude // namespaces coming back that this build reads
 	opts := n.s.opts

@@ -157,6 +157,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	}
 	n.mu.Unlock()
 	keyErrs := n.unreadableErrs()
+	n.sweepLifecycle(now)
 
 	aggs, idle, err := n.exactTop(ctx, now)
 	if err != nil {
@@ -165,7 +166,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	}
 	out.noIdle = !idle
 	k := n.s.opts.TopK
-	held := n.idx.heldAges(n.namespaces, now, k, n.s.opts.FullKeys)
+	held := n.idx.heldAges(n.namespaces, now, k, n.s.opts.FullKeys, !n.s.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
