@@ -8,6 +8,11 @@
 // few bytes), passes in and stores back; the Tracker keeps what outlives a key: the counters per
 // namespace and, for the takeover window, when recently ended keys ended.
 //
+// Each input source (a node's change feed) counts into a Source, whose counts reach the
+// counters when it commits them, once it knows its readings were of the data it follows: a
+// SWAPDB, which no feed reports, is seen only by a later check, and the counts read meanwhile
+// are discarded.
+//
 // Namespaces are bits of a mask (bit b is the caller's indexed namespace b, at most 64). Every
 // call counts for the namespaces of the mask it is given: the caller passes 0 (nothing counted,
 // state still kept) while it does not follow the key's changes, so that a build or a resync

@@ -56,32 +56,32 @@ var eventKinds = map[string]eventKind{
 //   - "restore" (a slot migration's arrival, a restored backup) is no acquisition: the hold's
 //     beginning is unknown; on a live hold, RESTORE ... REPLACE is an end of unknown cause.
 //   - Any other event ("new", "hdel", value changes) changes nothing.
-func (t *Tracker) ApplyEvents(ns uint64, key string, prev Hold, events []string, at int64) Hold {
+func (t *Tracker) ApplyEvents(src *Source, ns uint64, key string, prev Hold, events []string, at int64) Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := prev
 	for _, ev := range events {
-		h = t.applyEvent(ns, key, h, eventKinds[ev], at)
+		h = t.applyEvent(src, ns, key, h, eventKinds[ev], at)
 	}
 	return h
 }
 
 // applyEvent applies one event. t.mu is held.
-func (t *Tracker) applyEvent(ns uint64, key string, h Hold, kind eventKind, at int64) Hold {
+func (t *Tracker) applyEvent(src *Source, ns uint64, key string, h Hold, kind eventKind, at int64) Hold {
 	switch kind {
 	case eventWrite, eventMovedIn:
 		if h.Live() {
-			t.end(ns, key, h, Overwritten, at)
+			t.end(src, ns, key, h, Overwritten, at)
 		}
-		return t.acquire(ns, key, Reading{Present: true}, at)
+		return t.acquire(src, ns, key, Reading{Present: true}, at)
 	case eventHashWrite:
 		if h.Live() {
 			return h
 		}
-		return t.acquire(ns, key, Reading{Present: true, Holder: h.Holder}, at)
+		return t.acquire(src, ns, key, Reading{Present: true, Holder: h.Holder}, at)
 	case eventExpire:
 		if h.Live() && !(h.Began == at && ns != 0) {
-			t.each(ns, func(c *Counts, _ Settings) { c.Renewals++ })
+			t.each(src, ns, func(c *Counts, _ Settings) { c.Renewals++ })
 		}
 		h.ExpireAt = 0
 		return h
@@ -90,18 +90,18 @@ func (t *Tracker) applyEvent(ns uint64, key string, h Hold, kind eventKind, at i
 		return h
 	case eventDel:
 		if h.Live() {
-			t.endRead(ns, key, h, at, 0)
+			t.endRead(src, ns, key, h, at, 0)
 		}
 		return Hold{}
 	case eventExpired:
-		return t.endAs(ns, key, h, Expired, at)
+		return t.endAs(src, ns, key, h, Expired, at)
 	case eventEvicted:
-		return t.endAs(ns, key, h, Evicted, at)
+		return t.endAs(src, ns, key, h, Evicted, at)
 	case eventMovedOut:
-		return t.endAs(ns, key, h, Unknown, at)
+		return t.endAs(src, ns, key, h, Unknown, at)
 	case eventRestored:
 		if h.Live() {
-			t.end(ns, key, h, Unknown, at)
+			t.end(src, ns, key, h, Unknown, at)
 		}
 		return Hold{Present: true}
 	}
@@ -110,13 +110,13 @@ func (t *Tracker) applyEvent(ns uint64, key string, h Hold, kind eventKind, at i
 
 // endAs ends a live hold for reason, at its known expiry for an expiry (else at at), and
 // returns the absent key's Hold. t.mu is held.
-func (t *Tracker) endAs(ns uint64, key string, h Hold, reason Reason, at int64) Hold {
+func (t *Tracker) endAs(src *Source, ns uint64, key string, h Hold, reason Reason, at int64) Hold {
 	if h.Live() {
 		endAt := at
 		if reason == Expired && h.ExpireAt != 0 && h.ExpireAt < at {
 			endAt = h.ExpireAt
 		}
-		t.end(ns, key, h, reason, endAt)
+		t.end(src, ns, key, h, reason, endAt)
 	}
 	return Hold{}
 }

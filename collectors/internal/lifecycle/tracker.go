@@ -116,20 +116,79 @@ type recentEnd struct {
 	expired bool  // by expiry (else overwritten)
 }
 
+// Source holds the counts one input source (a node's change feed) made since its last
+// Commit: they reach the Tracker's counters only when the source knows its readings were of the
+// data it follows. A Source is used under the Tracker's lock; its methods are the Tracker's.
+type Source struct {
+	pending []Counts
+}
+
+// NewSource returns a source with nothing pending.
+func (t *Tracker) NewSource() *Source {
+	return &Source{pending: newCounts(len(t.cfg.Namespaces), len(t.cfg.Buckets))}
+}
+
+// Commit adds what src counted since its last Commit or Discard to the counters.
+func (t *Tracker) Commit(src *Source) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for b := range src.pending {
+		t.counts[b].add(&src.pending[b])
+		src.pending[b].reset()
+	}
+}
+
+// Discard drops what src counted since its last Commit, and every remembered end: the data
+// they were read from was replaced (a SWAPDB that the source's feed did not report), so no
+// later acquisition is a takeover after one of them.
+func (t *Tracker) Discard(src *Source) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for b := range src.pending {
+		src.pending[b].reset()
+	}
+	clear(t.recent)
+}
+
+func newCounts(namespaces, buckets int) []Counts {
+	c := make([]Counts, namespaces)
+	for i := range c {
+		c[i].HoldBuckets = make([]uint64, buckets+1)
+	}
+	return c
+}
+
+func (c *Counts) add(o *Counts) {
+	c.Acquisitions += o.Acquisitions
+	c.Takeovers += o.Takeovers
+	c.Renewals += o.Renewals
+	for r := range c.Ends {
+		c.Ends[r] += o.Ends[r]
+	}
+	for i := range c.HoldBuckets {
+		c.HoldBuckets[i] += o.HoldBuckets[i]
+	}
+	c.HoldCount += o.HoldCount
+	c.HoldSum += o.HoldSum
+}
+
+func (c *Counts) reset() {
+	buckets := c.HoldBuckets
+	clear(buckets)
+	*c = Counts{HoldBuckets: buckets}
+}
+
 // New returns a Tracker with every counter at 0.
 func New(cfg Config) *Tracker {
 	cfg.Namespaces = cfg.Namespaces[:min(len(cfg.Namespaces), MaxNamespaces)]
-	t := &Tracker{cfg: cfg, seed: maphash.MakeSeed(), counts: make([]Counts, len(cfg.Namespaces)), recent: map[uint64]recentEnd{}}
-	for i := range t.counts {
-		t.counts[i].HoldBuckets = make([]uint64, len(cfg.Buckets)+1)
-	}
+	t := &Tracker{cfg: cfg, seed: maphash.MakeSeed(), counts: newCounts(len(cfg.Namespaces), len(cfg.Buckets)), recent: map[uint64]recentEnd{}}
 	for _, s := range cfg.Namespaces {
 		t.maxWindow = max(t.maxWindow, s.TakeoverWindow.Milliseconds())
 	}
 	return t
 }
 
-// Counts returns a copy of namespace b's counters.
+// Counts returns a copy of namespace b's counters: what every source committed.
 func (t *Tracker) Counts(b int) Counts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -181,33 +240,36 @@ func (t *Tracker) HolderHash(parts ...string) uint64 {
 //   - present to present, the old expiry passed and the key written since: the old hold
 //     expired at its expiry and a new one began (a takeover), unless the holders are known and
 //     the same (a renewal);
-//   - present to present, both holders known and different: overwritten, and an acquisition;
+//   - present to present, both holders known and different: an end and an acquisition, no
+//     takeover. The end is unknown: one reading cannot tell a value written over a live hold
+//     (overwritten) from a release and another holder's acquisition in between (a handoff,
+//     within milliseconds wherever waiters are woken by the release, as Redisson's are);
 //   - the expiry moved later: a renewal; anything else: nothing.
-func (t *Tracker) Observe(ns uint64, key string, prev Hold, r Reading, at int64) Hold {
+func (t *Tracker) Observe(src *Source, ns uint64, key string, prev Hold, r Reading, at int64) Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
 	case !r.Present:
 		if prev.Live() {
-			t.endRead(ns, key, prev, at, r.Slack)
+			t.endRead(src, ns, key, prev, at, r.Slack)
 		}
 		return Hold{}
 	case !prev.Present:
-		return t.acquire(ns, key, r, at)
+		return t.acquire(src, ns, key, r, at)
 	case prev.Ended:
 		if sameExpiry(prev.ExpireAt, r.ExpireAt, r.Slack) && !holderChanged(prev.Holder, r.Holder) {
 			return prev
 		}
-		return t.acquire(ns, key, r, at)
+		return t.acquire(src, ns, key, r, at)
 	case passed(prev.ExpireAt, at, r.Slack) && !sameExpiry(prev.ExpireAt, r.ExpireAt, r.Slack) && !sameHolder(prev.Holder, r.Holder):
-		t.end(ns, key, prev, Expired, prev.ExpireAt)
-		return t.acquire(ns, key, r, at)
+		t.end(src, ns, key, prev, Expired, prev.ExpireAt)
+		return t.acquire(src, ns, key, r, at)
 	case holderChanged(prev.Holder, r.Holder):
-		t.end(ns, key, prev, Overwritten, at)
-		return t.acquire(ns, key, r, at)
+		t.end(src, ns, key, prev, Unknown, at)
+		return t.acquire(src, ns, key, r, at)
 	}
 	if prev.ExpireAt != 0 && r.ExpireAt > prev.ExpireAt+r.Slack {
-		t.each(ns, func(c *Counts, _ Settings) { c.Renewals++ })
+		t.each(src, ns, func(c *Counts, _ Settings) { c.Renewals++ })
 	}
 	prev.ExpireAt = r.ExpireAt
 	if r.Holder != 0 {
@@ -219,13 +281,13 @@ func (t *Tracker) Observe(ns uint64, key string, prev Hold, r Reading, at int64)
 // Sweep ends key's hold as expired at its known expiry once now (ms) is past it by more than
 // slack (see Reading.Slack), the first time only: the key's later disappearance (Redis
 // reclaiming it) is not counted again.
-func (t *Tracker) Sweep(ns uint64, key string, h Hold, now, slack int64) Hold {
+func (t *Tracker) Sweep(src *Source, ns uint64, key string, h Hold, now, slack int64) Hold {
 	if !h.Live() || !passed(h.ExpireAt, now, slack) {
 		return h
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.end(ns, key, h, Expired, h.ExpireAt)
+	t.end(src, ns, key, h, Expired, h.ExpireAt)
 	h.Ended = true
 	return h
 }
@@ -250,18 +312,18 @@ func (t *Tracker) RecentEnds() int {
 
 // endRead ends a live hold whose key a read found absent at: expired if its expiry had passed
 // by then (it ends at the expiry), else deleted. t.mu is held.
-func (t *Tracker) endRead(ns uint64, key string, h Hold, at, slack int64) {
+func (t *Tracker) endRead(src *Source, ns uint64, key string, h Hold, at, slack int64) {
 	if passed(h.ExpireAt, at, slack) {
-		t.end(ns, key, h, Expired, h.ExpireAt)
+		t.end(src, ns, key, h, Expired, h.ExpireAt)
 		return
 	}
-	t.end(ns, key, h, Deleted, at)
+	t.end(src, ns, key, h, Deleted, at)
 }
 
 // acquire counts a hold beginning at at, and a takeover for each namespace whose window holds
 // the key's last expired or overwritten end. Not followed (ns 0), the hold's beginning is
 // unknown. t.mu is held.
-func (t *Tracker) acquire(ns uint64, key string, r Reading, at int64) Hold {
+func (t *Tracker) acquire(src *Source, ns uint64, key string, r Reading, at int64) Hold {
 	h := Hold{Present: true, ExpireAt: r.ExpireAt, Holder: r.Holder}
 	if ns == 0 {
 		return h
@@ -270,7 +332,7 @@ func (t *Tracker) acquire(ns uint64, key string, r Reading, at int64) Hold {
 	kh := t.keyHash(key)
 	last, ended := t.recent[kh]
 	delete(t.recent, kh)
-	t.each(ns, func(c *Counts, s Settings) {
+	t.each(src, ns, func(c *Counts, s Settings) {
 		c.Acquisitions++
 		if ended && at-last.at < s.TakeoverWindow.Milliseconds() && !(last.expired && s.EndsByExpiry) {
 			c.Takeovers++
@@ -281,7 +343,7 @@ func (t *Tracker) acquire(ns uint64, key string, r Reading, at int64) Hold {
 
 // end counts h's end for reason at endAt (ms), its duration when its beginning is known, and
 // remembers an expired or overwritten end for the takeover window. t.mu is held.
-func (t *Tracker) end(ns uint64, key string, h Hold, reason Reason, endAt int64) {
+func (t *Tracker) end(src *Source, ns uint64, key string, h Hold, reason Reason, endAt int64) {
 	if ns == 0 {
 		return
 	}
@@ -295,7 +357,7 @@ func (t *Tracker) end(ns uint64, key string, h Hold, reason Reason, endAt int64)
 		held = float64(max(0, endAt-h.Began)) / 1000
 	}
 	bucket := sort.SearchFloat64s(t.cfg.Buckets, held) // first bound >= held
-	t.each(ns, func(c *Counts, _ Settings) {
+	t.each(src, ns, func(c *Counts, _ Settings) {
 		c.Ends[reason]++
 		if held >= 0 {
 			c.HoldBuckets[bucket]++
@@ -305,11 +367,12 @@ func (t *Tracker) end(ns uint64, key string, h Hold, reason Reason, endAt int64)
 	})
 }
 
-// each calls f with the counters and settings of every namespace of ns. t.mu is held.
-func (t *Tracker) each(ns uint64, f func(*Counts, Settings)) {
+// each calls f with src's pending counters and the settings of every namespace of ns. t.mu
+// is held.
+func (t *Tracker) each(src *Source, ns uint64, f func(*Counts, Settings)) {
 	for m := ns; m != 0; m &= m - 1 {
-		if b := bits.TrailingZeros64(m); b < len(t.counts) {
-			f(&t.counts[b], t.cfg.Namespaces[b])
+		if b := bits.TrailingZeros64(m); b < len(src.pending) {
+			f(&src.pending[b], t.cfg.Namespaces[b])
 		}
 	}
 }

@@ -11,8 +11,14 @@ const (
 	byExpiry uint64 = 1 << 1 // ends by expiry on purpose
 )
 
-func newTestTracker() *Tracker {
-	return New(Config{
+// testTracker is a Tracker whose inputs come from one source, committed after each.
+type testTracker struct {
+	*Tracker
+	src *Source
+}
+
+func newTestTracker() testTracker {
+	tr := New(Config{
 		Namespaces: []Settings{
 			{TakeoverWindow: 5 * time.Second},
 			{TakeoverWindow: 5 * time.Second, EndsByExpiry: true},
@@ -20,6 +26,22 @@ func newTestTracker() *Tracker {
 		Buckets:       []float64{1, 10},
 		MaxRecentEnds: 10,
 	})
+	return testTracker{tr, tr.NewSource()}
+}
+
+func (tt testTracker) Observe(ns uint64, key string, prev Hold, r Reading, at int64) Hold {
+	defer tt.Commit(tt.src)
+	return tt.Tracker.Observe(tt.src, ns, key, prev, r, at)
+}
+
+func (tt testTracker) Sweep(ns uint64, key string, h Hold, now, slack int64) Hold {
+	defer tt.Commit(tt.src)
+	return tt.Tracker.Sweep(tt.src, ns, key, h, now, slack)
+}
+
+func (tt testTracker) ApplyEvents(ns uint64, key string, prev Hold, events []string, at int64) Hold {
+	defer tt.Commit(tt.src)
+	return tt.Tracker.ApplyEvents(tt.src, ns, key, prev, events, at)
 }
 
 // want is a namespace's expected counters; ends by reason.
@@ -28,7 +50,7 @@ type want struct {
 	ends                            map[Reason]uint64
 }
 
-func checkCounts(t *testing.T, tr *Tracker, b int, w want) {
+func checkCounts(t *testing.T, tr testTracker, b int, w want) {
 	t.Helper()
 	c := tr.Counts(b)
 	if c.Acquisitions != w.acq || c.Takeovers != w.takeovers || c.Renewals != w.renewals || c.HoldCount != w.holds {
@@ -60,7 +82,7 @@ type step struct {
 func obs(at int64, r Reading) step        { return step{at: at, r: &r} }
 func evs(at int64, events ...string) step { return step{at: at, events: events} }
 func sweepAt(at int64) step               { return step{at: at, sweep: true} }
-func run(tr *Tracker, ns uint64, steps []step) Hold {
+func run(tr testTracker, ns uint64, steps []step) Hold {
 	var h Hold
 	for _, s := range steps {
 		switch {
@@ -99,8 +121,10 @@ func TestObserve(t *testing.T) {
 		{"read again unchanged: nothing", []step{obs(1000, read(2000, 0)), obs(1500, read(2000, 0))}, want{acq: 1}},
 		{"renewed past the old expiry by the same holder", []step{obs(1000, read(2000, 7)), obs(2500, read(3500, 7))},
 			want{acq: 1, renewals: 1}},
-		{"overwritten by another holder", []step{obs(1000, read(2000, 7)), obs(1500, read(2500, 8))},
-			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Overwritten: 1}}},
+		{"another holder, one reading: overwritten or a handoff, unknown", []step{obs(1000, read(2000, 7)), obs(1500, read(2500, 8))},
+			want{acq: 2, holds: 1, ends: map[Reason]uint64{Unknown: 1}}},
+		{"another holder after the expiry: lapsed, taken over", []step{obs(1000, read(2000, 7)), obs(2500, read(3500, 8))},
+			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Expired: 1}}},
 		{"holder unknown on one side: renewal", []step{obs(1000, read(2000, 7)), obs(1500, read(2500, 0))},
 			want{acq: 1, renewals: 1}},
 		{"swept, then reclaimed: counted once", []step{obs(1000, read(2000, 0)), sweepAt(2100), sweepAt(2200), obs(2300, gone)},
@@ -138,7 +162,7 @@ func TestNotFollowed(t *testing.T) {
 // an overwrite still precedes a takeover.
 func TestEndsByExpiry(t *testing.T) {
 	tr := newTestTracker()
-	run(tr, lapsing|byExpiry, []step{obs(1000, read(2000, 0)), obs(2500, gone), obs(3000, read(4000, 7)), obs(3500, read(4500, 8))})
+	run(tr, lapsing|byExpiry, []step{obs(1000, read(2000, 0)), obs(2500, gone), evs(3000, "set"), evs(3500, "set")})
 	checkCounts(t, tr, 0, want{acq: 3, takeovers: 2, holds: 2, ends: map[Reason]uint64{Expired: 1, Overwritten: 1}})
 	checkCounts(t, tr, 1, want{acq: 3, takeovers: 1, holds: 2, ends: map[Reason]uint64{Expired: 1, Overwritten: 1}})
 }
@@ -199,4 +223,23 @@ func TestSlack(t *testing.T) {
 	}
 	tr.Observe(lapsing, "k", h, Reading{Slack: 50}, 2060) // gone within the slack: deleted
 	checkCounts(t, tr, 0, want{acq: 1, holds: 1, ends: map[Reason]uint64{Deleted: 1}})
+}
+
+// TestSourceCommitAndDiscard: a source's counts reach the counters only when committed;
+// discarded, they never do, and no takeover follows an end remembered before.
+func TestSourceCommitAndDiscard(t *testing.T) {
+	tr := New(Config{Namespaces: []Settings{{TakeoverWindow: 5 * time.Second}}, Buckets: []float64{1}, MaxRecentEnds: 10})
+	src := tr.NewSource()
+	h := tr.Observe(src, 1, "k", Hold{}, read(2000, 0), 1000)
+	if c := tr.Counts(0); c.Acquisitions != 0 {
+		t.Fatalf("%d acquisitions before the commit, want 0", c.Acquisitions)
+	}
+	tr.Commit(src)
+	tr.Observe(src, 1, "k", h, gone, 2500) // expired: remembered for the window
+	tr.Discard(src)
+	tr.Observe(src, 1, "k", Hold{}, read(4000, 0), 3000)
+	tr.Commit(src)
+	if c := tr.Counts(0); c.Acquisitions != 2 || c.Ends[Expired] != 0 || c.Takeovers != 0 {
+		t.Errorf("acquisitions %d, expired %d, takeovers %d; want 2, 0 (discarded), 0 (its end forgotten)", c.Acquisitions, c.Ends[Expired], c.Takeovers)
+	}
 }
