@@ -88,7 +88,7 @@ func (n *indexNode) observe(idx *keyIndex, key string, old indexEntry, had bool,
 		typ = cur.typ
 	}
 	mask := n.typeMask((old.ns|cur.ns)&follow, typ)
-	h := n.s.life.Observe(mask, key, holdOf(old, had), r, st.at)
+	h := n.s.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.at)
 	if has {
 		cur.withHold(h)
 		idx.set(key, cur)
@@ -111,9 +111,23 @@ func (n *indexNode) sweepLifecycle(now int64) {
 		if e.fence || e.ended || e.expireAt == 0 || e.expireAt+slack >= now {
 			continue
 		}
-		e.withHold(life.Sweep(n.typeMask(e.ns&follow, e.typ), key, holdOf(*e, true), now, slack))
+		e.withHold(life.Sweep(n.lifeSrc, n.typeMask(e.ns&follow, e.typ), key, holdOf(*e, true), now, slack))
 	}
+	life.Commit(n.lifeSrc) // this scrape checked the server's identity before the sweep
 	life.PruneRecent(now)
+}
+
+// settleLifecycle settles the lifecycle counts the node's re-reads made since it last did, once
+// a check of the server's identity found why ("" when nothing changed): they are committed,
+// unless the data may have been replaced (dataReplaced): a SWAPDB, which no change feed
+// reports, shows only in this check, and re-reads since it may have read the other database's
+// keys; those counts are discarded. A resync settles by its reason too.
+func (n *indexNode) settleLifecycle(why string) {
+	if dataReplaced(why) {
+		n.s.life.Discard(n.lifeSrc)
+		return
+	}
+	n.s.life.Commit(n.lifeSrc)
 }
 
 // slackOf is how far the index's reading of an expiry may be from the truth: exact with
@@ -134,3 +148,6 @@ func heldSince(e *indexEntry, fromFeed bool) int64 {
 	}
 	return e.began
 }
+
+// holderReadOffMessage is logged, at INFO, when a node stops reading lock holders.
+const holderReadOffMessage = "lock key index: lock holders cannot be read (an optional grant); lifecycle counts go on without them"

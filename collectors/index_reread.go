@@ -66,12 +66,14 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader()}
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader(),
+		holderValue: n.holderValueReader(), hashHolder: n.s.life.HolderHash}
 	size := n.s.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
 		at := n.clock.now()
 		replies, idleKnown := in.inspect(ctx, batch, true)
+		n.noteHolderRefusals(replies)
 		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
 		follow := n.lifecycleMask()
 		for k := range replies {
@@ -110,7 +112,7 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readS
 		delete(n.unreadable, key)
 		old, had := idx.get(key)
 		idx.apply(key, mask, r, st)
-		n.observe(idx, key, old, had, 0, st, follow)
+		n.observe(idx, key, old, had, r.holder, st, follow)
 	}
 	return nil
 }

@@ -134,6 +134,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	}
 	out.keyspace = keyspace
 	changed := n.checkIdentity(ident)
+	n.settleLifecycle(changed)
 	if changed != "" {
 		n.lose(changed)
 	}

@@ -2,9 +2,12 @@ package collectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/testharness/faultproxy"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // life is one namespace's lifecycle series as a scrape exports them.
@@ -451,7 +455,8 @@ func TestLifecycleCluster(t *testing.T) {
 // TestLifecycleSpacingBound measures, opt-in (LOCKWATCH_LIFECYCLE_SPACING=1), how far apart
 // events on one key must be for the tracking feed to count every one: rounds of SET NX PX then
 // DEL on one key, each event `gap` after the last, for several gaps; it logs the acquisitions
-// and deleted ends counted against the truth, and fails if any count exceeds it.
+// and deleted ends counted against the truth (a DEL and the next SET merged into one reading
+// count as a renewal), and fails if an acquisition or end is invented.
 func TestLifecycleSpacingBound(t *testing.T) {
 	if os.Getenv("LOCKWATCH_LIFECYCLE_SPACING") == "" {
 		t.Skip("measurement: set LOCKWATCH_LIFECYCLE_SPACING=1")
@@ -471,8 +476,125 @@ func TestLifecycleSpacingBound(t *testing.T) {
 		got := lifecycleOf(t, s)["jobs"]
 		t.Logf("gap %v: acquisitions %v/%d, deleted %v/%d, renewals %v, other ends %v", gap, got.acq, rounds, got.ends["deleted"], rounds,
 			got.renewals, got.ends["expired"]+got.ends["overwritten"]+got.ends["unknown"]+got.ends["evicted"])
-		if got.acq > rounds || got.ends["deleted"] > rounds || got.renewals > 0 {
+		if got.acq > rounds || got.ends["deleted"] > rounds || got.takeovers > 0 || got.ends["expired"]+got.ends["overwritten"]+got.ends["unknown"]+got.ends["evicted"] > 0 {
 			t.Errorf("gap %v: counted more than happened", gap)
 		}
+	}
+}
+
+// handoff releases key and lets holder acquire it in one MULTI: the change feed names the key
+// once, so only the holder read tells the handoff from a renewal.
+func handoff(t *testing.T, c *redis.Client, key string, acquireBy func(pipe redis.Pipeliner)) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Del(ctx, key)
+		acquireBy(pipe)
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) { // Redisson's lock script answers nil
+		t.Fatal(err)
+	}
+}
+
+// TestLifecycleHolderRead: where the ACL grants the holder read (GETRANGE on string locks,
+// HSCAN on hash locks), a release and another holder's acquisition that the feed names once
+// count as an end and an acquisition, not as a renewal; without the grant nothing fails, the
+// node logs one INFO line and counts what it can (a renewal). No holder reaches the log.
+func TestLifecycleHolderRead(t *testing.T) {
+	ctx := context.Background()
+	namespaces := []Namespace{{Name: "jobs", Pattern: "jobs:*"}, {Name: "redisson", Pattern: "rlock:*", Types: []string{TypeHash}}}
+	handoffs := func(t *testing.T, c *redis.Client, s *Scanner) {
+		acquire(t, c, "jobs:a", "token-of-a", time.Minute)
+		c.Eval(ctx, redissonLock, []string{"rlock:a"}, 30000, "uuid-1:7")
+		lifecycleOf(t, s)
+		handoff(t, c, "jobs:a", func(pipe redis.Pipeliner) { pipe.SetNX(ctx, "jobs:a", "token-of-b", 2*time.Minute) })
+		handoff(t, c, "rlock:a", func(pipe redis.Pipeliner) {
+			pipe.Eval(ctx, redissonLock, []string{"rlock:a"}, 60000, "uuid-2:9")
+		})
+	}
+	cases := []struct {
+		name    string
+		acl     []string // the exporter's user's rules; nil: the default user
+		want    life
+		logLine bool
+	}{
+		{"granted", nil, life{acq: 2, holds: 1, ends: ends("unknown", 1)}, false},
+		{"the documented least-privilege ACL", []string{}, life{acq: 1, renewals: 1, ends: ends()}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			admin := srv.Client(t)
+			c := admin
+			if tc.acl != nil {
+				testkit.SetACL(t, srv, testkit.DocumentedACL(t, aclPassword))
+				c = redis.NewClient(&redis.Options{Addr: srv.Addr, Username: testkit.ACLUser, Password: aclPassword, DisableIdentity: true})
+				t.Cleanup(func() { _ = c.Close() })
+			}
+			var log testkit.SyncBuffer
+			s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			waitCurrent(t, s)
+			handoffs(t, admin, s)
+			got := lifecycleOf(t, s)
+			for _, ns := range []string{"jobs", "redisson"} {
+				if got[ns].counts() != tc.want.counts() || got[ns].following != 1 {
+					t.Errorf("%s: %s following=%v\nwant   %s following=1", ns, got[ns].counts(), got[ns].following, tc.want.counts())
+				}
+			}
+			lines := strings.Count(log.String(), holderReadOffMessage)
+			if tc.logLine && lines != 1 || !tc.logLine && lines != 0 {
+				t.Errorf("%d lines %q, want %v:\n%s", lines, holderReadOffMessage, tc.logLine, log.String())
+			}
+			for _, secret := range []string{"token-of-a", "token-of-b", "uuid-1", "uuid-2"} {
+				if strings.Contains(log.String(), secret) {
+					t.Errorf("the log holds a holder (%s):\n%s", secret, log.String())
+				}
+			}
+		})
+	}
+}
+
+// TestLifecycleSwapDB: keys written to another database and swapped in by one MULTI are named by
+// the feed after the swap, and their re-reads find them in the database the exporter reads; no
+// feed reports a SWAPDB, only the identity check that follows does: the counts made meanwhile
+// are discarded, never exported.
+func TestLifecycleSwapDB(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	c := srv.Client(t)
+	s := indexed(t, c, lifecycleNamespaces[:1])
+	swapper := srv.Client(t) // its connection ends in database 1
+	if _, err := swapper.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Select(ctx, 1)
+		for i := range 20 {
+			pipe.Set(ctx, fmt.Sprintf("jobs:swapped:%d", i), "tok", time.Minute)
+		}
+		pipe.SwapDB(ctx, 0, 1)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = swapper.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res := s.Scan(ctx)
+		if got := lifecycleOf(t, s)["jobs"]; got.counts() != (life{ends: ends()}).counts() {
+			t.Fatalf("after SWAPDB: %s, want nothing counted", got.counts())
+		}
+		if res.IndexResyncs[resyncSwapDB] > 0 && indexCurrent(s, res) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no swapdb resync: %v", res.IndexResyncs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	acquire(t, c, "jobs:after", "tok", time.Minute)
+	if got := lifecycleOf(t, s)["jobs"]; got.acq != 1 {
+		t.Errorf("after the resync: %s, want 1 acquisition", got.counts())
 	}
 }
