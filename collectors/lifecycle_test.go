@@ -152,18 +152,21 @@ const redissonLock = `if (redis.call('exists', KEYS[1]) == 0) or (redis.call('he
 redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end;
 return redis.call('pttl', KEYS[1]);`
 
-// TestLifecycleFromTheFeed: acquisitions, ends by reason, takeovers, renewals and hold
-// durations of every client's locks, counted from the index's change feed, through the
-// exporter's metrics; keys the build found are not acquisitions, and other types and
-// namespaces beside are not counted.
-func TestLifecycleFromTheFeed(t *testing.T) {
+// lifecycleCase is a TestLifecycleFromTheFeed case.
+type lifecycleCase struct {
+	name   string
+	before func(t *testing.T, c *redis.Client) // keys the build finds
+	act    func(t *testing.T, c *redis.Client, scrape func())
+	want   map[string]life // counters of the namespaces named; the others all 0
+}
+
+// lifecycleCases are the client histories TestLifecycleFromTheFeed plays.
+func lifecycleCases() []lifecycleCase { return append(historyCases(), namespaceCases()...) }
+
+// historyCases are lifecycle cases of one string lock's history.
+func historyCases() []lifecycleCase {
 	ctx := context.Background()
-	cases := []struct {
-		name   string
-		before func(t *testing.T, c *redis.Client) // keys the build finds
-		act    func(t *testing.T, c *redis.Client, scrape func())
-		want   map[string]life // counters of the namespaces named; the others all 0
-	}{
+	return []lifecycleCase{
 		{"acquired", nil, func(t *testing.T, c *redis.Client, _ func()) {
 			acquire(t, c, "jobs:a", "tok-1", time.Minute)
 		}, map[string]life{"jobs": {acq: 1, ends: ends()}}},
@@ -189,6 +192,13 @@ func TestLifecycleFromTheFeed(t *testing.T) {
 			scrape()
 			c.PExpire(ctx, "jobs:a", 2*time.Minute)
 		}, map[string]life{"jobs": {acq: 1, renewals: 1, ends: ends()}}},
+	}
+}
+
+// namespaceCases are lifecycle cases of namespace settings, types and keys found by the build.
+func namespaceCases() []lifecycleCase {
+	ctx := context.Background()
+	return []lifecycleCase{
 		{"ends by expiry on purpose: no takeover", nil, func(t *testing.T, c *redis.Client, scrape func()) {
 			acquire(t, c, "rec:loop", "pod-1", 300*time.Millisecond)
 			scrape()
@@ -226,7 +236,14 @@ func TestLifecycleFromTheFeed(t *testing.T) {
 			c.Del(ctx, "jobs:queue", "jobs:hash", "rlock:string", "elsewhere:a")
 		}, map[string]life{"other": {acq: 1, ends: ends()}}},
 	}
-	for _, tc := range cases {
+}
+
+// TestLifecycleFromTheFeed: acquisitions, ends by reason, takeovers, renewals and hold
+// durations of every client's locks, counted from the index's change feed, through the
+// exporter's metrics; keys the build found are not acquisitions, and other types and
+// namespaces beside are not counted.
+func TestLifecycleFromTheFeed(t *testing.T) {
+	for _, tc := range lifecycleCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			c := srv.Client(t)
