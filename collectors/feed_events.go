@@ -13,10 +13,10 @@ import (
 // under the node's lock: it must not call back into the Scanner.
 type EventsFunc func(key string, mask uint64, events []string, at int64)
 
-// handOverEvents passes the events of the keys just re-read to Options.onEvents. The tracking
+// handOverEvents passes the events of the keys just re-read (drainEvents) to Options.onEvents. The tracking
 // feed has none: it names a changed key once, however many times it changed. syncMu is held.
 func (n *indexNode) handOverEvents() {
-	events := n.feed.takeEvents()
+	events := n.drainEvents
 	hook := n.opts.onEvents
 	if hook == nil || len(events) == 0 {
 		return

@@ -127,6 +127,23 @@ func (feed *changeFeed) takeEvents() map[string][]string {
 	return events
 }
 
+// requeue puts keys back for the next drain, after their re-read failed, with the events
+// taken for them (in front of any noted since: a drain holds syncMu, and only a drain notes).
+func (feed *changeFeed) requeue(keys []string, events map[string][]string) {
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	for _, k := range keys {
+		feed.pending[k] = struct{}{}
+	}
+	if feed.notes == nil {
+		return
+	}
+	for k, evs := range events {
+		feed.notes.events[k] = append(evs, feed.notes.events[k]...)
+		feed.notes.count += len(evs)
+	}
+}
+
 // fromNotifications reports whether the feed is a keyspace-notifications one.
 func (feed *changeFeed) fromNotifications() bool { return feed != nil && feed.notes != nil }
 

@@ -5,7 +5,7 @@ package collectors
 // follow. The feed loop drains it every feedInterval, a scrape before it serves, the backstop
 // walk before each comparison.
 //
-// Locks: feed, changedSince and unreadable are guarded by the node's syncMu (every drain holds
+// Locks: feed, changedSince, unreadable and drainEvents are guarded by the node's syncMu (every drain holds
 // it); redirected and feedState by the node's mu.
 type feedFollower struct {
 	feed *changeFeed // nil while no feed is open: between builds, after a refusal
@@ -16,6 +16,9 @@ type feedFollower struct {
 	// with the refusal: its entry may be stale, so its namespaces fail until a re-read
 	// succeeds, and each scrape tries again.
 	unreadable map[string]error
+	// drainEvents, during a drain of a notifications feed, holds the ordered events of each
+	// lock key being re-read: the lifecycle counts them (observe) instead of comparing readings.
+	drainEvents map[string][]string
 
 	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
 	// the node's data is changing without feed messages that a re-read can follow.

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -57,6 +59,8 @@ type indexNode struct {
 	cls        *classifier
 	prefixes   []string
 	clock      serverClock
+	noHolder   atomic.Bool       // the holder read was refused: the lifecycle goes on without holders
+	lifeSrc    *lifecycle.Source // the lifecycle counts of the node's re-reads, until settleLifecycle
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -91,7 +95,7 @@ func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, pre
 
 func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
+		nodeEnv: env, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes, lifeSrc: env.life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
@@ -256,6 +260,7 @@ func (n *indexNode) refuse(err error) {
 // establish opens a change feed and builds an index with one walk. Tracking is on before the
 // walk starts, so a key changed behind the walk's cursor is named by the feed and re-read after.
 func (n *indexNode) establish() error {
+	n.settleLifecycle(n.lostReason())
 	n.syncMu.Lock()
 	if n.feed != nil {
 		n.feed.close()
@@ -322,6 +327,7 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	base := n.idx
 	n.syncMu.Unlock()
 	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.forgetHolds = dataReplaced(n.lostReason())
 	b.chargeTo(n.budget, n)
 	included = ^b.exclude // namespaces coming back that this build reads
 	opts := n.opts
@@ -450,6 +456,7 @@ func (n *indexNode) followTick(tick int) (reason string, refused bool) {
 	if reason == "" && tick%identityEvery == 0 {
 		if ident, _, _, err := n.readIdentity(ctx); err == nil {
 			reason = n.checkIdentity(ident)
+			n.settleLifecycle(reason)
 		}
 	}
 	if reason == "" {

@@ -1,6 +1,10 @@
 package collectors
 
-import "context"
+import (
+	"context"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+)
 
 // nodeWalker walks one node's keyspace in a pass: the keyspace walk by which an index node
 // builds its index and runs its backstop walk.
@@ -10,7 +14,8 @@ type nodeWalker interface {
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,
 // the key budget its index shares with the other masters' indexes, the clock of the replies its
-// walks read, the walk itself, and the context that ends when the Scanner closes.
+// walks read, the walk itself, the context that ends when the Scanner closes, and the lock
+// lifecycles its re-reads count.
 //
 // Locks: none; set when the node is made and never written after (budget and replies guard
 // themselves).
@@ -20,9 +25,10 @@ type nodeEnv struct {
 	replies *replyClock
 	walker  nodeWalker
 	base    context.Context
+	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
 }
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
 func (s *Scanner) indexEnv() nodeEnv {
-	return nodeEnv{opts: s.opts, budget: s.budget, replies: s.replies, walker: s, base: s.base}
+	return nodeEnv{opts: s.opts, budget: s.budget, replies: s.replies, walker: s, base: s.base, life: s.life}
 }

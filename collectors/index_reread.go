@@ -38,12 +38,10 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	if lost != "" {
 		return lost, nil
 	}
+	n.drainEvents = n.feed.takeEvents()
+	defer func() { n.drainEvents = nil }()
 	if err := n.reread(ctx, n.idx, keys); err != nil {
-		n.feed.mu.Lock()
-		for _, k := range keys {
-			n.feed.pending[k] = struct{}{}
-		}
-		n.feed.mu.Unlock()
+		n.feed.requeue(keys, n.drainEvents)
 		return "", err
 	}
 	n.handOverEvents()
@@ -67,15 +65,18 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader()}
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader(),
+		holderValue: n.holderValueReader(), hashHolder: n.life.HolderHash}
 	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
 		at := n.clock.now()
 		replies, idleKnown := in.inspect(ctx, batch, true)
+		n.noteHolderRefusals(replies)
 		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
+		follow := n.lifecycleMask()
 		for k := range replies {
-			if err := n.applyReread(idx, batch[k], &replies[k], st); err != nil {
+			if err := n.applyReread(idx, batch[k], &replies[k], st, follow); err != nil {
 				return err
 			}
 			n.keepWithinBudget(idx)
@@ -88,9 +89,10 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	return nil
 }
 
-// applyReread applies one key's re-read to idx, or returns the error that ends the re-read.
-// syncMu is held.
-func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp) error {
+// applyReread applies one key's re-read to idx, and counts what it changed in the lifecycles of
+// the namespaces in follow (lifecycleMask), or returns the error that ends the re-read. syncMu
+// is held.
+func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp, follow uint64) error {
 	mask := n.maskOf(key)
 	switch {
 	case unanswered(r.err):
@@ -107,7 +109,9 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readS
 		return n.noteUnreadable(key, mask, r.err)
 	default:
 		delete(n.unreadable, key)
+		old, had := idx.get(key)
 		idx.apply(key, mask, r, st)
+		n.observe(idx, key, old, had, r.holder, st, follow)
 	}
 	return nil
 }

@@ -157,6 +157,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time
 // serve keys the node no longer serves: then the scrape walks. syncMu is held.
 func (n *indexNode) dataInDoubt(ident serverIdentity) bool {
 	changed := n.checkIdentity(ident)
+	n.settleLifecycle(changed)
 	if changed != "" {
 		n.lose(changed)
 	}
@@ -183,6 +184,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	}
 	n.mu.Unlock()
 	keyErrs := n.unreadableErrs()
+	n.sweepLifecycle(now)
 
 	aggs, idle, err := n.exactTop(ctx, now)
 	if err != nil {
@@ -191,7 +193,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	}
 	out.noIdle = !idle
 	k := n.opts.TopK
-	held := n.idx.heldAges(n.namespaces, now, k, n.opts.FullKeys)
+	held := n.idx.heldAges(n.namespaces, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {

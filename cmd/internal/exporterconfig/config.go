@@ -52,6 +52,7 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	  feed: auto                      # the index's feed: auto, tracking or notifications
 //	  index_key_budget: 500000        # keys the index holds at most, all namespaces together
 //	  backstop_keys_per_second: 2000  # pace of the index's backstop walk; 0: none
+//	  takeover_window: 5m             # an acquisition this soon after an expired end is a takeover
 //	namespaces:
 //	  - name: scheduler
 //	    pattern: "cordum:scheduler:job:*"
@@ -59,6 +60,8 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	    expected_renew_interval: 20s
 //	    expected_max_hold: 30m        # LockHeldTooLong; reads holder records (a GET per key)
 //	    types: [string]               # string (default) and/or hash (Redisson)
+//	    takeover_window: 2m           # else scan.takeover_window
+//	    ends_by_expiry: false         # true: holds end by expiry on purpose (no lapses, no takeovers)
 //	targets:                          # served on /scrape?target=NAME; see Target
 //	  - name: payments
 //	    addr: redis-payments.internal:6379
@@ -117,6 +120,9 @@ type Scan struct {
 	IndexKeyBudget int `yaml:"index_key_budget"`
 	// BackstopKeysPerSecond paces the index's backstop walk; 0 turns it off.
 	BackstopKeysPerSecond int `yaml:"backstop_keys_per_second"`
+	// TakeoverWindow: an acquisition of a key this soon after its hold ended expired or
+	// overwritten is a takeover (lock_key_takeovers_total), where a namespace sets no window.
+	TakeoverWindow Duration `yaml:"takeover_window"`
 }
 
 // Namespace is one lock namespace of the file.
@@ -132,6 +138,12 @@ type Namespace struct {
 	// Types are the Redis value types that count as locks: "string" (the default) and/or
 	// "hash" (Redisson keeps its locks in hashes).
 	Types []string `yaml:"types"`
+	// TakeoverWindow is the namespace's takeover window; zero: scan.takeover_window.
+	TakeoverWindow Duration `yaml:"takeover_window"`
+	// EndsByExpiry declares that the namespace's holds end by expiry on purpose (lease's
+	// HoldUntilExpiry, a reconciler whose expiry rotates ownership, ShedLock's
+	// lockAtLeastFor): expired ends are counted but are no lapses, and no takeover follows one.
+	EndsByExpiry bool `yaml:"ends_by_expiry"`
 }
 
 // Defaults returns the configuration used where neither file nor flag says otherwise.
@@ -148,6 +160,7 @@ func Defaults() Config {
 			Feed:                  string(collectors.FeedAuto),
 			IndexKeyBudget:        collectors.DefaultIndexKeyBudget,
 			BackstopKeysPerSecond: collectors.DefaultBackstopKeysPerSecond,
+			TakeoverWindow:        Duration(collectors.DefaultTakeoverWindow),
 		},
 	}
 }
@@ -187,6 +200,7 @@ func (c Config) ScannerOptions() collectors.Options {
 		Mode:           collectors.ScanMode(c.Scan.Mode),
 		Feed:           collectors.FeedSource(c.Scan.Feed),
 		IndexKeyBudget: c.Scan.IndexKeyBudget,
+		TakeoverWindow: time.Duration(c.Scan.TakeoverWindow),
 	}
 	opts.BackstopKeysPerSecond = c.Scan.BackstopKeysPerSecond
 	if opts.BackstopKeysPerSecond == 0 {
@@ -206,6 +220,8 @@ func (n Namespace) collector() collectors.Namespace {
 		ExpectedRenewInterval: time.Duration(n.ExpectedRenewInterval),
 		ExpectedMaxHold:       time.Duration(n.ExpectedMaxHold),
 		Types:                 n.Types,
+		TakeoverWindow:        time.Duration(n.TakeoverWindow),
+		EndsByExpiry:          n.EndsByExpiry,
 	}
 }
 

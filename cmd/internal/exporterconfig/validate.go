@@ -92,6 +92,9 @@ func (s Scan) validate() error {
 	if _, err := collectors.ParseFeedSource(s.Feed); err != nil {
 		return invalidf("scan.feed %q: want auto, tracking or notifications", s.Feed)
 	}
+	if s.TakeoverWindow <= 0 {
+		return invalidf("scan.takeover-window must be positive, got %s", time.Duration(s.TakeoverWindow))
+	}
 	if s.TimeoutOffset < 0 {
 		return invalidf("scan.timeout-offset must not be negative, got %s", time.Duration(s.TimeoutOffset))
 	}
