@@ -22,6 +22,9 @@ mapping's "fields". Generated from the exporter's configuration types.
         "expected_ttl": {
           "duration": true
         },
+        "takeover_window": {
+          "duration": true
+        },
         "types": {
           "items": {
             "oneOf": [
@@ -49,6 +52,9 @@ mapping's "fields". Generated from the exporter's configuration types.
           "walk"
         ]
       },
+      "takeover_window": {
+        "duration": true
+      },
       "timeout": {
         "duration": true
       },
@@ -70,6 +76,9 @@ mapping's "fields". Generated from the exporter's configuration types.
                 "duration": true
               },
               "expected_ttl": {
+                "duration": true
+              },
+              "takeover_window": {
                 "duration": true
               },
               "types": {
