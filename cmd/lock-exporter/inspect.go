@@ -257,8 +257,7 @@ func inspectScanOptions(cfg exporterconfig.Config, ns collectors.Namespace, fl i
 	opts.FullKeys = true // a handful of keys, printed once
 	// --sort ttl lists the keys that expire soonest, which the stalest need not include.
 	opts.Soonest = fl.sort == "ttl"
-	opts.Mode = collectors.ModeWalk   // one-shot: an index would cost a walk and a feed for one look
-	opts.ReportUncountedTypes = false // inspect notes other types itself (otherTypeKeys)
+	opts.Mode = collectors.ModeWalk // one-shot: an index would cost a walk and a feed for one look
 	return opts
 }
 

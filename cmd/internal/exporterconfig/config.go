@@ -181,9 +181,6 @@ func (c Config) ScannerOptions() collectors.Options {
 		// Validated by Scan.validate; inspect sets ModeWalk for its one-shot walk.
 		Mode:           collectors.ScanMode(c.Scan.Mode),
 		IndexKeyBudget: c.Scan.IndexKeyBudget,
-		// A namespace declared without the type of its locks otherwise reports lock_keys 0
-		// and nothing else.
-		ReportUncountedTypes: true,
 	}
 	opts.BackstopKeysPerSecond = c.Scan.BackstopKeysPerSecond
 	if opts.BackstopKeysPerSecond == 0 {
