@@ -25,9 +25,9 @@ const (
 	// asks, per node: enough to tell a namespace of hash locks from one stray key, and a bounded
 	// cost (one TYPE each) whatever the namespace's size.
 	uncountedLookKeys = 1000
-	// uncountedLookTimeout bounds one look at all the namespaces. A pattern that matches
-	// little in a large keyspace makes SCAN MATCH walk it all; what was seen by the deadline is
-	// reported.
+	// uncountedLookTimeout bounds one look at all the namespaces, each with an equal share. A
+	// pattern that matches little in a large keyspace makes SCAN MATCH walk it all; what was
+	// seen by the deadline is reported.
 	uncountedLookTimeout = 5 * time.Second
 )
 
@@ -98,9 +98,14 @@ func (u *uncountedTypes) look(parent context.Context) {
 	defer cancel()
 	counts := make([]map[string]int64, len(u.opts.Namespaces))
 	var mu sync.Mutex
+	// Each namespace has its share of the time, so that one whose pattern makes SCAN walk a
+	// large keyspace leaves the others theirs.
+	share := uncountedLookTimeout / time.Duration(len(u.opts.Namespaces))
 	lookNode := func(c redis.Cmdable) {
 		for i, ns := range u.opts.Namespaces {
-			found := uncountedOnNode(ctx, c, ns, u.opts.BatchSize)
+			nsCtx, cancel := context.WithTimeout(ctx, share)
+			found := uncountedOnNode(nsCtx, c, ns, u.opts.BatchSize)
+			cancel()
 			mu.Lock()
 			counts[i] = addCounts(counts[i], found)
 			mu.Unlock()

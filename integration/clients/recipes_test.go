@@ -165,6 +165,8 @@ func driveClient(t *testing.T, addr string, kind clients.Kind, locks map[string]
 // SCAN + TYPE + PTTL walk of the recipe's pattern.
 func TestRecipes(t *testing.T) {
 	recipes := readRecipes(t)
+	// Built before any lock is taken, so that the build's time does not run down their TTLs.
+	recipeExporterBinary(t)
 	if len(recipes) != len(recipeLocks) {
 		t.Errorf("docs/recipes.md has %d recipes, the test drives %d", len(recipes), len(recipeLocks))
 	}
@@ -186,7 +188,28 @@ func TestRecipes(t *testing.T) {
 			want := walkPattern(t, rdb, rc)
 			elapsed := time.Since(start).Seconds()
 			checkRecipe(t, rc, metrics, want, elapsed)
+			if slices.Contains(rc.types, "hash") {
+				checkTypeHint(t, srv.Addr, rc, want.keys)
+			}
 		})
+	}
+}
+
+// checkTypeHint runs the exporter with the recipe's namespace declared without its types, as
+// --namespace NAME=PATTERN alone: the look at start must find the client's hash locks and
+// report them, where lock_keys says 0.
+func checkTypeHint(t *testing.T, addr string, rc recipe, hashes int) {
+	t.Helper()
+	exp := startRecipeExporter(t, "--redis.addr", addr, "--namespace", rc.name+"="+rc.pattern)
+	series := `lock_exporter_namespace_uncounted_keys{lock_namespace="` + rc.name + `",type="hash"}`
+	var got float64
+	testkit.Eventually(t, 30*time.Second, "the look to report "+series, func() bool {
+		var ok bool
+		got, ok = exp.scrape(t)[series]
+		return ok
+	})
+	if got != float64(hashes) {
+		t.Errorf("%s = %v, the walk found %d hash locks", series, got, hashes)
 	}
 }
 
@@ -256,8 +279,8 @@ var (
 
 type recipeExporter struct{ base string }
 
-// startRecipeExporter runs the lock-exporter binary, built once, until the test ends.
-func startRecipeExporter(t *testing.T, args ...string) recipeExporter {
+// recipeExporterBinary builds the lock-exporter binary once per test run.
+func recipeExporterBinary(t *testing.T) string {
 	t.Helper()
 	recipeBuild.Do(func() {
 		dir, err := os.MkdirTemp("", "lockwatch-recipes-")
@@ -270,13 +293,20 @@ func startRecipeExporter(t *testing.T, args ...string) recipeExporter {
 	if recipeErr != nil {
 		t.Fatal(recipeErr)
 	}
+	return recipeBinary
+}
+
+// startRecipeExporter runs the lock-exporter binary until the test ends.
+func startRecipeExporter(t *testing.T, args ...string) recipeExporter {
+	t.Helper()
+	bin := recipeExporterBinary(t)
 	port, err := redistest.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	logs := &testkit.SyncBuffer{}
-	cmd := exec.Command(recipeBinary, append([]string{"--web.listen-address", addr}, args...)...)
+	cmd := exec.Command(bin, append([]string{"--web.listen-address", addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
