@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -147,13 +148,7 @@ func driveClient(t *testing.T, addr string, kind clients.Kind, locks map[string]
 	t.Helper()
 	r := clients.NewRunner(t, addr)
 	d := clients.Start(t, kind, addr)
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range locks {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(locks)) {
 		if got := r.Holder(d, "holder-"+name).Acquire(name, locks[name]); got.Result != clients.Acquired {
 			t.Fatalf("%s acquire %s: %v", kind, name, got)
 		}

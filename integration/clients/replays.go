@@ -15,14 +15,7 @@ import (
 // version named, doing to Redis what the client does. The recipes of docs/recipes.md are checked
 // against the keys they leave.
 
-// Versions whose source the replays follow.
-const (
-	PythonRedisLockVersion   = "python-redis-lock 3.7.0 (replayed)"
-	ShedLockVersion          = "ShedLock 6 shedlock-support-redis InternalRedisLockProvider, safeUpdate off (replayed)"
-	SidekiqUniqueJobsVersion = "sidekiq-unique-jobs 8 queue.lua, lock.lua, unlock.lua, limit 1 (replayed)"
-)
-
-// PythonRedisLock replays python-redis-lock's Lock: the key lock:<name> holds a random id
+// PythonRedisLock replays python-redis-lock 3.7.0's Lock: the key lock:<name> holds a random id
 // (base64 of 18 random bytes) set with SET NX EX expire (no expiry when expire is None); release
 // checks the id, deletes the key and pushes a token on the list lock-signal:<name> (which
 // expires after signal_expire, 1000 ms by default) to wake blocked acquirers.
@@ -57,8 +50,8 @@ func (p PythonRedisLock) Release(ctx context.Context, name, id string) error {
 	return err
 }
 
-// ShedLock replays ShedLock's Redis provider (RedisLockProvider and its siblings share
-// InternalRedisLockProvider): the key <prefix>:<env>:<name> (job-lock:default:<name> by default)
+// ShedLock replays ShedLock 6's Redis provider (RedisLockProvider and its siblings share
+// InternalRedisLockProvider, here with safeUpdate off, its default): the key <prefix>:<env>:<name> (job-lock:default:<name> by default)
 // holds "ADDED:<ISO instant>@<host>:<uuid>", set with SET NX PX lockAtMostFor; unlock deletes it,
 // unless lockAtLeastFor has not passed yet, when it is kept until then with SET XX PX.
 type ShedLock struct {
@@ -88,7 +81,8 @@ func (s ShedLock) Unlock(ctx context.Context, name, value string, started time.T
 	return s.rdb.SetXX(ctx, s.Key(name), value, time.Duration(keep)*time.Millisecond).Err()
 }
 
-// SidekiqUniqueJobs replays sidekiq-unique-jobs' lock of one job (lock limit 1): a digest
+// SidekiqUniqueJobs replays sidekiq-unique-jobs 8's lock of one job (queue.lua, lock.lua and
+// unlock.lua with lock limit 1): a digest
 // uniquejobs:<hash> and its companions <digest>:QUEUED (list), <digest>:PRIMED (list),
 // <digest>:LOCKED (hash: job id → lock time) and <digest>:INFO, indexed in the sorted set
 // uniquejobs:digests. The LOCKED hash is the lock; it expires only when lock_ttl is set.
