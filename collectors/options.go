@@ -174,6 +174,11 @@ type Options struct {
 	TakeoverWindow time.Duration
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
+	// ReportUncountedTypes looks, at start and then every BackstopEvery, for keys that a
+	// namespace's pattern matches but whose type it does not count (a Redisson hash under a
+	// namespace of strings), in the background and bounded (uncounted_types.go): it logs one
+	// hint per namespace and exports lock_exporter_namespace_uncounted_keys.
+	ReportUncountedTypes bool
 
 	// moveWaitMax is how long a master whose slots are moving waits for the move to end
 	// (defaultMoveWaitMax); the package's tests shorten it.

@@ -27,6 +27,8 @@ type Scanner struct {
 	cls      *classifier
 	typeScan *typeSupport
 	replies  *replyClock
+	// uncounted looks for keys of types the namespaces do not count (nil: not asked for).
+	uncounted *uncountedTypes
 
 	// base parents every scan, so that a scan outlives the scrape that started it (later
 	// scrapes may be waiting on it) while Close can still stop it.
@@ -64,7 +66,9 @@ func NewScanner(client redis.UniversalClient, opts Options) (*Scanner, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return newScanner(client, opts), nil
+	s := newScanner(client, opts)
+	s.startUncountedLook()
+	return s, nil
 }
 
 // newScanner returns a Scanner reading through client with opts, which hold defaults and are

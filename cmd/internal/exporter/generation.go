@@ -116,6 +116,9 @@ func newDefaultScanner(scope Scope, pool *scanners, logger *slog.Logger) (*colle
 		}
 		scanOpts := scope.Config.ScannerOptions()
 		scanOpts.Logger = logger
+		// A namespace declared without the type of its locks otherwise reports lock_keys 0 and
+		// nothing else. Targets go without: their scans run only under the targets' scan cap.
+		scanOpts.ReportUncountedTypes = true
 		scanner, err := collectors.NewScanner(client, scanOpts)
 		if err != nil {
 			client.Close()
