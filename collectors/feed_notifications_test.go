@@ -50,7 +50,7 @@ func (l *eventLog) of(key string) []string {
 // indexedFeed starts a Scanner in ModeAuto with the given feed and waits for its index.
 func indexedFeed(t *testing.T, c redis.UniversalClient, namespaces []Namespace, feed FeedSource, events *eventLog) *Scanner {
 	t.Helper()
-	opts := Options{Namespaces: namespaces, Mode: ModeAuto, Feed: feed}
+	opts := Options{recordHoldAgesOnly: true, Namespaces: namespaces, Mode: ModeAuto, Feed: feed}
 	if events != nil {
 		opts.onEvents = events.hook
 	}
@@ -152,7 +152,7 @@ func TestFeedNotificationsTrustedWhereConfigRefused(t *testing.T) {
 	admin.PExpire(ctx, "jobs:1", -time.Millisecond)
 	compareNow(t, s, admin, "changes as the feed user")
 
-	auto, err := NewScanner(c, Options{Namespaces: indexNamespaces[:4], Mode: ModeAuto})
+	auto, err := NewScanner(c, Options{recordHoldAgesOnly: true, Namespaces: indexNamespaces[:4], Mode: ModeAuto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestFeedNotificationsRefusedNamesTheRules(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "feed", Password: "pw"})
 	t.Cleanup(func() { _ = c.Close() })
 	var logs testkit.SyncBuffer
-	s, err := NewScanner(c, Options{Namespaces: indexNamespaces[:1], Mode: ModeAuto, Feed: FeedNotifications,
+	s, err := NewScanner(c, Options{recordHoldAgesOnly: true, Namespaces: indexNamespaces[:1], Mode: ModeAuto, Feed: FeedNotifications,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

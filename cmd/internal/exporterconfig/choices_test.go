@@ -12,6 +12,7 @@ func TestChoicesAreWhatValidateAccepts(t *testing.T) {
 	types := map[string]reflect.Type{"Scan": reflect.TypeFor[Scan](), "Namespace": reflect.TypeFor[Namespace]()}
 	set := map[string]func(c *Config, v string){
 		"Scan.Mode":       func(c *Config, v string) { c.Scan.Mode = v },
+		"Scan.Feed":       func(c *Config, v string) { c.Scan.Feed = v },
 		"Namespace.Types": func(c *Config, v string) { c.Namespaces[0].Types = []string{v} },
 	}
 	for key, values := range Choices() {
