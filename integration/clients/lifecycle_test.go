@@ -3,6 +3,7 @@ package clients_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,5 +150,97 @@ func spacedOnTracking(t *testing.T, kind clients.Kind, scraped bool) {
 		if l.following != 1 {
 			t.Errorf("%s: lifecycle_following %v, want 1", name, l.following)
 		}
+	}
+}
+
+// notifyAll is the keyspace-notification setting of the contention and fault tests: keyspace
+// and keyevent channels, generic, string, hash and expiry events.
+const notifyAll = "KEg$hx"
+
+// contention is the shape of TestLifecycleHandoffsOnNotifications per client kind.
+const (
+	contendedKeys   = 2
+	holdersPerKind  = 4
+	holdsPerHolder  = 6
+	lapseEvery      = 3 // every third hold of a holder lapses
+	attemptsPerHold = 2000
+)
+
+// contend is one worker: it tries, without waiting, to take one of the contended locks until
+// it has held holdsPerHolder of them. A hold is renewed (a Redisson holder re-enters and unlocks
+// once too) and released at once, so the next holder's acquisition follows the release by
+// the time of one step; every lapseEvery-th hold is left to lapse instead, and its holder's
+// stale extend is its client's verdict on it.
+func contend(t *testing.T, r *clients.Runner, h *clients.Holder, prefix string) {
+	held := 0
+	for attempt := 0; held < holdsPerHolder; attempt++ {
+		if attempt == attemptsPerHold*holdsPerHolder {
+			t.Errorf("%s held %d locks in %d attempts", h.Name(), held, attempt)
+			return
+		}
+		name := fmt.Sprintf("%s%d", prefix, attempt%contendedKeys)
+		lapses := (held+1)%lapseEvery == 0
+		lease := longLease
+		if lapses {
+			lease = shortLease
+		}
+		if h.Acquire(name, lease).Result != clients.Acquired {
+			continue
+		}
+		held++
+		if lapses {
+			r.WaitGone(clients.RedisKey(h.Kind(), name), lease)
+			if got := h.Extend(name, longLease); got.Result != clients.NotOwned {
+				t.Errorf("%s's extend after its lease ended: %v, want not owned", h.Name(), got)
+			}
+			continue
+		}
+		if h.Kind() == clients.Redisson {
+			h.Acquire(name, longLease)
+			h.Release(name)
+		}
+		h.Extend(name, longLease)
+		h.Release(name)
+	}
+}
+
+// handoffPrefix is the prefix of a client kind's lock names in a test where every kind shares
+// one Redis: redis-py, redlock and Redisson store a lock at the name they are given.
+func handoffPrefix(kind clients.Kind) string { return "hand:" + string(kind) + ":" }
+
+// TestLifecycleHandoffsOnNotifications: on the keyspace-notifications feed, several holders of
+// every client contend for a few locks with no spacing at all — a release is followed by
+// another holder's acquisition within milliseconds — renewing, releasing and letting some
+// holds lapse; the exporter's counters equal the clients' truth exactly.
+func TestLifecycleHandoffsOnNotifications(t *testing.T) {
+	srv := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", notifyAll))
+	var namespaces []collectors.Namespace
+	prefixes := map[clients.Kind]string{}
+	for _, kind := range clients.Kinds() {
+		ns, prefix := lockNamespace(kind, handoffPrefix(kind))
+		namespaces = append(namespaces, ns)
+		prefixes[kind] = prefix
+	}
+	exp := startExporter(t, srv.Addr, collectors.FeedNotifications, namespaces)
+	runners := map[clients.Kind]*clients.Runner{}
+	var wg sync.WaitGroup
+	for _, kind := range clients.Kinds() {
+		r := clients.NewRunner(t, srv.Addr)
+		runners[kind] = r
+		drivers := []clients.Driver{clients.Start(t, kind, srv.Addr), clients.Start(t, kind, srv.Addr)}
+		for i := range holdersPerKind {
+			h := r.Holder(drivers[i%len(drivers)], fmt.Sprintf("%s-%d", kind, i))
+			wg.Go(func() { contend(t, r, h, handoffPrefix(kind)) })
+		}
+	}
+	wg.Wait()
+	got := exp.scrape()
+	for _, kind := range clients.Kinds() {
+		t.Run(string(kind), func(t *testing.T) {
+			wantExact(t, got, string(kind), runners[kind], prefixes[kind])
+			if got[string(kind)].following != 1 {
+				t.Errorf("lifecycle_following %v, want 1", got[string(kind)].following)
+			}
+		})
 	}
 }
