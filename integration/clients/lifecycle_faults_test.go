@@ -220,6 +220,7 @@ func underFault(t *testing.T, fc faultCase) {
 func checkFaulted(t *testing.T, got lifecycle, stopped bool, r *clients.Runner, prefix string) {
 	t.Helper()
 	want := fromTruth(truthOf(r, prefix))
+	t.Logf("exporter %s; truth %s; a scrape read following 0: %v", got.counts(), want.counts(), stopped)
 	if over := got.exceeding(want); len(over) > 0 {
 		t.Errorf("counted more than happened: %v\n  exporter %s\n  truth    %s\n%s", over, got.counts(), want.counts(), eventsOf(r, prefix))
 	}

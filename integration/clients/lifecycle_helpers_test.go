@@ -78,6 +78,12 @@ func startExporter(t testing.TB, addr string, feed collectors.FeedSource, namesp
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1, DisableIdentity: true})
 	t.Cleanup(func() { _ = c.Close() })
+	return startExporterOn(t, c, feed, namespaces)
+}
+
+// startExporterOn is startExporter reading through c (a Sentinel's failover client, say).
+func startExporterOn(t testing.TB, c redis.UniversalClient, feed collectors.FeedSource, namespaces []collectors.Namespace) *exporter {
+	t.Helper()
 	s, err := collectors.NewScanner(c, collectors.Options{Namespaces: namespaces, Mode: collectors.ModeAuto, Feed: feed})
 	if err != nil {
 		t.Fatal(err)
