@@ -1,11 +1,13 @@
 package collectors
 
+import "github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+
 // feedFollower is the part of an indexNode that follows the change feed: the feed, the keys it
 // named that are being re-read or cannot be, and what a re-read found that the feed cannot
 // follow. The feed loop drains it every feedInterval, a scrape before it serves, the backstop
 // walk before each comparison.
 //
-// Locks: feed, changedSince, unreadable and drainEvents are guarded by the node's syncMu (every drain holds
+// Locks: feed, changedSince, unreadable, drainEvents and absentHolds are guarded by the node's syncMu (every drain holds
 // it); redirected and feedState by the node's mu.
 type feedFollower struct {
 	feed *changeFeed // nil while no feed is open: between builds, after a refusal
@@ -19,6 +21,10 @@ type feedFollower struct {
 	// drainEvents, during a drain of a notifications feed, holds the ordered events of each
 	// lock key being re-read: the lifecycle counts them (observe) instead of comparing readings.
 	drainEvents map[string][]string
+	// absentHolds are holds a notifications drain left live on keys its re-read found gone:
+	// their end's events come with a later drain. Bounded by an eighth of the key budget,
+	// emptied by every build.
+	absentHolds map[string]lifecycle.Hold
 
 	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
 	// the node's data is changing without feed messages that a re-read can follow.

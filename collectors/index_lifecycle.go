@@ -1,6 +1,8 @@
 package collectors
 
 import (
+	"strings"
+
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
@@ -89,18 +91,60 @@ func (n *indexNode) observe(idx *keyIndex, key string, old indexEntry, had bool,
 		r.Present, r.ExpireAt, r.Holder = true, cur.expireAt, holder
 		typ = cur.typ
 	}
-	mask := n.typeMask((old.ns|cur.ns)&follow, typ)
 	var h lifecycle.Hold
 	if events := n.drainEvents[key]; len(events) > 0 {
-		// Keyspace notifications name every change in order: count them, not the readings.
-		h = n.life.ApplyEvents(n.lifeSrc, mask, key, holdOf(old, had), events, st.at)
+		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.at, follow)
 	} else {
+		mask := n.typeMask((old.ns|cur.ns)&follow, typ)
 		h = n.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.at)
 	}
 	if has {
+		if !h.Present {
+			// The events ended the hold, and the key read is a value whose events come with the
+			// next drain: the entry is no hold until they do.
+			h.Ended = true
+		}
 		cur.withHold(h)
 		idx.set(key, cur)
 	}
+}
+
+// applyEvents counts a notifications drain's events of key, old (had) being its entry before
+// and has whether the re-read found it. Keyspace notifications name every change in order, so
+// they are counted, not the readings. The re-read may find the key gone whose events of the
+// drain left a hold live (released after the drain's round trip: the release's events come with
+// the next drain), so such a hold is kept aside until then (absentHolds). A key absent at both
+// readings is in no entry: its namespaces are its name's, its type the events'. syncMu is held.
+func (n *indexNode) applyEvents(key string, old indexEntry, had, has bool, typ uint8, events []string, holder uint64, at int64, follow uint64) lifecycle.Hold {
+	prev := holdOf(old, had)
+	if p, ok := n.absentHolds[key]; ok {
+		delete(n.absentHolds, key)
+		if !had {
+			prev = p
+		}
+	}
+	if !had && !has {
+		typ = eventsType(events)
+	}
+	h := n.life.ApplyEvents(n.lifeSrc, n.typeMask(n.maskOf(key)&follow, typ), key, prev, events, holder, at)
+	if !has && h.Live() && len(n.absentHolds) < n.opts.IndexKeyBudget/8 {
+		if n.absentHolds == nil {
+			n.absentHolds = map[string]lifecycle.Hold{}
+		}
+		n.absentHolds[key] = h
+	}
+	return h
+}
+
+// eventsType is the type code of a key the events wrote: a hash where a hash command wrote it,
+// else a string.
+func eventsType(events []string) uint8 {
+	for _, ev := range events {
+		if strings.HasPrefix(ev, "h") {
+			return typeCodeHash
+		}
+	}
+	return typeCodeString
 }
 
 // sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by now

@@ -370,7 +370,7 @@ func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int,
 		n.budget.overflow(i)
 	}
 	n.keepWithinBudget(idx)
-	n.feed, n.idx, n.ident, n.unreadable = feed, idx, ident, nil
+	n.feed, n.idx, n.ident, n.unreadable, n.absentHolds = feed, idx, ident, nil, nil
 	if reason, err := n.drain(ctx); reason != "" || err != nil {
 		// Lost already: the index is complete but may be behind; the next round builds afresh.
 		n.feed.close()

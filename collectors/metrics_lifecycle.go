@@ -21,14 +21,18 @@ type lifecycleFigures struct {
 }
 
 // lifecycleReport reads the tracker's counters for res. A namespace is following when this
-// scrape served it from an index current with its feed (every master's, on a Cluster) and
-// every changed key of it could be read; its series exist from the first such scrape on.
+// scrape served it from an index current with its feed (every master's, on a Cluster), every
+// changed key of it could be read, and no resync ran since the last report: a resync quicker
+// than the scrape interval still missed what changed during it. Its series exist from the
+// first scrape that finds it following on.
 func (s *Scanner) lifecycleReport(res *Result) *lifecycleReport {
 	var following uint64
-	for b, pos := range s.indexedPos {
-		r := res.Namespaces[pos]
-		if res.Up && r.Mode == modeIndex && r.Indexed && r.IndexAge == 0 && r.Err == nil {
-			following |= 1 << b
+	if !s.resyncedSinceLastReport(res) {
+		for b, pos := range s.indexedPos {
+			r := res.Namespaces[pos]
+			if res.Up && r.Mode == modeIndex && r.Indexed && r.IndexAge == 0 && r.Err == nil {
+				following |= 1 << b
+			}
 		}
 	}
 	s.life.MarkFollowed(following)
@@ -44,6 +48,19 @@ func (s *Scanner) lifecycleReport(res *Result) *lifecycleReport {
 		})
 	}
 	return out
+}
+
+// resyncedSinceLastReport reports whether the index resynced since the last lifecycle report.
+func (s *Scanner) resyncedSinceLastReport(res *Result) bool {
+	var total int64
+	for _, n := range res.IndexResyncs {
+		total += n
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	resynced := total != s.lifeResyncs
+	s.lifeResyncs = total
+	return resynced
 }
 
 // lifecycleStats reports lock lifecycles of every client, derived from the change feed of the

@@ -42,15 +42,18 @@ type Scanner struct {
 
 	// The index (ModeAuto): nil when every namespace is walked. index serves a single node (or
 	// Sentinel's master), cluster a Redis Cluster, one index per master.
-	index      *indexNode
-	cluster    *clusterIndex
-	budget     *keyBudget         // the indexes' key budget, shared by a cluster's masters
-	life       *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
-	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
-	walkWhy    map[int]string     // Options.Namespaces position → why it is walked, decided at start
-	walkerMu   sync.Mutex
-	walker     *Scanner // walks the namespaces the index does not serve, for this scrape
-	walkerSet  uint64   // which of indexedPos walker also walks
+	index   *indexNode
+	cluster *clusterIndex
+	budget  *keyBudget         // the indexes' key budget, shared by a cluster's masters
+	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
+	// lifeResyncs is the index's resync count at the last lifecycle report (under mu): a resync
+	// since then means the counters missed what changed during it.
+	lifeResyncs int64
+	indexedPos  []int          // Options.Namespaces position of each indexed namespace (bit order)
+	walkWhy     map[int]string // Options.Namespaces position → why it is walked, decided at start
+	walkerMu    sync.Mutex
+	walker      *Scanner // walks the namespaces the index does not serve, for this scrape
+	walkerSet   uint64   // which of indexedPos walker also walks
 
 	// logged is when each failure line of an indexed scrape was last logged (logMerged).
 	logMu  sync.Mutex

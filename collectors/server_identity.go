@@ -41,11 +41,17 @@ func (id serverIdentity) changed(now serverIdentity) string {
 }
 
 // checkIdentity returns the resync reason for a change from the identity the index follows to
-// ident, just read, or "". When nothing changed, ident becomes the reference: command counts
+// ident, just read, or "". On a notifications feed, any CONFIG SET (Redis 7's
+// cmdstat_config|set) is one. When nothing changed, ident becomes the reference: command counts
 // only grow between resets, so the latest reading is the one a reset falls furthest below.
 // syncMu is held.
 func (n *indexNode) checkIdentity(ident serverIdentity) string {
 	reason := n.ident.changed(ident)
+	if reason == "" && ident.commands.ranSince(n.ident.commands, "config|set") && n.followsNotifications() {
+		// A CONFIG SET may have switched notifications off and on again between two readings
+		// of the setting: what was published meanwhile is lost.
+		reason = resyncNotificationsOff
+	}
 	if reason == "" {
 		n.ident = ident
 	}

@@ -38,17 +38,23 @@ var eventKinds = map[string]eventKind{
 
 // ApplyEvents counts the keyspace events of key (Redis notification event names, in the order
 // Redis published them) received at at (ms), for the namespaces of ns, and returns the key's
-// new Hold. Hold.ExpireAt is taken as exact (PEXPIRETIME). Pass the events of one command together where they arrive together: an "expire"
-// in the same call as, or at the same ms as, the event that began the hold is part of the
-// acquisition (SET ... PX publishes "set" then "expire"; Redisson's lock script "hincrby" then
-// "expire").
+// new Hold. holder is the hash of the key's holder read after the events (0: not read): it is
+// the holder of the last write among them, the others' are unknown.
 //
-//   - "set" (and RENAME, MOVE or COPY into the key) begins a hold; on a live hold it is also an
-//     overwritten end. "hset"/"hincrby" begin a hold on an absent key, and change nothing on a
-//     live one (a Redisson re-entry or partial unlock: the field's count, not the holder).
-//   - "expire" on a live hold is a renewal. Events carry no expiry: ExpireAt becomes 0 (not
-//     known) whenever an event changes it, and the caller fills it in from a read (PEXPIRETIME)
-//     so that Sweep and "expired" end the hold at its expiry.
+//   - "set" (and RENAME, MOVE or COPY into the key) on an absent key begins a hold. On a live
+//     hold it is a renewal (redlock extends with SET of the same value), unless holder was read
+//     and differs from the hold's: then it is an overwritten end and a new hold. Without the
+//     holder read, another holder's SET over a live hold is not told from an extension: the
+//     count errs low, never high.
+//   - "hset"/"hincrby" begin a hold on an absent key, and change nothing on a live one (a
+//     Redisson re-entry or partial unlock: the field's count, not the holder).
+//   - "expire" on a live hold is a renewal, except right after the event of the command that
+//     set it: SET ... PX publishes "set" then "expire", Redisson's lock script "hincrby" then
+//     "expire". Events of one command split across two calls share their ms (at), and an
+//     "expire" first in a call at the ms its hold began is taken as that command's too.
+//     Events carry no expiry: ExpireAt becomes 0 (not known) whenever an event changes it, and
+//     the caller fills it in from a read (PEXPIRETIME) so that Sweep and "expired" end the hold
+//     at its expiry.
 //   - "del" ends a live hold, deleted, or expired if its known expiry passed (a replica
 //     publishes an expiry as "del"); "expired" and "evicted" end it so. A hold Sweep already
 //     ended is not counted again.
@@ -56,31 +62,54 @@ var eventKinds = map[string]eventKind{
 //   - "restore" (a slot migration's arrival, a restored backup) is no acquisition: the hold's
 //     beginning is unknown; on a live hold, RESTORE ... REPLACE is an end of unknown cause.
 //   - Any other event ("new", "hdel", value changes) changes nothing.
-func (t *Tracker) ApplyEvents(src *Source, ns uint64, key string, prev Hold, events []string, at int64) Hold {
+func (t *Tracker) ApplyEvents(src *Source, ns uint64, key string, prev Hold, events []string, holder uint64, at int64) Hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := prev
-	for _, ev := range events {
-		h = t.applyEvent(src, ns, key, h, eventKinds[ev], at)
+	// setter: the last event set the key's value in a command that may set its expiry too.
+	setter := len(events) > 0 && eventKinds[events[0]] == eventExpire && h.Live() && h.Began == at
+	last := lastWrite(events)
+	for i, ev := range events {
+		kind := eventKinds[ev]
+		if kind == eventExpire && setter {
+			h.ExpireAt, setter = 0, false
+			continue
+		}
+		wasLive := h.Live()
+		read := uint64(0) // the holder read after the events is the last write's alone
+		if i == last {
+			read = holder
+		}
+		h = t.applyEvent(src, ns, key, h, kind, read, at)
+		// A hash field written on a live hold (a Redisson re-entry) leaves the renewal to the
+		// "expire" after it; a SET counted its own.
+		setter = kind == eventWrite || kind == eventMovedIn || kind == eventHashWrite && !wasLive
 	}
 	return h
 }
 
+// lastWrite is the position of the last event that wrote the key's whole value, or -1.
+func lastWrite(events []string) int {
+	for i := len(events) - 1; i >= 0; i-- {
+		if k := eventKinds[events[i]]; k == eventWrite || k == eventMovedIn {
+			return i
+		}
+	}
+	return -1
+}
+
 // applyEvent applies one event. t.mu is held.
-func (t *Tracker) applyEvent(src *Source, ns uint64, key string, h Hold, kind eventKind, at int64) Hold {
+func (t *Tracker) applyEvent(src *Source, ns uint64, key string, h Hold, kind eventKind, holder uint64, at int64) Hold {
 	switch kind {
 	case eventWrite, eventMovedIn:
-		if h.Live() {
-			t.end(src, ns, key, h, Overwritten, at)
-		}
-		return t.acquire(src, ns, key, Reading{Present: true}, at)
+		return t.written(src, ns, key, h, holder, at)
 	case eventHashWrite:
 		if h.Live() {
 			return h
 		}
 		return t.acquire(src, ns, key, Reading{Present: true, Holder: h.Holder}, at)
 	case eventExpire:
-		if h.Live() && !(h.Began == at && ns != 0) {
+		if h.Live() {
 			t.each(src, ns, func(c *Counts, _ Settings) { c.Renewals++ })
 		}
 		h.ExpireAt = 0
@@ -105,6 +134,28 @@ func (t *Tracker) applyEvent(src *Source, ns uint64, key string, h Hold, kind ev
 		}
 		return Hold{Present: true}
 	}
+	return h
+}
+
+// written applies a write of the key's whole value: a new hold on an absent key; on a live
+// hold, a renewal by the same holder, or another holder's value over it where the holder read
+// says so. t.mu is held.
+func (t *Tracker) written(src *Source, ns uint64, key string, h Hold, holder uint64, at int64) Hold {
+	if !h.Live() {
+		return t.acquire(src, ns, key, Reading{Present: true, Holder: holder}, at)
+	}
+	if holderChanged(h.Holder, holder) {
+		// Another holder's value. Past the hold's known expiry it is a takeover of a lapsed
+		// hold: a script's SET NX finds the key expired without an "expired" event first.
+		if h.ExpireAt != 0 && h.ExpireAt < at {
+			t.end(src, ns, key, h, Expired, h.ExpireAt)
+		} else {
+			t.end(src, ns, key, h, Overwritten, at)
+		}
+		return t.acquire(src, ns, key, Reading{Present: true, Holder: holder}, at)
+	}
+	t.each(src, ns, func(c *Counts, _ Settings) { c.Renewals++ })
+	h.ExpireAt = 0
 	return h
 }
 

@@ -14,8 +14,15 @@ func TestApplyEvents(t *testing.T) {
 		{"new then set", []step{evs(1000, "new", "set", "expire")}, want{acq: 1}},
 		{"released", []step{evs(1000, "set", "expire"), evs(1500, "del")}, want{acq: 1, holds: 1, ends: deleted}},
 		{"renewed", []step{evs(1000, "set", "expire"), evs(1400, "expire")}, want{acq: 1, renewals: 1}},
-		{"set on a live key: overwritten", []step{evs(1000, "set", "expire"), evs(1500, "set", "expire")},
-			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Overwritten: 1}}},
+		{"set on a live key, holder not read: a renewal (redlock extends by SET)", []step{evs(1000, "set", "expire"), evs(1500, "set", "expire")},
+			want{acq: 1, renewals: 1}},
+		{"renewed in the drain that saw the acquisition", []step{evs(1000, "set", "expire", "expire")}, want{acq: 1, renewals: 1}},
+		{"extended by SET in the drain that saw the acquisition", []step{evs(1000, "set", "expire", "set", "expire")}, want{acq: 1, renewals: 1}},
+		{"Redisson lock and re-entry in one drain", []step{evs(1000, "hincrby", "expire", "hincrby", "expire")}, want{acq: 1, renewals: 1}},
+		{"taken, lapsed and taken again by a script in one drain: an extension, never more",
+			[]step{evs(1000, "set", "expire", "set", "expire")}, want{acq: 1, renewals: 1}},
+		{"released and taken in one drain", []step{evs(1000, "set", "expire", "del", "set", "expire")},
+			want{acq: 2, holds: 1, ends: deleted}},
 		{"expired then taken over", []step{evs(1000, "set", "expire"), evs(2000, "expired"), evs(2100, "set", "expire")},
 			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Expired: 1}}},
 		{"evicted", []step{evs(1000, "set"), evs(1500, "evicted")}, want{acq: 1, holds: 1, ends: map[Reason]uint64{Evicted: 1}}},
@@ -27,8 +34,8 @@ func TestApplyEvents(t *testing.T) {
 		{"rename out: unknown end", []step{evs(1000, "set"), evs(1100, "rename_from")},
 			want{acq: 1, holds: 1, ends: map[Reason]uint64{Unknown: 1}}},
 		{"rename in: acquisition", []step{evs(1000, "rename_to")}, want{acq: 1}},
-		{"rename onto a live key: overwritten", []step{evs(1000, "set"), evs(1100, "rename_to")},
-			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Overwritten: 1}}},
+		{"rename onto a live key, holder not read: not told from an extension", []step{evs(1000, "set"), evs(1100, "rename_to")},
+			want{acq: 1, renewals: 1}},
 		{"move out, move in", []step{evs(1000, "set"), evs(1100, "move_from"), evs(1200, "move_to")},
 			want{acq: 2, holds: 1, ends: map[Reason]uint64{Unknown: 1}}},
 		{"copy onto the key", []step{evs(1000, "copy_to")}, want{acq: 1}},
@@ -42,6 +49,33 @@ func TestApplyEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTracker()
 			run(tr, lapsing, tc.steps)
+			checkCounts(t, tr, 0, tc.want)
+		})
+	}
+}
+
+// TestEventsWithHolders: where the holder is read, a SET over a live hold is an overwrite when
+// the holder changed and a renewal when it did not.
+func TestEventsWithHolders(t *testing.T) {
+	cases := []struct {
+		name          string
+		before, after uint64
+		expireAt      int64
+		want          want
+	}{
+		{"another holder's value", 1, 2, 5000, want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Overwritten: 1}}},
+		{"another holder's value past the known expiry: a lapse", 1, 2, 1200,
+			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Expired: 1}}},
+		{"the same holder's value", 1, 1, 5000, want{acq: 1, renewals: 1}},
+		{"holder not read after", 1, 0, 5000, want{acq: 1, renewals: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTracker()
+			h := tr.Tracker.ApplyEvents(tr.src, lapsing, "k", Hold{}, []string{"set", "expire"}, tc.before, 1000)
+			h.ExpireAt = tc.expireAt
+			tr.Tracker.ApplyEvents(tr.src, lapsing, "k", h, []string{"set", "expire"}, tc.after, 1500)
+			tr.Commit(tr.src)
 			checkCounts(t, tr, 0, tc.want)
 		})
 	}
