@@ -5,7 +5,7 @@ package collectors
 // follow. The feed loop drains it every feedInterval, a scrape before it serves, the backstop
 // walk before each comparison.
 //
-// Locks: feed, changedSince, unreadable and drainEvents are guarded by the node's syncMu (every drain holds
+// Locks: feed, changedSince, unreadable, drainEvents and drainChanged are guarded by the node's syncMu (every drain holds
 // it); redirected and feedState by the node's mu.
 type feedFollower struct {
 	feed *changeFeed // nil while no feed is open: between builds, after a refusal
@@ -19,6 +19,11 @@ type feedFollower struct {
 	// drainEvents, during a drain of a notifications feed, holds the ordered events of each
 	// lock key being re-read: the lifecycle counts them (observe) instead of comparing readings.
 	drainEvents map[string][]string
+	// drainChanged, during a drain, holds each key being re-read with the instant (server ms)
+	// its first change since its last re-read came after (changeFeed.take): the lifecycle
+	// tells a change before a hold's expiry from one after it by this, not by the re-read's
+	// time.
+	drainChanged map[string]int64
 
 	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
 	// the node's data is changing without feed messages that a re-read can follow.
