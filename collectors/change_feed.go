@@ -230,10 +230,12 @@ func (feed *changeFeed) name(key string) {
 // tracking invalidation when its event loop goes to sleep, after the replies of every command
 // that loop ran, so a write that loop ran before the TIME is named after TIME's reply. That
 // loop began once the TIME had arrived: such a write, and every later one, came after arrived.
+// A slower round trip can bound its arrival below an earlier one's, which still holds: the
+// instant never moves back.
 func (feed *changeFeed) completeAt(arrived int64) {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
-	feed.completeTo = arrived
+	feed.completeTo = max(feed.completeTo, arrived)
 }
 
 // complete is the instant (server ms) up to which every change has been named by the round
