@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -58,9 +59,17 @@ type changeFeed struct {
 	// client and conn are then nil.
 	notes *notificationSource
 
-	mu      sync.Mutex
-	pending map[string]struct{}
+	// clock, on a notifications feed, stamps its round trips (a subscription cannot run TIME).
+	clock *serverClock
+
+	mu sync.Mutex
+	// pending holds each key named since the last take, with the instant (server ms) its first
+	// naming came after: the feed's completeTo when that naming arrived.
+	pending map[string]int64
 	lost    string // a resync reason the pushes gave (flush, redirect_broken), "" when none
+	// completeTo (server ms): every change the server made before it has been named by the
+	// round trips so far (0: not yet known); see completeAt.
+	completeTo int64
 }
 
 // openChangeFeed dials a dedicated connection with opts (the scan client's, so the same
@@ -80,7 +89,7 @@ func openChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string,
 	// NewClient would read them beside that write. The feed's one connection wants no
 	// maintenance notifications anyway.
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	feed := &changeFeed{client: redis.NewClient(&o), admit: admit, pending: map[string]struct{}{}}
+	feed := &changeFeed{client: redis.NewClient(&o), admit: admit, pending: map[string]int64{}}
 	for _, name := range []string{"invalidate", "tracking-redir-broken"} {
 		if err := feed.client.RegisterPushNotificationHandler(name, feed, true); err != nil {
 			feed.close()
@@ -200,13 +209,41 @@ func (feed *changeFeed) HandlePushNotification(_ context.Context, _ push.Notific
 		if !ok {
 			continue
 		}
-		for _, key := range feedKeys(key) { // a holder key's lock, for its hold age
-			if feed.admit(key) {
-				feed.pending[key] = struct{}{}
-			}
-		}
+		feed.name(key)
 	}
 	return nil
+}
+
+// name queues key, and a holder key's lock for its hold age, for a re-read, stamped with the
+// instant its change came after if it is the first naming since the last take. feed.mu is held.
+func (feed *changeFeed) name(key string) {
+	for _, key := range feedKeys(key) {
+		if _, queued := feed.pending[key]; !queued && feed.admit(key) {
+			feed.pending[key] = feed.completeTo
+		}
+	}
+}
+
+// completeAt records that the round trip just answered was received by the server at or after
+// arrived (server ms): every change made before that has been named by now, and a naming that
+// arrives later is of a change made after it. Not the round trip's TIME itself: Redis sends a
+// tracking invalidation when its event loop goes to sleep, after the replies of every command
+// that loop ran, so a write that loop ran before the TIME is named after TIME's reply. That
+// loop began once the TIME had arrived: such a write, and every later one, came after arrived.
+// A slower round trip can bound its arrival below an earlier one's, which still holds: the
+// instant never moves back.
+func (feed *changeFeed) completeAt(arrived int64) {
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	feed.completeTo = max(feed.completeTo, arrived)
+}
+
+// complete is the instant (server ms) up to which every change has been named by the round
+// trips so far; 0 when not yet known.
+func (feed *changeFeed) complete() int64 {
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	return feed.completeTo
 }
 
 // ping runs one round trip on the tracking connection: every push the server sent before its
@@ -218,18 +255,30 @@ func (feed *changeFeed) ping(ctx context.Context) error {
 	if feed.notes != nil {
 		return feed.pingNotifications(ctx)
 	}
-	return feed.conn.Time(ctx).Err()
+	sent := time.Now()
+	at, err := feed.conn.Time(ctx).Result()
+	if err != nil {
+		return err
+	}
+	// The TIME arrived no earlier than its reading less the round trip: both clocks run at
+	// one rate over it, and neither's offset plays a part.
+	feed.completeAt(at.UnixMilli() - ceilMillis(time.Since(sent)))
+	return nil
 }
 
-// take returns the keys invalidated since the last take, and the resync reason a push gave.
-func (feed *changeFeed) take() (keys []string, lost string) {
+// ceilMillis is d in whole milliseconds, rounded up.
+func ceilMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// take returns the keys named since the last take, each with the instant its first change
+// since came after (see name), and the resync reason a push gave.
+func (feed *changeFeed) take() (changed map[string]int64, lost string) {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
-	for k := range feed.pending {
-		keys = append(keys, k)
-	}
-	clear(feed.pending)
-	return keys, feed.lost
+	changed = feed.pending
+	feed.pending = make(map[string]int64, len(changed))
+	return changed, feed.lost
 }
 
 func (feed *changeFeed) close() {

@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -50,5 +51,44 @@ func TestChangeFeedBesideTheFirstDial(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChangeFeedStampsBeforeTheChange: a key's naming carries an instant before its change, by
+// the server's clock, and each round trip moves the instant up to which every change is named
+// (the sweep's bound) forward, never past the round trip's own TIME.
+func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t).Client(t)
+	feed, err := openChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(feed.close)
+	if got := feed.complete(); got != 0 {
+		t.Fatalf("complete before any round trip: %d, want 0 (not known)", got)
+	}
+	var last int64
+	for round := range 5 {
+		before := serverNow(t, c)
+		c.Set(ctx, fmt.Sprintf("jobs:%d", round), "v", 0)
+		if err := feed.ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+		after := serverNow(t, c)
+		changed, _ := feed.take()
+		stamp, named := changed[fmt.Sprintf("jobs:%d", round)]
+		complete := feed.complete()
+		switch {
+		case !named:
+			t.Fatalf("round %d: not named: %v", round, changed)
+		case stamp > before:
+			t.Errorf("round %d: stamped %d, after the change (made after %d)", round, stamp, before)
+		case complete > after || complete < last:
+			t.Errorf("round %d: complete to %d, want from %d to %d", round, complete, last, after)
+		case round > 0 && complete <= 0:
+			t.Errorf("round %d: complete to %d after a round trip", round, complete)
+		}
+		last = complete
 	}
 }

@@ -50,17 +50,22 @@ func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string)
 	if support != nil {
 		src.config = n.client
 	}
-	return &changeFeed{admit: admit, pending: map[string]struct{}{}, notes: src}, nil
+	return &changeFeed{admit: admit, pending: map[string]int64{}, notes: src, clock: &n.clock}, nil
 }
 
 // pingNotifications is ping for a notifications feed: a round trip on the subscription, the
 // events up to it noted, and, every configRecheckEvery, the setting read again. A setting that
 // no longer suffices loses the feed (notifications_off).
 func (feed *changeFeed) pingNotifications(ctx context.Context) error {
+	// Redis publishes a keyspace event in the command that makes it, so every event of a write
+	// made before the sync's PING arrived precedes its reply; the PING arrived after it was
+	// sent, by the server's clock no earlier than earliest says.
+	arrived := feed.clock.earliest(time.Now())
 	events, err := feed.notes.sub.Sync(ctx)
 	if err != nil {
 		return err
 	}
+	feed.completeAt(arrived)
 	feed.mu.Lock()
 	for _, ev := range events {
 		feed.noteEvent(ev)
@@ -79,11 +84,7 @@ func (feed *changeFeed) pingNotifications(ctx context.Context) error {
 // noteEvent queues the keys an event names for a re-read, and keeps a lock key's event in
 // order. Past the subscriber's bound of held events the feed is lost. feed.mu is held.
 func (feed *changeFeed) noteEvent(ev keyspace.Event) {
-	for _, key := range feedKeys(ev.Key) { // a holder key's lock, for its hold age
-		if feed.admit(key) {
-			feed.pending[key] = struct{}{}
-		}
-	}
+	feed.name(ev.Key)
 	if kind, _, _ := lockkeys.LockOf(ev.Key); kind != lockkeys.NotCompanion || !feed.admit(ev.Key) {
 		return
 	}
@@ -127,13 +128,16 @@ func (feed *changeFeed) takeEvents() map[string][]string {
 	return events
 }
 
-// requeue puts keys back for the next drain, after their re-read failed, with the events
-// taken for them (in front of any noted since: a drain holds syncMu, and only a drain notes).
-func (feed *changeFeed) requeue(keys []string, events map[string][]string) {
+// requeue puts the changed keys back for the next drain, after their re-read failed, with the
+// instants their changes came after and the events taken for them (in front of any noted
+// since: a drain holds syncMu, and only a drain notes).
+func (feed *changeFeed) requeue(changed map[string]int64, events map[string][]string) {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
-	for _, k := range keys {
-		feed.pending[k] = struct{}{}
+	for k, after := range changed {
+		if since, queued := feed.pending[k]; !queued || after < since {
+			feed.pending[k] = after // its first change is the older one
+		}
 	}
 	if feed.notes == nil {
 		return

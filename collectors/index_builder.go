@@ -13,6 +13,10 @@ import (
 type serverClock struct {
 	mu     sync.Mutex
 	offset int64 // server ms − local ms
+	// least is the least the offset can be: the server read its TIME before the reply was
+	// received. 0 until the first TIME.
+	least int64
+	known bool
 }
 
 func (c *serverClock) now() int64 {
@@ -27,6 +31,18 @@ func (c *serverClock) set(server int64, sent, received time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.offset = server - mid
+	c.least, c.known = server-received.UnixMilli(), true
+}
+
+// earliest is the earliest the server's clock (ms) can have read at local time t: a lower
+// bound, where now is an estimate; 0 before the first TIME.
+func (c *serverClock) earliest(t time.Time) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.known {
+		return 0
+	}
+	return t.UnixMilli() - 1 + c.least // t's milliseconds are truncated
 }
 
 // keySink receives every key a pass reads: the index's build and its backstop walk are passes.

@@ -7,8 +7,8 @@ import "github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 // follow. The feed loop drains it every feedInterval, a scrape before it serves, the backstop
 // walk before each comparison.
 //
-// Locks: feed, changedSince, unreadable, drainEvents and absentHolds are guarded by the node's syncMu (every drain holds
-// it); redirected and feedState by the node's mu.
+// Locks: feed, changedSince, unreadable, drainEvents, drainChanged and absentHolds are guarded
+// by the node's syncMu (every drain holds it); redirected and feedState by the node's mu.
 type feedFollower struct {
 	feed *changeFeed // nil while no feed is open: between builds, after a refusal
 	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
@@ -25,6 +25,11 @@ type feedFollower struct {
 	// their end's events come with a later drain. Bounded by an eighth of the key budget,
 	// emptied by every build.
 	absentHolds map[string]lifecycle.Hold
+	// drainChanged, during a drain, holds each key being re-read with the instant (server ms)
+	// its first change since its last re-read came after (changeFeed.take): the lifecycle
+	// tells a change before a hold's expiry from one after it by this, not by the re-read's
+	// time.
+	drainChanged map[string]int64
 
 	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
 	// the node's data is changing without feed messages that a re-read can follow.

@@ -85,7 +85,7 @@ func (n *indexNode) observe(idx *keyIndex, key string, old indexEntry, had bool,
 	if had && old.fence || has && cur.fence {
 		return
 	}
-	r := lifecycle.Reading{Slack: slackOf(st.absolute)}
+	r := lifecycle.Reading{Slack: slackOf(st.absolute), ChangedAfter: n.drainChanged[key]}
 	typ := old.typ
 	if has {
 		r.Present, r.ExpireAt, r.Holder = true, cur.expireAt, holder
@@ -147,14 +147,17 @@ func eventsType(events []string) uint8 {
 	return typeCodeString
 }
 
-// sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by now
-// (server ms): an end happens when the expiry passes, not when Redis reclaims the key (and the
-// invalidation of that is not counted again). syncMu is held.
+// sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by the
+// instant up to which the feed has named every change (changeFeed.complete), never later than
+// now (server ms): a renewal after that instant may not be named yet, and ending its hold would
+// count a lapse that did not happen. An end happens when the expiry passes, not when Redis
+// reclaims the key (and the invalidation of that is not counted again). syncMu is held.
 func (n *indexNode) sweepLifecycle(now int64) {
 	follow := n.lifecycleMask()
-	if follow == 0 || n.idx == nil {
+	if follow == 0 || n.idx == nil || n.feed == nil {
 		return
 	}
+	now = min(now, n.feed.complete())
 	n.mu.Lock()
 	slack := slackOf(n.absolute)
 	n.mu.Unlock()

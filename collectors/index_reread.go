@@ -29,7 +29,8 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 		}
 		return resyncConnectionLost, nil
 	}
-	keys, lost := n.feed.take()
+	changed, lost := n.feed.take()
+	keys := slices.Collect(maps.Keys(changed))
 	if n.changedSince != nil {
 		for _, k := range keys {
 			n.changedSince[k] = true
@@ -38,10 +39,10 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	if lost != "" {
 		return lost, nil
 	}
-	n.drainEvents = n.feed.takeEvents()
-	defer func() { n.drainEvents = nil }()
+	n.drainEvents, n.drainChanged = n.feed.takeEvents(), changed
+	defer func() { n.drainEvents, n.drainChanged = nil, nil }()
 	if err := n.reread(ctx, n.idx, keys); err != nil {
-		n.feed.requeue(keys, n.drainEvents)
+		n.feed.requeue(changed, n.drainEvents)
 		return "", err
 	}
 	n.handOverEvents()

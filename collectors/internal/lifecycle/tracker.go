@@ -84,6 +84,12 @@ type Reading struct {
 	// it exactly, PEXPIRETIME): an expiry counts as passed once the time is past it by more
 	// than that, and two readings of an expiry so close are the same.
 	Slack int64
+	// ChangedAfter (ms) is an instant before which the key had not changed since the previous
+	// reading: its first change came after it. 0: not known, the change may have come any time
+	// since. The reading itself can come long after the change (the feed is read in rounds);
+	// only this bound tells a change before the old expiry (a renewal, a handoff) from one
+	// after it (a lapse and a takeover).
+	ChangedAfter int64
 }
 
 // Counts are one namespace's counters.
@@ -237,9 +243,10 @@ func (t *Tracker) HolderHash(parts ...string) uint64 {
 //     overwritten end);
 //   - present to absent: an end, expired at the known expiry if that passed by at, else
 //     deleted;
-//   - present to present, the old expiry passed and the key written since: the old hold
-//     expired at its expiry and a new one began (a takeover), unless the holders are known and
-//     the same (a renewal);
+//   - present to present, the key first changed after the old expiry (r.ChangedAfter): the
+//     old hold expired at its expiry and a new one began (a takeover), unless the holders are
+//     known and the same (a renewal). A change that may have come before the expiry is read as
+//     one that did, whenever the re-read comes: a renewal is never counted as a lapse;
 //   - present to present, both holders known and different: an end and an acquisition, no
 //     takeover. The end is unknown: one reading cannot tell a value written over a live hold
 //     (overwritten) from a release and another holder's acquisition in between (a handoff,
@@ -261,7 +268,7 @@ func (t *Tracker) Observe(src *Source, ns uint64, key string, prev Hold, r Readi
 			return prev
 		}
 		return t.acquire(src, ns, key, r, at)
-	case passed(prev.ExpireAt, at, r.Slack) && !sameExpiry(prev.ExpireAt, r.ExpireAt, r.Slack) && !sameHolder(prev.Holder, r.Holder):
+	case passed(prev.ExpireAt, r.ChangedAfter, r.Slack) && !sameExpiry(prev.ExpireAt, r.ExpireAt, r.Slack) && !sameHolder(prev.Holder, r.Holder):
 		t.end(src, ns, key, prev, Expired, prev.ExpireAt)
 		return t.acquire(src, ns, key, r, at)
 	case holderChanged(prev.Holder, r.Holder):
@@ -280,7 +287,8 @@ func (t *Tracker) Observe(src *Source, ns uint64, key string, prev Hold, r Readi
 
 // Sweep ends key's hold as expired at its known expiry once now (ms) is past it by more than
 // slack (see Reading.Slack), the first time only: the key's later disappearance (Redis
-// reclaiming it) is not counted again.
+// reclaiming it) is not counted again. now must be an instant up to which every change of the
+// key is known: a renewal after it, not yet read, would be counted as a lapse.
 func (t *Tracker) Sweep(src *Source, ns uint64, key string, h Hold, now, slack int64) Hold {
 	if !h.Live() || !passed(h.ExpireAt, now, slack) {
 		return h

@@ -69,6 +69,14 @@ func read(exp int64, holder uint64) Reading {
 	return Reading{Present: true, ExpireAt: exp, Holder: holder}
 }
 
+// readAfter is read with the key's first change since the previous reading known to come
+// after changedAfter.
+func readAfter(exp int64, holder uint64, changedAfter int64) Reading {
+	r := read(exp, holder)
+	r.ChangedAfter = changedAfter
+	return r
+}
+
 var gone = Reading{}
 
 // step is one input: a re-read (r), events, or a sweep, at ms.
@@ -110,8 +118,14 @@ func TestObserve(t *testing.T) {
 			want{acq: 1, holds: 1, ends: map[Reason]uint64{Expired: 1}}},
 		{"lapsed then taken by another, seen apart", []step{obs(1000, read(2000, 0)), obs(2500, gone), obs(3000, read(4000, 0))},
 			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Expired: 1}}},
-		{"lapsed then taken, one read", []step{obs(1000, read(2000, 0)), obs(3000, read(4000, 0))},
+		{"lapsed then taken, one read", []step{obs(1000, read(2000, 0)), obs(3000, readAfter(4000, 0, 2001))},
 			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Expired: 1}}},
+		{"changed by the expiry, read after it: a renewal", []step{obs(1000, read(2000, 0)), obs(3000, readAfter(4000, 0, 2000))},
+			want{acq: 1, renewals: 1}},
+		{"changed at an unknown time, read after the expiry: a renewal", []step{obs(1000, read(2000, 0)), obs(3000, read(4000, 0))},
+			want{acq: 1, renewals: 1}},
+		{"changed within the slack of the expiry: a renewal", []step{obs(1000, read(2000, 0)), obs(3000, Reading{Present: true, ExpireAt: 4000, Slack: 50, ChangedAfter: 2050})},
+			want{acq: 1, renewals: 1}},
 		{"released then acquired: no takeover", []step{obs(1000, read(2000, 0)), obs(1500, gone), obs(1600, read(2600, 0))},
 			want{acq: 2, holds: 1, ends: map[Reason]uint64{Deleted: 1}}},
 		{"taken over after the window", []step{obs(1000, read(2000, 0)), obs(2500, gone), obs(7001, read(9000, 0))},
@@ -123,8 +137,10 @@ func TestObserve(t *testing.T) {
 			want{acq: 1, renewals: 1}},
 		{"another holder, one reading: overwritten or a handoff, unknown", []step{obs(1000, read(2000, 7)), obs(1500, read(2500, 8))},
 			want{acq: 2, holds: 1, ends: map[Reason]uint64{Unknown: 1}}},
-		{"another holder after the expiry: lapsed, taken over", []step{obs(1000, read(2000, 7)), obs(2500, read(3500, 8))},
+		{"another holder after the expiry: lapsed, taken over", []step{obs(1000, read(2000, 7)), obs(2500, readAfter(3500, 8, 2100))},
 			want{acq: 2, takeovers: 1, holds: 1, ends: map[Reason]uint64{Expired: 1}}},
+		{"another holder, maybe before the expiry: unknown, no takeover", []step{obs(1000, read(2000, 7)), obs(2500, readAfter(3500, 8, 1900))},
+			want{acq: 2, holds: 1, ends: map[Reason]uint64{Unknown: 1}}},
 		{"holder unknown on one side: renewal", []step{obs(1000, read(2000, 7)), obs(1500, read(2500, 0))},
 			want{acq: 1, renewals: 1}},
 		{"swept, then reclaimed: counted once", []step{obs(1000, read(2000, 0)), sweepAt(2100), sweepAt(2200), obs(2300, gone)},
