@@ -18,6 +18,7 @@ func ExporterConfig(addr string, namespaces []Namespace) (exporterconfig.Config,
 			ExpectedTTL:           exporterconfig.Duration(n.TTL),
 			ExpectedRenewInterval: exporterconfig.Duration(n.RenewInterval),
 			ExpectedMaxHold:       exporterconfig.Duration(n.MaxHold),
+			Types:                 n.Types,
 		})
 	}
 	return cfg, cfg.Validate()

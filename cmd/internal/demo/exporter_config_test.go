@@ -27,6 +27,7 @@ func TestExporterConfigRoundTrips(t *testing.T) {
 			ExpectedTTL:           exporterconfig.Duration(ns.TTL),
 			ExpectedRenewInterval: exporterconfig.Duration(ns.RenewInterval),
 			ExpectedMaxHold:       exporterconfig.Duration(ns.MaxHold),
+			Types:                 ns.Types,
 		})
 	}
 	if !reflect.DeepEqual(cfg.Namespaces, want) {
@@ -55,7 +56,7 @@ func TestExporterConfigRoundTrips(t *testing.T) {
 }
 
 func TestNamespacePoliciesMatchWhatTheExporterIsTold(t *testing.T) {
-	for _, ns := range Namespaces(DefaultPrefix) {
+	for _, ns := range leaseNamespaces(DefaultPrefix) {
 		if ns.policy.TTL != ns.TTL {
 			t.Errorf("%s: policy TTL %v, declared %v", ns.Name, ns.policy.TTL, ns.TTL)
 		}
