@@ -176,6 +176,9 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 		case keep && (!had || differs(old, want, c.absolute)):
 			c.fixed++
 			want.epoch = c.idx.epoch
+			if had {
+				want.keepHold(old)
+			}
 			c.idx.set(key, want)
 			c.n.keepWithinBudget(c.idx)
 		case keep:

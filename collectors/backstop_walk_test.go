@@ -17,7 +17,7 @@ import (
 // backstopScanner is an indexed Scanner whose backstop walk the test runs by hand, fast.
 func backstopScanner(t *testing.T, c *redis.Client) *Scanner {
 	t.Helper()
-	s, err := NewScanner(c, Options{Namespaces: indexNamespaces, Mode: ModeAuto, BatchSize: 50,
+	s, err := NewScanner(c, Options{Namespaces: indexNamespaces, Mode: ModeAuto, BatchSize: 50, recordHoldAgesOnly: true,
 		BackstopKeysPerSecond: 5000, BackstopEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ type concern interface {
 }
 
 func newConcerns() []concern {
-	return []concern{newScrapeMeta(), newKeyStats(), newIdleStats(), newHolderInfo(), newHeldStats(), newExpectations(), newIndexStats()}
+	return []concern{newScrapeMeta(), newKeyStats(), newIdleStats(), newHolderInfo(), newHeldStats(), newExpectations(), newIndexStats(), newLifecycleStats()}
 }
 
 // scrape is the prometheus.Collector for one scrape: Collect runs (or joins) a scan bounded by

@@ -57,7 +57,7 @@ func aclScanner(t *testing.T, srv *redistest.Server, log *lineLog) *Scanner {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: testkit.ACLUser, Password: aclPassword, DisableIdentity: true})
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := NewScanner(c, Options{Namespaces: aclNamespaces, Mode: ModeAuto, Logger: slog.New(log)})
+	s, err := NewScanner(c, Options{Namespaces: aclNamespaces, Mode: ModeAuto, Logger: slog.New(log), recordHoldAgesOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

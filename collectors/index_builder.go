@@ -68,6 +68,11 @@ type indexBuilder struct {
 	budget  *keyBudget
 	owner   *indexNode
 	exclude uint64
+
+	// forgetHolds: the base's holds are not carried into the entries the walk reads as they
+	// are (a resync after the data was replaced: SWAPDB, a restart, a failover), so that no
+	// hold of another dataset keeps its beginning.
+	forgetHolds bool
 }
 
 func newIndexBuilder(clock *serverClock, absolute bool, namespaces []Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
@@ -137,6 +142,9 @@ func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
 	case keep && had && !differs(old, e, b.absolute):
 		if old.epoch != b.epoch {
 			b.stamp(e.ns, 1)
+		}
+		if !b.forgetHolds {
+			e.keepHold(old)
 		}
 		b.base.set(key, e)
 		b.idx.remove(key)

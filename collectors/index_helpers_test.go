@@ -11,10 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// indexed starts a Scanner in ModeAuto and waits for its index to be current.
+// indexed starts a Scanner in ModeAuto and waits for its index to be current. Its hold ages
+// come from holder records alone, as a walk's, which the tests compare it with.
 func indexed(t *testing.T, c redis.UniversalClient, namespaces []Namespace) *Scanner {
 	t.Helper()
-	s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto})
+	s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto, recordHoldAgesOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ type heldAggregate struct {
 // over the keys aggregate counts (not expired, not a fence key, a type the namespace counts).
 // It returns nil, without a look at the entries, when no namespace declares ExpectedMaxHold:
 // then no entry carries an acquisition time.
-func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full bool) []heldAggregate {
+func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, fromFeed bool) []heldAggregate {
 	declared := false
 	for _, ns := range namespaces {
 		declared = declared || ns.ExpectedMaxHold > 0
@@ -39,10 +39,11 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full bool)
 		out[i].top = newRankingBy(k, full, longerHeld)
 	}
 	for key, e := range x.keys.all() {
-		if e.acquired == 0 || e.fence || e.expireAt != 0 && e.expireAt < now {
+		since := heldSince(e, fromFeed)
+		if since == 0 || e.fence || e.expireAt != 0 && e.expireAt < now {
 			continue
 		}
-		held := max(0, time.Duration(now-e.acquired)*time.Millisecond)
+		held := max(0, time.Duration(now-since)*time.Millisecond)
 		for mask := e.ns; mask != 0; mask &= mask - 1 {
 			b := bits.TrailingZeros64(mask)
 			if !namespaces[b].wants(typeName(e.typ)) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -57,6 +58,8 @@ type indexNode struct {
 	prefixes   []string
 	clock      serverClock
 	noIdle     atomic.Bool
+	noHolder   atomic.Bool       // the holder read was refused: the lifecycle goes on without holders
+	lifeSrc    *lifecycle.Source // the lifecycle counts of the node's re-reads, until settleLifecycle
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -115,7 +118,7 @@ func newIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, pref
 
 func makeIndexNode(s *Scanner, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
-		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes,
+		s: s, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes, lifeSrc: s.life.NewSource(),
 		done: make(chan struct{}), tried: make(chan struct{}), resyncs: map[string]int64{}, syncMu: make(syncLock, 1),
 	}
 	n.ctx, n.cancel = context.WithCancel(s.base)
@@ -277,6 +280,7 @@ func (n *indexNode) refuse(err error) {
 // establish opens a change feed and builds an index with one walk. Tracking is on before the
 // walk starts, so a key changed behind the walk's cursor is named by the feed and re-read after.
 func (n *indexNode) establish() error {
+	n.settleLifecycle(n.lostReason())
 	n.syncMu.Lock()
 	if n.feed != nil {
 		n.feed.close()
@@ -312,6 +316,7 @@ func (n *indexNode) establish() error {
 	base := n.idx
 	n.syncMu.Unlock()
 	b := newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.forgetHolds = dataReplaced(n.lostReason())
 	b.chargeTo(n.s.budget, n)
 	included := ^b.exclude // namespaces coming back that this build reads
 	opts := n.s.opts
@@ -438,6 +443,7 @@ func (n *indexNode) followTick(tick int) (reason string, refused bool) {
 	if reason == "" && tick%identityEvery == 0 {
 		if ident, _, _, err := n.readIdentity(ctx); err == nil {
 			reason = n.checkIdentity(ident)
+			n.settleLifecycle(reason)
 		}
 	}
 	if reason == "" {

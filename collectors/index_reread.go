@@ -66,15 +66,18 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader()}
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader(),
+		holderValue: n.holderValueReader(), hashHolder: n.s.life.HolderHash}
 	size := n.s.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
 		at := n.clock.now()
 		replies, idleKnown := in.inspect(ctx, batch, true)
+		n.noteHolderRefusals(replies)
 		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
+		follow := n.lifecycleMask()
 		for k := range replies {
-			if err := n.applyReread(idx, batch[k], &replies[k], st); err != nil {
+			if err := n.applyReread(idx, batch[k], &replies[k], st, follow); err != nil {
 				return err
 			}
 			n.keepWithinBudget(idx)
@@ -87,9 +90,10 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	return nil
 }
 
-// applyReread applies one key's re-read to idx, or returns the error that ends the re-read.
-// syncMu is held.
-func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp) error {
+// applyReread applies one key's re-read to idx, and counts what it changed in the lifecycles of
+// the namespaces in follow (lifecycleMask), or returns the error that ends the re-read. syncMu
+// is held.
+func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp, follow uint64) error {
 	mask := n.maskOf(key)
 	switch {
 	case unanswered(r.err):
@@ -106,7 +110,9 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readS
 		return n.noteUnreadable(key, mask, r.err)
 	default:
 		delete(n.unreadable, key)
+		old, had := idx.get(key)
 		idx.apply(key, mask, r, st)
+		n.observe(idx, key, old, had, r.holder, st, follow)
 	}
 	return nil
 }

@@ -59,6 +59,7 @@ func (s *Scanner) startIndex() {
 	}
 	prefixes, _ := trackingPrefixes(patterns) // every pattern here has a literal prefix
 	s.budget = newKeyBudget(s.opts.IndexKeyBudget, indexed, s.opts.Logger)
+	s.life = newLifecycleTracker(indexed, s.opts)
 	switch c := s.client.(type) {
 	case *redis.ClusterClient:
 		s.cluster = newClusterIndex(s, c, indexed, prefixes)
@@ -146,6 +147,7 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 		}
 		res.Namespaces = append(res.Namespaces, r)
 	}
+	res.lifecycle = s.lifecycleReport(res)
 	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
 	s.logMerged(res, began)
 	s.readmitShrunk(idx, res)

@@ -134,6 +134,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	}
 	out.keyspace = keyspace
 	changed := n.checkIdentity(ident)
+	n.settleLifecycle(changed)
 	if changed != "" {
 		n.lose(changed)
 	}
@@ -157,6 +158,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	}
 	n.mu.Unlock()
 	keyErrs := n.unreadableErrs()
+	n.sweepLifecycle(now)
 
 	aggs, idle, err := n.exactTop(ctx, now)
 	if err != nil {
@@ -165,7 +167,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 	}
 	out.noIdle = !idle
 	k := n.s.opts.TopK
-	held := n.idx.heldAges(n.namespaces, now, k, n.s.opts.FullKeys)
+	held := n.idx.heldAges(n.namespaces, now, k, n.s.opts.FullKeys, !n.s.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {

@@ -20,15 +20,21 @@ type keyIndex struct {
 	perNamespace [maxIndexedNamespaces]int
 }
 
-// indexEntry is one key: 40 bytes beside its name.
+// indexEntry is one key: 56 bytes beside its name.
 type indexEntry struct {
 	expireAt int64  // server ms; 0: no expiry
 	touched  int64  // server ms of the last touch as of the last read (read time − OBJECT IDLETIME)
 	acquired int64  // server ms of the acquisition in the lock's holder record (hold_age.go); 0: none read
 	ns       uint64 // bit b: indexed namespace b's pattern matches the key
-	epoch    uint32 // keyIndex.epoch when written
-	typ      uint8  // typeCode of the value
-	fence    bool   // a lease fence or write-fence key: counted apart, read for its expiry alone
+	// The hold's lifecycle (index_lifecycle.go): when the change feed saw it begin (server ms;
+	// 0: before the index followed the key), a hash of its holder (0: not read), and whether it
+	// ended when its expiry passed, Redis not having reclaimed the key yet.
+	began  int64
+	holder uint64
+	epoch  uint32 // keyIndex.epoch when written
+	typ    uint8  // typeCode of the value
+	fence  bool   // a lease fence or write-fence key: counted apart, read for its expiry alone
+	ended  bool
 }
 
 // Value type codes of an indexEntry.

@@ -37,6 +37,10 @@ type keyReply struct {
 	// info.TTL is NoTTL for a key without expiry, otherwise expireAt (PEXPIRETIME) or info.TTL
 	// (PTTL) holds the expiry; nothing else is read.
 	fence bool
+	// holder is the hash of the lock's holder (holder_value.go), read by the index's re-reads
+	// where granted; 0 when not read. holderErr is that read's error.
+	holder    uint64
+	holderErr error
 }
 
 // inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
@@ -70,11 +74,19 @@ type inspector struct {
 	readHolder func(key string) bool
 	holders    []*redis.StringCmd
 	now        *redis.TimeCmd
+	// holderValue picks the keys whose holder is read, as a string and/or as a hash, for the
+	// lock lifecycle (holder_value.go), and hashHolder hashes what was read; nil reads none.
+	// values and fields hold the reads per key (nil where none was queued).
+	holderValue func(key string) (str, hash bool)
+	hashHolder  func(parts ...string) uint64
+	values      []*redis.StringCmd
+	fields      []*redis.ScanCmd
 }
 
 // inspect pipelines the commands for keys and returns one reply per key, valid until the next
 // call. None of the commands touches the key, so the scan does not disturb the idle time it
-// measures, and none reads the value (the owner's token).
+// measures, and none reads the value (the owner's token), except the holder read of the index's
+// re-reads (holderValue), which follows a write to the key and keeps only a hash of it.
 func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
 	wantIdle := !in.noIdle.Load()
 	pipe := in.c.Pipeline()
@@ -83,6 +95,7 @@ func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) 
 		in.queueKey(ctx, pipe, k, wantIdle, withType)
 	}
 	in.queueHolders(ctx, pipe, keys)
+	in.queueHolderValues(ctx, pipe, keys)
 	// Exec's error is the first failed command's; each command is judged on its own below,
 	// because a vanished key (nil reply) is not a failure and an error on one key (NOPERM, say)
 	// concerns only that key's namespaces.
@@ -196,6 +209,7 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 		r.info.Idle = idle
 	}
 	in.heldFor(j, &r)
+	in.holderOf(j, &r)
 	return r
 }
 

@@ -29,7 +29,7 @@ import (
 //     Removal shifts later entries back instead of leaving tombstones, so a probe ends at the
 //     first empty slot at any churn.
 //
-// An entry is 40 bytes and its offset 4; one more 8-byte field in indexEntry costs 8 bytes a key
+// An entry is 56 bytes and its offset 4; one more 8-byte field in indexEntry costs 8 bytes a key
 // (and 2048 slots of any multiple of 4 bytes still fill whole pages).
 //
 // Like a Go map, it keeps its chunks and table at their largest until it is emptied (removed
@@ -46,7 +46,7 @@ type keyStore struct {
 	seed    maphash.Seed
 }
 
-// chunkBits sets the slots a chunk holds: 2048, 72 KiB. A chunk is a large object, allocated in
+// chunkBits sets the slots a chunk holds: 2048, 120 KiB. A chunk is a large object, allocated in
 // whole 8 KiB pages: 2048 slots of any size that is a multiple of 4 bytes fill their pages
 // exactly (1024 slots of 36 bytes would waste half a page in five).
 const chunkBits = 11

@@ -19,6 +19,10 @@ const (
 	DefaultMaxKeys = 100_000
 	// DefaultTopK is how many of the stalest keys per namespace get their own series.
 	DefaultTopK = 5
+	// DefaultTakeoverWindow is how soon after a key's hold ended expired or overwritten its next
+	// acquisition counts as a takeover: a worker that lost its lease finds out at its next
+	// renewal or write, typically within a TTL or two, and the window covers the common TTLs.
+	DefaultTakeoverWindow = 5 * time.Minute
 	// DefaultTimeout is the longest one scan may run when the caller's context has no earlier
 	// deadline; it matches Prometheus' default scrape timeout.
 	DefaultTimeout = 10 * time.Second
@@ -84,6 +88,14 @@ type Namespace struct {
 	// (SET NX locks: lease, bsm/redislock, redsync) and/or TypeHash (Redisson keeps its locks in
 	// hashes). Empty means [TypeString]. Keys of other types under the pattern are ignored.
 	Types []string
+	// TakeoverWindow: an acquisition of a key less than this after its hold ended expired or
+	// overwritten is a takeover (lock_key_takeovers_total). Zero means Options.TakeoverWindow.
+	TakeoverWindow time.Duration
+	// EndsByExpiry declares that the namespace's holds end by expiry on purpose (a lock held
+	// until its TTL, a reconciler whose expiry rotates ownership): its expiries are counted as
+	// expired ends, but no acquisition after one is a takeover, and
+	// lock_exporter_lifecycle_ends_by_expiry is 1 so that lapse alerts leave it out.
+	EndsByExpiry bool
 }
 
 // Value types a namespace may declare (the names TYPE and SCAN ... TYPE use).
@@ -154,6 +166,9 @@ type Options struct {
 	// BackstopEvery is the least time between the starts of two backstop walks (default
 	// DefaultBackstopEvery).
 	BackstopEvery time.Duration
+	// TakeoverWindow is the takeover window of the namespaces that set none (default
+	// DefaultTakeoverWindow).
+	TakeoverWindow time.Duration
 	// Logger receives scan failures; nil discards them.
 	Logger *slog.Logger
 
@@ -163,6 +178,10 @@ type Options struct {
 	// quietResult: the Scanner does not log its passes' results (a walker beside the index,
 	// whose Scanner logs the merged result).
 	quietResult bool
+	// recordHoldAgesOnly: the index serves hold ages from holder records alone, as a walk reads
+	// them, and not from the holds its change feed saw begin; for the package's tests that
+	// compare the index with a walk.
+	recordHoldAgesOnly bool
 }
 
 func (o Options) withDefaults() Options {
@@ -189,6 +208,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BackstopEvery == 0 {
 		o.BackstopEvery = DefaultBackstopEvery
+	}
+	if o.TakeoverWindow == 0 {
+		o.TakeoverWindow = DefaultTakeoverWindow
 	}
 	if o.moveWaitMax == 0 {
 		o.moveWaitMax = defaultMoveWaitMax
@@ -231,6 +253,9 @@ func (o Options) validate() error {
 	if o.BackstopEvery < 0 {
 		return invalidOptions("backstop interval must not be negative, got %s", o.BackstopEvery)
 	}
+	if o.TakeoverWindow < 0 {
+		return invalidOptions("takeover window must not be negative, got %s", o.TakeoverWindow)
+	}
 	if o.Mode != ModeAuto && o.Mode != ModeWalk {
 		return invalidOptions("scan mode %q is not %q or %q", o.Mode, ModeAuto, ModeWalk)
 	}
@@ -256,6 +281,9 @@ func (n Namespace) Validate() error {
 	}
 	if n.ExpectedMaxHold < 0 {
 		return invalidOptions("namespace %q: expected max hold %s is negative", n.Name, n.ExpectedMaxHold)
+	}
+	if n.TakeoverWindow < 0 {
+		return invalidOptions("namespace %q: takeover window %s is negative", n.Name, n.TakeoverWindow)
 	}
 	if n.ExpectedTTL > 0 && n.ExpectedRenewInterval >= n.ExpectedTTL {
 		return invalidOptions("namespace %q: expected renew interval %s must be shorter than expected TTL %s", n.Name, n.ExpectedRenewInterval, n.ExpectedTTL)

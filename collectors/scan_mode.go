@@ -29,12 +29,15 @@ func ParseScanMode(s string) (ScanMode, error) {
 
 // DefaultIndexKeyBudget is the most keys the index holds, every namespace together (keyBudget):
 // past it the largest namespace goes back to the walk, whose memory does not grow with the
-// keys. An indexed key costs about 70 bytes of live heap with a 16-byte name, plus its name's
-// extra bytes (keyStore; measured in docs/exporter.md, "Cost"). The manifests give the exporter
+// keys. An indexed key costs about 86 bytes of live heap with a 16-byte name (16 of them the
+// lock lifecycle's hold state), plus its name's extra bytes, and the lifecycle
+// remembers at most an eighth as many recently ended keys at about 56 bytes each (keyStore,
+// lifecycle; measured in docs/exporter.md, "Cost"). The manifests give the exporter
 // 128 MiB with GOMEMLIMIT=100MiB, under which 1M keys (about 70 MB live) ran at 120 MiB peak
 // RSS, a resync included: too near the limit to be the bound. Of the 100 MiB Go may use, the
-// HTTP caps take 12 MiB and the walks' own buffers a few: 500k keys (35 MB with 16-byte names)
-// leave room for a resync that holds many keys twice, or for names up to about 80 bytes.
+// HTTP caps take 12 MiB and the walks' own buffers a few: 500k keys (43 MB with 16-byte names,
+// and at most 3.5 MB of recent ends) leave room for a resync that holds many keys twice, or for
+// names up to about 60 bytes.
 const DefaultIndexKeyBudget = 500_000
 
 // Reasons a namespace is walked rather than indexed: the reason label of lock_exporter_scan_mode

@@ -31,6 +31,10 @@ type Result struct {
 	// IndexCorrections counts the index entries the backstop walk corrected since start, and
 	// IndexBackstops the backstop walks it finished.
 	IndexCorrections, IndexBackstops int64
+
+	// lifecycle holds the lifecycle counters of the indexed namespaces followed at least once;
+	// nil without an index.
+	lifecycle *lifecycleReport
 }
 
 // NamespaceResult aggregates one namespace's keys.

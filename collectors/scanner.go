@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
@@ -41,9 +42,10 @@ type Scanner struct {
 	// Sentinel's master), cluster a Redis Cluster, one index per master.
 	index      *indexNode
 	cluster    *clusterIndex
-	budget     *keyBudget     // the indexes' key budget, shared by a cluster's masters
-	indexedPos []int          // Options.Namespaces position of each indexed namespace (bit order)
-	walkWhy    map[int]string // Options.Namespaces position → why it is walked, decided at start
+	budget     *keyBudget         // the indexes' key budget, shared by a cluster's masters
+	life       *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
+	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
+	walkWhy    map[int]string     // Options.Namespaces position → why it is walked, decided at start
 	walkerMu   sync.Mutex
 	walker     *Scanner // walks the namespaces the index does not serve, for this scrape
 	walkerSet  uint64   // which of indexedPos walker also walks

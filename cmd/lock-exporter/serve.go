@@ -37,6 +37,7 @@ func (sf *serveFlags) define(fs *pflag.FlagSet, st *settings) {
 	fs.StringVar(&c.Scan.Mode, "scan.mode", c.Scan.Mode, "auto: serve namespaces whose pattern has a literal prefix from a lock-key index that Redis's client tracking keeps current (RESP3, Redis 6+), walking the rest; walk: walk the keyspace on every scrape")
 	cli.IntVar(fs, &c.Scan.BackstopKeysPerSecond, "scan.backstop-keys-per-second", c.Scan.BackstopKeysPerSecond, "keys per second the index's backstop walk visits (at most one walk per 10 minutes); it corrects and counts what the change feed missed; 0: no backstop walk")
 	cli.IntVar(fs, &c.Scan.IndexKeyBudget, "scan.index-key-budget", c.Scan.IndexKeyBudget, "keys the index may hold, all namespaces together; past it, the namespace with the most is walked on every scrape")
+	fs.Var(&c.Scan.TakeoverWindow, "scan.takeover-window", "an acquisition of a lock key this soon after its hold ended expired or overwritten counts as a takeover (lock_key_takeovers_total); a file namespace's takeover_window overrides it")
 	fs.Var(&c.Scan.TimeoutOffset, "scan.timeout-offset", "subtracted from X-Prometheus-Scrape-Timeout-Seconds so the answer arrives in time")
 	cli.IntVar(fs, &c.Scan.MaxConcurrentTargets, "scan.max-concurrent-targets", c.Scan.MaxConcurrentTargets,
 		fmt.Sprintf("targets scanned at once on %s (0: %d); scrapes beyond it wait until their deadline", exporter.ScrapePath, exporterconfig.DefaultMaxConcurrentTargets))

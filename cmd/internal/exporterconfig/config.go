@@ -51,6 +51,7 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	  mode: auto                      # auto (index where Redis can feed it) or walk
 //	  index_key_budget: 500000        # keys the index holds at most, all namespaces together
 //	  backstop_keys_per_second: 2000  # pace of the index's backstop walk; 0: none
+//	  takeover_window: 5m             # an acquisition this soon after an expired end is a takeover
 //	namespaces:
 //	  - name: scheduler
 //	    pattern: "cordum:scheduler:job:*"
@@ -58,6 +59,8 @@ const DefaultTimeoutOffset = 500 * time.Millisecond
 //	    expected_renew_interval: 20s
 //	    expected_max_hold: 30m        # LockHeldTooLong; reads holder records (a GET per key)
 //	    types: [string]               # string (default) and/or hash (Redisson)
+//	    takeover_window: 2m           # else scan.takeover_window
+//	    ends_by_expiry: false         # true: holds end by expiry on purpose (no lapses, no takeovers)
 //	targets:                          # served on /scrape?target=NAME; see Target
 //	  - name: payments
 //	    addr: redis-payments.internal:6379
@@ -113,6 +116,9 @@ type Scan struct {
 	IndexKeyBudget int `yaml:"index_key_budget"`
 	// BackstopKeysPerSecond paces the index's backstop walk; 0 turns it off.
 	BackstopKeysPerSecond int `yaml:"backstop_keys_per_second"`
+	// TakeoverWindow: an acquisition of a key this soon after its hold ended expired or
+	// overwritten is a takeover (lock_key_takeovers_total), where a namespace sets no window.
+	TakeoverWindow Duration `yaml:"takeover_window"`
 }
 
 // Namespace is one lock namespace of the file.
@@ -128,6 +134,12 @@ type Namespace struct {
 	// Types are the Redis value types that count as locks: "string" (the default) and/or
 	// "hash" (Redisson keeps its locks in hashes).
 	Types []string `yaml:"types"`
+	// TakeoverWindow is the namespace's takeover window; zero: scan.takeover_window.
+	TakeoverWindow Duration `yaml:"takeover_window"`
+	// EndsByExpiry declares that the namespace's holds end by expiry on purpose (lease's
+	// HoldUntilExpiry, a reconciler whose expiry rotates ownership, ShedLock's
+	// lockAtLeastFor): expired ends are counted but are no lapses, and no takeover follows one.
+	EndsByExpiry bool `yaml:"ends_by_expiry"`
 }
 
 // Defaults returns the configuration used where neither file nor flag says otherwise.
@@ -143,6 +155,7 @@ func Defaults() Config {
 			Mode:                  string(collectors.ModeAuto),
 			IndexKeyBudget:        collectors.DefaultIndexKeyBudget,
 			BackstopKeysPerSecond: collectors.DefaultBackstopKeysPerSecond,
+			TakeoverWindow:        Duration(collectors.DefaultTakeoverWindow),
 		},
 	}
 }
@@ -181,6 +194,7 @@ func (c Config) ScannerOptions() collectors.Options {
 		// Validated by Scan.validate; inspect sets ModeWalk for its one-shot walk.
 		Mode:           collectors.ScanMode(c.Scan.Mode),
 		IndexKeyBudget: c.Scan.IndexKeyBudget,
+		TakeoverWindow: time.Duration(c.Scan.TakeoverWindow),
 	}
 	opts.BackstopKeysPerSecond = c.Scan.BackstopKeysPerSecond
 	if opts.BackstopKeysPerSecond == 0 {
@@ -200,6 +214,8 @@ func (n Namespace) collector() collectors.Namespace {
 		ExpectedRenewInterval: time.Duration(n.ExpectedRenewInterval),
 		ExpectedMaxHold:       time.Duration(n.ExpectedMaxHold),
 		Types:                 n.Types,
+		TakeoverWindow:        time.Duration(n.TakeoverWindow),
+		EndsByExpiry:          n.EndsByExpiry,
 	}
 }
 

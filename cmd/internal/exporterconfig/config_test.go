@@ -29,15 +29,18 @@ scan:
   mode: walk
   index_key_budget: 5000
   backstop_keys_per_second: 100
+  takeover_window: 10m
 namespaces:
   - name: scheduler
     pattern: "cordum:scheduler:job:*"
     expected_ttl: 60s
     expected_renew_interval: 20s
     expected_max_hold: 30m
+    takeover_window: 2m
   - name: reconciler
     pattern: "cordum:reconciler:*"
     types: [string, hash]
+    ends_by_expiry: true
 `)
 	cfg, err := Load(path)
 	if err != nil {
@@ -47,12 +50,12 @@ namespaces:
 		Redis: Redis{Addr: "redis://exporter@redis.internal:6380/2", Username: "exporter", PasswordFile: pw},
 		Scan: Scan{BatchSize: 500, MaxKeys: 20000, TopK: 3,
 			Timeout: Duration(8 * time.Second), TimeoutOffset: Duration(250 * time.Millisecond),
-			Mode: "walk", IndexKeyBudget: 5000, BackstopKeysPerSecond: 100},
+			Mode: "walk", IndexKeyBudget: 5000, BackstopKeysPerSecond: 100, TakeoverWindow: Duration(10 * time.Minute)},
 		Namespaces: []Namespace{
 			{Name: "scheduler", Pattern: "cordum:scheduler:job:*",
 				ExpectedTTL: Duration(time.Minute), ExpectedRenewInterval: Duration(20 * time.Second),
-				ExpectedMaxHold: Duration(30 * time.Minute)},
-			{Name: "reconciler", Pattern: "cordum:reconciler:*", Types: []string{"string", "hash"}},
+				ExpectedMaxHold: Duration(30 * time.Minute), TakeoverWindow: Duration(2 * time.Minute)},
+			{Name: "reconciler", Pattern: "cordum:reconciler:*", Types: []string{"string", "hash"}, EndsByExpiry: true},
 		},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -67,7 +70,8 @@ namespaces:
 	}
 	opts := cfg.ScannerOptions()
 	if opts.BatchSize != 500 || opts.MaxKeys != 20000 || opts.TopK != 3 || opts.Timeout != 8*time.Second ||
-		opts.Namespaces[0].ExpectedRenewInterval != 20*time.Second {
+		opts.Namespaces[0].ExpectedRenewInterval != 20*time.Second || opts.TakeoverWindow != 10*time.Minute ||
+		opts.Namespaces[0].TakeoverWindow != 2*time.Minute || !opts.Namespaces[1].EndsByExpiry {
 		t.Errorf("ScannerOptions = %+v", opts)
 	}
 }
@@ -110,7 +114,7 @@ func TestInvalid(t *testing.T) {
 		{"bad bool", "redis:\n  tls: {insecure_skip_verify: maybe}\n", nil, `line 2: invalid value "maybe" (want bool)`},
 		{"list for a value", "redis:\n  addr: [a, b]\n", nil, `line 2: want a single string value`},
 		{"value for a list", "namespaces: jobs\n", nil, `line 1: want a list`},
-		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets, mode, index_key_budget, backstop_keys_per_second`},
+		{"value for a section", "scan: 5\n", nil, `line 1: want a mapping of batch_size, max_keys, top_k, timeout, timeout_offset, max_concurrent_targets, mode, index_key_budget, backstop_keys_per_second, takeover_window`},
 		{"value for the whole file", "just text\n", nil, `line 1: want a mapping of redis, scan, namespaces, targets`},
 		{"second document", "namespaces:\n  - {name: a, pattern: 'a:*'}\n---\nnamespaces:\n  - {name: b, pattern: 'b:*'}\n", nil, "more than one YAML document"},
 		{"duplicate name", "namespaces:\n  - {name: a, pattern: 'a:*'}\n  - {name: a, pattern: 'b:*'}\n", nil, `duplicate namespace name "a"`},
@@ -125,6 +129,10 @@ func TestInvalid(t *testing.T) {
 		{"top-k above the bound", "scan: {top_k: 101}\n", nil, "scan.top-k must be at most 100, got 101"},
 		{"unknown scan mode", "scan: {mode: fast}\n", nil, `scan.mode "fast": want auto or walk`},
 		{"negative offset", "scan: {timeout_offset: -1s}\n", nil, "scan.timeout-offset must not be negative"},
+		{"zero takeover window", "scan: {takeover_window: 0s}\n", nil, "scan.takeover-window must be positive, got 0s"},
+		{"bad takeover window", "scan: {takeover_window: later}\n", nil, `line 1: invalid duration "later"`},
+		{"negative namespace takeover window", "namespaces:\n  - {name: a, pattern: 'a:*', takeover_window: -1m}\n", nil, `namespace "a": takeover window -1m0s is negative`},
+		{"ends by expiry not a bool", "namespaces:\n  - {name: a, pattern: 'a:*', ends_by_expiry: often}\n", nil, `line 2: invalid value "often" (want bool)`},
 		{"bad addr", "redis: {addr: 'redis.internal'}\n", nil, `redis.addr "redis.internal": want host:port`},
 		{"bad scheme", "redis: {addr: 'http://x:1'}\n", nil, `scheme "http"`},
 		{"port not a number", "redis: {addr: 'redis:port'}\n", nil, `redis.addr "redis:port": port "port": want a number from 1 to 65535`},

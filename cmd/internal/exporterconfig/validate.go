@@ -89,6 +89,9 @@ func (s Scan) validate() error {
 	if _, err := collectors.ParseScanMode(s.Mode); err != nil {
 		return invalidf("scan.mode %q: want auto or walk", s.Mode)
 	}
+	if s.TakeoverWindow <= 0 {
+		return invalidf("scan.takeover-window must be positive, got %s", time.Duration(s.TakeoverWindow))
+	}
 	if s.TimeoutOffset < 0 {
 		return invalidf("scan.timeout-offset must not be negative, got %s", time.Duration(s.TimeoutOffset))
 	}

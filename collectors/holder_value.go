@@ -1,0 +1,120 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/companions"
+)
+
+// Lock holders, for the lifecycle's classification (index_lifecycle.go): a string lock's value
+// (redis-py's, redlock's, lease's token) or a hash lock's field names (Redisson's
+// "<client uuid>:<thread id>"; its re-entry count, the field's value, is not the holder). A
+// holder is a capability: it is hashed as soon as it is read and only the hash is kept, never
+// exported or logged. Reading it is an optional grant (GETRANGE, HSCAN on the lock keys): a node
+// refused it stops reading holders, and the lifecycle is coarser (see docs/exporter.md).
+
+// holderFields bounds the field names one HSCAN call returns for a hash lock's holder: a
+// Redisson lock has one field; a hash with more than one call returns has no holder read.
+const holderFields = 16
+
+// queueHolderValues adds, for each key that holderValue selects, a bounded read of its holder:
+// the first companions.MaxValueBytes bytes of a string, one HSCAN call of a hash.
+func (in *inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner, keys []string) {
+	in.values, in.fields = in.values[:0], in.fields[:0]
+	if in.holderValue == nil {
+		return
+	}
+	for j, k := range keys {
+		var value *redis.StringCmd
+		var fields *redis.ScanCmd
+		if !in.fences[j] {
+			str, hash := in.holderValue(k)
+			if str {
+				in.ask(ctx, pipe)
+				value = pipe.GetRange(ctx, k, 0, companions.MaxValueBytes-1)
+			}
+			if hash {
+				in.ask(ctx, pipe)
+				fields = pipe.HScan(ctx, k, 0, "", holderFields)
+			}
+		}
+		in.values, in.fields = append(in.values, value), append(in.fields, fields)
+	}
+}
+
+// holderOf sets r's holder hash from key j's read of the type r found; a refused read sets
+// holderErr. A key of another type (WRONGTYPE), or a hash with more fields than one call
+// returns, leaves the holder unknown (0).
+func (in *inspector) holderOf(j int, r *keyReply) {
+	if in.holderValue == nil || j >= len(in.values) {
+		return
+	}
+	switch {
+	case r.typ == TypeString && in.values[j] != nil:
+		v, err := in.values[j].Result()
+		if err != nil {
+			r.holderErr = err
+			return
+		}
+		r.holder = in.hashHolder(v)
+	case r.typ == TypeHash && in.fields[j] != nil:
+		kv, cursor, err := in.fields[j].Result()
+		if err != nil {
+			r.holderErr = err
+			return
+		}
+		if cursor != 0 {
+			return
+		}
+		names := make([]string, 0, len(kv)/2)
+		for i := 0; i < len(kv); i += 2 {
+			names = append(names, kv[i])
+		}
+		slices.Sort(names)
+		r.holder = in.hashHolder(names...)
+	}
+}
+
+// isNoPerm reports whether err is an ACL refusal, of the command or of the key.
+func isNoPerm(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM ")
+}
+
+// holderValueReader is the inspector's holderValue for the node's re-reads: a key's holder is
+// read as a string where one of its namespaces counts strings, as a hash where one counts
+// hashes; nil once the node was refused the read.
+func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
+	if n.noHolder.Load() {
+		return nil
+	}
+	return func(key string) (str, hash bool) {
+		for m := n.maskOf(key); m != 0; m &= m - 1 {
+			ns := n.namespaces[trailingZeros(m)]
+			str = str || ns.wants(TypeString)
+			hash = hash || ns.wants(TypeHash)
+		}
+		return str, hash
+	}
+}
+
+// noteHolderRefusals turns the holder read off for the node at the first refusal among
+// replies, with one INFO line: the grant is optional, nothing fails without it. The refusal
+// names a command, never a value.
+func (n *indexNode) noteHolderRefusals(replies []keyReply) {
+	for i := range replies {
+		err := replies[i].holderErr
+		if err == nil || !isNoPerm(err) && !commandRefused(err) {
+			continue
+		}
+		if n.noHolder.CompareAndSwap(false, true) {
+			n.s.opts.Logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
+		}
+		return
+	}
+}

@@ -1,0 +1,153 @@
+package collectors
+
+import (
+	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+)
+
+// Lock lifecycles from the index's change feed (collectors/internal/lifecycle): every re-read
+// the feed asks for is an observation of the key, and each scrape sweeps the keys whose known
+// expiry passed. Only the feed counts: a build, a resync or a backstop walk learns the keys'
+// state without counting anything, so a key they find is no acquisition. Each entry keeps its
+// hold's state (indexEntry.began, holder, ended); the Scanner's tracker keeps the counters, one
+// set per indexed namespace shared by a cluster's masters, which outlive the indexes.
+
+// newLifecycleTracker is the tracker of the indexed namespaces. Recent ends (for the takeover
+// window) are bounded by an eighth of the key budget: each costs about as much as an index entry.
+func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
+	settings := make([]lifecycle.Settings, len(indexed))
+	for i, ns := range indexed {
+		settings[i] = lifecycle.Settings{TakeoverWindow: ns.TakeoverWindow, EndsByExpiry: ns.EndsByExpiry}
+		if settings[i].TakeoverWindow == 0 {
+			settings[i].TakeoverWindow = opts.TakeoverWindow
+		}
+	}
+	return lifecycle.New(lifecycle.Config{
+		Namespaces:    settings,
+		Buckets:       lockmetrics.HeldSecondsBuckets(),
+		MaxRecentEnds: max(1024, opts.IndexKeyBudget/8),
+	})
+}
+
+// holdOf is the lifecycle state entry e keeps (had: the index holds the key).
+func holdOf(e indexEntry, had bool) lifecycle.Hold {
+	if !had || e.fence {
+		return lifecycle.Hold{}
+	}
+	return lifecycle.Hold{Present: true, Ended: e.ended, Began: e.began, ExpireAt: e.expireAt, Holder: e.holder}
+}
+
+// withHold stores h's state in e.
+func (e *indexEntry) withHold(h lifecycle.Hold) {
+	e.began, e.holder, e.ended = h.Began, h.Holder, h.Ended
+}
+
+// keepHold carries the hold of old into e, a new reading of the same key by a build or a
+// backstop walk: neither begins nor ends a hold. The end by expiry stands while the expiry does.
+func (e *indexEntry) keepHold(old indexEntry) {
+	e.began, e.holder = old.began, old.holder
+	e.ended = old.ended && old.expireAt == e.expireAt
+}
+
+// lifecycleMask is the namespaces whose lifecycles the node follows now: the indexed ones not
+// walked for the key budget (nor coming back from it), while the index follows its feed; none
+// during a build or a resync, so that they count nothing.
+func (n *indexNode) lifecycleMask() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.current || n.refused != nil || n.failing {
+		return 0
+	}
+	all := uint64(1)<<len(n.namespaces) - 1
+	return all &^ n.s.budget.overMask() &^ n.returning
+}
+
+// typeMask is the namespaces of mask that count keys of type code typ.
+func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
+	out := mask
+	for m := mask; m != 0; m &= m - 1 {
+		if b := trailingZeros(m); !n.namespaces[b].wants(typeName(typ)) {
+			out &^= 1 << b
+		}
+	}
+	return out
+}
+
+// observe counts what a feed re-read of key changed (st: the read's stamp), old (had) being
+// its entry before, and keeps the hold's new state in its entry. follow is lifecycleMask.
+// syncMu is held.
+func (n *indexNode) observe(idx *keyIndex, key string, old indexEntry, had bool, holder uint64, st readStamp, follow uint64) {
+	cur, has := idx.get(key)
+	if had && old.fence || has && cur.fence {
+		return
+	}
+	r := lifecycle.Reading{Slack: slackOf(st.absolute)}
+	typ := old.typ
+	if has {
+		r.Present, r.ExpireAt, r.Holder = true, cur.expireAt, holder
+		typ = cur.typ
+	}
+	mask := n.typeMask((old.ns|cur.ns)&follow, typ)
+	h := n.s.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.at)
+	if has {
+		cur.withHold(h)
+		idx.set(key, cur)
+	}
+}
+
+// sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by now
+// (server ms): an end happens when the expiry passes, not when Redis reclaims the key (and the
+// invalidation of that is not counted again). syncMu is held.
+func (n *indexNode) sweepLifecycle(now int64) {
+	follow := n.lifecycleMask()
+	if follow == 0 || n.idx == nil {
+		return
+	}
+	n.mu.Lock()
+	slack := slackOf(n.absolute)
+	n.mu.Unlock()
+	life := n.s.life
+	for key, e := range n.idx.keys.all() {
+		if e.fence || e.ended || e.expireAt == 0 || e.expireAt+slack >= now {
+			continue
+		}
+		e.withHold(life.Sweep(n.lifeSrc, n.typeMask(e.ns&follow, e.typ), key, holdOf(*e, true), now, slack))
+	}
+	life.Commit(n.lifeSrc) // this scrape checked the server's identity before the sweep
+	life.PruneRecent(now)
+}
+
+// settleLifecycle settles the lifecycle counts the node's re-reads made since it last did, once
+// a check of the server's identity found why ("" when nothing changed): they are committed,
+// unless the data may have been replaced (dataReplaced): a SWAPDB, which no change feed
+// reports, shows only in this check, and re-reads since it may have read the other database's
+// keys; those counts are discarded. A resync settles by its reason too.
+func (n *indexNode) settleLifecycle(why string) {
+	if dataReplaced(why) {
+		n.s.life.Discard(n.lifeSrc)
+		return
+	}
+	n.s.life.Commit(n.lifeSrc)
+}
+
+// slackOf is how far the index's reading of an expiry may be from the truth: exact with
+// PEXPIRETIME (absolute), else read time + PTTL, early by up to the pipeline's latency.
+func slackOf(absolute bool) int64 {
+	if absolute {
+		return 0
+	}
+	return expirySlack
+}
+
+// heldSince is when the entry's hold began, for its hold age: the lease holder record's
+// acquisition time where read, else (fromFeed) when the feed saw the hold begin; 0 when neither
+// is known (a hold that began before the index was built) or the hold ended.
+func heldSince(e *indexEntry, fromFeed bool) int64 {
+	if e.acquired != 0 || !fromFeed || e.ended {
+		return e.acquired
+	}
+	return e.began
+}
+
+// holderReadOffMessage is logged, at INFO, when a node stops reading lock holders.
+const holderReadOffMessage = "lock key index: lock holders cannot be read (an optional grant); lifecycle counts go on without them"
