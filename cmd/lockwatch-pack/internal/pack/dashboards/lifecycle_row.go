@@ -48,8 +48,7 @@ func lifecycleRow(d *dashboard.DashboardBuilder, s settings) {
 }
 
 // lifecycleRatio divides two per-namespace rates where the denominator is not 0, and leaves
-// out the namespaces declared to end by expiry, whose expiries are releases and whose every
-// acquisition after one is a takeover.
+// out the namespaces declared to end by expiry, whose expiries are their releases.
 func lifecycleRatio(part, whole string, sel selectors) string {
 	return fmt.Sprintf("(%s\n/\n(%s > 0))\nunless on (lock_namespace)\n(%s == 1)",
 		part, whole, aggregateBy("max", "lock_namespace", metricEndsByExpiry, sel.store()))

@@ -66,7 +66,7 @@ func (b builder) takeoverRatioHigh(c packconfig.LifecycleRatioAlert) []alertSpec
 // exporter must have followed the namespace on every scrape of the long window, since counters
 // frozen or partial while it did not follow would read as a ratio of what it happened to see.
 // Namespaces declared to end by expiry on purpose are left out: their expiries are their
-// releases, and every acquisition after one is a takeover.
+// releases (the exporter counts no takeover after one), so neither ratio says anything there.
 func (b builder) lifecycleRatioAlert(c packconfig.LifecycleRatioAlert, r lifecycleRatio) []alertSpec {
 	ratio := func(w model.Duration) string {
 		return fmt.Sprintf("%s / (%s > 0)", r.part(w), r.whole(w))
