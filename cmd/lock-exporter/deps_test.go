@@ -8,14 +8,16 @@ import (
 )
 
 // TestBinaryLinksNoDemoOrTestCode keeps the production binary free of the demo (its workload,
-// redis-server launcher and injected faults, in cmd/lockwatch-demo, cmd/internal/demo and
-// internal/redisproc), of fault injection and of the test harness: what `go list -deps` reports
+// redis-server launcher, other clients' replayed locks and injected faults, in
+// cmd/lockwatch-demo, cmd/internal/demo, internal/redisproc and internal/otherclients), of fault
+// injection and of the test harness: what `go list -deps` reports
 // for this command must name none of them.
 func TestBinaryLinksNoDemoOrTestCode(t *testing.T) {
 	const module = "github.com/lockwatch/lockwatch/"
 	forbidden := []string{
 		"cmd/internal/demo",
 		"internal/redisproc",
+		"internal/otherclients",
 		"cmd/internal/testharness",
 		"internal/testharness",
 		"integration",

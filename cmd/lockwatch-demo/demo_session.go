@@ -37,7 +37,7 @@ func runSession(ctx context.Context, e *cli.Env, fl flags) int {
 	}
 	defer srv.stop()
 	announce(e, w, target, addrs)
-	return runWorkload(ctx, e, w, srv, fl.statusEvery)
+	return runWorkload(ctx, e, w, srv, "http://"+addrs[0]+"/metrics", fl.statusEvery)
 }
 
 // withDuration bounds ctx by --duration; zero runs until ctx ends.
@@ -111,8 +111,9 @@ func serveMetrics(w *demo.Workload, cfg exporterconfig.Config, listen string, lo
 }
 
 // runWorkload runs the workload until ctx ends or the exporter stops on its own, printing the
-// status line every statusEvery, then removes the demo keys.
-func runWorkload(ctx context.Context, e *cli.Env, w *demo.Workload, srv *exporterRun, statusEvery time.Duration) int {
+// status line every statusEvery with the lifecycle counters read from metricsURL, then removes
+// the demo keys.
+func runWorkload(ctx context.Context, e *cli.Env, w *demo.Workload, srv *exporterRun, metricsURL string, statusEvery time.Duration) int {
 	workCtx, stopWork := context.WithCancel(ctx)
 	defer stopWork()
 	ran := make(chan error, 1)
@@ -123,7 +124,7 @@ func runWorkload(ctx context.Context, e *cli.Env, w *demo.Workload, srv *exporte
 	for workCtx.Err() == nil {
 		select {
 		case <-ticker.C:
-			fmt.Fprintln(e.Stdout, w.StatusLine())
+			fmt.Fprintln(e.Stdout, w.StatusLine(readLifecycle(workCtx, metricsURL)))
 		case err := <-srv.done:
 			// The server stopped on its own: a serve error.
 			srv.finished = true
@@ -138,7 +139,7 @@ func runWorkload(ctx context.Context, e *cli.Env, w *demo.Workload, srv *exporte
 		code = report(e, err)
 		removed = false
 	}
-	fmt.Fprintln(e.Stdout, w.StatusLine())
+	fmt.Fprintln(e.Stdout, w.StatusLine(readLifecycle(context.Background(), metricsURL)))
 	srv.stop()
 	if removed {
 		fmt.Fprintln(e.Stdout, "demo stopped; demo keys removed")
@@ -146,4 +147,20 @@ func runWorkload(ctx context.Context, e *cli.Env, w *demo.Workload, srv *exporte
 		fmt.Fprintln(e.Stdout, "demo stopped; demo keys not removed (see the error above)")
 	}
 	return code
+}
+
+// lifecycleReadTimeout bounds the status line's read of the demo's own metrics: a scrape runs
+// the exporter's scan, which its own deadline bounds well below this.
+const lifecycleReadTimeout = 5 * time.Second
+
+// readLifecycle reads the exporter's lifecycle counters from the demo's metrics; a failed read
+// shows as "not followed", never as zero lapses.
+func readLifecycle(ctx context.Context, metricsURL string) demo.Lifecycle {
+	ctx, cancel := context.WithTimeout(ctx, lifecycleReadTimeout)
+	defer cancel()
+	lc, err := demo.ReadLifecycle(ctx, metricsURL)
+	if err != nil {
+		return demo.Lifecycle{}
+	}
+	return lc
 }

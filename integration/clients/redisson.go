@@ -2,93 +2,25 @@ package clients
 
 import (
 	"context"
-	"crypto/rand"
+	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/otherclients"
 )
 
-// The lock protocol of Redisson's RedissonLock (RLock), as of Redisson 3.23.5: the last 3.x
-// release whose unlock writes nothing but the lock key and its channel (3.24.0 added an
-// unlock-latch string key per unlock request). Redisson's jar cannot be fetched on the test
-// machines, so its protocol is replayed from Go. The scripts below are this package's own,
-// written from Redisson's documented behaviour; what they do to the lock key and the channel is
-// what Redisson does:
-//
-//   - the lock is a hash at the lock's name; its one field is the holder,
-//     "<client uuid>:<thread id>", and its value the holder's re-entry count;
-//   - lock (tryLock with a lease, or lock() with the watchdog's 30 s): when the key is absent or
-//     the field exists, HINCRBY the field by 1 and PEXPIRE the key to the lease; else answer the
-//     key's PTTL (busy);
-//   - watchdog renewal (every lease/3): PEXPIRE to the lease while the field exists, else answer
-//     0, on which Redisson stops the watchdog without raising anything;
-//   - unlock: no field is IllegalMonitorStateException; else HINCRBY the field by -1; above 0
-//     PEXPIRE to the lease, at 0 DEL the key and PUBLISH "0" (LockPubSub's unlock message) on
-//     redisson_lock__channel:{<name>}, where waiting lockers listen.
-//
-// The scripts answer the hold count where Redisson answers nil, so that the truth can tell a
-// first acquisition from a re-entry; that changes nothing on the wire.
-const (
-	redissonVersion        = "3.23.5"
-	redissonWatchdogLease  = 30 * time.Second
-	redissonUnlockMessage  = "0"
-	redissonChannelPrefix  = "redisson_lock__channel"
-	redissonNotLockedError = "attempt to unlock lock, not locked by current thread"
-)
+// Redisson's lock protocol (RedissonLock, 3.23.5) is replayed by internal/otherclients, which
+// lockwatch-demo drives too; see there for what each script does to the key and its channel.
+// Redisson's jar cannot be fetched on the test machines.
 
-// redissonLockScript: KEYS[1] lock name; ARGV[1] lease ms; ARGV[2] holder field.
-// Answers {1, count} when the holder has the lock after the call, {0, pttl} when another has it.
-var redissonLockScript = redis.NewScript(`
-local lock, lease, holder = KEYS[1], ARGV[1], ARGV[2]
-if redis.call('exists', lock) == 1 and redis.call('hexists', lock, holder) == 0 then
-  return {0, redis.call('pttl', lock)}
-end
-local count = redis.call('hincrby', lock, holder, 1)
-redis.call('pexpire', lock, lease)
-return {1, count}
-`)
+// redissonNotLockedError is Redisson's IllegalMonitorStateException message at unlock.
+const redissonNotLockedError = "attempt to unlock lock, not locked by current thread"
 
-// redissonRenewScript: KEYS[1] lock name; ARGV[1] lease ms; ARGV[2] holder field.
-// Answers 1 when renewed, 0 when the holder's field is gone.
-var redissonRenewScript = redis.NewScript(`
-local lock, lease, holder = KEYS[1], ARGV[1], ARGV[2]
-if redis.call('hexists', lock, holder) == 0 then
-  return 0
-end
-redis.call('pexpire', lock, lease)
-return 1
-`)
-
-// redissonUnlockScript: KEYS[1] lock name, KEYS[2] channel; ARGV[1] lease ms; ARGV[2] holder
-// field; ARGV[3] unlock message. Answers -1 when the holder has no field, else the count left
-// (0: the key was deleted and the unlock published).
-var redissonUnlockScript = redis.NewScript(`
-local lock, channel = KEYS[1], KEYS[2]
-local lease, holder, message = ARGV[1], ARGV[2], ARGV[3]
-if redis.call('hexists', lock, holder) == 0 then
-  return -1
-end
-local left = redis.call('hincrby', lock, holder, -1)
-if left > 0 then
-  redis.call('pexpire', lock, lease)
-  return left
-end
-redis.call('del', lock)
-redis.call('publish', channel, message)
-return 0
-`)
-
-// RedissonChannel is the channel a Redisson unlock publishes on: Redisson's prefixName, which
-// keeps a name that already has a hash tag as it is.
-func RedissonChannel(name string) string {
-	if strings.Contains(name, "{") {
-		return redissonChannelPrefix + ":" + name
-	}
-	return redissonChannelPrefix + ":{" + name + "}"
-}
+// RedissonChannel is the channel a Redisson unlock publishes on.
+func RedissonChannel(name string) string { return otherclients.RedissonChannel(name) }
 
 // redissonDriver is one Redisson client (one JVM): one client UUID, and a thread per holder.
 type redissonDriver struct {
@@ -108,7 +40,7 @@ func newRedissonDriver(ctx context.Context, addr string) (*redissonDriver, error
 	}
 	return &redissonDriver{
 		rdb:      rdb,
-		clientID: randomUUID(),
+		clientID: otherclients.RedissonClientID(),
 		threads:  map[string]int64{},
 		leases:   map[[2]string]time.Duration{},
 	}, nil
@@ -117,22 +49,22 @@ func newRedissonDriver(ctx context.Context, addr string) (*redissonDriver, error
 func (d *redissonDriver) Kind() Kind { return Redisson }
 
 func (d *redissonDriver) Version() string {
-	return fmt.Sprintf("redisson %s RedissonLock protocol (replayed by go-redis %s)", redissonVersion, redis.Version())
+	return fmt.Sprintf("redisson %s RedissonLock protocol (replayed by go-redis %s)", otherclients.RedissonVersion, redis.Version())
 }
 
 func (d *redissonDriver) Close() error { return d.rdb.Close() }
 
-// field is the holder's hash field: Redisson's "<client uuid>:<thread id>". Thread ids are
-// handed out in the order holders first appear, as a JVM numbers its threads.
-func (d *redissonDriver) field(holder string) string {
+// rlock is the holder's RLock on key with lease: thread ids are handed out in the order holders
+// first appear, as a JVM numbers its threads.
+func (d *redissonDriver) rlock(holder, key string, lease time.Duration) (*otherclients.RedissonLock, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	id, ok := d.threads[holder]
 	if !ok {
 		id = int64(len(d.threads) + 1)
 		d.threads[holder] = id
 	}
-	return fmt.Sprintf("%s:%d", d.clientID, id)
+	d.mu.Unlock()
+	return otherclients.NewRedissonLock(d.rdb, key, d.clientID, id, lease)
 }
 
 func (d *redissonDriver) lease(s Step) (time.Duration, bool) {
@@ -157,65 +89,69 @@ func (d *redissonDriver) Do(ctx context.Context, s Step) (Outcome, error) {
 func (d *redissonDriver) lock(ctx context.Context, s Step) (Outcome, error) {
 	lease := s.TTL
 	if lease == 0 {
-		lease = redissonWatchdogLease
+		lease = otherclients.RedissonWatchdogLease
 	}
-	res, err := redissonLockScript.Run(ctx, d.rdb, []string{s.Key}, lease.Milliseconds(), d.field(s.Holder)).Int64Slice()
+	l, err := d.rlock(s.Holder, s.Key, lease)
+	if err != nil {
+		return Outcome{}, err
+	}
+	held, count, err := l.Lock(ctx)
 	if err != nil {
 		return redisError(err), nil
 	}
-	if res[0] == 0 {
+	if !held {
 		return Outcome{Result: Busy}, nil
 	}
 	d.mu.Lock()
 	d.leases[[2]string{s.Holder, s.Key}] = lease
 	d.mu.Unlock()
-	if res[1] > 1 {
+	if count > 1 {
 		return Outcome{Result: Reentered}, nil
 	}
 	return Outcome{Result: Acquired}, nil
 }
 
-func (d *redissonDriver) renew(ctx context.Context, s Step) (Outcome, error) {
+// held is the holder's RLock on the step's key with the lease it was acquired with, or false
+// when the holder has acquired none there.
+func (d *redissonDriver) held(s Step) (*otherclients.RedissonLock, bool, error) {
 	lease, ok := d.lease(s)
 	if !ok {
-		return noRedissonLock(), nil
+		return nil, false, nil
 	}
-	renewed, err := redissonRenewScript.Run(ctx, d.rdb, []string{s.Key}, lease.Milliseconds(), d.field(s.Holder)).Int64()
-	if err != nil {
-		return redisError(err), nil
+	l, err := d.rlock(s.Holder, s.Key, lease)
+	return l, err == nil, err
+}
+
+func (d *redissonDriver) renew(ctx context.Context, s Step) (Outcome, error) {
+	l, ok, err := d.held(s)
+	if !ok {
+		return noRedissonLock(), err
 	}
-	if renewed == 0 {
+	switch err := l.Renew(ctx); {
+	case errors.Is(err, otherclients.ErrNotOwned):
 		return Outcome{Result: NotOwned, Error: "the watchdog's renewal found no field for this holder; Redisson stops renewing without raising"}, nil
+	case err != nil:
+		return redisError(err), nil
 	}
 	return Outcome{Result: Extended}, nil
 }
 
 func (d *redissonDriver) unlock(ctx context.Context, s Step) (Outcome, error) {
-	lease, ok := d.lease(s)
+	l, ok, err := d.held(s)
 	if !ok {
-		return noRedissonLock(), nil
+		return noRedissonLock(), err
 	}
-	keys := []string{s.Key, RedissonChannel(s.Key)}
-	left, err := redissonUnlockScript.Run(ctx, d.rdb, keys, lease.Milliseconds(), d.field(s.Holder), redissonUnlockMessage).Int64()
+	left, err := l.Unlock(ctx)
 	switch {
-	case err != nil:
-		return redisError(err), nil
-	case left < 0:
+	case errors.Is(err, otherclients.ErrNotOwned):
 		// Redisson's message goes on with the client's id, a holder identity: left out here.
 		return Outcome{Result: NotOwned, ErrorType: "IllegalMonitorStateException", Error: redissonNotLockedError}, nil
+	case err != nil:
+		return redisError(err), nil
 	case left > 0:
 		return Outcome{Result: Decremented}, nil
 	}
 	return Outcome{Result: Released}, nil
-}
-
-// randomUUID is a version 4 UUID: each Redisson client names itself by a random one.
-func randomUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 func redisError(err error) Outcome {

@@ -12,7 +12,8 @@ import (
 )
 
 // TestExporterConfigRoundTrips checks the demo's exporter configuration: valid, one namespace
-// per demo namespace with its declared TTL, renew interval and maximum hold, and unchanged when written as a
+// per demo namespace with its declared TTL, renew interval, maximum hold and types, the
+// reconciler (never released) declared to end by expiry, and unchanged when written as a
 // YAML file and loaded the way lock-exporter --config.file loads it (the end-to-end test runs
 // the exporter binary so).
 func TestExporterConfigRoundTrips(t *testing.T) {
@@ -27,6 +28,8 @@ func TestExporterConfigRoundTrips(t *testing.T) {
 			ExpectedTTL:           exporterconfig.Duration(ns.TTL),
 			ExpectedRenewInterval: exporterconfig.Duration(ns.RenewInterval),
 			ExpectedMaxHold:       exporterconfig.Duration(ns.MaxHold),
+			Types:                 ns.Types,
+			EndsByExpiry:          ns.Name == "reconciler",
 		})
 	}
 	if !reflect.DeepEqual(cfg.Namespaces, want) {
@@ -55,7 +58,7 @@ func TestExporterConfigRoundTrips(t *testing.T) {
 }
 
 func TestNamespacePoliciesMatchWhatTheExporterIsTold(t *testing.T) {
-	for _, ns := range Namespaces(DefaultPrefix) {
+	for _, ns := range leaseNamespaces(DefaultPrefix) {
 		if ns.policy.TTL != ns.TTL {
 			t.Errorf("%s: policy TTL %v, declared %v", ns.Name, ns.policy.TTL, ns.TTL)
 		}

@@ -24,15 +24,58 @@ type Namespace struct {
 	// exporter as expected_max_hold, so the exporter reads the holders' hold ages (the overview's
 	// Longest holds) and LockHeldTooLong watches them.
 	MaxHold time.Duration
+	// Types are the Redis types of the namespace's lock keys, for the exporter: nil for strings,
+	// hash for Redisson's locks.
+	Types []string
 	// Story says what the namespace's workers do and which turbulence they meet.
-	Story  string
+	Story string
+	// client is the lock client the namespace's workers replay; policy is the lease policy of a
+	// lease namespace, unused by the others.
+	client clientKind
 	policy lease.Policy
 }
 
-// Namespaces returns the demo's five namespaces, one per seed pattern, with keys under prefix.
-// The seeds' durations are scaled down (a 60s scheduler lease becomes 6s) so that every kind of
-// trouble shows within a minute; the ratios between TTL, renew interval and timeouts are kept.
+// clientKind is the lock client a namespace's workers use: the lease library, or the commands
+// of another language's client replayed from Go (internal/otherclients).
+type clientKind int
+
+const (
+	leaseClient clientKind = iota
+	redisPyClient
+	redissonClient
+)
+
+// Namespaces returns the demo's namespaces with keys under prefix: five taken with the lease
+// library, one per seed pattern, then two taken with the commands of redis-py's and Redisson's
+// locks (otherClientNamespaces). The seeds' durations are scaled down (a 60s scheduler lease
+// becomes 6s) so that every kind of trouble shows within a minute; the ratios between TTL,
+// renew interval and timeouts are kept.
 func Namespaces(prefix string) []Namespace {
+	return append(leaseNamespaces(prefix), otherClientNamespaces(prefix)...)
+}
+
+// otherClientNamespaces are locks of services written in other languages, which only the
+// exporter sees: their lapses and takeovers show in its lifecycle counters, never in the lease
+// library's metrics.
+func otherClientNamespaces(prefix string) []Namespace {
+	return []Namespace{
+		{
+			Name: "redispy", Pattern: prefix + "redispy:*",
+			TTL:    2 * time.Second,
+			Story:  "redis-py Lock(timeout=2s) replayed from Go (SET NX PX, release and extend by its Lua scripts); every third report job of redispy-b outlives the timeout without extending, the key lapses, redispy-a takes it over and b's release raises LockNotOwnedError",
+			client: redisPyClient,
+		},
+		{
+			Name: "redisson", Pattern: prefix + "redisson:*",
+			TTL: 3 * time.Second, RenewInterval: time.Second, Types: []string{"hash"},
+			Story:  "Redisson RLock replayed from Go (a hash lock, watchdog renewal every lease/3, unlock publishing on its channel); every third order of redisson-b runs while its watchdog misses its renewals, the lock lapses, redisson-a takes it over and b's unlock raises IllegalMonitorStateException",
+			client: redissonClient,
+		},
+	}
+}
+
+// leaseNamespaces are the five seed patterns, taken with the lease library.
+func leaseNamespaces(prefix string) []Namespace {
 	return []Namespace{
 		{
 			Name: "scheduler", Pattern: prefix + "scheduler:*",

@@ -50,6 +50,9 @@ func (w *Workload) addReplica(name string) error {
 		return err
 	}
 	for _, ns := range w.namespaces {
+		if ns.client != leaseClient {
+			continue
+		}
 		policy := ns.policy
 		policy.RecordHolder = true
 		l, err := c.Declare(ns.Name, policy)

@@ -84,21 +84,15 @@ func label(m *dto.Metric, name string) string {
 }
 
 // StatusLine is one line of what the workload has done: the uptime, what is true now (leases
-// held), the totals since the demo started, whether turbulence (the injected faults) is on, and
-// how many repeated warnings were counted instead of printed.
-func (w *Workload) StatusLine() string {
+// held), the lease library's totals since the demo started, what the other languages' clients
+// reported and what the exporter's lifecycle counters saw (lc), whether turbulence (the
+// injected faults) is on, and how many repeated warnings were counted instead of printed.
+func (w *Workload) StatusLine(lc Lifecycle) string {
 	t, err := w.totals()
 	if err != nil {
 		return fmt.Sprintf("demo: status unavailable: %v", err)
 	}
-	state := "turbulence on"
-	switch {
-	case w.stopped.Load():
-		state = "stopped" // the final line: no fault is being injected any more
-	case !w.turbulence.Load():
-		state = "turbulence off"
-	}
-	line := fmt.Sprintf("%s | now: %s held | since start: %s, %s, %s, %s, %s, %s | %s",
+	line := fmt.Sprintf("%s | now: %s held | since start: %s, %s, %s, %s, %s, %s | %s | %s | %s",
 		w.uptime().Truncate(time.Second),
 		count(t.Held, "lease", "leases"),
 		count(t.Acquired, "acquire", "acquires"), count(t.Busy, "busy", "busy"),
@@ -106,11 +100,34 @@ func (w *Workload) StatusLine() string {
 		count(t.NotOwned, "not-owned renew/release", "not-owned renews/releases"),
 		count(t.Abandoned, "abandoned", "abandoned"),
 		count(t.FencedRejected, "fenced write rejected", "fenced writes rejected"),
-		state)
+		w.otherClientsStatus(), lc, w.turbulenceState())
 	if n := w.warnings.repeats(); n > 0 {
 		line += " | " + count(float64(n), "repeated warning", "repeated warnings") + " not shown"
 	}
 	return line
+}
+
+// otherClientsStatus is what the redis-py and Redisson processes' clients reported: holds
+// taken, and releases refused as not owned because the lock had lapsed.
+func (w *Workload) otherClientsStatus() string {
+	var acquired, notOwned int64
+	for _, o := range w.others {
+		acquired += o.tally.acquired.Load()
+		notOwned += o.tally.notOwned.Load()
+	}
+	return fmt.Sprintf("redis-py/Redisson: %s, %s refused as not owned",
+		count(float64(acquired), "hold", "holds"), count(float64(notOwned), "release", "releases"))
+}
+
+// turbulenceState says whether faults are being injected.
+func (w *Workload) turbulenceState() string {
+	switch {
+	case w.stopped.Load():
+		return "stopped" // the final line: no fault is being injected any more
+	case !w.turbulence.Load():
+		return "turbulence off"
+	}
+	return "turbulence on"
 }
 
 // count writes a whole-number counter value with the word that fits it: "1 lease", "3 leases".
@@ -128,6 +145,10 @@ func (w *Workload) StatusLegend() []string {
 	return []string{
 		"Status every few seconds: \"now\" is the current value (leases held at this moment);",
 		"  \"since start\" are totals counted since the demo started (they only grow).",
+		"  redis-py/Redisson: what those clients told their applications (a release refused as not",
+		"  owned is a lock that lapsed); \"exporter saw\" counts lapses and takeovers of every",
+		"  client from the exporter's change feed (lock_key_ends_total{reason=\"expired\"},",
+		"  lock_key_takeovers_total), as the lapse and takeover alerts read them.",
 		fmt.Sprintf("Turbulence is the demo's injected trouble, repeating every %s: network partitions, slow", w.opts.TurbulencePeriod),
 		"  links, paused workers and a lock without expiry, so every alert's signal shows up.",
 	}
@@ -141,7 +162,7 @@ func NextSteps(redisAddr, metricsAddr, exporter string, namespaces []Namespace) 
 	return []string{
 		"Next steps (in another terminal):",
 		fmt.Sprintf("  inspect live locks: %s inspect --redis.addr %s --namespace '%s=%s'", exporter, redisAddr, ns.Name, ns.Pattern),
-		fmt.Sprintf("  metrics:            curl -s http://%s/metrics | grep -E '^lock_(abandoned_total|keys_without_ttl|renewals_total)'", metricsAddr),
+		fmt.Sprintf("  metrics:            curl -s http://%s/metrics | grep -E '^lock_(abandoned_total|keys_without_ttl|renewals_total|key_ends_total|key_takeovers_total)'", metricsAddr),
 		"  dashboards:         import dashboards-import/lockwatch-overview.json into Grafana (docs/dashboards.md)",
 		"  alert rules:        load alerts/*.yml into a Prometheus scraping the metrics URL (docs/deploy.md)",
 	}

@@ -35,11 +35,23 @@ func TestStatusLineSaysWhatIsCurrentAndWhatIsATotal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	line := w.StatusLine()
 	shape := regexp.MustCompile(`^0s \| now: 0 leases held \| since start: 0 acquires, 0 busy, 0 failed renews, ` +
-		`0 not-owned renews/releases, 0 abandoned, 0 fenced writes rejected \| turbulence on$`)
-	if !shape.MatchString(line) {
-		t.Errorf("status line %q", line)
+		`0 not-owned renews/releases, 0 abandoned, 0 fenced writes rejected \| ` +
+		`redis-py/Redisson: 0 holds, 0 releases refused as not owned \| (.*) \| turbulence on$`)
+	for _, tt := range []struct {
+		lc   Lifecycle
+		want string
+	}{
+		{Lifecycle{}, "exporter: lock lifecycle not followed"},
+		{Lifecycle{Followed: true}, "exporter saw (any client): 0 lapses, 0 takeovers"},
+		{Lifecycle{Followed: true, Lapses: 3, Takeovers: 1}, "exporter saw (any client): 3 lapses, 1 takeover"},
+		{Lifecycle{Lapses: 3, Takeovers: 2}, "exporter saw (any client): 3 lapses, 2 takeovers (not following now)"},
+	} {
+		line := w.StatusLine(tt.lc)
+		m := shape.FindStringSubmatch(line)
+		if m == nil || m[1] != tt.want {
+			t.Errorf("status line %q; want the exporter's part %q", line, tt.want)
+		}
 	}
 	legend := strings.Join(w.StatusLegend(), "\n")
 	for _, want := range []string{`"now" is the current value`, `"since start" are totals`, "Turbulence is", "every 20s"} {

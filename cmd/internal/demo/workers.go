@@ -13,8 +13,9 @@ import (
 // idle is the pause after a failed attempt, so a dead Redis does not spin the workers.
 const idle = 250 * time.Millisecond
 
-// runWorkers runs every worker, each on its replica, and the turbulence until ctx ends. Some
-// replicas run a pattern's worker twice: goroutines of one process competing for its leases.
+// runWorkers runs every worker, each on its replica, the processes of the services that lock
+// with other languages' clients, and the turbulence until ctx ends. Some replicas run a
+// pattern's worker twice: goroutines of one process competing for its leases.
 func (w *Workload) runWorkers(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, team := range []struct {
@@ -31,6 +32,9 @@ func (w *Workload) runWorkers(ctx context.Context) {
 			run := team.worker(w.replicas[name], w.opts.Prefix)
 			wg.Go(func() { run(ctx) })
 		}
+	}
+	for _, o := range w.others {
+		wg.Go(func() { o.run(ctx) })
 	}
 	wg.Go(func() { w.turbulenceLoop(ctx) })
 	wg.Wait()

@@ -37,6 +37,7 @@ type Workload struct {
 	reg        *prometheus.Registry
 	admin      *redis.Client // writes the legacy no-TTL lock and removes demo keys
 	replicas   map[string]*replica
+	others     []*otherClientWorker // processes of services locking with other languages' clients
 	turbulence atomic.Bool
 	started    atomic.Int64 // Run's start, Unix nanoseconds; read by the status line
 	stopped    atomic.Bool  // Run's workers have stopped: the status line says so, not "turbulence on"
@@ -70,6 +71,7 @@ func New(opts Options) (*Workload, error) {
 		w.Close()
 		return nil, err
 	}
+	w.addOtherClientWorkers()
 	return w, nil
 }
 
@@ -137,5 +139,8 @@ func (w *Workload) Close() {
 	w.admin.Close()
 	for _, r := range w.replicas {
 		r.rdb.Close()
+	}
+	for _, o := range w.others {
+		o.rdb.Close()
 	}
 }

@@ -65,7 +65,7 @@ func TestRunStopsAndCleansUp(t *testing.T) {
 		t.Error("no holder key naming a replica (\"scheduler-a pid N\") while the workload ran")
 	}
 	// The line printed after Ctrl-C: nothing is injected any more.
-	if line := w.StatusLine(); !strings.Contains(line, "| stopped") || strings.Contains(line, "turbulence") {
+	if line := w.StatusLine(Lifecycle{}); !strings.Contains(line, "| stopped") || strings.Contains(line, "turbulence") {
 		t.Errorf("status line after Run: %q, want \"| stopped\" and no turbulence", line)
 	}
 }
@@ -106,7 +106,7 @@ func TestTurbulenceOffRemovesTheLockWithoutTTL(t *testing.T) {
 		n, err := rdb.Exists(ctx, legacy).Result()
 		return err == nil && n == 0
 	})
-	if line := w.StatusLine(); !strings.Contains(line, "| turbulence off") {
+	if line := w.StatusLine(Lifecycle{}); !strings.Contains(line, "| turbulence off") {
 		t.Errorf("status line %q does not say turbulence is off", line)
 	}
 	w.SetTurbulence(true)

@@ -188,6 +188,16 @@ func TestIncident(t *testing.T) {
 	expect(start, 2*time.Minute, rules.AlertKeyWithoutTTL, "firing", "/ticket", noTTL)
 	expect(start, 4*time.Minute, rules.AlertAbandonmentsSustained, "firing", "/ticket", abandoned)
 
+	// The demo's redis-py and Redisson services lapse and are taken over: before the panels are
+	// run, the exporter's lifecycle counters have counted both in their namespaces, so the
+	// lifecycle panels are proven on lapses and not on a row of zeros.
+	for _, counted := range []string{
+		`lock_key_ends_total{lock_namespace=~"redispy|redisson", reason="expired"} > 0`,
+		`lock_key_takeovers_total{lock_namespace=~"redispy|redisson"} > 0`,
+		`lock_exporter_lifecycle_following{lock_namespace=~"redispy|redisson"} == 1`,
+	} {
+		promAPI{base: "http://" + promAddr}.waitQuery(t, 2*time.Minute, counted)
+	}
 	// Every panel of both dashboards has data while the incident is on, for the default pack
 	// and for the multi-cluster one.
 	checkPanels(t, panelPack{name: "default pack", prom: panelSource{"http://" + promAddr}, dashboards: generateDashboards(t, packOverrides)})

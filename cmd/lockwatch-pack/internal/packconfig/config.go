@@ -82,6 +82,12 @@ type Alerts struct {
 	// HeldTooLong configures LockHeldTooLong: a lock held longer than the maximum its
 	// namespace declares in the exporter configuration (expected_max_hold).
 	HeldTooLong SimpleAlert `yaml:"held_too_long"`
+	// LapseRatio configures LockKeyLapseRatioHigh: holds that ended by expiry, over all the
+	// holds whose end the exporter's change feed could attribute, in any client's locks.
+	LapseRatio LifecycleRatioAlert `yaml:"lapse_ratio"`
+	// TakeoverRatio configures LockKeyTakeoverRatioHigh: acquisitions that took a key over
+	// soon after its previous hold expired or was overwritten, over all acquisitions.
+	TakeoverRatio LifecycleRatioAlert `yaml:"takeover_ratio"`
 }
 
 // Tier is one window pair of a multi-window ratio alert: the ratio over Long and over Short must
@@ -127,6 +133,20 @@ type WaitAlert struct {
 	Short            model.Duration `yaml:"short"`
 	MinAcquires      float64        `yaml:"min_acquires"`
 	For              model.Duration `yaml:"for"`
+}
+
+// LifecycleRatioAlert fires on a ratio of the lock lifecycle events the exporter derives from
+// its change feed when it exceeds Threshold over both Long and Short for For, Long held at least
+// MinEvents events of the ratio's denominator, and the exporter followed the namespace for the
+// whole of Long. For must be longer than Short, so that one burst cannot fire it.
+type LifecycleRatioAlert struct {
+	Disabled  bool           `yaml:"disabled"`
+	Severity  string         `yaml:"severity"`
+	Threshold float64        `yaml:"threshold"` // a ratio in (0, 1]
+	Long      model.Duration `yaml:"long"`
+	Short     model.Duration `yaml:"short"`
+	MinEvents float64        `yaml:"min_events"`
+	For       model.Duration `yaml:"for"`
 }
 
 // StalledAlert fires when a namespace's stalest live key has been idle longer than Factor times
@@ -186,6 +206,12 @@ func Default() Config {
 			ExporterKeysTruncated:      SimpleAlert{Severity: "info", For: d("30m")},
 			ExporterConfigReloadFailed: SimpleAlert{Severity: "warning", For: d("10m")},
 			HeldTooLong:                SimpleAlert{Severity: "warning", For: d("5m")},
+			LapseRatio: LifecycleRatioAlert{
+				Severity: "warning", Threshold: 0.05, Long: d("1h"), Short: d("5m"), MinEvents: 20, For: d("10m"),
+			},
+			TakeoverRatio: LifecycleRatioAlert{
+				Severity: "warning", Threshold: 0.05, Long: d("1h"), Short: d("5m"), MinEvents: 20, For: d("10m"),
+			},
 		},
 		Dashboards: defaultDashboards(),
 	}

@@ -27,7 +27,8 @@ func settingPaths(t reflect.Type, prefix string) []string {
 }
 
 // TestEverySettingIsDocumented: docs/pack.md names every setting by its full path, in
-// backquotes, or through the placeholder forms it explains (alerts.<ratio>.…, and the simple
+// backquotes, or through the placeholder forms it explains (alerts.<ratio>.…,
+// alerts.<lifecycle_ratio>.…, and the simple
 // alerts' table with their three keys). A new setting without documentation fails here.
 func TestEverySettingIsDocumented(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "pack.md"))
@@ -54,6 +55,11 @@ func TestEverySettingIsDocumented(t *testing.T) {
 		for _, ratio := range []string{"not_owned_ratio", "renewal_failure_ratio"} {
 			if rest, ok := strings.CutPrefix(p, "alerts."+ratio+"."); ok {
 				forms = append(forms, "`alerts.<ratio>."+rest+"`")
+			}
+		}
+		for _, ratio := range []string{"lapse_ratio", "takeover_ratio"} {
+			if rest, ok := strings.CutPrefix(p, "alerts."+ratio+"."); ok {
+				forms = append(forms, "`alerts.<lifecycle_ratio>."+rest+"`")
 			}
 		}
 		for _, s := range simple {

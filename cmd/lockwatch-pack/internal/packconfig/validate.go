@@ -107,6 +107,17 @@ func (a Alerts) validate() error {
 	if err := a.RenewalStalled.validate(); err != nil {
 		return fmt.Errorf("renewal_stalled.%w", err)
 	}
+	for _, r := range []struct {
+		path string
+		a    LifecycleRatioAlert
+	}{
+		{"lapse_ratio", a.LapseRatio},
+		{"takeover_ratio", a.TakeoverRatio},
+	} {
+		if err := r.a.validate(); err != nil {
+			return fmt.Errorf("%s.%w", r.path, err)
+		}
+	}
 	for _, s := range []struct {
 		path string
 		a    SimpleAlert
@@ -168,6 +179,27 @@ func (a AbandonmentAlert) validate() error {
 	// the whole for: duration and the alert would page on a single event.
 	if a.For <= a.Short {
 		return fmt.Errorf("for: %s must be longer than short: %s, or a single burst fires the alert", a.For, a.Short)
+	}
+	return nil
+}
+
+func (l LifecycleRatioAlert) validate() error {
+	if err := checkSeverityFor(l.Severity, l.For); err != nil {
+		return err
+	}
+	if err := checkWindows(l.Long, l.Short); err != nil {
+		return err
+	}
+	if !(l.Threshold > 0 && l.Threshold <= 1) {
+		return fmt.Errorf("threshold: %g is not a ratio in (0, 1]", l.Threshold)
+	}
+	if l.MinEvents < 0 {
+		return fmt.Errorf("min_events: %g is negative", l.MinEvents)
+	}
+	// The short window holds a burst for exactly its own length: with for: no longer, one
+	// burst of lapses (a failover) keeps both windows above the threshold long enough to fire.
+	if l.For <= l.Short {
+		return fmt.Errorf("for: %s must be longer than short: %s, or a single burst fires the alert", l.For, l.Short)
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ func TestMultiClusterPack(t *testing.T) {
 			`Labels:{alertname="LockExporterScrapeIncomplete", cluster="us1"`,
 			// absent() sees eu1's series and stays silent about us1
 			"alertname: LockExporterAbsent, time: 35m",
+			// the two clusters' lifecycle counters summed into one alert without a cluster
+			"alertname: LockKeyLapseRatioHigh, time: 30m",
 		}},
 	}
 	for _, tt := range tests {

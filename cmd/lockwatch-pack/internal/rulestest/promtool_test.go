@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -129,6 +130,22 @@ func TestScenariosCanFail(t *testing.T) {
 			"exporter_test.yml", "LockExporterAbsent"},
 		{"scrape incomplete without the up guard", "", dropGuard(rules.AlertExporterScrapeIncomplete),
 			"exporter_test.yml", `instance="exporter-a:9360"`},
+		{"lapse ratio without traffic guard", "alerts:\n  lapse_ratio:\n    min_events: 0\n", nil,
+			"lifecycle_test.yml", `lock_namespace="rare"`},
+		{"takeover ratio without traffic guard", "alerts:\n  takeover_ratio:\n    min_events: 0\n", nil,
+			"lifecycle_test.yml", `lock_namespace="rare"`},
+		{"lapse ratio without its short window", "", dropTerm(rules.AlertKeyLapseRatioHigh, readsRange(5*time.Minute)),
+			"lifecycle_test.yml", `lock_namespace="failover"`},
+		{"takeover ratio without its short window", "", dropTerm(rules.AlertKeyTakeoverRatioHigh, readsRange(5*time.Minute)),
+			"lifecycle_test.yml", `lock_namespace="failover"`},
+		{"lapse ratio where not followed", "", dropTerm(rules.AlertKeyLapseRatioHigh, readsMetric("lock_exporter_lifecycle_following")),
+			"lifecycle_test.yml", `lock_namespace="resync"`},
+		{"takeover ratio where not followed", "", dropTerm(rules.AlertKeyTakeoverRatioHigh, readsMetric("lock_exporter_lifecycle_following")),
+			"lifecycle_test.yml", `lock_namespace="resync"`},
+		{"lapse ratio of a namespace ending by expiry", "", dropTerm(rules.AlertKeyLapseRatioHigh, readsMetric("lock_exporter_lifecycle_ends_by_expiry")),
+			"lifecycle_test.yml", `lock_namespace="reconciler"`},
+		{"takeover ratio of a namespace ending by expiry", "", dropTerm(rules.AlertKeyTakeoverRatioHigh, readsMetric("lock_exporter_lifecycle_ends_by_expiry")),
+			"lifecycle_test.yml", `lock_namespace="reconciler"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,5 +212,63 @@ func dropGuard(alert string) func(t *testing.T, files []rules.RuleFile) {
 		if !found {
 			t.Fatalf("no %s rule to edit", alert)
 		}
+	}
+}
+
+// dropTerm returns an edit that removes from the named alert the one "and"/"unless" term for
+// which reads is true, keeping the rest of the chain. It fails the test when the alert is
+// missing or no term matches, so a reshaped rule cannot turn the mutation into a silent no-op.
+func dropTerm(alert string, reads func(parser.Expr) bool) func(t *testing.T, files []rules.RuleFile) {
+	return func(t *testing.T, files []rules.RuleFile) {
+		t.Helper()
+		found := false
+		for r := range rules.All(files) {
+			if r.Alert != alert {
+				continue
+			}
+			for at := &r.Expr; ; {
+				op, ok := (*at).(*parser.BinaryExpr)
+				if !ok || (op.Op != parser.LAND && op.Op != parser.LUNLESS) {
+					break
+				}
+				if reads(op.RHS) {
+					*at = op.LHS
+					found = true
+					break
+				}
+				at = &op.LHS
+			}
+		}
+		if !found {
+			t.Fatalf("no %s rule with such a term to drop", alert)
+		}
+	}
+}
+
+// readsMetric is true of an expression that selects the named metric.
+func readsMetric(name string) func(parser.Expr) bool {
+	return func(e parser.Expr) bool {
+		found := false
+		parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+			if vs, ok := n.(*parser.VectorSelector); ok && vs.Name == name {
+				found = true
+			}
+			return nil
+		})
+		return found
+	}
+}
+
+// readsRange is true of an expression with a range selector over exactly d.
+func readsRange(d time.Duration) func(parser.Expr) bool {
+	return func(e parser.Expr) bool {
+		found := false
+		parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+			if ms, ok := n.(*parser.MatrixSelector); ok && ms.Range == d {
+				found = true
+			}
+			return nil
+		})
+		return found
 	}
 }

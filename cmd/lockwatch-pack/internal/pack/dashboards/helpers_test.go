@@ -67,6 +67,8 @@ func customised() packconfig.Config {
 	cfg.Alerts.Abandonments.Disabled = true
 	cfg.Alerts.RenewalStalled.Disabled = true
 	cfg.Alerts.KeyWithoutTTL.Disabled = true
+	cfg.Alerts.LapseRatio.Threshold = 0.2
+	cfg.Alerts.TakeoverRatio.Disabled = true
 	cfg.Dashboards = packconfig.Dashboards{
 		Datasource:      "prod-prometheus",
 		DatasourceRegex: "/^prod-.*/",

@@ -22,7 +22,7 @@ func TestOverviewReadsTopDown(t *testing.T) {
 	for _, r := range rowsOf(d) {
 		titles = append(titles, r[0])
 	}
-	want := []string{"Health summary", "Acquisition", "Renewal", "Ownership", "Store (lock exporter)"}
+	want := []string{"Health summary", "Acquisition", "Renewal", "Ownership", "Lock lifecycle (lock exporter)", "Store (lock exporter)"}
 	if !slices.Equal(titles, want) {
 		t.Fatalf("rows %q, want %q", titles, want)
 	}
@@ -45,6 +45,11 @@ func TestOverviewReadsTopDown(t *testing.T) {
 		{"Ownership", "timeseries", ":lock_not_owned:"},
 		{"Ownership", "timeseries", metricFencedWrites},
 		{"Ownership", "timeseries", metricHeldSeconds + "_bucket"},
+		{"Lock lifecycle (lock exporter)", "timeseries", metricKeyAcquisitions},
+		{"Lock lifecycle (lock exporter)", "timeseries", metricKeyEnds},
+		{"Lock lifecycle (lock exporter)", "timeseries", metricKeyTakeovers},
+		{"Lock lifecycle (lock exporter)", "timeseries", metricLifecycleFollowing},
+		{"Lock lifecycle (lock exporter)", "heatmap", metricKeyHoldDuration + "_bucket"},
 		{"Store (lock exporter)", "timeseries", metricKeys + "{"},
 		{"Store (lock exporter)", "timeseries", metricKeyTTLMin},
 		{"Store (lock exporter)", "timeseries", metricKeyIdleMax},
@@ -127,6 +132,12 @@ func TestThresholdLinesFollowAlertConfig(t *testing.T) {
 		}
 		return []float64{r.Slow.Threshold, r.Fast.Threshold}
 	}
+	lifecycle := func(r packconfig.LifecycleRatioAlert) []float64 {
+		if r.Disabled {
+			return nil
+		}
+		return []float64{r.Threshold}
+	}
 	lines := []line{
 		{"Not-owned ratio", func(c packconfig.Config) []float64 { return ratio(c.Alerts.NotOwnedRatio) }},
 		{"Renewal failure ratio", func(c packconfig.Config) []float64 { return ratio(c.Alerts.RenewalFailureRatio) }},
@@ -142,6 +153,8 @@ func TestThresholdLinesFollowAlertConfig(t *testing.T) {
 			}
 			return []float64{c.Alerts.Abandonments.MinCount}
 		}},
+		{"Lapse ratio", func(c packconfig.Config) []float64 { return lifecycle(c.Alerts.LapseRatio) }},
+		{"Takeover ratio", func(c packconfig.Config) []float64 { return lifecycle(c.Alerts.TakeoverRatio) }},
 		{"Keys without TTL", func(c packconfig.Config) []float64 {
 			if c.Alerts.KeyWithoutTTL.Disabled {
 				return nil

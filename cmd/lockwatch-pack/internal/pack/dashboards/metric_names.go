@@ -30,6 +30,14 @@ const (
 	metricExpectedTTL        = "lock_expected_ttl_seconds"
 	metricExpectedRenewEvery = "lock_expected_renew_interval_seconds"
 
+	// The lock lifecycle the exporter derives from its change feed.
+	metricKeyAcquisitions    = "lock_key_acquisitions_total"
+	metricKeyEnds            = "lock_key_ends_total"
+	metricKeyTakeovers       = "lock_key_takeovers_total"
+	metricKeyHoldDuration    = "lock_key_hold_duration_seconds"
+	metricLifecycleFollowing = "lock_exporter_lifecycle_following"
+	metricEndsByExpiry       = "lock_exporter_lifecycle_ends_by_expiry"
+
 	// metricAlerts is Prometheus's own series for pending and firing alerts.
 	metricAlerts = "ALERTS"
 )

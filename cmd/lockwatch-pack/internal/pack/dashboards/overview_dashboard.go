@@ -20,7 +20,8 @@ const OverviewUID = "lockwatch-overview"
 
 // overview is laid out top-down in the order an on-call engineer asks
 // questions: is anything wrong, is acquiring slow, are renewals failing, is
-// ownership being violated, and what does Redis itself hold right now.
+// ownership being violated, do locks of any client lapse and get taken over,
+// and what does Redis itself hold right now.
 func overview(s settings) *dashboard.DashboardBuilder {
 	d := base(s, OverviewUID, "Lockwatch / Overview",
 		"Health of Redis lease locks per lock namespace: acquisition, renewal, ownership and the live keys in Redis. "+
@@ -29,6 +30,7 @@ func overview(s settings) *dashboard.DashboardBuilder {
 	acquisitionRow(d, s)
 	renewalRow(d, s)
 	ownershipRow(d, s)
+	lifecycleRow(d, s)
 	storeRow(d, s)
 	return d
 }
@@ -134,7 +136,7 @@ func acquisitionRow(d *dashboard.DashboardBuilder, s settings) {
 		unitSeconds,
 		quantiles...),
 		s.waitP99))
-	d.WithPanel(waitHeatmap("Acquire wait distribution",
+	d.WithPanel(secondsHeatmap("Acquire wait distribution",
 		"Every acquire call's wait time, bucketed. Darker cells hold more calls; a band moving up means callers wait longer. Hover a cell for its bucket and rate.",
 		series(rateBy("le", metricAcquireWait+"_bucket", sel.lib()), "{{le}}")).
 		Span(graphWidth))

@@ -137,9 +137,9 @@ func single(title, description, unit string, target *prometheus.DataqueryBuilder
 		WithTarget(target.RefId(refID(0)))
 }
 
-// waitHeatmap draws a Prometheus histogram's buckets over time; the query must
-// return per-le rates and use the heatmap format.
-func waitHeatmap(title, description string, target *prometheus.DataqueryBuilder) *heatmap.PanelBuilder {
+// secondsHeatmap draws a Prometheus histogram of durations in seconds, bucket by
+// bucket over time; the query must return per-le rates and use the heatmap format.
+func secondsHeatmap(title, description string, target *prometheus.DataqueryBuilder) *heatmap.PanelBuilder {
 	return heatmap.NewPanelBuilder().
 		Title(title).
 		Description(description).

@@ -33,6 +33,8 @@ type settings struct {
 	abandonments   []level
 	waitP99        []level
 	keyWithoutTTL  []level
+	lapseRatio     []level
+	takeoverRatio  []level
 	stallFactor    float64 // 0: LockRenewalStalled disabled
 }
 
@@ -59,6 +61,8 @@ func newSettings(cfg packconfig.Config) settings {
 		window:         slices.Min(cfg.RecordingWindows),
 		notOwned:       ratioLevels(a.NotOwnedRatio),
 		renewalFailure: ratioLevels(a.RenewalFailureRatio),
+		lapseRatio:     lifecycleLevels(a.LapseRatio),
+		takeoverRatio:  lifecycleLevels(a.TakeoverRatio),
 	}
 	s.abandonWindow = s.window
 	if !a.Abandonments.Disabled {
@@ -87,6 +91,14 @@ func ratioLevels(r packconfig.RatioAlert) []level {
 		{r.Slow.Threshold, severityColor(r.Slow.Severity)},
 		{r.Fast.Threshold, severityColor(r.Fast.Severity)},
 	}
+}
+
+// lifecycleLevels draws a lifecycle ratio alert's threshold.
+func lifecycleLevels(r packconfig.LifecycleRatioAlert) []level {
+	if r.Disabled {
+		return nil
+	}
+	return []level{{r.Threshold, severityColor(r.Severity)}}
 }
 
 func severityColor(severity string) string {

@@ -2,8 +2,8 @@ package rules
 
 // Alert names, one constant each so the builders, the drift and promtool tests and the
 // end-to-end test cannot spell one differently. The first seven are the public alert contract
-// (docs/runbook.md, docs/deploy.md#versioning), the next four the extra exporter alerts, the last
-// one the hold-age alert.
+// (docs/runbook.md, docs/deploy.md#versioning), the next four the extra exporter alerts, then the
+// hold-age alert and the two alerts on the lock lifecycle the exporter derives from its feed.
 const (
 	AlertNotOwnedRatioHigh          = "LockNotOwnedRatioHigh"
 	AlertRenewalFailureRatioHigh    = "LockRenewalFailureRatioHigh"
@@ -17,4 +17,6 @@ const (
 	AlertExporterKeysTruncated      = "LockExporterKeysTruncated"
 	AlertExporterConfigReloadFailed = "LockExporterConfigReloadFailed"
 	AlertHeldTooLong                = "LockHeldTooLong"
+	AlertKeyLapseRatioHigh          = "LockKeyLapseRatioHigh"
+	AlertKeyTakeoverRatioHigh       = "LockKeyTakeoverRatioHigh"
 )

@@ -21,6 +21,8 @@ func (b builder) exporterAlerts() []alertSpec {
 		b.exporterKeysTruncated(a.ExporterKeysTruncated),
 		b.exporterConfigReloadFailed(a.ExporterConfigReloadFailed),
 		b.heldTooLong(a.HeldTooLong),
+		b.lapseRatioHigh(a.LapseRatio),
+		b.takeoverRatioHigh(a.TakeoverRatio),
 	)
 }
 
