@@ -166,3 +166,12 @@ func randomBase64(n int) string {
 	_, _ = rand.Read(b)
 	return base64.StdEncoding.EncodeToString(b)
 }
+
+// randomUUID is a version 4 UUID in its usual text form, as ShedLock's lock value carries one.
+func randomUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
