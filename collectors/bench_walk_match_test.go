@@ -23,9 +23,9 @@ var (
 // (-walkmatch.other-keys keys from DEBUG POPULATE, named -walkmatch.other-prefix:N; 10k locks
 // under "locks:job:", half of them with fence and holder keys), one whole walk per shape per
 // iteration, the shapes in rotated order so that the machine's load falls on all of them alike:
-//   - star: "*locks:job:*", the MATCH of the walk between issue #27's fence-key fix and this one;
+//   - star: "*locks:job:*", a MATCH with a leading star, which Redis tries at every byte of every key;
 //   - sets: lockOrCompanionMatch, the MATCH now;
-//   - prefix: "locks:job:*", the MATCH before #27, which missed the companion keys;
+//   - prefix: "locks:job:*", a MATCH of the prefix alone, which misses the companion keys;
 //   - two: "locks:job:*" and a second SCAN pass over "{locks:job:*", the other way to find them.
 //
 // It reports each shape's median Redis CPU per walk (INFO cpu) and its median ratio to star's
