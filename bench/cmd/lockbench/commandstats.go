@@ -58,14 +58,11 @@ type cmdDelta struct {
 	exec  time.Duration
 }
 
-// since returns the commands run between before and s, the costliest first; INFO, the bench's
-// own reads, is left out.
+// since returns the commands run between before and s, the costliest first. The bench's own
+// INFO reads are among them: they cancel out in a difference of two spans (minusDeltas).
 func (s cmdStats) since(before cmdStats) []cmdDelta {
 	var out []cmdDelta
 	for name, st := range s {
-		if name == "info" {
-			continue
-		}
 		d := cmdDelta{name: name, calls: st.calls - before[name].calls, exec: time.Duration(st.usec-before[name].usec) * time.Microsecond}
 		if d.calls > 0 {
 			out = append(out, d)

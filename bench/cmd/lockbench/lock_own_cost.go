@@ -35,9 +35,14 @@ const (
 	ownLocks = "locks alone"
 )
 
+// noBackstop marks a window kind whose index has no backstop walk, which tells the walk's share
+// of the exporter's cost.
+const noBackstop = ", no backstop"
+
 // ownKinds are the window kinds of a round: idle, the locks alone, the locks with each feed's
-// index (without the holder grant, as the documented ACL has it).
-var ownKinds = []string{ownIdle, ownLocks, indexVariants[0].mode, indexVariants[2].mode}
+// index (without the holder grant, as the documented ACL has it), and with tracking's less its
+// backstop walk.
+var ownKinds = []string{ownIdle, ownLocks, indexVariants[0].mode, indexVariants[2].mode, indexVariants[0].mode + noBackstop}
 
 // rateRuns is one rate's windows, per kind.
 type rateRuns struct {
@@ -98,9 +103,13 @@ func measureRate(ctx context.Context, addr string, admin *redis.Client, traffic 
 // ownWindow measures one window of kind: Redis CPU and the commands run.
 func ownWindow(ctx context.Context, addr string, admin *redis.Client, traffic *lockTraffic, kind string, rate int, window time.Duration) (time.Duration, []cmdDelta, error) {
 	var index *attachedIndex
+	pace := collectors.DefaultBackstopKeysPerSecond
+	if mode, ok := strings.CutSuffix(kind, noBackstop); ok {
+		kind, pace = mode, -1
+	}
 	if v, ok := variantOf(kind); ok {
 		var err error
-		if index, err = attachIndex(ctx, addr, admin, v, collectors.DefaultBackstopKeysPerSecond); err != nil {
+		if index, err = attachIndex(ctx, addr, admin, v, pace); err != nil {
 			return 0, nil, err
 		}
 		defer index.close(ctx, admin)
@@ -152,7 +161,7 @@ func lockOwnMarkdown(results []rateRuns, ic indexCmpConfig, oc lockOwnConfig, re
 	fmt.Fprintf(&b, "One redis-server %s with %s other keys and %s lock keys; a lock client's traffic (redis-py's `Lock`: "+
 		"`SET NX PX`, its reacquire script, its release script, a third each, one command per round trip) at each rate, "+
 		"in %v windows: idle, the locks alone, and the locks with lock-exporter's index attached on each feed as the "+
-		"documented ACL user (no holder grant; backstop walking at the default %d keys/s throughout; one scrape per window); "+
+		"documented ACL user (no holder grant; backstop walking at the default %d keys/s throughout, or none where the feed says so; one scrape per window); "+
 		"rotated order, medians of %d rounds (`go run ./cmd/lockbench -lock-own-cost`, in `bench/`).\n\n",
 		redisVer, humanCount(ic.otherKeys), humanCount(ic.locks), oc.window, collectors.DefaultBackstopKeysPerSecond, oc.rounds)
 	b.WriteString("| lock operations/s | the locks' own Redis CPU per window | feed | the exporter's Redis CPU per window | ÷ the locks' own |\n")
