@@ -28,6 +28,7 @@ import (
 // indexCmpConfig is the shape of one run.
 type indexCmpConfig struct {
 	otherKeys, locks, intervals int
+	otherWrites                 int // a second, while notifications' cost on other keys is measured
 	interval                    time.Duration
 }
 
@@ -37,6 +38,7 @@ type intervalRun struct {
 	cpu, scrapeWall  []time.Duration
 	scrapeCPU        []time.Duration
 	setupWall, setup time.Duration // the index's build (one walk), or nothing
+	commands         []cmdDelta    // INFO commandstats over all its intervals
 }
 
 // lockChurn changes the lock keys between scrapes, and knows how many are live: every TTL is at
@@ -117,7 +119,11 @@ func runIndexComparison(ctx context.Context, cfg indexCmpConfig, progress io.Wri
 		return nil, "", err
 	}
 	var runs []intervalRun
-	for _, mode := range []string{"none", "index", "walk", "redis_exporter"} {
+	modes := []string{"none"}
+	for _, v := range indexVariants {
+		modes = append(modes, v.mode)
+	}
+	for _, mode := range append(modes, "walk", "redis_exporter") {
 		run, err := runMode(ctx, cfg, srv.Addr(), admin, churn, mode, progress)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", mode, err)
@@ -129,7 +135,11 @@ func runIndexComparison(ctx context.Context, cfg indexCmpConfig, progress io.Wri
 		return nil, "", fmt.Errorf("backstop: %w", err)
 	}
 	runs = append(runs, bs)
-	return runs, redisVersion(ctx, srv.Addr()), nil
+	notify, err := measureNotifyOn(ctx, admin, cfg, progress)
+	if err != nil {
+		return nil, "", fmt.Errorf("notifications on: %w", err)
+	}
+	return append(runs, notify...), redisVersion(ctx, srv.Addr()), nil
 }
 
 // backstopProbePace is the backstop walk's pace while its cost per key is measured: fast enough
@@ -199,6 +209,10 @@ func runMode(ctx context.Context, cfg indexCmpConfig, addr string, admin *redis.
 		return run, err
 	}
 	defer closeMode()
+	stats0, err := readCmdStats(ctx, admin)
+	if err != nil {
+		return run, err
+	}
 	perBurst := max(1, cfg.locks/100)
 	for i := range cfg.intervals {
 		cpu0, err := testkit.RedisCPU(ctx, admin)
@@ -227,30 +241,25 @@ func runMode(ctx context.Context, cfg indexCmpConfig, addr string, admin *redis.
 		fmt.Fprintf(progress, "  %s interval %d/%d: Redis CPU %v, scrape %v (Redis CPU %v)\n", mode, i+1, cfg.intervals,
 			(cpu1 - cpu0).Round(time.Millisecond), wall.Round(time.Millisecond), scpu.Round(time.Millisecond))
 	}
-	return run, nil
+	stats1, err := readCmdStats(ctx, admin)
+	run.commands = stats1.since(stats0)
+	fmt.Fprintf(progress, "  %s commands per interval: %s\n", mode, describeDeltas(run.commands, 8, cfg.intervals))
+	return run, err
 }
 
 // setUpMode returns the mode's scrape, which checks the count it served against want.
 func setUpMode(ctx context.Context, addr string, admin *redis.Client, mode string, run *intervalRun) (func(want int) error, func(), error) {
-	namespaces := []collectors.Namespace{{Name: "jobs", Pattern: "locks:job:*"}}
+	if v, ok := variantOf(mode); ok {
+		return setUpIndex(ctx, addr, admin, v, run)
+	}
 	switch mode {
 	case "none":
 		return nil, func() {}, nil
-	case "index", "walk":
+	case "walk":
 		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
 			DisableIdentity: true, PoolSize: collectors.ConnectionsPerNode()})
-		// The backstop walk is measured apart (measureBackstop), not inside these intervals.
-		opts := collectors.Options{Namespaces: namespaces, Mode: collectors.ModeWalk, Timeout: 5 * time.Minute,
-			BackstopKeysPerSecond: -1, Logger: slog.New(slog.DiscardHandler)}
-		if mode == "index" {
-			opts.Mode = collectors.ModeAuto
-		}
-		cpu0, err := testkit.RedisCPU(ctx, admin)
-		if err != nil {
-			return nil, nil, err
-		}
-		start := time.Now()
-		s, err := collectors.NewScanner(c, opts)
+		s, err := collectors.NewScanner(c, collectors.Options{Namespaces: []collectors.Namespace{{Name: "jobs", Pattern: lockPattern}},
+			Mode: collectors.ModeWalk, Timeout: 5 * time.Minute, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			c.Close()
 			return nil, nil, err
@@ -261,30 +270,38 @@ func setUpMode(ctx context.Context, addr string, admin *redis.Client, mode strin
 			if !res.Up || !ns.Complete || ns.Keys != int64(want) {
 				return fmt.Errorf("lock-exporter (%s): up %v complete %v, %d keys (%v), want %d", ns.Mode, res.Up, ns.Complete, ns.Keys, res.Err, want)
 			}
-			if mode == "index" && (ns.Mode != "index" || ns.IndexAge != 0) {
-				return fmt.Errorf("lock-exporter: mode %s (%s), index age %v", ns.Mode, ns.ModeReason, ns.IndexAge)
-			}
 			return nil
-		}
-		if mode == "index" {
-			for res := s.Scan(ctx); res.Namespaces[0].Mode != "index"; res = s.Scan(ctx) {
-				time.Sleep(100 * time.Millisecond) // the build (one walk) is set-up, measured apart
-			}
-			cpu1, err := testkit.RedisCPU(ctx, admin)
-			if err != nil {
-				return nil, nil, err
-			}
-			run.setupWall, run.setup = time.Since(start), cpu1-cpu0
 		}
 		return scrape, func() { s.Close(); c.Close() }, nil
 	case "redis_exporter":
-		reg, err := newCountKeysOf(addr, []string{"db0=locks:job:*"})
+		reg, err := newCountKeysOf(addr, []string{"db0=" + lockPattern})
 		if err != nil {
 			return nil, nil, err
 		}
 		return func(want int) error { return checkCounted(reg, want) }, func() {}, nil
 	}
 	return nil, nil, fmt.Errorf("unknown mode %q", mode)
+}
+
+// setUpIndex attaches v's index, its build measured as set-up. The backstop walk is measured
+// apart (measureBackstop), not inside these intervals.
+func setUpIndex(ctx context.Context, addr string, admin *redis.Client, v indexVariant, run *intervalRun) (func(want int) error, func(), error) {
+	cpu0, err := testkit.RedisCPU(ctx, admin)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	a, err := attachIndex(ctx, addr, admin, v, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	cpu1, err := testkit.RedisCPU(ctx, admin)
+	if err != nil {
+		a.close(ctx, admin)
+		return nil, nil, err
+	}
+	run.setupWall, run.setup = time.Since(start), cpu1-cpu0
+	return func(want int) error { return a.scrape(ctx, want) }, func() { a.close(ctx, admin) }, nil
 }
 
 func checkCounted(reg *prometheus.Registry, want int) error {
@@ -309,51 +326,81 @@ func checkCounted(reg *prometheus.Registry, want int) error {
 // indexComparisonMarkdown renders the runs.
 func indexComparisonMarkdown(runs []intervalRun, cfg indexCmpConfig, redisVer string) string {
 	var b strings.Builder
-	base := medianDuration(runs[0].cpu)
-	var theirs time.Duration
-	for _, r := range runs {
-		if r.mode == "redis_exporter" {
-			theirs = medianDuration(r.scrapeCPU)
-		}
-	}
+	base, theirs, backstop := runs[0], modeRun(runs, "redis_exporter"), modeRun(runs, "backstop")
+	theirCPU := medianDuration(theirs.scrapeCPU)
 	b.WriteString("\n## The lock-key index on a big shared keyspace\n\n")
 	fmt.Fprintf(&b, "One redis-server %s with %s other keys (`DEBUG POPULATE`) and %s lock keys under `locks:job:`, "+
 		"%d lock operations (deletes, new locks, renewals, `PERSIST`s, new expiries) in ten bursts per %v interval, "+
 		"then one scrape; medians of %d intervals per mode (`go run ./cmd/lockbench -index-comparison`, in `bench/`). "+
-		"Every scrape's count was checked against the live lock keys.\n\n",
-		redisVer, humanCount(cfg.otherKeys), humanCount(cfg.locks), max(1, cfg.locks/100)*10, cfg.interval, cfg.intervals)
-	b.WriteString("| mode | Redis CPU per interval | attributable to the exporter | ÷ redis_exporter's per scrape | scrape wall | scrape's Redis CPU | set-up (index build) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+		"Every scrape's count was checked against the live lock keys, and every index scrape showed "+
+		"`lock_exporter_lifecycle_following` 1. The index runs as the documented least-privilege user, "+
+		"with the holder grant (`+getrange +hscan`) only where the mode says so; the notifications mode "+
+		"sets `notify-keyspace-events %s` for its intervals (the other modes run with it off).\n\n",
+		redisVer, humanCount(cfg.otherKeys), humanCount(cfg.locks), max(1, cfg.locks/100)*10, cfg.interval, cfg.intervals, notifyClasses)
+	b.WriteString("| mode | Redis CPU per interval | attributable to the exporter | ÷ redis_exporter's per scrape | with the backstop | scrape wall | scrape's Redis CPU | set-up (index build) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
-		if r.mode == "backstop" {
+		if r.mode == "backstop" || strings.HasPrefix(r.mode, "other writes") {
 			continue
 		}
-		cpu := medianDuration(r.cpu)
-		attr := cpu - base
-		ratio := "—"
-		if theirs > 0 && r.mode != "none" {
-			ratio = fmt.Sprintf("%.2f%%", 100*attr.Seconds()/theirs.Seconds())
-		}
-		setup := "—"
-		if r.setupWall > 0 {
-			setup = fmt.Sprintf("%.1f s wall, %.1f s Redis CPU", r.setupWall.Seconds(), r.setup.Seconds())
-		}
-		attrS, wall, scpu := "—", "—", "—"
-		if r.mode != "none" {
-			attrS = fmt.Sprintf("%.3f s", attr.Seconds())
-			wall = fmt.Sprintf("%.1f ms", float64(medianDuration(r.scrapeWall).Microseconds())/1000)
-			scpu = fmt.Sprintf("%.1f ms", float64(medianDuration(r.scrapeCPU).Microseconds())/1000)
-		}
-		fmt.Fprintf(&b, "| %s | %.3f s | %s | %s | %s | %s | %s |\n", r.mode, cpu.Seconds(), attrS, ratio, wall, scpu, setup)
+		writeModeRow(&b, r, medianDuration(base.cpu), theirCPU, backstop.cpu[0])
 	}
-	for _, r := range runs {
-		if r.mode == "backstop" {
-			fmt.Fprintf(&b, "\nBackstop walk (measured apart, over a %v window of a walk paced at %d keys/s, less an idle window): "+
-				"%.0f ms of Redis CPU per million keys visited, so at the default %d keys/s **%.1f ms per 30 s interval**, "+
-				"%.2f%% of redis_exporter's per scrape; 0 corrections.\n",
-				backstopProbeWindow, backstopProbePace, float64(r.scrapeCPU[0].Microseconds())/1000,
-				collectors.DefaultBackstopKeysPerSecond, float64(r.cpu[0].Microseconds())/1000, 100*r.cpu[0].Seconds()/theirs.Seconds())
-		}
+	fmt.Fprintf(&b, "\nBackstop walk (measured apart, over a %v window of a walk paced at %d keys/s, less an idle window): "+
+		"%.0f ms of Redis CPU per million keys visited, so at the default %d keys/s **%.1f ms per 30 s interval**, "+
+		"%.2f%% of redis_exporter's per scrape; 0 corrections.\n",
+		backstopProbeWindow, backstopProbePace, float64(backstop.scrapeCPU[0].Microseconds())/1000,
+		collectors.DefaultBackstopKeysPerSecond, float64(backstop.cpu[0].Microseconds())/1000, 100*backstop.cpu[0].Seconds()/theirCPU.Seconds())
+	b.WriteString("\nThe index's commands per interval beyond the no-exporter intervals' (`INFO commandstats`: calls, execution time):\n\n")
+	for _, v := range indexVariants {
+		r := modeRun(runs, v.mode)
+		fmt.Fprintf(&b, "- %s: %s\n", v.mode, describeDeltas(minusDeltas(r.commands, base.commands), 8, cfg.intervals))
 	}
+	writeNotifyOn(&b, runs, cfg, theirCPU)
 	return b.String()
+}
+
+func modeRun(runs []intervalRun, mode string) intervalRun {
+	for _, r := range runs {
+		if r.mode == mode {
+			return r
+		}
+	}
+	return intervalRun{mode: mode}
+}
+
+// writeModeRow writes one mode's row: its Redis CPU less the no-exporter intervals', as a share
+// of redis_exporter's per scrape, and for the index with the backstop's amortised share added.
+func writeModeRow(b *strings.Builder, r intervalRun, base, theirs, backstop time.Duration) {
+	cpu := medianDuration(r.cpu)
+	attr := cpu - base
+	attrS, ratio, withBackstop, wall, scpu, setup := "—", "—", "—", "—", "—", "—"
+	if r.mode != "none" {
+		attrS = fmt.Sprintf("%.3f s", attr.Seconds())
+		ratio = fmt.Sprintf("%.2f%%", 100*attr.Seconds()/theirs.Seconds())
+		wall = fmt.Sprintf("%.1f ms", float64(medianDuration(r.scrapeWall).Microseconds())/1000)
+		scpu = fmt.Sprintf("%.1f ms", float64(medianDuration(r.scrapeCPU).Microseconds())/1000)
+	}
+	if _, ok := variantOf(r.mode); ok {
+		withBackstop = fmt.Sprintf("**%.2f%%**", 100*(attr+backstop).Seconds()/theirs.Seconds())
+	}
+	if r.setupWall > 0 {
+		setup = fmt.Sprintf("%.1f s wall, %.1f s Redis CPU", r.setupWall.Seconds(), r.setup.Seconds())
+	}
+	fmt.Fprintf(b, "| %s | %.3f s | %s | %s | %s | %s | %s | %s |\n", r.mode, cpu.Seconds(), attrS, ratio, withBackstop, wall, scpu, setup)
+}
+
+// writeNotifyOn writes what notifications being on cost the writes of other keys.
+func writeNotifyOn(b *strings.Builder, runs []intervalRun, cfg indexCmpConfig, theirs time.Duration) {
+	idle, off, on := medianDuration(modeRun(runs, notifyIdle).cpu), medianDuration(modeRun(runs, notifyOff).cpu), medianDuration(modeRun(runs, notifyOn).cpu)
+	writes := float64(max(1, cfg.otherWrites/otherWritesBatch)*otherWritesBatch) * notifyWindow.Seconds()
+	extra := on - off
+	perInterval := time.Duration(float64(extra) * 30 / notifyWindow.Seconds())
+	fmt.Fprintf(b, "\n**Notifications on, while other keys are written** (apart: %d `SET`s a second of `cache:` keys in pipelines of %d, "+
+		"a subscriber to the feed's two patterns attached throughout, %v windows with `notify-keyspace-events` off, `%s`, and idle, "+
+		"rotated, medians of %d): idle %.3f s, off %.3f s, on %.3f s per window. Notifications on cost **%.2f µs of Redis CPU per write** "+
+		"(the writes' own: %.2f µs, so %+.0f%%); at %d writes a second that is %.3f s per 30 s interval, %.2f%% of redis_exporter's per scrape, "+
+		"paid by every write to any key while the setting is on, whoever subscribes.\n",
+		cfg.otherWrites, otherWritesBatch, notifyWindow, notifyClasses, notifyRounds, idle.Seconds(), off.Seconds(), on.Seconds(),
+		float64(extra.Nanoseconds())/1000/writes, float64((off-idle).Nanoseconds())/1000/writes, 100*extra.Seconds()/(off-idle).Seconds(),
+		cfg.otherWrites, perInterval.Seconds(), 100*perInterval.Seconds()/theirs.Seconds())
 }

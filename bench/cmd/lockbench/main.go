@@ -42,6 +42,9 @@ type config struct {
 	shapes       string
 	indexCmp     bool
 	index        indexCmpConfig
+	lockOwn      bool
+	lockOwnRates string
+	own          lockOwnConfig
 	costs        bool
 }
 
@@ -75,6 +78,11 @@ func main() {
 	flag.IntVar(&cfg.index.locks, "index-locks", 10_000, "lock keys of the index comparison")
 	flag.IntVar(&cfg.index.intervals, "index-intervals", 3, "scrape intervals measured per mode")
 	flag.DurationVar(&cfg.index.interval, "index-interval", 30*time.Second, "scrape interval of the index comparison")
+	flag.IntVar(&cfg.index.otherWrites, "index-other-writes", 10_000, "writes a second of other keys (SETs in pipelines of 100) while the cost of keyspace notifications being on is measured")
+	flag.BoolVar(&cfg.lockOwn, "lock-own-cost", false, "measure the index's Redis CPU on each feed against a lock client's own at -lock-own-rates, on the index comparison's keyspace, and exit")
+	flag.StringVar(&cfg.lockOwnRates, "lock-own-rates", "100,1000", "lock operations a second of the -lock-own-cost runs")
+	flag.IntVar(&cfg.own.rounds, "lock-own-rounds", 3, "rounds per rate of -lock-own-cost; each has an idle, a locks-alone and one attached window per feed")
+	flag.DurationVar(&cfg.own.window, "lock-own-window", 30*time.Second, "window of -lock-own-cost: one scrape interval")
 	flag.Parse()
 	switch {
 	case *cpuHog:
@@ -98,6 +106,13 @@ func main() {
 	if cfg.addedRTT < 0 || cfg.hogs < 0 {
 		fmt.Fprintln(os.Stderr, "lockbench: -added-rtt and -hogs must not be negative")
 		os.Exit(2)
+	}
+	if cfg.lockOwn {
+		if err := runLockOwn(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if cfg.indexCmp {
 		if err := runIndexCmp(cfg); err != nil {
@@ -145,14 +160,38 @@ func runComparison(cfg config) error {
 
 func runIndexCmp(cfg config) error {
 	ic := cfg.index
-	if ic.otherKeys < 0 || ic.locks < 1 || ic.intervals < 1 || ic.interval <= 0 {
-		return fmt.Errorf("-index-other-keys must not be negative; -index-locks, -index-intervals and -index-interval must be positive")
+	if ic.otherKeys < 0 || ic.locks < 1 || ic.intervals < 1 || ic.interval <= 0 || ic.otherWrites < 1 {
+		return fmt.Errorf("-index-other-keys must not be negative; -index-locks, -index-intervals, -index-interval and -index-other-writes must be positive")
 	}
 	runs, ver, err := runIndexComparison(context.Background(), ic, os.Stderr)
 	if err != nil {
 		return err
 	}
 	md := indexComparisonMarkdown(runs, ic, ver)
+	if cfg.out == "" {
+		_, err = os.Stdout.WriteString(md)
+		return err
+	}
+	return os.WriteFile(cfg.out, []byte(md), 0o644)
+}
+
+func runLockOwn(cfg config) error {
+	ic, oc := cfg.index, cfg.own
+	for _, f := range strings.Split(cfg.lockOwnRates, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-lock-own-rates %q: want positive operations a second", cfg.lockOwnRates)
+		}
+		oc.rates = append(oc.rates, n)
+	}
+	if ic.otherKeys < 0 || ic.locks < 1 || oc.rounds < 1 || oc.window < time.Second {
+		return fmt.Errorf("-index-other-keys must not be negative, -index-locks and -lock-own-rounds positive, -lock-own-window at least 1s")
+	}
+	results, ver, err := runLockOwnCost(context.Background(), ic, oc, os.Stderr)
+	if err != nil {
+		return err
+	}
+	md := lockOwnMarkdown(results, ic, oc, ver)
 	if cfg.out == "" {
 		_, err = os.Stdout.WriteString(md)
 		return err
