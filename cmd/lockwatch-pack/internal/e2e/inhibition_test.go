@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,18 +22,7 @@ import (
 // its takeover alert held back by it. Alertmanager's own status of each alert says which
 // alert holds which back, so no step waits for a notification that must not come.
 func TestLapseIncidentPagesOnce(t *testing.T) {
-	if _, err := os.Stat(alertmanagerBin); err != nil {
-		t.Fatalf("Alertmanager binary missing (%v): apt-get install prometheus-alertmanager (.ci/run does)", err)
-	}
-	t.Cleanup(http.DefaultClient.CloseIdleConnections)
-	root, work := testkit.RepoRoot(t), t.TempDir()
-	recv := startReceiver(t)
-	amAddr := testkit.UnusedAddr(t)
-	amCfg := writeFile(t, work, "alertmanager.yml", alertmanagerConfig(t, root, recv.addr))
-	am := startProcess(t, "alertmanager", alertmanagerBin, "--config.file="+amCfg, "--storage.path="+filepath.Join(work, "am"),
-		"--web.listen-address="+amAddr, "--cluster.listen-address=")
-	am.waitReady(t, "http://"+amAddr+"/-/ready")
-	amURL := "http://" + amAddr
+	amURL, recv := startInhibitingAlertmanager(t)
 
 	library := map[string]string{"job": "app", "lock_namespace": "scheduler", "severity": "critical"}
 	exporter := func(namespace string) map[string]string {
@@ -75,6 +65,61 @@ func TestLapseIncidentPagesOnce(t *testing.T) {
 	}
 }
 
+// TestFencedRejectionsPageOnce posts the alerts of stale holders whose fenced writes were
+// rejected: in "ledger" of job "app", LockNotOwnedRatioHigh (the same lapses seen from the
+// renewals) and LockFencedWriteRejectionRatioHigh, which it must hold back; the fenced-write
+// alert of another job's "ledger" and of app's "nightly", where no not-owned alert fires, must
+// not be held back, and the latter opens a ticket.
+func TestFencedRejectionsPageOnce(t *testing.T) {
+	amURL, recv := startInhibitingAlertmanager(t)
+	labels := func(job, namespace, severity string) map[string]string {
+		return map[string]string{"job": job, "lock_namespace": namespace, "severity": severity}
+	}
+	since := time.Now()
+	postAlert(t, amURL, rules.AlertNotOwnedRatioHigh, labels("app", "ledger", "critical"))
+	postAlert(t, amURL, rules.AlertFencedWriteRejectionRatioHigh, labels("app", "ledger", "warning"))
+	postAlert(t, amURL, rules.AlertFencedWriteRejectionRatioHigh, labels("billing", "ledger", "warning"))
+	postAlert(t, amURL, rules.AlertFencedWriteRejectionRatioHigh, labels("app", "nightly", "warning"))
+
+	tests := []struct {
+		job, namespace string
+		inhibited      bool
+	}{
+		{"app", "ledger", true},
+		{"billing", "ledger", false},
+		{"app", "nightly", false},
+	}
+	for _, tt := range tests {
+		got := waitAlertStatusOf(t, amURL, rules.AlertFencedWriteRejectionRatioHigh,
+			map[string]string{"job": tt.job, "lock_namespace": tt.namespace})
+		if inhibited := len(got.InhibitedBy) > 0; inhibited != tt.inhibited {
+			t.Errorf("%s of job %s in %s: state %s, inhibited by %d alert(s); want inhibited %v",
+				rules.AlertFencedWriteRejectionRatioHigh, tt.job, tt.namespace, got.State, len(got.InhibitedBy), tt.inhibited)
+		}
+	}
+	if e := waitDelivered(t, recv, since, rules.AlertFencedWriteRejectionRatioHigh, "nightly"); e.Path != "/ticket" {
+		t.Errorf("%s in nightly reached %s, want /ticket", rules.AlertFencedWriteRejectionRatioHigh, e.Path)
+	}
+}
+
+// startInhibitingAlertmanager runs Alertmanager (Debian's, as make e2e does) with the routes and
+// inhibit rules of deploy/alertmanager, its receivers pointed at a test receiver.
+func startInhibitingAlertmanager(t *testing.T) (amURL string, recv *receiver) {
+	t.Helper()
+	if _, err := os.Stat(alertmanagerBin); err != nil {
+		t.Fatalf("Alertmanager binary missing (%v): apt-get install prometheus-alertmanager (.ci/run does)", err)
+	}
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	root, work := testkit.RepoRoot(t), t.TempDir()
+	recv = startReceiver(t)
+	amAddr := testkit.UnusedAddr(t)
+	amCfg := writeFile(t, work, "alertmanager.yml", alertmanagerConfig(t, root, recv.addr))
+	am := startProcess(t, "alertmanager", alertmanagerBin, "--config.file="+amCfg, "--storage.path="+filepath.Join(work, "am"),
+		"--web.listen-address="+amAddr, "--cluster.listen-address=")
+	am.waitReady(t, "http://"+amAddr+"/-/ready")
+	return "http://" + amAddr, recv
+}
+
 // postAlert posts one firing alert to Alertmanager's API.
 func postAlert(t *testing.T, amURL, name string, labels map[string]string) {
 	t.Helper()
@@ -109,9 +154,20 @@ type alertStatus struct {
 // has the alert (an alert posted is listed after Alertmanager has stored it).
 func waitAlertStatus(t *testing.T, amURL, name, namespace string) alertStatus {
 	t.Helper()
+	return waitAlertStatusOf(t, amURL, name, map[string]string{"lock_namespace": namespace})
+}
+
+// waitAlertStatusOf returns the status Alertmanager gives the one alert of that name whose labels
+// include match.
+func waitAlertStatusOf(t *testing.T, amURL, name string, match map[string]string) alertStatus {
+	t.Helper()
+	query := url.Values{"filter": {`alertname="` + name + `"`}}
+	for k, v := range match {
+		query.Add("filter", k+`="`+v+`"`)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		body, err := getBody(amURL + `/api/v2/alerts?filter=alertname="` + name + `"&filter=lock_namespace="` + namespace + `"`)
+		body, err := getBody(amURL + "/api/v2/alerts?" + query.Encode())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +181,7 @@ func waitAlertStatus(t *testing.T, amURL, name, namespace string) alertStatus {
 			return alerts[0].Status
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Alertmanager lists %d %s alerts of %s after 30s, want 1:\n%s", len(alerts), name, namespace, body)
+			t.Fatalf("Alertmanager lists %d %s alerts of %v after 30s, want 1:\n%s", len(alerts), name, match, body)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -64,6 +64,9 @@ type Alerts struct {
 	Abandonments AbandonmentAlert `yaml:"abandonments"`
 	// WaitP99 configures LockWaitP99High.
 	WaitP99 WaitAlert `yaml:"wait_p99"`
+	// FencedWriteRejectionRatio configures LockFencedWriteRejectionRatioHigh: fenced writes the
+	// storage rejected because a newer holder's fence had passed them, over all fenced writes.
+	FencedWriteRejectionRatio EventRatioAlert `yaml:"fenced_write_rejection_ratio"`
 	// KeyWithoutTTL configures LockKeyWithoutTTL.
 	KeyWithoutTTL SimpleAlert `yaml:"key_without_ttl"`
 	// RenewalStalled configures LockRenewalStalled.
@@ -84,10 +87,10 @@ type Alerts struct {
 	HeldTooLong SimpleAlert `yaml:"held_too_long"`
 	// LapseRatio configures LockKeyLapseRatioHigh: holds that ended by expiry, over all the
 	// holds whose end the exporter's change feed could attribute, in any client's locks.
-	LapseRatio LifecycleRatioAlert `yaml:"lapse_ratio"`
+	LapseRatio EventRatioAlert `yaml:"lapse_ratio"`
 	// TakeoverRatio configures LockKeyTakeoverRatioHigh: acquisitions that took a key over
 	// soon after its previous hold expired or was overwritten, over all acquisitions.
-	TakeoverRatio LifecycleRatioAlert `yaml:"takeover_ratio"`
+	TakeoverRatio EventRatioAlert `yaml:"takeover_ratio"`
 }
 
 // Tier is one window pair of a multi-window ratio alert: the ratio over Long and over Short must
@@ -135,11 +138,13 @@ type WaitAlert struct {
 	For              model.Duration `yaml:"for"`
 }
 
-// LifecycleRatioAlert fires on a ratio of the lock lifecycle events the exporter derives from
-// its change feed when it exceeds Threshold over both Long and Short for For, Long held at least
-// MinEvents events of the ratio's denominator, and the exporter followed the namespace for the
-// whole of Long. For must be longer than Short, so that one burst cannot fire it.
-type LifecycleRatioAlert struct {
+// EventRatioAlert fires on a ratio of counted events (lock lifecycle events the exporter derives
+// from its change feed, or the library's fenced writes) when it exceeds Threshold over both Long
+// and Short for For, and Long held at least MinEvents events of the ratio's denominator. The
+// events are counted in the long window rather than as a rate, because they are rare enough that
+// a count is what a reader compares. For must be longer than Short, so that one burst cannot fire
+// it.
+type EventRatioAlert struct {
 	Disabled  bool           `yaml:"disabled"`
 	Severity  string         `yaml:"severity"`
 	Threshold float64        `yaml:"threshold"` // a ratio in (0, 1]
@@ -198,6 +203,11 @@ func Default() Config {
 				Severity: "warning", ThresholdSeconds: 1, Long: d("30m"), Short: d("5m"),
 				MinAcquires: 100, For: d("15m"),
 			},
+			// A rejected fenced write is a holder that kept working after its lease passed on:
+			// rarer than a lapse (most lapses are never followed by a write), so a lower share.
+			FencedWriteRejectionRatio: EventRatioAlert{
+				Severity: "warning", Threshold: 0.01, Long: d("1h"), Short: d("5m"), MinEvents: 20, For: d("10m"),
+			},
 			KeyWithoutTTL:              SimpleAlert{Severity: "warning", For: d("10m")},
 			RenewalStalled:             StalledAlert{Severity: "warning", Factor: 2, For: d("2m")},
 			ExporterRedisDown:          SimpleAlert{Severity: "critical", For: d("5m")},
@@ -206,10 +216,10 @@ func Default() Config {
 			ExporterKeysTruncated:      SimpleAlert{Severity: "info", For: d("30m")},
 			ExporterConfigReloadFailed: SimpleAlert{Severity: "warning", For: d("10m")},
 			HeldTooLong:                SimpleAlert{Severity: "warning", For: d("5m")},
-			LapseRatio: LifecycleRatioAlert{
+			LapseRatio: EventRatioAlert{
 				Severity: "warning", Threshold: 0.05, Long: d("1h"), Short: d("5m"), MinEvents: 20, For: d("10m"),
 			},
-			TakeoverRatio: LifecycleRatioAlert{
+			TakeoverRatio: EventRatioAlert{
 				Severity: "warning", Threshold: 0.05, Long: d("1h"), Short: d("5m"), MinEvents: 20, For: d("10m"),
 			},
 		},

@@ -78,6 +78,7 @@ func TestParseRejects(t *testing.T) {
 		{"burst-prone abandonment for", "alerts:\n  abandonments:\n    for: 5m\n", "alerts.abandonments.for (line 3): "},
 		{"burst-prone lapse for", "alerts:\n  lapse_ratio:\n    for: 5m\n", "alerts.lapse_ratio.for (line 3): "},
 		{"takeover ratio above one", "alerts:\n  takeover_ratio:\n    threshold: 1.5\n", "alerts.takeover_ratio.threshold (line 3): "},
+		{"burst-prone fenced-write for", "alerts:\n  fenced_write_rejection_ratio:\n    for: 5m\n", "alerts.fenced_write_rejection_ratio.for (line 3): "},
 		{"negative lapse guard", "alerts:\n  lapse_ratio:\n    min_events: -1\n", "alerts.lapse_ratio.min_events (line 3): "},
 		{"wait threshold", "alerts:\n  wait_p99:\n    threshold_seconds: 0\n", "alerts.wait_p99.threshold_seconds (line 3): "},
 		{"stalled factor", "alerts:\n  renewal_stalled:\n    factor: 0.5\n", "alerts.renewal_stalled.factor (line 3): "},

@@ -109,8 +109,9 @@ func (a Alerts) validate() error {
 	}
 	for _, r := range []struct {
 		path string
-		a    LifecycleRatioAlert
+		a    EventRatioAlert
 	}{
+		{"fenced_write_rejection_ratio", a.FencedWriteRejectionRatio},
 		{"lapse_ratio", a.LapseRatio},
 		{"takeover_ratio", a.TakeoverRatio},
 	} {
@@ -183,7 +184,7 @@ func (a AbandonmentAlert) validate() error {
 	return nil
 }
 
-func (l LifecycleRatioAlert) validate() error {
+func (l EventRatioAlert) validate() error {
 	if err := checkSeverityFor(l.Severity, l.For); err != nil {
 		return err
 	}

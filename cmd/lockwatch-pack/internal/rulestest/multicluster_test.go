@@ -42,6 +42,8 @@ func TestMultiClusterPack(t *testing.T) {
 			"alertname: LockExporterAbsent, time: 35m",
 			// the two clusters' lifecycle counters summed into one alert without a cluster
 			"alertname: LockKeyLapseRatioHigh, time: 30m",
+			// the two clusters' fenced writes summed into one ratio under the threshold
+			"alertname: LockFencedWriteRejectionRatioHigh, time: 30m",
 		}},
 	}
 	for _, tt := range tests {

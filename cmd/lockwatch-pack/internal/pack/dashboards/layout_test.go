@@ -132,7 +132,7 @@ func TestThresholdLinesFollowAlertConfig(t *testing.T) {
 		}
 		return []float64{r.Slow.Threshold, r.Fast.Threshold}
 	}
-	lifecycle := func(r packconfig.LifecycleRatioAlert) []float64 {
+	lifecycle := func(r packconfig.EventRatioAlert) []float64 {
 		if r.Disabled {
 			return nil
 		}

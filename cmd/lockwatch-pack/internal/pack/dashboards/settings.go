@@ -94,7 +94,7 @@ func ratioLevels(r packconfig.RatioAlert) []level {
 }
 
 // lifecycleLevels draws a lifecycle ratio alert's threshold.
-func lifecycleLevels(r packconfig.LifecycleRatioAlert) []level {
+func lifecycleLevels(r packconfig.EventRatioAlert) []level {
 	if r.Disabled {
 		return nil
 	}

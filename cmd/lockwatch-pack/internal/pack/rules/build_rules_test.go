@@ -151,6 +151,7 @@ func alertRules(files []RuleFile, name string) []Rule {
 var libraryMetrics = []string{
 	"lock_renewals_total", "lock_releases_total", "lock_abandoned_total",
 	"lock_acquire_wait_seconds_bucket", "lock_acquire_wait_seconds_count", "lock_held_oldest_seconds",
+	"lock_fenced_writes_total",
 }
 
 // checkSelectors walks every parsed expression and checks that each raw metric selector

@@ -18,6 +18,7 @@ func (b builder) libraryAlerts() []alertSpec {
 		renewalFailureRatioHigh(a.RenewalFailureRatio),
 		abandonmentsSustained(a.Abandonments),
 		waitP99High(a.WaitP99),
+		b.fencedWriteRejectionRatioHigh(a.FencedWriteRejectionRatio),
 	)
 }
 
@@ -112,5 +113,27 @@ func waitP99High(wt packconfig.WaitAlert) []alertSpec {
 			"{{ $labels.lock_namespace }} (job {{ $labels.job }}) is {{ $value | humanizeDuration }} "+
 			"over the last %s, above %s over the last %s as well.",
 			wt.Long, humanSeconds(wt.ThresholdSeconds), wt.Short),
+	})
+}
+
+// fencedWriteRejectionRatioHigh fires on the share of a job's fenced writes in a namespace that
+// the storage rejected: a holder whose lease had passed to a newer one still wrote. Each such
+// write was kept out, so one rejection is the fence working; a sustained share means holders
+// keep outliving their leases while they work. Counted per job as the other library alerts are,
+// across the job's instances.
+func (b builder) fencedWriteRejectionRatioHigh(c packconfig.EventRatioAlert) []alertSpec {
+	writes := func(outcome string) func(model.Duration) string {
+		return func(w model.Duration) string {
+			return fmt.Sprintf("sum %s (increase(%s[%s]))", b.by(), b.lib("lock_fenced_writes_total", outcome), w)
+		}
+	}
+	return tuned(packconfig.SimpleAlert{Disabled: c.Disabled, Severity: c.Severity, For: c.For}, alertSpec{
+		name:    AlertFencedWriteRejectionRatioHigh,
+		expr:    eventRatioExpr(c, writes(`outcome="rejected"`), writes(`outcome=~"applied|rejected"`)),
+		summary: "Fenced writes keep being rejected: lock holders keep writing after their lease passed on.",
+		description: fmt.Sprintf("{{ $value | humanizePercentage }} of the fenced writes in lock namespace "+
+			"{{ $labels.lock_namespace }} (job {{ $labels.job }}) over the last %s were rejected because a newer "+
+			"holder had taken the lock, above %s over the last %s as well, for %s.",
+			c.Long, percent(c.Threshold), c.Short, c.For),
 	})
 }

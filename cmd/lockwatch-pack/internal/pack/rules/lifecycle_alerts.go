@@ -26,7 +26,7 @@ type lifecycleRatio struct {
 
 // lapseRatioHigh fires on the share of a namespace's attributable hold ends that were expiries:
 // holders that neither released nor renewed in time, in any client's locks.
-func (b builder) lapseRatioHigh(c packconfig.LifecycleRatioAlert) []alertSpec {
+func (b builder) lapseRatioHigh(c packconfig.EventRatioAlert) []alertSpec {
 	ends := func(reason string) func(model.Duration) string {
 		return func(w model.Duration) string {
 			return fmt.Sprintf("sum %s (increase(%s[%s]))", b.byNamespace(), b.exp("lock_key_ends_total", reason), w)
@@ -44,7 +44,7 @@ func (b builder) lapseRatioHigh(c packconfig.LifecycleRatioAlert) []alertSpec {
 
 // takeoverRatioHigh fires on the share of a namespace's acquisitions that took a key over soon
 // after its previous hold expired or was overwritten: the second worker of a lapse.
-func (b builder) takeoverRatioHigh(c packconfig.LifecycleRatioAlert) []alertSpec {
+func (b builder) takeoverRatioHigh(c packconfig.EventRatioAlert) []alertSpec {
 	counted := func(metric string) func(model.Duration) string {
 		return func(w model.Duration) string {
 			return fmt.Sprintf("sum %s (increase(%s[%s]))", b.byNamespace(), b.exp(metric), w)
@@ -67,15 +67,8 @@ func (b builder) takeoverRatioHigh(c packconfig.LifecycleRatioAlert) []alertSpec
 // frozen or partial while it did not follow would read as a ratio of what it happened to see.
 // Namespaces declared to end by expiry on purpose are left out: their expiries are their
 // releases (the exporter counts no takeover after one), so neither ratio says anything there.
-func (b builder) lifecycleRatioAlert(c packconfig.LifecycleRatioAlert, r lifecycleRatio) []alertSpec {
-	ratio := func(w model.Duration) string {
-		return fmt.Sprintf("%s / (%s > 0)", r.part(w), r.whole(w))
-	}
-	expr := fmt.Sprintf("%s > %s and %s > %s", ratio(c.Long), num(c.Threshold), ratio(c.Short), num(c.Threshold))
-	if c.MinEvents > 0 {
-		expr += fmt.Sprintf(" and %s >= %s", r.whole(c.Long), num(c.MinEvents))
-	}
-	expr += fmt.Sprintf(" and %s min_over_time(%s[%s]) == 1 unless %s %s == 1",
+func (b builder) lifecycleRatioAlert(c packconfig.EventRatioAlert, r lifecycleRatio) []alertSpec {
+	expr := eventRatioExpr(c, r.part, r.whole) + fmt.Sprintf(" and %s min_over_time(%s[%s]) == 1 unless %s %s == 1",
 		b.onNamespace(), b.exp("lock_exporter_lifecycle_following"), c.Long,
 		b.onNamespace(), b.exp("lock_exporter_lifecycle_ends_by_expiry"))
 	return tuned(packconfig.SimpleAlert{Disabled: c.Disabled, Severity: c.Severity, For: c.For}, alertSpec{
@@ -86,6 +79,21 @@ func (b builder) lifecycleRatioAlert(c packconfig.LifecycleRatioAlert, r lifecyc
 			"as well, for %s; the exporter followed the namespace throughout.",
 			r.what, c.Long, percent(c.Threshold), c.Short, c.For),
 	})
+}
+
+// eventRatioExpr is the traffic-guarded two-window condition of an EventRatioAlert: part over
+// whole above the threshold over the long window (the problem is big) and over the short one (it
+// still goes on), and at least min_events of whole in the long window. Whole is filtered to
+// "> 0", so a window without events has no ratio rather than NaN.
+func eventRatioExpr(c packconfig.EventRatioAlert, part, whole func(model.Duration) string) string {
+	ratio := func(w model.Duration) string {
+		return fmt.Sprintf("%s / (%s > 0)", part(w), whole(w))
+	}
+	expr := fmt.Sprintf("%s > %s and %s > %s", ratio(c.Long), num(c.Threshold), ratio(c.Short), num(c.Threshold))
+	if c.MinEvents > 0 {
+		expr += fmt.Sprintf(" and %s >= %s", whole(c.Long), num(c.MinEvents))
+	}
+	return expr
 }
 
 // namespaceOfTarget are the labels that name one namespace of one exporter target: the cluster
