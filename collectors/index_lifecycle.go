@@ -27,9 +27,14 @@ func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
 	return lifecycle.New(lifecycle.Config{
 		Namespaces:    settings,
 		Buckets:       lockmetrics.HeldSecondsBuckets(),
-		MaxRecentEnds: max(1024, opts.IndexKeyBudget/8),
+		MaxRecentEnds: max(1024, lifecycleAside(opts)),
 	})
 }
+
+// lifecycleAside is how many entries of lifecycle state may be kept beside the index (recent
+// ends, holds of keys read gone): an eighth of the key budget each, as each costs about what an
+// index entry does.
+func lifecycleAside(opts Options) int { return opts.IndexKeyBudget / 8 }
 
 // holdOf is the lifecycle state entry e keeps (had: the index holds the key).
 func holdOf(e indexEntry, had bool) lifecycle.Hold {
@@ -127,7 +132,7 @@ func (n *indexNode) applyEvents(key string, old indexEntry, had, has bool, typ u
 		typ = eventsType(events)
 	}
 	h := n.life.ApplyEvents(n.lifeSrc, n.typeMask(n.maskOf(key)&follow, typ), key, prev, events, holder, at)
-	if !has && h.Live() && len(n.absentHolds) < n.opts.IndexKeyBudget/8 {
+	if !has && h.Live() && len(n.absentHolds) < lifecycleAside(n.opts) {
 		if n.absentHolds == nil {
 			n.absentHolds = map[string]lifecycle.Hold{}
 		}
