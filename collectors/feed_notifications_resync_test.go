@@ -148,8 +148,7 @@ func TestFeedNotificationsBackstopFindsSilence(t *testing.T) {
 	admin := srv.Client(t)
 	prefixes, _ := trackingPrefixes(patternsOf(indexNamespaces[:4]))
 	feedACL(t, admin, prefixes)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "feed", Password: "pw"})
-	t.Cleanup(func() { _ = c.Close() })
+	c := feedUserClient(t, srv)
 	admin.Set(ctx, "jobs:1", "t", time.Minute)
 	s, err := NewScanner(c, Options{recordHoldAgesOnly: true, Namespaces: indexNamespaces[:4], Mode: ModeAuto, Feed: FeedNotifications, BackstopKeysPerSecond: -1})
 	if err != nil {

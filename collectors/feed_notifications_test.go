@@ -113,6 +113,14 @@ func TestFeedAutoChoosesBySetting(t *testing.T) {
 // feed needs as docs/exporter.md states it (+psubscribe and one channel rule per prefix): a
 // managed Redis that refuses CLIENT TRACKING and CONFIG, where the operator turned notifications
 // on by a parameter group.
+// feedUserClient is a client of srv logged in as the user feedACL made.
+func feedUserClient(t *testing.T, srv *redistest.Server) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "feed", Password: "pw"})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 func feedACL(t *testing.T, admin *redis.Client, prefixes []string) {
 	t.Helper()
 	args := []any{"ACL", "SETUSER", "feed", "reset"}
@@ -139,8 +147,7 @@ func TestFeedNotificationsTrustedWhereConfigRefused(t *testing.T) {
 	admin := srv.Client(t)
 	prefixes, _ := trackingPrefixes(patternsOf(indexNamespaces[:4]))
 	feedACL(t, admin, prefixes)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "feed", Password: "pw"})
-	t.Cleanup(func() { _ = c.Close() })
+	c := feedUserClient(t, srv)
 	admin.Set(ctx, "jobs:1", "t", time.Minute)
 
 	s := indexedFeed(t, c, indexNamespaces[:4], FeedNotifications, nil)
@@ -336,8 +343,7 @@ func TestFeedNotificationsRefusedNamesTheRules(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", "KEA"))
 	admin := srv.Client(t)
 	feedACL(t, admin, []string{"elsewhere:"})
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "feed", Password: "pw"})
-	t.Cleanup(func() { _ = c.Close() })
+	c := feedUserClient(t, srv)
 	var logs testkit.SyncBuffer
 	s, err := NewScanner(c, Options{recordHoldAgesOnly: true, Namespaces: indexNamespaces[:1], Mode: ModeAuto, Feed: FeedNotifications,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
