@@ -95,8 +95,15 @@ func Serve(ctx context.Context, opts Options) error {
 		deps.static = prometheus.Gatherers{static, opts.Extra}
 	}
 	reloads := newReloadMetrics(static)
+	// Bind first: an exporter that cannot listen must fail with that one error before it
+	// dials Redis or starts an index build that would log ahead of it.
+	listeners, err := listen(opts.Web)
+	if err != nil {
+		return err
+	}
 	first, err := newGeneration(Scope{Config: opts.Config, TargetsOnly: opts.TargetsOnly}, deps)
 	if err != nil {
+		closeAll(listeners)
 		return usageError{err}
 	}
 	deps.targets.track(first.targetNames)
@@ -107,10 +114,6 @@ func Serve(ctx context.Context, opts Options) error {
 	maxConns, maxRequests := opts.Web.caps()
 	refused := newRefusals(static)
 	mux := newMux(opts, static, live, r, newRequestCap(maxRequests, refused.byReason.WithLabelValues(refusedRequests)))
-	listeners, err := listen(opts.Web)
-	if err != nil {
-		return err
-	}
 	conns := newConnCap(maxConns, refused.byReason.WithLabelValues(refusedConnections))
 	for i, l := range listeners {
 		listeners[i] = conns.limitListener(l)
@@ -181,14 +184,19 @@ func listen(w Web) ([]net.Listener, error) {
 	for _, a := range w.ListenAddresses {
 		l, err := net.Listen("tcp", a)
 		if err != nil {
-			for _, open := range listeners {
-				open.Close()
-			}
+			closeAll(listeners)
 			return nil, fmt.Errorf("%s: %v", w.named("web.listen-address", a), err)
 		}
 		listeners = append(listeners, l)
 	}
 	return listeners, nil
+}
+
+// closeAll closes listeners that will not be served.
+func closeAll(listeners []net.Listener) {
+	for _, l := range listeners {
+		l.Close()
+	}
 }
 
 // serveUntilDone serves on listeners until ctx ends or serving fails, reloading the

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,4 +140,59 @@ func newExtraRegistry(t *testing.T) *prometheus.Registry {
 	c.Inc()
 	reg.MustRegister(c)
 	return reg
+}
+
+// TestServeTakenAddressTouchesNoRedis: an exporter that cannot bind its address exits with that
+// one error; it must not have dialled Redis or started an index build first, whose log line
+// would come before the error the user needs.
+func TestServeTakenAddressTouchesNoRedis(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	redis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer redis.Close()
+	opts := testOptions(t)
+	opts.Config.Redis.Addr = redis.Addr().String()
+	opts.Web.ListenAddresses = []string{taken.Addr().String()}
+	logged := &recordCounter{}
+	opts.Logger = slog.New(logged)
+	if err := Serve(context.Background(), opts); err == nil || errors.Is(err, ErrUsage) {
+		t.Fatalf("Serve = %v, want the listen error", err)
+	}
+	if n := logged.count(); n != 0 {
+		t.Errorf("Serve logged %d records before failing to listen", n)
+	}
+	if err := redis.(*net.TCPListener).SetDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := redis.Accept(); err == nil {
+		conn.Close()
+		t.Error("Serve dialled Redis before failing to listen")
+	}
+}
+
+// recordCounter is a slog handler that counts the records it is given.
+type recordCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (h *recordCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordCounter) Handle(context.Context, slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.n++
+	return nil
+}
+func (h *recordCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordCounter) WithGroup(string) slog.Handler      { return h }
+func (h *recordCounter) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
 }
