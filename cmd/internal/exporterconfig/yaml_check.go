@@ -49,7 +49,9 @@ func checkNode(n *yaml.Node, t reflect.Type) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: want a single %s value", n.Line, t.Kind())
 	}
-	if n.Decode(reflect.New(t).Interface()) != nil {
+	// yaml.v3 truncates 2.5 into an int without complaint; a count must be written whole.
+	fraction := t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64 && n.ShortTag() != "!!int"
+	if n.Decode(reflect.New(t).Interface()) != nil || fraction {
 		return fmt.Errorf("line %d: invalid value %q (want %s)", n.Line, n.Value, t.Kind())
 	}
 	return nil
