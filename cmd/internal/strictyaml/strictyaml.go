@@ -66,12 +66,12 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Kind }
 
-// Decode applies document n onto dst, a pointer to a struct. It returns the first place, in
-// document order, where n does not fit, as an *Error.
+// Decode applies document n onto dst, a pointer (to a struct, usually). It returns the first
+// place, in document order, where n does not fit, as an *Error.
 func Decode(n *yaml.Node, dst any) error {
 	v := reflect.ValueOf(dst)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("strictyaml: Decode wants a pointer to a struct, got %T", dst)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return fmt.Errorf("strictyaml: Decode wants a pointer, got %T", dst)
 	}
 	return decodeValue(n, v.Elem(), "")
 }

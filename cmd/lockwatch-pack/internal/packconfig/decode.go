@@ -52,6 +52,8 @@ func decodeDocument(doc *yaml.Node, cfg *Config) error {
 		return fmt.Errorf("%s (line %d): %w (first at line %d)", join(e.Path, e.Key), e.Line, ErrDuplicateKey, e.FirstLine)
 	case errors.Is(e.Cause, exporterconfig.ErrInvalid):
 		return e.Cause // the exporter's loader's own words, with this file's line
+	case e.Want == reflect.TypeFor[SecretRef]() && e.Value.Kind == yaml.ScalarNode:
+		return badValue{fmt.Sprintf("%s (line %d): %v", e.Path, e.Line, ErrLiteralPassword)}
 	case e.Keys != nil:
 		return badValuef("%s (line %d): %s is not a mapping of settings (key: value)",
 			displayPath(e.Path), e.Line, shown(e))

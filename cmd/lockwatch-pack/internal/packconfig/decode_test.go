@@ -96,6 +96,8 @@ func TestDocumentedErrorsAreTheWholeMessage(t *testing.T) {
 			"alerts.wait_p99.threshold (line 3): unknown key; alerts.wait_p99 takes disabled, severity, threshold_seconds, long, short, min_acquires, for"},
 		{"alerts:\n  exporter_absent:\n    for: soon\n",
 			`alerts.exporter_absent.for (line 3): "soon" is not a duration such as 30s, 5m or 1h`},
+		{"namespaces: [{name: a, pattern: 'a:*'}]\nredis:\n  addrs: [redis:6379]\n  password: hunter2\n",
+			"redis.password (line 4): a password is never written in the pack configuration: give secret: {name: …, key: …} (a Kubernetes Secret) or file: (a path where it is mounted)"},
 	} {
 		if !strings.Contains(doc, "`"+tt.want+"`") {
 			t.Errorf("docs/pack.md does not quote %q", tt.want)
