@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,7 +250,6 @@ func TestGeneratedExporterFileServesEveryNamespace(t *testing.T) {
 	const password = "e2e-password-7f3a"
 	server := redistest.Start(t, redistest.WithTLS(pki.ServerCert, pki.ServerKey, pki.CAFile),
 		redistest.WithArgs("--tls-auth-clients", "no", "--requirepass", password))
-	seedTLSLocks(t, server.Addr, password, pki)
 	passwordFile := testkit.WriteFile(t, "redis-password", password+"\n")
 	bins := binaries{pack: packBinary(t), exporter: testkit.BuildBinary(t, t.TempDir(), "./cmd/lock-exporter")}
 	_, out := packFromConfig(t, bins, lockNamespaces+"redis:\n  addrs: [\"rediss://"+server.Addr+"\"]\n"+
@@ -261,6 +261,8 @@ func TestGeneratedExporterFileServesEveryNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(port)
+	// Seeded after the builds, which may take minutes on a loaded machine.
+	seedTLSLocks(t, server.Addr, password, pki)
 	exporter := exec.Command(bins.exporter, "--config.file", filepath.Join(out, filepath.FromSlash(exporterfile.Path)),
 		"--web.listen-address", listen)
 	var stderr bytes.Buffer
@@ -268,11 +270,24 @@ func TestGeneratedExporterFileServesEveryNamespace(t *testing.T) {
 	if err := exporter.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exporter.Process.Kill(); _ = exporter.Wait() })
+	stop := sync.OnceFunc(func() { _ = exporter.Process.Kill(); _ = exporter.Wait() })
+	t.Cleanup(stop)
 	want := []string{`lock_keys{lock_namespace="scheduler"} 2`, `lock_keys{lock_namespace="billing"} 1`}
 	if body, ok := waitForMetrics(t, "http://"+listen+"/metrics", want); !ok {
-		t.Fatalf("/metrics never showed %q:\n%s\nexporter log:\n%s", want, body, stderr.String())
+		stop() // its log is complete, and no longer written, once it has exited
+		t.Fatalf("/metrics never showed %q:\n%s\nexporter log:\n%s", want, lockMetrics(body), stderr.String())
 	}
+}
+
+// lockMetrics is the lock_ lines of an exposition, which say what the exporter saw.
+func lockMetrics(body string) string {
+	var lines []string
+	for line := range strings.Lines(body) {
+		if strings.HasPrefix(line, "lock_") {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // seedTLSLocks writes two Go locks (strings) and one Redisson lock (a hash) with expiries.
@@ -282,10 +297,10 @@ func seedTLSLocks(t *testing.T, addr, password string, pki *testkit.PKI) {
 	defer client.Close()
 	ctx := context.Background()
 	pipe := client.TxPipeline()
-	pipe.Set(ctx, "scheduler:job:1", "token-1", time.Minute)
-	pipe.Set(ctx, "scheduler:job:2", "token-2", time.Minute)
+	pipe.Set(ctx, "scheduler:job:1", "token-1", 10*time.Minute)
+	pipe.Set(ctx, "scheduler:job:2", "token-2", 10*time.Minute)
 	pipe.HSet(ctx, "redisson:billing:invoice-7", "8743c9c0-0795-4907-87fd-6c719a6b4586:1", 1)
-	pipe.PExpire(ctx, "redisson:billing:invoice-7", 30*time.Second)
+	pipe.PExpire(ctx, "redisson:billing:invoice-7", 10*time.Minute)
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -296,8 +311,9 @@ func seedTLSLocks(t *testing.T, addr, password string, pki *testkit.PKI) {
 func waitForMetrics(t *testing.T, url string, want []string) (string, bool) {
 	t.Helper()
 	var body string
+	client := &http.Client{Timeout: 10 * time.Second}
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get(url)
+		resp, err := client.Get(url)
 		if err != nil {
 			continue
 		}
