@@ -53,7 +53,7 @@ func decodeDocument(doc *yaml.Node, cfg *Config) error {
 	case errors.Is(e.Cause, exporterconfig.ErrInvalid):
 		return e.Cause // the exporter's loader's own words, with this file's line
 	case e.Want == reflect.TypeFor[SecretRef]() && e.Value.Kind == yaml.ScalarNode:
-		return badValue{fmt.Sprintf("%s (line %d): %v", e.Path, e.Line, ErrLiteralPassword)}
+		return fmt.Errorf("%s (line %d): %w", e.Path, e.Line, ErrLiteralPassword)
 	case e.Keys != nil:
 		return badValuef("%s (line %d): %s is not a mapping of settings (key: value)",
 			displayPath(e.Path), e.Line, shown(e))

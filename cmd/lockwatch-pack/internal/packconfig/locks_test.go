@@ -136,6 +136,9 @@ func TestRedisErrors(t *testing.T) {
 			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %q shows the password or spans lines", err)
 			}
+			if tt.name == "literal password" && !errors.Is(err, ErrLiteralPassword) {
+				t.Errorf("error %q does not match ErrLiteralPassword", err)
+			}
 		})
 	}
 }
