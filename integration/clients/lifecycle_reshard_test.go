@@ -63,22 +63,16 @@ func underReshard(t *testing.T, feed collectors.FeedSource) {
 	exp.scrape()
 
 	gap.recording = true
-	home := cluster.MasterFor(t, reshardPrefix(clients.RedisPy))
-	slot := cluster.Slot(t, reshardPrefix(clients.RedisPy))
-	move := cluster.BeginSlotMigration(t, slot, otherMaster(t, cluster, home))
-	gap.scrape()
-	for _, h := range kinds {
-		p := reshardPrefix(h.kind)
-		h.b.Extend(p+"across", longLease) // reaches the key on its new master by ASK
-		h.after()
-		h.hold(p + "during")
-		r.WaitGone(clients.RedisKey(h.kind, p+"lapsing"), migratingLease)
-		h.after()
-	}
-	move.Finish(t)
-	gap.awaitFollowing(t)
-	cluster.MigrateSlot(t, slot, home)
-	gap.awaitFollowing(t)
+	moveAndBack(t, cluster, gap, func() {
+		for _, h := range kinds {
+			p := reshardPrefix(h.kind)
+			h.b.Extend(p+"across", longLease) // reaches the key on its new master by ASK
+			h.after()
+			h.hold(p + "during")
+			r.WaitGone(clients.RedisKey(h.kind, p+"lapsing"), migratingLease)
+			h.after()
+		}
+	})
 	gap.recording = false
 
 	for _, h := range kinds {
@@ -92,16 +86,40 @@ func underReshard(t *testing.T, feed collectors.FeedSource) {
 		h.hold(p + "after")
 		h.lapse(r, p+"lapsed-after")
 	}
-	got := exp.scrape()
+	checkReshard(t, exp.scrape(), gap, r)
+}
+
+// moveAndBack moves the slot of every lock key of TestLifecycleClusterReshard to another
+// master slowly, running midMove while the slot is still marked moving and scraping once the
+// keys have left, then back at once, and waits after each move until the exporter follows
+// every namespace again.
+func moveAndBack(t *testing.T, cluster *redistest.Cluster, gap *gapRecorder, midMove func()) {
+	t.Helper()
+	home := cluster.MasterFor(t, reshardPrefix(clients.RedisPy))
+	slot := cluster.Slot(t, reshardPrefix(clients.RedisPy))
+	move := cluster.BeginSlotMigration(t, slot, otherMaster(t, cluster, home))
+	gap.scrape()
+	midMove()
+	move.Finish(t)
+	gap.awaitFollowing(t)
+	cluster.MigrateSlot(t, slot, home)
+	gap.awaitFollowing(t)
+}
+
+// checkReshard checks each cluster client's counters in got against the truth: none above it,
+// short of it only where a scrape read lifecycle_following 0, and every hold made outside the
+// moves counted.
+func checkReshard(t *testing.T, got map[string]lifecycle, gap *gapRecorder, r *clients.Runner) {
+	t.Helper()
 	if err := r.Truth().Err(); err != nil {
 		t.Errorf("the truth is not exact: %v", err)
 	}
-	for _, h := range kinds {
-		t.Run(string(h.kind), func(t *testing.T) {
-			p := clients.RedisKey(h.kind, reshardPrefix(h.kind))
-			checkFaulted(t, got[string(h.kind)], gap.stopped[string(h.kind)], r, p)
+	for _, kind := range clients.ClusterKinds() {
+		t.Run(string(kind), func(t *testing.T) {
+			p := clients.RedisKey(kind, reshardPrefix(kind))
+			checkFaulted(t, got[string(kind)], gap.stopped[string(kind)], r, p)
 			outsideMoves := []string{p + "before", p + "lapsed-before", p + "after", p + "lapsed-after"}
-			if short := got[string(h.kind)].shortOf(fromTruth(truthOfKeys(r, outsideMoves))); len(short) > 0 {
+			if short := got[string(kind)].shortOf(fromTruth(truthOfKeys(r, outsideMoves))); len(short) > 0 {
 				t.Errorf("the holds before and after the moves are not all counted: %v", short)
 			}
 		})
