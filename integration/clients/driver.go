@@ -155,11 +155,13 @@ func (e Env) Launch(ctx context.Context, kind Kind, addr string) (Driver, error)
 	return nil, fmt.Errorf("unknown lock client kind %q (have %v)", kind, Kinds())
 }
 
-// ClusterKinds lists the client kinds driven on a Redis Cluster: those whose cluster client
-// follows MOVED and ASK, so a lock stays its holder's while its slot migrates.
+// ClusterKinds lists the client kinds this package drives on a Redis Cluster, each through a
+// cluster client that follows MOVED and ASK, so a lock stays its holder's while its slot
+// migrates.
 func ClusterKinds() []Kind { return []Kind{RedisPy, Redisson} }
 
-// ErrNoClusterDriver is returned for a client kind that is not driven on a Redis Cluster.
+// ErrNoClusterDriver is returned for a client kind this package does not drive on a Redis
+// Cluster (the node clients' cluster mode is not wired up).
 var ErrNoClusterDriver = errors.New("lock client not driven on a Redis Cluster")
 
 // LaunchCluster starts a driver of kind against the Redis Cluster whose node is at seed:
