@@ -22,15 +22,16 @@ type lifecycleFigures struct {
 
 // lifecycleReport reads the tracker's counters for res. A namespace is following when this
 // scrape served it from an index current with its feed (every master's, on a Cluster), every
-// changed key of it could be read, and no resync ran since the last report: a resync quicker
-// than the scrape interval still missed what changed during it. Its series exist from the
+// changed key of it could be read, no resync ran since the last report (a resync quicker than
+// the scrape interval still missed what changed during it), and no slot move kept a master from
+// counting since then. Its series exist from the
 // first scrape that finds it following on.
 func (s *Scanner) lifecycleReport(res *Result) *lifecycleReport {
 	var following uint64
 	if !s.resyncedSinceLastReport(res) {
 		for b, pos := range s.indexedPos {
 			r := res.Namespaces[pos]
-			if res.Up && r.Mode == modeIndex && r.Indexed && r.IndexAge == 0 && r.Err == nil {
+			if res.Up && r.Mode == modeIndex && r.Indexed && r.IndexAge == 0 && r.Err == nil && !r.lifecycleGap {
 				following |= 1 << b
 			}
 		}
@@ -83,7 +84,7 @@ func newLifecycleStats() *lifecycleStats {
 		holds: namespaceDesc("lock_key_hold_duration_seconds",
 			"Hold durations, observed when a hold ends (an expired hold at its expiry); holds that began before the index followed the key are not observed."),
 		following: namespaceDesc("lock_exporter_lifecycle_following",
-			"1 while the lifecycle counters of the namespace follow every change (served from an index current with its change feed), 0 while they cannot (walked, building or resyncing, feed lost, Redis unreachable) and at the first scrape after a resync: nothing is counted then."),
+			"1 while the lifecycle counters of the namespace follow every change (served from an index current with its change feed), 0 while they cannot (walked, building or resyncing, feed lost, Redis unreachable, a Cluster slot moving between masters) and at the first scrape after a resync: nothing is counted then."),
 		endsByExpiry: namespaceDesc("lock_exporter_lifecycle_ends_by_expiry",
 			"1 for a namespace configured with ends_by_expiry (its holds end by expiry on purpose: expired ends are no lapses, and no takeover is counted after one), 0 otherwise."),
 	}
