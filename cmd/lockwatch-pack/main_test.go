@@ -16,6 +16,7 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/helmchart"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/manifests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/rules"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/ruletests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
@@ -59,7 +60,7 @@ func TestCommittedPackIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json", dashboards.ImportDir + "/*.json", manifests.Dir + "/*.yaml", ""} {
+	for _, owned := range []string{rules.Dir + "/*.yml", ruletests.Dir + "/*.yml", dashboards.Dir + "/*.json", dashboards.ImportDir + "/*.json", manifests.Dir + "/*.yaml", ""} {
 		onDisk := chartFiles
 		if owned != "" {
 			if onDisk, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(owned))); err != nil {
