@@ -38,8 +38,8 @@ alerts:
 // TestEveryAlertTierIsShown checks the generated tests for the default and a customised pack:
 // every enabled alert rule (alert and severity) is expected silent, then firing with its three
 // annotations, then silent again in one test group; a disabled alert keeps its file and is
-// never expected to fire; every annotation is rendered (no template left) with the configured
-// runbook URL.
+// never expected to fire; every annotation is rendered (no template left, no cluster label
+// rendered empty) with the configured runbook URL.
 func TestEveryAlertTierIsShown(t *testing.T) {
 	for _, tt := range []struct{ name, overrides string }{{"default", ""}, {"customised", customised}} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,5 +136,10 @@ func checkAnnotations(t *testing.T, cfg packconfig.Config, alert string, ann map
 	}
 	if strings.Contains(ann["description"], "{{") {
 		t.Errorf("%s: description not rendered: %s", alert, ann["description"])
+	}
+	for _, l := range cfg.ClusterLabels {
+		if strings.Contains(ann["description"], " "+l+" ,") || strings.Contains(ann["description"], " "+l+" .") {
+			t.Errorf("%s: description renders %s empty: %s", alert, l, ann["description"])
+		}
 	}
 }
