@@ -47,6 +47,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/ruletests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
@@ -92,6 +93,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	guard := writeGuard{recorded: opts.out != "", force: opts.force}
 	if err := writePack(cfg, root, guard, stdout); err != nil {
+		if errors.Is(err, ruletests.ErrNoLabelValue) {
+			return fail(stderr, err, 2)
+		}
 		return fail(stderr, err, 1)
 	}
 	return 0

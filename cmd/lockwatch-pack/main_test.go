@@ -161,6 +161,10 @@ func TestBadInvocations(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("alerts:\n  wait_p99:\n    threshold_secs: 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	unsatisfiable := filepath.Join(dir, "unsatisfiable.yaml")
+	if err := os.WriteFile(unsatisfiable, []byte("selectors:\n  exporter: job=\"a\", job=\"b\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	notADir := filepath.Join(dir, "file")
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -176,6 +180,7 @@ func TestBadInvocations(t *testing.T) {
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml"), "--out", dir}, 2, "nope.yaml"},
 		{"unknown config key", []string{"--config", bad, "--out", dir}, 2, "alerts.wait_p99.threshold_secs (line 3): unknown key"},
 		{"output is a file", []string{"--out", notADir}, 1, "not a directory"},
+		{"selector no series can satisfy", []string{"--config", unsatisfiable, "--out", dir}, 2, "selectors.exporter: no label value found for label job"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,8 +16,11 @@ import (
 )
 
 // customisedPack is a pack configuration unlike the defaults in everything the generated rule
-// tests follow.
-const customisedPack = "testdata/customised-pack.yml"
+// tests follow; unusualPack one at the edges of what the settings allow.
+const (
+	customisedPack = "testdata/customised-pack.yml"
+	unusualPack    = "testdata/unusual-pack.yml"
+)
 
 // writeRulesAndTests writes the rules and the rule tests lockwatch-pack generates for cfg
 // under a new directory, and returns it.
@@ -36,7 +39,12 @@ func writeRulesAndTests(t *testing.T, cfg packconfig.Config) string {
 
 func loadCustomised(t *testing.T) packconfig.Config {
 	t.Helper()
-	cfg, err := packconfig.Load(customisedPack)
+	return load(t, customisedPack)
+}
+
+func load(t *testing.T, path string) packconfig.Config {
+	t.Helper()
+	cfg, err := packconfig.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +63,7 @@ func alertTests(root, alert string) string {
 }
 
 // TestGeneratedRuleTests runs the rule tests lockwatch-pack generates, for the committed pack
-// and for a customised one, on the promtool of tools/go.mod.
+// and for customised ones, on the promtool of tools/go.mod.
 func TestGeneratedRuleTests(t *testing.T) {
 	root := testkit.RepoRoot(t)
 	tests := []struct {
@@ -64,6 +72,7 @@ func TestGeneratedRuleTests(t *testing.T) {
 	}{
 		{"committed pack", func(*testing.T) string { return root }},
 		{"customised pack", func(t *testing.T) string { return writeRulesAndTests(t, loadCustomised(t)) }},
+		{"unusual pack", func(t *testing.T) string { return writeRulesAndTests(t, load(t, unusualPack)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

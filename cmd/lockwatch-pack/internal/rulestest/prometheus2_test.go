@@ -60,14 +60,15 @@ func skipWithoutPrometheus2(t *testing.T) {
 }
 
 // TestPrometheus2GeneratedRuleTests runs the rule tests lockwatch-pack generates on Debian's
-// promtool 2.x: every one passes there, for the committed and for a customised pack (their
+// promtool 2.x: every one passes there, for the committed and for customised packs (their
 // scenarios assert nothing within a sample of a window's edge, where the two lines differ), and
 // they fail on the same broken rules as on 3.x. README and docs/pack.md claim this.
 func TestPrometheus2GeneratedRuleTests(t *testing.T) {
 	skipWithoutPrometheus2(t)
 	root := testkit.RepoRoot(t)
 	customised := writeRulesAndTests(t, loadCustomised(t))
-	for _, dir := range []string{root, customised} {
+	unusual := writeRulesAndTests(t, load(t, unusualPack))
+	for _, dir := range []string{root, customised, unusual} {
 		if out, err := exec.Command(debianPromtool, append([]string{"test", "rules"}, generatedTests(t, dir)...)...).CombinedOutput(); err != nil {
 			t.Errorf("promtool 2.x fails the generated tests under %s: %v\n%s", dir, err, out)
 		}

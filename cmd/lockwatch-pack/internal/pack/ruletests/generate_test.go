@@ -1,6 +1,7 @@
 package ruletests
 
 import (
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -141,5 +142,30 @@ func checkAnnotations(t *testing.T, cfg packconfig.Config, alert string, ann map
 		if strings.Contains(ann["description"], " "+l+" ,") || strings.Contains(ann["description"], " "+l+" .") {
 			t.Errorf("%s: description renders %s empty: %s", alert, l, ann["description"])
 		}
+	}
+}
+
+// TestSelectorsNoScenarioCanSatisfy: a configuration whose selectors leave an alert nothing to
+// read is refused with one line naming the selector, not given tests that cannot pass.
+func TestSelectorsNoScenarioCanSatisfy(t *testing.T) {
+	tests := []struct {
+		overrides string
+		want      string
+	}{
+		{"selectors:\n  exporter: 'job=\"a\", job=\"b\"'\n", "selectors.exporter: no label value found for label job"},
+		{"selectors:\n  library: 'env=\"\", env!=\"\"'\n", "selectors.library: no label value found for label env"},
+		{"selectors:\n  exporter: 'lock_namespace=~\"billing:.*\"'\n", "selectors.exporter: no label value found for the exporter's own series"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			cfg, err := packconfig.Parse([]byte(tt.overrides))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Generate(cfg)
+			if !errors.Is(err, ErrNoLabelValue) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("got %v, want one line with %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -39,8 +39,14 @@ func (g *gen) heldTooLong() []scenario {
 			sc.add("lock_expected_max_hold_seconds", exp, sc.tl.gauge(maxHold, maxHold, 0, 0))
 		}
 		if a.inApplication {
+			// The two sides meet by namespace: the application's series names the namespace
+			// as the exporter's does.
+			lib := g.libLabels(exp["lock_namespace"])
+			if lib["lock_namespace"] != exp["lock_namespace"] {
+				continue // the two selectors admit no common namespace name
+			}
 			sc.add("lock_key_held_max_seconds", exp, sc.tl.gauge(short, short, 0, 0))
-			sc.add("lock_held_oldest_seconds", g.libLabels(a.name), sc.tl.gauge(short, 2*maxHold, a.from, a.until))
+			sc.add("lock_held_oldest_seconds", lib, sc.tl.gauge(short, 2*maxHold, a.from, a.until))
 		} else {
 			sc.add("lock_key_held_max_seconds", exp, sc.tl.gauge(short, 2*maxHold, a.from, a.until))
 		}

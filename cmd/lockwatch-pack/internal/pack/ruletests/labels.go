@@ -13,9 +13,10 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
-// errNoValue is returned when no label value can be found for a selector: the generated tests
-// need series that one configured selector selects and series it does not.
-var errNoValue = errors.New("no label value found")
+// ErrNoLabelValue is returned when no label value satisfies a configured selector: the
+// generated tests need series that it selects and series it does not. It is a configuration
+// error, as such a selector selects nothing.
+var ErrNoLabelValue = errors.New("no label value found")
 
 // selector is one configured selector (selectors.library or selectors.exporter) as matchers.
 type selector struct {
@@ -68,7 +69,7 @@ func (s selector) unselected(base map[string]string) ([]map[string]string, error
 		}
 		v, ok := failing(m)
 		if !ok {
-			return nil, fmt.Errorf("%s: %w that fails %s", s.path, errNoValue, m)
+			return nil, fmt.Errorf("%s: %w that fails %s", s.path, ErrNoLabelValue, m)
 		}
 		if v == "" {
 			delete(out, m.Name)
@@ -120,7 +121,7 @@ func (s selector) valueFor(name, preferred string) (string, error) {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("%s: %w for label %s", s.path, errNoValue, name)
+	return "", fmt.Errorf("%s: %w for label %s", s.path, ErrNoLabelValue, name)
 }
 
 func (s selector) accepts(name, value string) bool {

@@ -82,7 +82,7 @@ func TestSelectorWithoutValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.selected(map[string]string{"job": "lock-exporter"})
-	if !errors.Is(err, errNoValue) || err.Error() != "selectors.exporter: no label value found for label job" {
+	if !errors.Is(err, ErrNoLabelValue) || err.Error() != "selectors.exporter: no label value found for label job" {
 		t.Errorf("got %v", err)
 	}
 }

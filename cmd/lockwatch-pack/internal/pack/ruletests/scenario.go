@@ -34,9 +34,10 @@ func (sc *scenario) add(metric string, lbls map[string]string, values samples) {
 	sc.series = append(sc.series, inputSeries{metric: metric, labels: lbls, values: values})
 }
 
-// with returns lbls plus the given label pairs.
+// with returns a copy of lbls (which may be nil) plus the given label pairs.
 func with(lbls map[string]string, kv ...string) map[string]string {
-	out := maps.Clone(lbls)
+	out := make(map[string]string, len(lbls)+len(kv)/2)
+	maps.Copy(out, lbls)
 	for i := 0; i+1 < len(kv); i += 2 {
 		out[kv[i]] = kv[i+1]
 	}

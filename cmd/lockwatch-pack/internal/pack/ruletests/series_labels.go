@@ -47,6 +47,13 @@ func (g *gen) expLabels(c int, instance, ns string) map[string]string {
 	if err != nil {
 		g.fail(err)
 	}
+	if _, added := out["lock_namespace"]; ns == "" && added {
+		// lock_namespace is a label of the metric, not of the target: the exporter's own
+		// series never carry it, so no scenario can make them match.
+		g.fail(fmt.Errorf("%s: %w for the exporter's own series (lock_exporter_up, …): they carry no lock_namespace, "+
+			"so a selector on lock_namespace leaves LockExporterRedisDown, LockExporterAbsent and the other exporter alerts nothing to read",
+			g.exp.path, ErrNoLabelValue))
+	}
 	return out
 }
 
