@@ -252,11 +252,19 @@ func TestReportsWhatItWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stdout, _ = runCmd("--config", cfgPath, "--out", out)
+	// The alerts, the two copies of them, and every rule test, which expects the runbook link.
+	ruleTests := 0
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, ruletests.Dir+"/") {
+			ruleTests++
+		}
+	}
 	for _, want := range []string{
 		"updated   alerts/lockwatch-alerts.yml", "unchanged alerts/lockwatch-recording.yml",
 		"unchanged dashboards/lockwatch-overview.json", "updated   deploy/kubernetes/prometheusrule.yaml",
 		"updated   deploy/helm/lock-exporter/files/rules/lockwatch-alerts.yml",
-		fmt.Sprintf("3 of %d files updated", n),
+		"updated   alerts/tests/lock_key_without_ttl_test.yml",
+		fmt.Sprintf("%d of %d files updated", 3+ruleTests, n),
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("run with a new runbook URL does not say %q:\n%s", want, stdout)
