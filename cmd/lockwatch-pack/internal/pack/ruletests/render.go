@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
@@ -131,6 +130,3 @@ func (g *gen) rule(alert, severity string) (rules.Rule, bool) {
 	}
 	return rules.Rule{}, false
 }
-
-// minutes renders a duration for scenario names.
-func minutes(d time.Duration) string { return model.Duration(d).String() }

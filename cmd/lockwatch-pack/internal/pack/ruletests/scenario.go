@@ -105,7 +105,7 @@ func gcd(a, b time.Duration) time.Duration {
 	return a
 }
 
-// steps is the timeline long enough for the latest time given plus a margin of a few samples.
+// timelineTo is the timeline long enough for the latest time given plus a margin of a few samples.
 func (g *gen) timelineTo(last time.Duration) timeline {
 	return timeline{step: g.step, n: int(roundUp(last, g.step)/g.step) + 3}
 }

@@ -25,11 +25,6 @@ type span struct {
 // never is the span of a condition that never holds.
 var never = span{}
 
-// holdsBetween is a span known exactly at both ends up to one evaluation step.
-func holdsBetween(from, until, margin time.Duration) span {
-	return span{from: from, surelyFrom: from + margin, surelyUntil: until - margin, until: until}
-}
-
 func (s span) ever() bool { return s.until > s.from }
 
 // alertState is the state at evaluation time t of an alert with the given for: duration: an

@@ -21,9 +21,6 @@ type timeline struct {
 
 func (tl timeline) end() time.Duration { return time.Duration(tl.n) * tl.step }
 
-// index is the sample at time t (t is a multiple of step).
-func (tl timeline) index(t time.Duration) int { return int(t / tl.step) }
-
 // gauge is a gauge at value bad from `from` until (not including) `until`, good otherwise.
 func (tl timeline) gauge(good, bad float64, from, until time.Duration) samples {
 	s := make(samples, tl.n+1)
