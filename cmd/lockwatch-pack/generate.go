@@ -10,14 +10,15 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/helmchart"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/manifests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/rules"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/ruletests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
-// packFiles renders the whole pack for cfg: the rule files, the dashboards (provisioning and
-// grafana.com import forms), the Kubernetes manifests and the Helm chart that embed them, sorted
-// by path.
+// packFiles renders the whole pack for cfg: the rule files and their promtool tests, the
+// dashboards (provisioning and grafana.com import forms), the Kubernetes manifests and the Helm
+// chart that embed them, sorted by path.
 func packFiles(cfg packconfig.Config) ([]pack.File, error) {
-	return pack.Generate(cfg, rules.Generate, dashboards.Generate, dashboards.GenerateImport,
+	return pack.Generate(cfg, rules.Generate, ruletests.Generate, dashboards.Generate, dashboards.GenerateImport,
 		manifests.Generate, helmchart.Generate, exporterfile.Generate)
 }
 

@@ -13,6 +13,7 @@
 // Usage:
 //
 //	lockwatch-pack [--config FILE] [--out DIR] [--force] [--print-config]
+//	lockwatch-pack test [--out DIR] [--promtool PATH]
 //
 // With no --config the output is the committed pack. --config names a YAML file of overrides:
 // only the keys given change, unknown keys are an error (see cmd/lockwatch-pack/internal/packconfig). --out is the
@@ -32,6 +33,10 @@
 // It prints one line per file, "updated" or "unchanged", and a count, so `make generate` says
 // what it changed. docs/pack.md documents every setting.
 //
+// Beside the rules it writes their promtool unit tests (alerts/tests/), made for the
+// configuration: its selectors, cluster labels, runbook URL and thresholds. `lockwatch-pack test`
+// runs them with the promtool on PATH (or --promtool) against the rules under --out.
+//
 // Exit status: 0 on success, 2 for a bad flag or configuration, 1 when writing fails or is
 // refused over a hand edit.
 package main
@@ -41,9 +46,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/ruletests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
@@ -60,9 +67,12 @@ type options struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "test" {
+		return runTest(args[1:], stdout, stderr)
+	}
 	opts, usage, err := parseFlags(args)
 	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(stdout, "Usage: lockwatch-pack [--config FILE] [--out DIR] [--force] [--print-config]\n%s", usage)
+		fmt.Fprintf(stdout, "Usage: lockwatch-pack [--config FILE] [--out DIR] [--force] [--print-config]\n       %s\n%s", strings.TrimPrefix(testUsage, "Usage: "), usage)
 		return 0
 	}
 	if err != nil {
@@ -86,6 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	guard := writeGuard{recorded: opts.out != "", force: opts.force}
 	if err := writePack(cfg, root, guard, stdout); err != nil {
+		if errors.Is(err, ruletests.ErrNoLabelValue) {
+			return fail(stderr, err, 2)
+		}
 		return fail(stderr, err, 1)
 	}
 	return 0

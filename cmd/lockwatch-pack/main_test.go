@@ -16,6 +16,7 @@ import (
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/helmchart"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/manifests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/rules"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/ruletests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/packconfig"
 )
 
@@ -59,7 +60,7 @@ func TestCommittedPackIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, owned := range []string{rules.Dir + "/*.yml", dashboards.Dir + "/*.json", dashboards.ImportDir + "/*.json", manifests.Dir + "/*.yaml", ""} {
+	for _, owned := range []string{rules.Dir + "/*.yml", ruletests.Dir + "/*.yml", dashboards.Dir + "/*.json", dashboards.ImportDir + "/*.json", manifests.Dir + "/*.yaml", ""} {
 		onDisk := chartFiles
 		if owned != "" {
 			if onDisk, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(owned))); err != nil {
@@ -160,6 +161,10 @@ func TestBadInvocations(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("alerts:\n  wait_p99:\n    threshold_secs: 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	unsatisfiable := filepath.Join(dir, "unsatisfiable.yaml")
+	if err := os.WriteFile(unsatisfiable, []byte("selectors:\n  exporter: job=\"a\", job=\"b\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	notADir := filepath.Join(dir, "file")
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -175,6 +180,7 @@ func TestBadInvocations(t *testing.T) {
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml"), "--out", dir}, 2, "nope.yaml"},
 		{"unknown config key", []string{"--config", bad, "--out", dir}, 2, "alerts.wait_p99.threshold_secs (line 3): unknown key"},
 		{"output is a file", []string{"--out", notADir}, 1, "not a directory"},
+		{"selector no series can satisfy", []string{"--config", unsatisfiable, "--out", dir}, 2, "selectors.exporter: no label value found for label job"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,11 +252,19 @@ func TestReportsWhatItWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stdout, _ = runCmd("--config", cfgPath, "--out", out)
+	// The alerts, the two copies of them, and every rule test, which expects the runbook link.
+	ruleTests := 0
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, ruletests.Dir+"/") {
+			ruleTests++
+		}
+	}
 	for _, want := range []string{
 		"updated   alerts/lockwatch-alerts.yml", "unchanged alerts/lockwatch-recording.yml",
 		"unchanged dashboards/lockwatch-overview.json", "updated   deploy/kubernetes/prometheusrule.yaml",
 		"updated   deploy/helm/lock-exporter/files/rules/lockwatch-alerts.yml",
-		fmt.Sprintf("3 of %d files updated", n),
+		"updated   alerts/tests/lock_key_without_ttl_test.yml",
+		fmt.Sprintf("%d of %d files updated", 3+ruleTests, n),
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("run with a new runbook URL does not say %q:\n%s", want, stdout)

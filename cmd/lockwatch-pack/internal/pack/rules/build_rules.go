@@ -57,16 +57,25 @@ func (b builder) on() string {
 	return "on (" + strings.Join(append(slices.Clone(b.cfg.ClusterLabels), "job", "instance"), ", ") + ")"
 }
 
-// where names the deployment an alert fired in, for descriptions; empty without cluster labels.
+// where names the deployment an alert fired in, for descriptions: " In cluster eu1, region
+// west." with every cluster label the alert carries. A label it does not carry is left out of
+// the sentence, and the sentence out when it carries none: the absent() arm of
+// LockExporterAbsent has no labels, and a target may lack one. Empty without cluster labels.
 func (b builder) where() string {
 	if len(b.cfg.ClusterLabels) == 0 {
 		return ""
 	}
-	var parts []string
-	for _, l := range b.cfg.ClusterLabels {
-		parts = append(parts, fmt.Sprintf("%s {{ $labels.%s }}", l, l))
+	var present, parts []string
+	for i, l := range b.cfg.ClusterLabels {
+		label := "$labels." + l
+		comma := ""
+		if i > 0 {
+			comma = fmt.Sprintf("{{ if or %s }},{{ end }}", strings.Join(present, " "))
+		}
+		parts = append(parts, fmt.Sprintf("{{ with %s }}%s %s {{ . }}{{ end }}", label, comma, l))
+		present = append(present, label)
 	}
-	return " In " + strings.Join(parts, ", ") + "."
+	return fmt.Sprintf("{{ if or %s }} In%s.{{ end }}", strings.Join(present, " "), strings.Join(parts, ""))
 }
 
 // lib returns a selector of a lease-library metric with the configured library matchers and
