@@ -113,10 +113,11 @@ func packFromConfig(t *testing.T, bins binaries, config string) (work, out strin
 // TestOneDescriptionOfTheLocks: from one pack configuration with two namespaces (one of Redisson
 // hashes) behind Sentinels with TLS and Secrets, lockwatch-pack writes an exporter configuration
 // the exporter's loader takes, chart values that helm renders into the same configuration, and
-// manifests whose ConfigMap holds it and whose pod mounts the Secrets it names; the rules load.
+// manifests whose ConfigMap holds it and whose pod mounts the Secrets it names; the rules load,
+// the dashboards are written, and the rule tests written for this (cluster-labelled) pack pass.
 func TestOneDescriptionOfTheLocks(t *testing.T) {
 	bins := buildBinaries(t)
-	work, out := packFromConfig(t, bins, kubernetesLocks)
+	work, out := packFromConfig(t, bins, "cluster_labels: [cluster]\n"+kubernetesLocks)
 	exporterFile := filepath.Join(out, filepath.FromSlash(exporterfile.Path))
 	want := loadExporterConfig(t, exporterFile)
 	if len(want.Namespaces) != 2 || want.Namespaces[1].Types[0] != "hash" || want.Redis.SentinelMaster != "locks" {
@@ -137,6 +138,11 @@ func TestOneDescriptionOfTheLocks(t *testing.T) {
 
 	rules, _ := filepath.Glob(filepath.Join(out, "alerts", "*.yml"))
 	runOK(t, work, bins.promtool, append([]string{"check", "rules"}, rules...)...)
+	if dashboards, _ := filepath.Glob(filepath.Join(out, "dashboards", "*.json")); len(dashboards) == 0 {
+		t.Error("no dashboards written")
+	}
+	// The pack's own rule tests, made for this configuration, pass on the promtool given.
+	runOK(t, work, bins.pack, "test", "--out", "pack", "--promtool", bins.promtool)
 }
 
 // loadExporterConfig loads a configuration file with the exporter's loader.
