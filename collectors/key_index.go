@@ -11,7 +11,7 @@ import (
 // (expireAt minus the server's TIME) is exact between reads: an expiry only changes through a
 // command, which the change feed reports.
 type keyIndex struct {
-	keys keyStore
+	keys keyStore[indexEntry]
 	// epoch is the backstop walk in progress; every entry written carries it, so that at the
 	// walk's end an entry of an older epoch was neither seen by the walk nor re-read since.
 	epoch uint32

@@ -4,10 +4,21 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
+
+// storeEntry is the entry the key store tests keep: the op's mark, and a value derived from the
+// key so that an entry read back under the wrong key shows.
+type storeEntry struct {
+	ns       uint64
+	expireAt int64
+}
 
 // storeOp is one step of a keyStore test: set key to an entry (ns as the mark) or remove it.
 type storeOp struct {
@@ -35,7 +46,7 @@ func TestKeyStoreOperations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var s keyStore
+			var s keyStore[storeEntry]
 			model := map[string]uint64{}
 			for _, op := range c.ops {
 				applyStoreOp(t, &s, model, op)
@@ -52,7 +63,7 @@ func TestKeyStoreOperations(t *testing.T) {
 // rewritten) and every key left still reads back; a key string taken before the compaction
 // keeps its value.
 func TestKeyStoreCompaction(t *testing.T) {
-	var s keyStore
+	var s keyStore[storeEntry]
 	model := map[string]uint64{}
 	const n = 20_000
 	for i := range n {
@@ -88,7 +99,7 @@ func TestKeyStoreAgainstMap(t *testing.T) {
 	for _, keys := range []int{8, 300, 5000} {
 		t.Run(fmt.Sprint(keys), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(keys), 7))
-			var s keyStore
+			var s keyStore[storeEntry]
 			model := map[string]uint64{}
 			for phase := range 20 {
 				for range 2000 {
@@ -113,7 +124,7 @@ func FuzzKeyStore(f *testing.F) {
 	f.Add([]byte("\x01a\x02b\x81a\x03c\x82b"))
 	f.Add([]byte(strings.Repeat("\x05k\x85k", 50)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s keyStore
+		var s keyStore[storeEntry]
 		model := map[string]uint64{}
 		for len(data) >= 2 {
 			op, n := data[0], int(data[1]%8)
@@ -127,7 +138,7 @@ func FuzzKeyStore(f *testing.F) {
 	})
 }
 
-func applyStoreOp(t *testing.T, s *keyStore, model map[string]uint64, op storeOp) {
+func applyStoreOp(t *testing.T, s *keyStore[storeEntry], model map[string]uint64, op storeOp) {
 	t.Helper()
 	if op.remove {
 		_, had := model[op.key]
@@ -138,12 +149,12 @@ func applyStoreOp(t *testing.T, s *keyStore, model map[string]uint64, op storeOp
 		return
 	}
 	model[op.key] = op.ns
-	s.set(op.key, indexEntry{ns: op.ns, expireAt: int64(len(op.key))})
+	s.set(op.key, storeEntry{ns: op.ns, expireAt: int64(len(op.key))})
 }
 
 // checkStore compares every view of the store with the model: len, get of each key and of an
 // absent one, and the keys all yields.
-func checkStore(t *testing.T, s *keyStore, model map[string]uint64) {
+func checkStore(t *testing.T, s *keyStore[storeEntry], model map[string]uint64) {
 	t.Helper()
 	if s.len() != len(model) {
 		t.Fatalf("len %d, want %d", s.len(), len(model))
@@ -168,4 +179,34 @@ func checkStore(t *testing.T, s *keyStore, model map[string]uint64) {
 	if want := slices.Sorted(maps.Keys(model)); !slices.Equal(seen, want) {
 		t.Fatalf("all yields %d keys, want %d", len(seen), len(want))
 	}
+}
+
+// BenchmarkKeyStoreTableHeap compares the two ways of finding a key's slot that keyStore could
+// use, at 1M keys inserted one by one whose names are in an arena: its open-addressing table of
+// uint32 (4 bytes a table slot, as grown by the inserts), and a map[string]uint32 keyed by
+// strings viewing the arena (its heap read after a collection). Bytes per key of each.
+func BenchmarkKeyStoreTableHeap(b *testing.B) {
+	const n = 1_000_000
+	var s keyStore[storeEntry]
+	for i := range n {
+		s.set("locks:job:"+strconv.Itoa(100_000+i), storeEntry{})
+	}
+	b.Run("open-addressing", func(b *testing.B) {
+		for b.Loop() {
+		}
+		b.ReportMetric(float64(4*len(s.table))/n, "heap-B/key")
+	})
+	b.Run("map", func(b *testing.B) {
+		var perKey float64
+		for b.Loop() {
+			before := testkit.LiveHeap()
+			m := map[string]uint32{}
+			for k := range s.all() {
+				m[k] = 0
+			}
+			perKey = float64(testkit.LiveHeap()-before) / n
+			runtime.KeepAlive(m)
+		}
+		b.ReportMetric(perKey, "heap-B/key")
+	})
 }
