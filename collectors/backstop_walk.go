@@ -114,7 +114,7 @@ func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute b
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
 	before := map[string]indexEntry{}
-	for k, e := range idx.keys.all() {
+	for k, e := range idx.keys.All() {
 		if e.epoch != idx.epoch {
 			unseen = append(unseen, k)
 			before[k] = *e

@@ -217,7 +217,7 @@ func (b *indexBuilder) excludeNamespace(x int) {
 	if b.base == nil || b.stamped.perNamespace[x] == 0 {
 		return
 	}
-	for k, e := range b.base.keys.all() {
+	for k, e := range b.base.keys.All() {
 		if e.epoch == b.epoch && e.ns&(1<<x) != 0 && e.ns&^b.exclude == 0 {
 			b.unstamp(k, *e, true)
 		}
@@ -232,12 +232,12 @@ func (b *indexBuilder) result() *keyIndex {
 	x := b.idx
 	if b.base != nil {
 		x = b.base
-		for k, e := range x.keys.all() {
+		for k, e := range x.keys.All() {
 			if e.epoch != b.epoch {
 				x.remove(k)
 			}
 		}
-		for k, e := range b.idx.keys.all() {
+		for k, e := range b.idx.keys.All() {
 			x.set(k, *e)
 		}
 		x.epoch, b.idx = b.epoch, nil

@@ -39,7 +39,7 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 // snapshot is an index's keys and what aggregation reads of them (not the epoch).
 func snapshot(x *keyIndex) map[string]indexEntry {
 	out := map[string]indexEntry{}
-	for k, e := range x.keys.all() {
+	for k, e := range x.keys.All() {
 		c := *e
 		c.epoch = 0
 		out[k] = c
@@ -117,7 +117,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 // countsDiffer says how x's counts per namespace differ from its entries, or "".
 func countsDiffer(x *keyIndex) string {
 	var want [maxIndexedNamespaces]int
-	for _, e := range x.keys.all() {
+	for _, e := range x.keys.All() {
 		for m := e.ns; m != 0; m &= m - 1 {
 			want[trailingZeros(m)]++
 		}

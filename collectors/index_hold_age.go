@@ -38,7 +38,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 	for i := range out {
 		out[i].top = newRankingBy(k, full, longerHeld)
 	}
-	for key, e := range x.keys.all() {
+	for key, e := range x.keys.All() {
 		since := heldSince(e, fromFeed)
 		if since == 0 || e.fence || e.expireAt != 0 && e.expireAt < now {
 			continue

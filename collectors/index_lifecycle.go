@@ -167,7 +167,7 @@ func (n *indexNode) sweepLifecycle(now int64) {
 	slack := slackOf(n.absolute)
 	n.mu.Unlock()
 	life := n.life
-	for key, e := range n.idx.keys.all() {
+	for key, e := range n.idx.keys.All() {
 		if e.fence || e.ended || e.expireAt == 0 || e.expireAt+slack >= now {
 			continue
 		}

@@ -3,6 +3,8 @@ package collectors
 import (
 	"math/bits"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // keyIndex is one node's lock keys, as last read: for every key some indexed namespace matches,
@@ -11,7 +13,7 @@ import (
 // (expireAt minus the server's TIME) is exact between reads: an expiry only changes through a
 // command, which the change feed reports.
 type keyIndex struct {
-	keys keyStore[indexEntry]
+	keys index.KeyStore[indexEntry]
 	// epoch is the backstop walk in progress; every entry written carries it, so that at the
 	// walk's end an entry of an older epoch was neither seen by the walk nor re-read since.
 	epoch uint32
@@ -68,18 +70,18 @@ func newKeyIndex() *keyIndex { return &keyIndex{} }
 
 // get, set, remove and len are the index's map operations; set and remove keep the counts
 // per namespace.
-func (x *keyIndex) get(key string) (indexEntry, bool) { return x.keys.get(key) }
-func (x *keyIndex) len() int                          { return x.keys.len() }
+func (x *keyIndex) get(key string) (indexEntry, bool) { return x.keys.Get(key) }
+func (x *keyIndex) len() int                          { return x.keys.Len() }
 
 func (x *keyIndex) set(key string, e indexEntry) {
-	if old, had := x.keys.set(key, e); had {
+	if old, had := x.keys.Set(key, e); had {
 		x.count(old.ns, -1)
 	}
 	x.count(e.ns, 1)
 }
 
 func (x *keyIndex) remove(key string) bool {
-	old, had := x.keys.take(key)
+	old, had := x.keys.Take(key)
 	if had {
 		x.count(old.ns, -1)
 	}
@@ -104,7 +106,7 @@ type readStamp struct {
 // apply records one key's reply; ns is the mask of indexed namespaces whose pattern matches it.
 // It reports whether the entry changed (the backstop walk counts those as corrections).
 func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool {
-	old, had := x.keys.get(key)
+	old, had := x.keys.Get(key)
 	e, keep := entryOf(ns, r, st)
 	if !keep {
 		x.remove(key)
@@ -176,12 +178,12 @@ func (x *keyIndex) dropNamespace(b int) {
 	if x.perNamespace[b] == 0 {
 		return
 	}
-	for k, e := range x.keys.all() {
+	for k, e := range x.keys.All() {
 		if e.ns&(1<<b) == 0 {
 			continue
 		}
 		if e.ns &^= 1 << b; e.ns == 0 {
-			x.keys.remove(k) // its count was b's alone
+			x.keys.Remove(k) // its count was b's alone
 		}
 	}
 	x.perNamespace[b] = 0
@@ -211,7 +213,7 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 	for i := range out {
 		out[i].top, out[i].noTTLTop = newRanking(m, true), newRanking(m, true)
 	}
-	for key, e := range x.keys.all() {
+	for key, e := range x.keys.All() {
 		if e.expireAt != 0 && e.expireAt < now { // Redis: expired once now > when
 			continue
 		}

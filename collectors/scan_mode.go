@@ -31,7 +31,7 @@ func ParseScanMode(s string) (ScanMode, error) {
 // past it the largest namespace goes back to the walk, whose memory does not grow with the
 // keys. An indexed key costs about 86 bytes of live heap with a 16-byte name (16 of them the
 // lock lifecycle's hold state), plus its name's extra bytes, and the lifecycle
-// remembers at most an eighth as many recently ended keys at about 56 bytes each (keyStore,
+// remembers at most an eighth as many recently ended keys at about 56 bytes each (index.KeyStore,
 // lifecycle; measured in docs/exporter.md, "Cost"). The manifests give the exporter
 // 128 MiB with GOMEMLIMIT=100MiB, under which 1M keys (about 70 MB live) ran at 120 MiB peak
 // RSS, a resync included: too near the limit to be the bound. Of the 100 MiB Go may use, the

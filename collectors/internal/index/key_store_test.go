@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ type storeEntry struct {
 	expireAt int64
 }
 
-// storeOp is one step of a keyStore test: set key to an entry (ns as the mark) or remove it.
+// storeOp is one step of a KeyStore test: set key to an entry (ns as the mark) or remove it.
 type storeOp struct {
 	remove bool
 	key    string
@@ -46,7 +46,7 @@ func TestKeyStoreOperations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var s keyStore[storeEntry]
+			var s KeyStore[storeEntry]
 			model := map[string]uint64{}
 			for _, op := range c.ops {
 				applyStoreOp(t, &s, model, op)
@@ -63,14 +63,14 @@ func TestKeyStoreOperations(t *testing.T) {
 // rewritten) and every key left still reads back; a key string taken before the compaction
 // keeps its value.
 func TestKeyStoreCompaction(t *testing.T) {
-	var s keyStore[storeEntry]
+	var s KeyStore[storeEntry]
 	model := map[string]uint64{}
 	const n = 20_000
 	for i := range n {
 		applyStoreOp(t, &s, model, storeOp{key: fmt.Sprintf("locks:job:%08d", i), ns: uint64(i) + 1})
 	}
 	var held string
-	for k := range s.all() {
+	for k := range s.All() {
 		held = k
 		break
 	}
@@ -99,7 +99,7 @@ func TestKeyStoreAgainstMap(t *testing.T) {
 	for _, keys := range []int{8, 300, 5000} {
 		t.Run(fmt.Sprint(keys), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(keys), 7))
-			var s keyStore[storeEntry]
+			var s KeyStore[storeEntry]
 			model := map[string]uint64{}
 			for phase := range 20 {
 				for range 2000 {
@@ -119,12 +119,12 @@ func TestKeyStoreAgainstMap(t *testing.T) {
 	}
 }
 
-// FuzzKeyStore applies an operation stream decoded from the input to a keyStore and a map.
+// FuzzKeyStore applies an operation stream decoded from the input to a KeyStore and a map.
 func FuzzKeyStore(f *testing.F) {
 	f.Add([]byte("\x01a\x02b\x81a\x03c\x82b"))
 	f.Add([]byte(strings.Repeat("\x05k\x85k", 50)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s keyStore[storeEntry]
+		var s KeyStore[storeEntry]
 		model := map[string]uint64{}
 		for len(data) >= 2 {
 			op, n := data[0], int(data[1]%8)
@@ -138,38 +138,38 @@ func FuzzKeyStore(f *testing.F) {
 	})
 }
 
-func applyStoreOp(t *testing.T, s *keyStore[storeEntry], model map[string]uint64, op storeOp) {
+func applyStoreOp(t *testing.T, s *KeyStore[storeEntry], model map[string]uint64, op storeOp) {
 	t.Helper()
 	if op.remove {
 		_, had := model[op.key]
 		delete(model, op.key)
-		if got := s.remove(op.key); got != had {
+		if got := s.Remove(op.key); got != had {
 			t.Fatalf("remove(%q) = %v, want %v", op.key, got, had)
 		}
 		return
 	}
 	model[op.key] = op.ns
-	s.set(op.key, storeEntry{ns: op.ns, expireAt: int64(len(op.key))})
+	s.Set(op.key, storeEntry{ns: op.ns, expireAt: int64(len(op.key))})
 }
 
 // checkStore compares every view of the store with the model: len, get of each key and of an
 // absent one, and the keys all yields.
-func checkStore(t *testing.T, s *keyStore[storeEntry], model map[string]uint64) {
+func checkStore(t *testing.T, s *KeyStore[storeEntry], model map[string]uint64) {
 	t.Helper()
-	if s.len() != len(model) {
-		t.Fatalf("len %d, want %d", s.len(), len(model))
+	if s.Len() != len(model) {
+		t.Fatalf("len %d, want %d", s.Len(), len(model))
 	}
 	for k, ns := range model {
-		e, ok := s.get(k)
+		e, ok := s.Get(k)
 		if !ok || e.ns != ns || e.expireAt != int64(len(k)) {
 			t.Fatalf("get(%q) = %+v %v, want ns %d", k, e, ok, ns)
 		}
 	}
-	if _, ok := s.get("absent:\x00"); ok {
+	if _, ok := s.Get("absent:\x00"); ok {
 		t.Fatal("get of an absent key found it")
 	}
 	var seen []string
-	for k, e := range s.all() {
+	for k, e := range s.All() {
 		if model[k] != e.ns {
 			t.Fatalf("all yields %q with ns %d, want %d", k, e.ns, model[k])
 		}
@@ -181,15 +181,15 @@ func checkStore(t *testing.T, s *keyStore[storeEntry], model map[string]uint64) 
 	}
 }
 
-// BenchmarkKeyStoreTableHeap compares the two ways of finding a key's slot that keyStore could
+// BenchmarkKeyStoreTableHeap compares the two ways of finding a key's slot that KeyStore could
 // use, at 1M keys inserted one by one whose names are in an arena: its open-addressing table of
 // uint32 (4 bytes a table slot, as grown by the inserts), and a map[string]uint32 keyed by
 // strings viewing the arena (its heap read after a collection). Bytes per key of each.
 func BenchmarkKeyStoreTableHeap(b *testing.B) {
 	const n = 1_000_000
-	var s keyStore[storeEntry]
+	var s KeyStore[storeEntry]
 	for i := range n {
-		s.set("locks:job:"+strconv.Itoa(100_000+i), storeEntry{})
+		s.Set("locks:job:"+strconv.Itoa(100_000+i), storeEntry{})
 	}
 	b.Run("open-addressing", func(b *testing.B) {
 		for b.Loop() {
@@ -201,7 +201,7 @@ func BenchmarkKeyStoreTableHeap(b *testing.B) {
 		for b.Loop() {
 			before := testkit.LiveHeap()
 			m := map[string]uint32{}
-			for k := range s.all() {
+			for k := range s.All() {
 				m[k] = 0
 			}
 			perKey = float64(testkit.LiveHeap()-before) / n

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 	"unsafe"
 )
 
-// keyStore maps key names to entries of type E (the index's entries) in a few large allocations
+// KeyStore maps key names to entries of type E (the index's entries) in a few large allocations
 // instead of one map slot, string header and string allocation per key (a map[string]E with a
 // 32-byte E costs about 134 bytes of heap per key at 1M keys; this costs about 53 plus the name
 // and its length byte, 70 with 16-byte names: docs/exporter.md, "Cost"):
@@ -33,9 +33,9 @@ import (
 // field in it costs 8 bytes a key (2048 slots of any multiple of 4 bytes still fill whole pages).
 //
 // Like a Go map, it keeps its chunks and table at their largest until it is emptied (removed
-// slots and table room are reused). The zero keyStore is empty and ready to use. It is not safe
+// slots and table room are reused). The zero KeyStore is empty and ready to use. It is not safe
 // for concurrent use.
-type keyStore[E any] struct {
+type KeyStore[E any] struct {
 	arena   []byte
 	garbage int // arena bytes no live key uses
 	chunks  []*slotChunk[E]
@@ -57,11 +57,11 @@ type slotChunk[E any] struct {
 	names   [1 << chunkBits]uint32 // arena offset of the slot's name; deadName for a free slot
 }
 
-func (s *keyStore[E]) entry(slot uint32) *E {
+func (s *KeyStore[E]) entry(slot uint32) *E {
 	return &s.chunks[slot>>chunkBits].entries[slot&(1<<chunkBits-1)]
 }
 
-func (s *keyStore[E]) name(slot uint32) *uint32 {
+func (s *KeyStore[E]) name(slot uint32) *uint32 {
 	return &s.chunks[slot>>chunkBits].names[slot&(1<<chunkBits-1)]
 }
 
@@ -77,10 +77,10 @@ const minCompact = 64 << 10
 // tableSize is the table length for n keys: a load of 0.5, at least 8 slots.
 func tableSize(n int) int { return max(8, 2*n) }
 
-func (s *keyStore[E]) len() int { return s.live }
+func (s *KeyStore[E]) Len() int { return s.live }
 
-// key returns slot i's name, a string viewing the arena (no copy: see keyStore).
-func (s *keyStore[E]) key(i uint32) string {
+// key returns slot i's name, a string viewing the arena (no copy: see KeyStore).
+func (s *KeyStore[E]) key(i uint32) string {
 	off := *s.name(i)
 	n, w := binary.Uvarint(s.arena[off:])
 	b := s.arena[int(off)+w : int(off)+w+int(n)]
@@ -89,14 +89,14 @@ func (s *keyStore[E]) key(i uint32) string {
 
 // home is key's first table slot: a multiply-shift of the hash onto the table's length, so the
 // table needs no power-of-two size.
-func (s *keyStore[E]) home(key string) int {
+func (s *KeyStore[E]) home(key string) int {
 	h := maphash.String(s.seed, key)
 	return int((h >> 32) * uint64(len(s.table)) >> 32)
 }
 
 // find returns key's table position and slot, or ok false and the empty position that ends its
 // probe.
-func (s *keyStore[E]) find(key string) (pos int, slot uint32, ok bool) {
+func (s *KeyStore[E]) find(key string) (pos int, slot uint32, ok bool) {
 	if len(s.table) == 0 {
 		return 0, 0, false
 	}
@@ -111,14 +111,14 @@ func (s *keyStore[E]) find(key string) (pos int, slot uint32, ok bool) {
 	}
 }
 
-func (s *keyStore[E]) next(pos int) int {
+func (s *KeyStore[E]) next(pos int) int {
 	if pos++; pos == len(s.table) {
 		return 0
 	}
 	return pos
 }
 
-func (s *keyStore[E]) get(key string) (E, bool) {
+func (s *KeyStore[E]) Get(key string) (E, bool) {
 	_, slot, ok := s.find(key)
 	if !ok {
 		var none E
@@ -128,7 +128,7 @@ func (s *keyStore[E]) get(key string) (E, bool) {
 }
 
 // set adds key or replaces its entry, and returns the entry it replaced, if any.
-func (s *keyStore[E]) set(key string, e E) (old E, had bool) {
+func (s *KeyStore[E]) Set(key string, e E) (old E, had bool) {
 	pos, slot, ok := s.find(key)
 	if ok {
 		old, *s.entry(slot) = *s.entry(slot), e
@@ -157,13 +157,13 @@ func (s *keyStore[E]) set(key string, e E) (old E, had bool) {
 }
 
 // remove deletes key and reports whether it was there.
-func (s *keyStore[E]) remove(key string) bool {
-	_, had := s.take(key)
+func (s *KeyStore[E]) Remove(key string) bool {
+	_, had := s.Take(key)
 	return had
 }
 
 // take deletes key and returns its entry, if it was there.
-func (s *keyStore[E]) take(key string) (old E, had bool) {
+func (s *KeyStore[E]) Take(key string) (old E, had bool) {
 	pos, slot, ok := s.find(key)
 	if !ok {
 		var none E
@@ -188,7 +188,7 @@ func (s *keyStore[E]) take(key string) (old E, had bool) {
 	}
 	s.table[hole] = 0
 	if s.live == 0 {
-		*s = keyStore[E]{seed: s.seed, table: s.table[:len(s.table):len(s.table)]}
+		*s = KeyStore[E]{seed: s.seed, table: s.table[:len(s.table):len(s.table)]}
 		clear(s.table)
 	} else if s.garbage >= minCompact && s.garbage > len(s.arena)-s.garbage {
 		s.compact()
@@ -205,13 +205,13 @@ func between(hole, h, i int) bool {
 	return hole < h || h <= i
 }
 
-func (s *keyStore[E]) nameLen(slot uint32) int {
+func (s *KeyStore[E]) nameLen(slot uint32) int {
 	n, w := binary.Uvarint(s.arena[*s.name(slot):])
 	return w + int(n)
 }
 
 // appendName writes key at the arena's end, compacting first when that would pass maxArena.
-func (s *keyStore[E]) appendName(key string) uint32 {
+func (s *KeyStore[E]) appendName(key string) uint32 {
 	need := binary.MaxVarintLen64 + len(key)
 	if len(s.arena)+need > maxArena && s.garbage > 0 {
 		s.compact()
@@ -228,7 +228,7 @@ func (s *keyStore[E]) appendName(key string) uint32 {
 
 // compact copies the live names into a new arena. The old one is left as it is: strings that
 // view it (a caller's key) stay valid until dropped.
-func (s *keyStore[E]) compact() {
+func (s *KeyStore[E]) compact() {
 	arena := make([]byte, 0, len(s.arena)-s.garbage)
 	for i := range uint32(s.slots) {
 		off := *s.name(i)
@@ -243,7 +243,7 @@ func (s *keyStore[E]) compact() {
 }
 
 // rehash rebuilds the table with size slots.
-func (s *keyStore[E]) rehash(size int) {
+func (s *KeyStore[E]) rehash(size int) {
 	if s.seed == (maphash.Seed{}) {
 		s.seed = maphash.MakeSeed()
 	}
@@ -262,8 +262,8 @@ func (s *keyStore[E]) rehash(size int) {
 
 // all yields every key and a pointer to its entry, which the caller may change in place until
 // it removes the key. Keys removed during the loop are not yielded after; keys added may or may
-// not be, as with a map. A key string stays valid after the loop (see keyStore).
-func (s *keyStore[E]) all() iter.Seq2[string, *E] {
+// not be, as with a map. A key string stays valid after the loop (see KeyStore).
+func (s *KeyStore[E]) All() iter.Seq2[string, *E] {
 	return func(yield func(string, *E) bool) {
 		for i := uint32(0); int(i) < s.slots; i++ { // a removal may empty the store
 			if *s.name(i) == deadName {
