@@ -23,7 +23,7 @@ func holderLabel(holder string) string {
 // cut by its deadline skips it: its waiters already have their answer. A holder that cannot be
 // read (an ACL without GET on *:holder, a key of another type) is left out, not an error: the
 // lock is still counted and listed.
-func (s *Scanner) readHolders(f *pass) {
+func (w *walker) readHolders(f *pass) {
 	if f.ctx.Err() != nil {
 		return
 	}
@@ -33,10 +33,10 @@ func (s *Scanner) readHolders(f *pass) {
 	}
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
-	found, firstErr := readHolderValues(ctx, s.client, keys)
+	found, firstErr := readHolderValues(ctx, w.client, keys)
 	f.setHolders(found)
 	if firstErr != nil {
-		s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
+		w.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
 	}
 }
 

@@ -30,5 +30,5 @@ type nodeEnv struct {
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
 func (s *Scanner) indexEnv() nodeEnv {
-	return nodeEnv{opts: s.opts, budget: s.budget, replies: s.replies, walker: s, base: s.base, life: s.life}
+	return nodeEnv{opts: s.opts, budget: s.budget, replies: s.walk.replies, walker: s.walk, base: s.base, life: s.life}
 }

@@ -103,7 +103,7 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 	}
 	var walked *Result
 	if len(walkPos) > 0 {
-		walked = s.walkerFor(served.walk).Scan(ctx)
+		walked = walkedCopy(s.walkerFor(served.walk).scan(ctx), nil)
 	}
 	// A cluster namespace that some masters served from their index and others by a walk of
 	// just those masters reports the walk: this scrape cost Redis a walk of them.
@@ -113,7 +113,7 @@ func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
 
 	res := s.mergeServed(served, walked, idx.counts(), walkPos)
 	res.lifecycle = s.lifecycleReport(res)
-	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
+	// One scrape, one line: the walker beside the index logs nothing of its own (quiet).
 	s.logMerged(res, began)
 	s.readmitShrunk(idx, res)
 	return res
@@ -176,7 +176,7 @@ func (s *Scanner) logMerged(res *Result, began time.Time) {
 			delete(s.logged, line)
 		}
 	}
-	s.logResult(res, func(line string) bool {
+	logResult(s.opts.Logger, res, func(line string) bool {
 		if at, ok := s.logged[line]; ok && !at.Before(began) {
 			return true
 		}
@@ -185,21 +185,20 @@ func (s *Scanner) logMerged(res *Result, began time.Time) {
 	})
 }
 
-// walkerFor returns a Scanner in walk mode over the namespaces not indexed at start plus the
-// indexed ones in mask, made anew when that set changes (rarely: a refusal, the key budget, or
-// the first build finishing).
-func (s *Scanner) walkerFor(mask uint64) *Scanner {
+// walkerFor returns a walker over the namespaces not indexed at start plus the indexed ones in
+// mask, made anew when that set changes (rarely: a refusal, the key budget, or the first build
+// finishing).
+func (s *Scanner) walkerFor(mask uint64) *walker {
 	s.walkerMu.Lock()
 	defer s.walkerMu.Unlock()
 	if s.walker != nil && s.walkerSet == mask {
 		return s.walker
 	}
 	if s.walker != nil {
-		s.walker.Close()
+		s.walker.close()
 	}
 	opts := s.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
-	opts.quietResult = true // scanIndexed logs the merged result
 	inMask := map[int]bool{}
 	for b, pos := range s.indexedPos {
 		inMask[pos] = mask&(1<<b) != 0
@@ -209,7 +208,8 @@ func (s *Scanner) walkerFor(mask uint64) *Scanner {
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := newScanner(s.client, opts)
+	w := newWalker(context.Background(), s.client, opts)
+	w.quiet = true // scanIndexed logs the merged result
 	s.walker, s.walkerSet = w, mask
 	return w
 }

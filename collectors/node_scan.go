@@ -34,13 +34,13 @@ func newBatch(size int) *batch {
 // scanNode walks one node's keyspace for the pass: a single SCAN cursor whose keys
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
-func (s *Scanner) scanNode(f *pass, c nodeClient) {
+func (w *walker) scanNode(f *pass, c nodeClient) {
 	n := f.startNode(nodeAddr(c))
-	if size, err := s.dbSize(f, c); err == nil {
+	if size, err := w.dbSize(f, c); err == nil {
 		f.answered(n)
 		f.addKeyspace(size)
 	}
-	typed := f.cls.stringsOnly && s.typeScan.usable(c)
+	typed := f.cls.stringsOnly && w.typeScan.usable(c)
 	batches := make(chan *batch, inspectWorkers)
 	var noIdle atomic.Bool // per node: the maxmemory-policy is a per-server setting
 	var wg sync.WaitGroup
@@ -52,11 +52,11 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
 				}
-				s.inspectBatch(f, n, in, b, !typed)
+				w.inspectBatch(f, n, in, b, !typed)
 			}
 		})
 	}
-	finished := s.walk(f, c, n, &typed, batches)
+	finished := w.walk(f, c, n, &typed, batches)
 	close(batches)
 	wg.Wait()
 	if finished {
@@ -64,7 +64,7 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 	}
 }
 
-func (s *Scanner) dbSize(f *pass, c nodeClient) (int64, error) {
+func (w *walker) dbSize(f *pass, c nodeClient) (int64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	return c.DBSize(ctx).Result()
@@ -73,7 +73,7 @@ func (s *Scanner) dbSize(f *pass, c nodeClient) (int64, error) {
 // walk hands the keys of the node's SCAN loop, once admitted, to the workers in batches of at
 // most BatchSize. It reports whether the pass reached the end of the keyspace (or every
 // namespace's cap) without a node failure.
-func (s *Scanner) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
+func (w *walker) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
 	size := f.opts.BatchSize
 	var reply classified
 	b := newBatch(size)
@@ -92,7 +92,7 @@ func (s *Scanner) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan
 	replies := make(chan scanReply, 1)
 	stop := make(chan struct{})
 	var fetcher sync.WaitGroup
-	fetcher.Go(func() { s.fetch(f, c, n, typed, replies, stop) })
+	fetcher.Go(func() { w.fetch(f, c, n, typed, replies, stop) })
 	defer func() {
 		close(stop)
 		fetcher.Wait() // a SCAN in flight ends by its command deadline
@@ -128,19 +128,19 @@ type scanReply struct {
 // admitting its keys is off the critical path of the cursor chain: Redis can run the next SCAN
 // while the exporter sorts the last one. It closes out when the loop ends, at the deadline, or
 // when walk closes stop.
-func (s *Scanner) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
+func (w *walker) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
 	defer close(out)
 	var cursor uint64
 	for f.ctx.Err() == nil {
-		keys, next, err := s.scanOnce(f, c, cursor, *typed)
-		if err != nil && *typed && s.typeScan.refused(c, err) {
+		keys, next, err := w.scanOnce(f, c, cursor, *typed)
+		if err != nil && *typed && w.typeScan.refused(c, err) {
 			*typed = false // this node has no SCAN ... TYPE: filter by TYPE per key instead
 			continue
 		}
 		r := scanReply{keys: keys, last: next == 0, err: err}
 		if err == nil {
 			if *typed {
-				s.typeScan.confirm(c)
+				w.typeScan.confirm(c)
 			}
 			f.scanned(n, len(keys))
 		}
@@ -167,7 +167,7 @@ func (s *Scanner) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- 
 	}
 }
 
-func (s *Scanner) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
+func (w *walker) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	count := int64(f.opts.BatchSize)
@@ -179,7 +179,7 @@ func (s *Scanner) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]
 
 // inspectBatch inspects one batch and folds it into the pass. An error on a key marks the
 // namespaces that key belongs to, and no other.
-func (s *Scanner) inspectBatch(f *pass, n *node, in *inspector, b *batch, withType bool) {
+func (w *walker) inspectBatch(f *pass, n *node, in *inspector, b *batch, withType bool) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	var at int64

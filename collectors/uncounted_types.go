@@ -58,9 +58,8 @@ func newUncountedTypes(client redis.UniversalClient, opts Options) *uncountedTyp
 }
 
 // startUncountedLook runs the look in the background until Close, when Options asks for it.
-// A walker beside the index (quietResult) leaves it to the Scanner that owns it.
 func (s *Scanner) startUncountedLook() {
-	if !s.opts.ReportUncountedTypes || s.opts.quietResult {
+	if !s.opts.ReportUncountedTypes {
 		return
 	}
 	u := newUncountedTypes(s.client, s.opts)
