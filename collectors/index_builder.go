@@ -3,8 +3,6 @@ package collectors
 import (
 	"sync"
 	"time"
-
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // serverClock converts the exporter's clock to the server's, from the offset measured at the
@@ -43,17 +41,6 @@ func (c *serverClock) earliest(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli() - 1 + c.least // t's milliseconds are truncated
-}
-
-// keySink receives every key a pass reads: the index's build and its backstop walk are passes.
-type keySink interface {
-	// add records one inspected batch, fence keys read for their expiry among its keys; at is
-	// the server time (ms) taken before it was sent.
-	add(b *batch, replies []keyReply, idleKnown bool, at int64)
-	// expireTime says whether the inspector reads PEXPIRETIME.
-	expireTime() bool
-	// now is the server's time, ms.
-	now() int64
 }
 
 // indexBuilder receives a walk's keys (a pass with sink set) into a new index. On a rebuild
@@ -255,6 +242,3 @@ func maskOf(ns []int32) uint64 {
 	}
 	return m
 }
-
-// isFenceKey reports whether key is counted apart as a fence key, read for its expiry alone.
-func isFenceKey(key string) bool { return lockkeys.KindOf(key) == lockkeys.FenceCompanion }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -261,3 +262,6 @@ func (in *inspector) fenceReply(j int, key string) keyReply {
 	}
 	return r
 }
+
+// isFenceKey reports whether key is counted apart as a fence key, read for its expiry alone.
+func isFenceKey(key string) bool { return lockkeys.KindOf(key) == lockkeys.FenceCompanion }

@@ -87,6 +87,21 @@ func newScanner(client redis.UniversalClient, opts Options) *Scanner {
 	return s
 }
 
+// startUncountedLook runs the look in the background until Close, when Options asks for it.
+func (s *Scanner) startUncountedLook() {
+	if !s.opts.ReportUncountedTypes {
+		return
+	}
+	u := newUncountedTypes(s.client, s.opts)
+	s.uncounted = u
+	s.subs = append(s.subs, newUncountedStats(u, s.opts.Namespaces))
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		u.loop(s.base)
+	}()
+}
+
 // Options returns the options in effect, defaults applied.
 func (s *Scanner) Options() Options { return s.opts }
 

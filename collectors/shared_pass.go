@@ -67,6 +67,17 @@ type pass struct {
 	pace time.Duration
 }
 
+// keySink receives every key a pass reads: the index's build and its backstop walk are passes.
+type keySink interface {
+	// add records one inspected batch, fence keys read for their expiry among its keys; at is
+	// the server time (ms) taken before it was sent.
+	add(b *batch, replies []keyReply, idleKnown bool, at int64)
+	// expireTime says whether the inspector reads PEXPIRETIME.
+	expireTime() bool
+	// now is the server's time, ms.
+	now() int64
+}
+
 // node tracks one Redis node's part in this pass.
 type node struct {
 	addr    string
