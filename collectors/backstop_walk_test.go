@@ -28,9 +28,9 @@ func backstopScanner(t *testing.T, c *redis.Client) *Scanner {
 }
 
 func corrections(s *Scanner) (int64, int64) {
-	s.index.mu.Lock()
-	defer s.index.mu.Unlock()
-	return s.index.corrections, s.index.backstops
+	s.index.node.mu.Lock()
+	defer s.index.node.mu.Unlock()
+	return s.index.node.corrections, s.index.node.backstops
 }
 
 // TestIndexBackstopCorrectsDrift: entries the feed could have missed (a key lost, a key that is
@@ -45,7 +45,7 @@ func TestIndexBackstopCorrectsDrift(t *testing.T) {
 	}
 	c.Incr(ctx, lockkeys.Fence("jobs:1"))
 	s := backstopScanner(t, c)
-	n := s.index
+	n := s.index.node
 
 	n.syncMu.Lock()
 	n.idx.remove("jobs:7")                                  // missed: a new key
@@ -111,7 +111,7 @@ func TestIndexBackstopNoFalseCorrections(t *testing.T) {
 			}
 		}
 	})
-	s.index.backstop(ctx)
+	s.index.node.backstop(ctx)
 	close(stop)
 	wg.Wait()
 	fixed, walks := corrections(s)

@@ -32,7 +32,7 @@ type walkOf struct {
 }
 
 // scan walks master c for the indexed namespaces in mask (bits of namespaces).
-func (mw *masterWalkers) scan(ctx context.Context, parent *Scanner, c *redis.Client, namespaces []Namespace, mask uint64) *Result {
+func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *Result {
 	w := mw.walker(parent, c, namespaces, mask)
 	if w == nil {
 		return closedResult(parent.opts)
@@ -40,7 +40,7 @@ func (mw *masterWalkers) scan(ctx context.Context, parent *Scanner, c *redis.Cli
 	return walkedCopy(w.scan(ctx), nil)
 }
 
-func (mw *masterWalkers) walker(parent *Scanner, c *redis.Client, namespaces []Namespace, mask uint64) *walker {
+func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walker {
 	addr := c.Options().Addr
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
@@ -100,7 +100,7 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 			continue
 		}
 		walks[i].mask = p.walk
-		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.s, nodes[i].client, ci.namespaces, p.walk) })
+		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.ix, nodes[i].client, ci.namespaces, p.walk) })
 	}
 	wg.Wait()
 	return walks
@@ -120,7 +120,7 @@ const resyncGap = 3 * feedInterval
 // deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
 // the time left.
 func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []indexServe) {
-	deadline := time.Now().Add(ci.s.opts.Timeout)
+	deadline := time.Now().Add(ci.ix.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

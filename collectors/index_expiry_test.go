@@ -80,7 +80,7 @@ func TestIndexExpiredKeysNotCounted(t *testing.T) {
 		{"corrected by the backstop walk", func(t *testing.T, c *redis.Client) (*Scanner, int64) {
 			last := writeExpiring(t, c, 0, 4*time.Second)
 			s := expiryScanner(t, c)
-			n := s.index
+			n := s.index.node
 			n.syncMu.Lock()
 			for i := range expiringKeys {
 				n.idx.remove(lockkeys.Fence(fmt.Sprintf("jobs:%d", i)))

@@ -21,40 +21,40 @@ type lifecycleFigures struct {
 // changed key of it could be read, and no resync ran since the last report: a resync quicker
 // than the scrape interval still missed what changed during it. Its series exist from the
 // first scrape that finds it following on.
-func (s *Scanner) lifecycleReport(res *Result) *lifecycleReport {
+func (ix *indexer) lifecycleReport(res *Result) *lifecycleReport {
 	var following uint64
-	if !s.resyncedSinceLastReport(res) {
-		for b, pos := range s.indexedPos {
+	if !ix.resyncedSinceLastReport(res) {
+		for b, pos := range ix.indexedPos {
 			r := res.Namespaces[pos]
 			if res.Up && r.Mode == modeIndex && r.Indexed && r.IndexAge == 0 && r.Err == nil {
 				following |= 1 << b
 			}
 		}
 	}
-	s.life.MarkFollowed(following)
-	followed := s.life.Followed()
-	out := &lifecycleReport{buckets: s.life.Buckets()}
-	for b, pos := range s.indexedPos {
+	ix.life.MarkFollowed(following)
+	followed := ix.life.Followed()
+	out := &lifecycleReport{buckets: ix.life.Buckets()}
+	for b, pos := range ix.indexedPos {
 		if followed&(1<<b) == 0 {
 			continue
 		}
 		out.namespaces = append(out.namespaces, lifecycleFigures{
-			name: s.opts.Namespaces[pos].Name, counts: s.life.Counts(b),
-			following: following&(1<<b) != 0, endsByExpiry: s.life.Settings(b).EndsByExpiry,
+			name: ix.opts.Namespaces[pos].Name, counts: ix.life.Counts(b),
+			following: following&(1<<b) != 0, endsByExpiry: ix.life.Settings(b).EndsByExpiry,
 		})
 	}
 	return out
 }
 
 // resyncedSinceLastReport reports whether the index resynced since the last lifecycle report.
-func (s *Scanner) resyncedSinceLastReport(res *Result) bool {
+func (ix *indexer) resyncedSinceLastReport(res *Result) bool {
 	var total int64
 	for _, n := range res.IndexResyncs {
 		total += n
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	resynced := total != s.lifeResyncs
-	s.lifeResyncs = total
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	resynced := total != ix.lifeResyncs
+	ix.lifeResyncs = total
 	return resynced
 }

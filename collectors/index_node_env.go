@@ -29,6 +29,6 @@ type nodeEnv struct {
 }
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
-func (s *Scanner) indexEnv() nodeEnv {
-	return nodeEnv{opts: s.opts, budget: s.budget, replies: s.walk.replies, walker: s.walk, base: s.base, life: s.life}
+func (ix *indexer) indexEnv() nodeEnv {
+	return nodeEnv{opts: ix.opts, budget: ix.budget, replies: ix.walk.replies, walker: ix.walk, base: ix.base, life: ix.life}
 }

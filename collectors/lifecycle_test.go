@@ -144,14 +144,14 @@ func awaitGone(t *testing.T, c *redis.Client, key string) {
 func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e indexEntry, has bool) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		s.index.syncMu.Lock()
-		idx := s.index.idx
+		s.index.node.syncMu.Lock()
+		idx := s.index.node.idx
 		var e indexEntry
 		var has bool
 		if idx != nil {
 			e, has = idx.get(key)
 		}
-		s.index.syncMu.Unlock()
+		s.index.node.syncMu.Unlock()
 		if idx != nil && ok(e, has) {
 			return
 		}

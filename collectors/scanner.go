@@ -5,11 +5,8 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 )
 
 // ErrScannerClosed is the Result error of a Scan called after Close.
@@ -33,28 +30,14 @@ type Scanner struct {
 	base   context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	closed  bool
 	running sync.WaitGroup // the look for uncounted types
 
-	// The index (ModeAuto): nil when every namespace is walked. index serves a single node (or
-	// Sentinel's master), cluster a Redis Cluster, one index per master.
-	index   *indexNode
-	cluster *clusterIndex
-	budget  *keyBudget         // the indexes' key budget, shared by a cluster's masters
-	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
-	// lifeResyncs is the index's resync count at the last lifecycle report (under mu): a resync
-	// since then means the counters missed what changed during it.
-	lifeResyncs int64
-	indexedPos  []int          // Options.Namespaces position of each indexed namespace (bit order)
-	walkWhy     map[int]string // Options.Namespaces position → why it is walked, decided at start
-	walkerMu    sync.Mutex
-	walker      *walker // walks the namespaces the index does not serve, for this scrape
-	walkerSet   uint64  // which of indexedPos walker also walks
-
-	// logged is when each failure line of an indexed scrape was last logged (logMerged).
-	logMu  sync.Mutex
-	logged map[string]time.Time
+	// index serves the namespaces it can from the lock-key index (ModeAuto); nil when every
+	// namespace is walked.
+	index *indexer
+	// walkWhy is why each walked namespace is walked (by Options.Namespaces position), decided
+	// at start.
+	walkWhy map[int]string
 }
 
 // NewScanner validates opts, applies defaults and returns a Scanner reading through client.
@@ -83,7 +66,7 @@ func newScanner(client redis.UniversalClient, opts Options) *Scanner {
 		base:   base,
 		cancel: cancel,
 	}
-	s.startIndex()
+	s.walkWhy, s.index = startIndex(base, client, opts, s.walk)
 	return s
 }
 
@@ -112,8 +95,8 @@ func (s *Scanner) Options() Options { return s.opts }
 // extends the pass in flight instead, so a client with a short timeout cannot cut another's
 // scrape short, and a flood of such clients costs Redis one pass at a time.
 func (s *Scanner) Scan(ctx context.Context) *Result {
-	if idx := s.lockIndex(); idx != nil {
-		return s.scanIndexed(ctx, idx)
+	if s.index != nil {
+		return s.index.scan(ctx)
 	}
 	return walkedCopy(s.walk.scan(ctx), s.walkWhy)
 }
@@ -133,20 +116,12 @@ func walkedCopy(shared *Result, why map[int]string) *Result {
 // Close stops a scan in flight and waits for it. Later Scan calls report ErrScannerClosed.
 // The Redis client is the caller's to close.
 func (s *Scanner) Close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
 	s.cancel()
 	s.walk.close()
 	s.running.Wait()
-	if idx := s.lockIndex(); idx != nil {
-		idx.close()
+	if s.index != nil {
+		s.index.close()
 	}
-	s.walkerMu.Lock()
-	if s.walker != nil {
-		s.walker.close()
-	}
-	s.walkerMu.Unlock()
 }
 
 func closedResult(opts Options) *Result {
