@@ -13,12 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The mode label values of lock_exporter_scan_mode.
-const (
-	modeIndex = "index"
-	modeWalk  = "walk"
-)
-
 // indexer serves the indexed namespaces of a Scanner from the lock-key index, and walks the
 // others (and any the index cannot serve this time) beside it, with a walker of its own.
 type indexer struct {

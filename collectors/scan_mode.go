@@ -40,6 +40,12 @@ func ParseScanMode(s string) (ScanMode, error) {
 // names up to about 60 bytes.
 const DefaultIndexKeyBudget = 500_000
 
+// The mode label values of lock_exporter_scan_mode.
+const (
+	modeIndex = "index"
+	modeWalk  = "walk"
+)
+
 // Reasons a namespace is walked rather than indexed: the reason label of lock_exporter_scan_mode
 // and the words of the start-up log line.
 const (

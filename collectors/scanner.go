@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -101,18 +100,6 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 	return walkedCopy(s.walk.scan(ctx), s.walkWhy)
 }
 
-// walkedCopy labels a copy of a walk's Result, whose final form is shared by every scrape that
-// waited on its pass, as walked, each namespace for the reason in why (by position).
-func walkedCopy(shared *Result, why map[int]string) *Result {
-	res := *shared
-	res.Namespaces = slices.Clone(shared.Namespaces)
-	for i := range res.Namespaces {
-		res.Namespaces[i].Mode = modeWalk
-		res.Namespaces[i].ModeReason = why[i]
-	}
-	return &res
-}
-
 // Close stops a scan in flight and waits for it. Later Scan calls report ErrScannerClosed.
 // The Redis client is the caller's to close.
 func (s *Scanner) Close() {
@@ -122,12 +109,4 @@ func (s *Scanner) Close() {
 	if s.index != nil {
 		s.index.close()
 	}
-}
-
-func closedResult(opts Options) *Result {
-	res := &Result{Err: ErrScannerClosed, IdleTimeAvailable: true}
-	for _, ns := range opts.Namespaces {
-		res.Namespaces = append(res.Namespaces, NamespaceResult{Namespace: ns})
-	}
-	return res
 }

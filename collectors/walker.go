@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,6 +86,27 @@ func (w *walker) scan(ctx context.Context) *Result {
 	case <-wait.C:
 	}
 	return f.snapshot(time.Now())
+}
+
+// walkedCopy labels a copy of a walk's Result, whose final form is shared by every scrape that
+// waited on its pass, as walked, each namespace for the reason in why (by position).
+func walkedCopy(shared *Result, why map[int]string) *Result {
+	res := *shared
+	res.Namespaces = slices.Clone(shared.Namespaces)
+	for i := range res.Namespaces {
+		res.Namespaces[i].Mode = modeWalk
+		res.Namespaces[i].ModeReason = why[i]
+	}
+	return &res
+}
+
+// closedResult is the Result of a scan after its Scanner closed: every namespace unknown.
+func closedResult(opts Options) *Result {
+	res := &Result{Err: ErrScannerClosed, IdleTimeAvailable: true}
+	for _, ns := range opts.Namespaces {
+		res.Namespaces = append(res.Namespaces, NamespaceResult{Namespace: ns})
+	}
+	return res
 }
 
 // close stops a pass in flight and waits for it. Later scans report ErrScannerClosed.
