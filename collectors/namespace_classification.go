@@ -1,8 +1,6 @@
 package collectors
 
 import (
-	"strings"
-
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
@@ -47,25 +45,6 @@ func (c *classifier) classify(key string, dst []int32) []int32 {
 		}
 	}
 	return dst
-}
-
-// literalPrefix is the part of a glob before its first special byte. It stops at a backslash
-// too, so that the prefix never needs escaping when it is handed back to MATCH.
-func literalPrefix(pattern string) string {
-	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
-		return pattern[:i]
-	}
-	return pattern
-}
-
-func commonPrefix(a, b string) string {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return a[:i]
-		}
-	}
-	return a[:n]
 }
 
 // classified is one SCAN reply sorted into namespaces: keys that match no namespace are dropped,
