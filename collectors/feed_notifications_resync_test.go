@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -146,7 +147,7 @@ func TestFeedNotificationsBackstopFindsSilence(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", "KEA"))
 	admin := srv.Client(t)
-	prefixes, _ := trackingPrefixes(patternsOf(indexNamespaces[:4]))
+	prefixes, _ := index.TrackingPrefixes(patternsOf(indexNamespaces[:4]))
 	feedACL(t, admin, prefixes)
 	c := feedUserClient(t, srv)
 	admin.Set(ctx, "jobs:1", "t", time.Minute)

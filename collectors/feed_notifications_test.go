@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -145,7 +146,7 @@ func TestFeedNotificationsTrustedWhereConfigRefused(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", "KEA"))
 	admin := srv.Client(t)
-	prefixes, _ := trackingPrefixes(patternsOf(indexNamespaces[:4]))
+	prefixes, _ := index.TrackingPrefixes(patternsOf(indexNamespaces[:4]))
 	feedACL(t, admin, prefixes)
 	c := feedUserClient(t, srv)
 	admin.Set(ctx, "jobs:1", "t", time.Minute)

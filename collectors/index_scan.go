@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -60,7 +62,7 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	for i, ns := range indexed {
 		patterns[i] = ns.Pattern
 	}
-	prefixes, _ := trackingPrefixes(patterns) // every pattern here has a literal prefix
+	prefixes, _ := index.TrackingPrefixes(patterns) // every pattern here has a literal prefix
 	ix.budget = newKeyBudget(opts.IndexKeyBudget, indexed, opts.Logger)
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
@@ -90,7 +92,7 @@ func (ix *indexer) decideModes() []Namespace {
 			why = reasonWalkConfigured
 		case !indexable:
 			why = reasonIndexUnavailable
-		case literalPrefix(ns.Pattern) == "":
+		case walk.LiteralPrefix(ns.Pattern) == "":
 			why = reasonNoLiteralPrefix
 		case len(indexed) == maxIndexedNamespaces:
 			why = reasonTooManyIndexed

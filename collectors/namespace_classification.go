@@ -23,11 +23,11 @@ func newClassifier(namespaces []Namespace) *classifier {
 	c := &classifier{namespaces: namespaces, stringsOnly: true}
 	prefix := ""
 	for i, ns := range namespaces {
-		lit := literalPrefix(ns.Pattern)
+		lit := walk.LiteralPrefix(ns.Pattern)
 		if i == 0 {
 			prefix = lit
 		} else {
-			prefix = commonPrefix(prefix, lit)
+			prefix = walk.CommonPrefix(prefix, lit)
 		}
 		c.stringsOnly = c.stringsOnly && ns.stringsOnly()
 	}
