@@ -86,10 +86,10 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newPass(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
+	f := newWalkRun(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
 	f.sink = chk
 	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
-	n.walker.scanNode(f, n.client)
+	n.walker.walkNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
 	if !f.final.Up || chk.aborted || ctx.Err() != nil {

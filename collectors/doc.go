@@ -1,6 +1,6 @@
 // Package collectors reads live lock keys from Redis and turns them into Prometheus metrics.
 //
-// A [Scanner] makes one pass over each node's keyspace per scrape: a single SCAN cursor whose
+// A [Scanner] makes one walk over each node's keyspace per scrape: a single SCAN cursor whose
 // keys are sorted into the configured namespaces on the exporter's side, with the semantics of
 // the server's own SCAN MATCH (checked against redis-server by this repository's tests). Only keys some namespace wants are inspected, by
 // pipelined PTTL and OBJECT IDLETIME (and TYPE, unless the server filtered by type). So Redis
@@ -29,10 +29,10 @@
 // docs/lease.md#fencing) are not locks: they are counted apart (lock_fence_keys) and not
 // inspected.
 //
-// Deadlines: a pass stops sending commands at its deadline by itself; the socket gets a second
+// Deadlines: a walk stops sending commands at its deadline by itself; the socket gets a second
 // more, so that a reply in flight is not turned into an i/o timeout that would look like a
-// failing Redis. A pass cut by its deadline reports what it saw (a lower bound) with
-// lock_exporter_scrape_complete 0 and lock_exporter_up 1. Concurrent scrapes share the pass in
+// failing Redis. A walk cut by its deadline reports what it saw (a lower bound) with
+// lock_exporter_scrape_complete 0 and lock_exporter_up 1. Concurrent scrapes share the walk in
 // flight, which runs until the latest of their deadlines.
 //
 // With Options.Mode ModeAuto (lock-exporter's default) a namespace whose pattern has a literal

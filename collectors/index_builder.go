@@ -43,7 +43,7 @@ func (c *serverClock) earliest(t time.Time) int64 {
 	return t.UnixMilli() - 1 + c.least // t's milliseconds are truncated
 }
 
-// indexBuilder receives a walk's keys (a pass with sink set) into a new index. On a rebuild
+// indexBuilder receives a walk's keys (a walk with sink set) into a new index. On a rebuild
 // (a resync) the index served meanwhile is its base: a key the walk reads as the base holds it
 // (membership, type, expiry) is stamped in the base, with its fresher idle time, and only the
 // keys read otherwise go to idx; result merges the two and drops the base's keys the walk did
@@ -106,7 +106,7 @@ func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int
 	defer b.unlock()
 	for k := range replies {
 		if replies[k].err != nil {
-			continue // the pass marks the namespace failed, and the build with it
+			continue // the walk marks the namespace failed, and the build with it
 		}
 		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]])&^b.exclude, &replies[k], st)
 		b.record(bt.keys[k], e, keep)

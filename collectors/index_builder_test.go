@@ -19,7 +19,7 @@ type reading struct {
 	fence bool
 }
 
-// feedBuild gives a builder the readings, one batch each, as a pass would.
+// feedBuild gives a builder the readings, one batch each, as a walk would.
 func feedBuild(b *indexBuilder, rs []reading, at int64) {
 	for _, r := range rs {
 		bt := newBatch(1)

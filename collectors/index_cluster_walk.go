@@ -13,7 +13,7 @@ import (
 // a resharding resyncs the two masters of each moved slot, and walking every master for that
 // would make the exporter cost what the walk costs for as long as the resharding runs. Each
 // walker reads one master for the namespaces that master must walk, kept while that set stays
-// the same (so concurrent scrapes share its pass).
+// the same (so concurrent scrapes share its walk).
 type masterWalkers struct {
 	mu      sync.Mutex
 	walkers map[string]*masterWalker // by master address
@@ -51,7 +51,7 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []N
 		if w.mask == mask {
 			return w.w
 		}
-		w.w.close() // a scrape still reading it gets the pass it shares, or closedResult
+		w.w.close() // a scrape still reading it gets the walk it shares, or closedResult
 	}
 	opts := parent.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil

@@ -19,7 +19,7 @@ import (
 type heldAggregate struct {
 	max time.Duration
 	has bool
-	top *ranking // longest held first
+	top *topK // longest held first
 }
 
 // heldAges computes every namespace's longest hold and top-K by hold age as of now (server ms),
@@ -36,7 +36,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 	}
 	out := make([]heldAggregate, len(namespaces))
 	for i := range out {
-		out[i].top = newRankingBy(k, full, longerHeld)
+		out[i].top = newTopKBy(k, full, longerHeld)
 	}
 	for key, e := range x.keys.All() {
 		since := heldSince(e, fromFeed)

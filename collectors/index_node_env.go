@@ -6,10 +6,10 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 )
 
-// nodeWalker walks one node's keyspace in a pass: the keyspace walk by which an index node
+// nodeWalker walks one node's keyspace in a walk: the keyspace walk by which an index node
 // builds its index and runs its backstop walk.
 type nodeWalker interface {
-	scanNode(f *pass, c nodeClient)
+	walkNode(f *walkRun, c nodeClient)
 }
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,

@@ -20,7 +20,7 @@ import (
 type indexer struct {
 	client redis.UniversalClient
 	opts   Options
-	// walk is the Scanner's walker: the index's builds and backstop walks are its passes.
+	// walk is the Scanner's walker: the index's builds and backstop walks are its walks.
 	walk *walker
 	// base ends with the Scanner: every index goroutine and scan is under it.
 	base context.Context
@@ -209,7 +209,7 @@ func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCo
 
 // logMerged logs an indexed scrape's result as logResult does, once for the scrapes that ran
 // together: a line already logged by a scrape that ended after this one began is not repeated,
-// as concurrent scrapes of a walk share one pass and its one line. (Each indexed scrape is
+// as concurrent scrapes of a walk share one walk and its one line. (Each indexed scrape is
 // served on its own, so a burst of scrapes of a Redis that does not answer logged a line each.)
 func (ix *indexer) logMerged(res *Result, began time.Time) {
 	ix.logMu.Lock()

@@ -194,7 +194,7 @@ type indexAggregate struct {
 	keys, noTTL, fence int64
 	minTTL             time.Duration
 	hasTTL             bool
-	top, noTTLTop      *ranking // candidates by estimated idle time (an upper bound, see idleEstimate)
+	top, noTTLTop      *topK // candidates by estimated idle time (an upper bound, see idleEstimate)
 }
 
 // idleEstimate is the key's idle time now if nothing touched it since it was read: an upper
@@ -211,7 +211,7 @@ func idleEstimate(e *indexEntry, now int64) time.Duration {
 func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAggregate {
 	out := make([]indexAggregate, len(namespaces))
 	for i := range out {
-		out[i].top, out[i].noTTLTop = newRanking(m, true), newRanking(m, true)
+		out[i].top, out[i].noTTLTop = newTopK(m, true), newTopK(m, true)
 	}
 	for key, e := range x.keys.All() {
 		if e.expireAt != 0 && e.expireAt < now { // Redis: expired once now > when

@@ -6,12 +6,12 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// classifier sorts the keys of the one SCAN pass into namespaces on the exporter's side, with the
+// classifier sorts the keys of the one SCAN walk into namespaces on the exporter's side, with the
 // server's own glob semantics (internal/glob), and works out what the server can filter before
 // the keys reach the exporter.
 type classifier struct {
 	namespaces []Namespace
-	// match is the MATCH argument of the pass: lockOrCompanionMatch of the literal prefix every
+	// match is the MATCH argument of the walk: lockOrCompanionMatch of the literal prefix every
 	// pattern starts with, "" (no MATCH) when they share none.
 	match string
 	// stringsOnly is true when every namespace counts string keys only, so SCAN ... TYPE string

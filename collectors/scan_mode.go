@@ -14,7 +14,7 @@ const (
 	// Redis what changed since the last one instead of a walk of the keyspace; any namespace or
 	// server the feed cannot serve is walked on every scrape, as in ModeWalk.
 	ModeAuto ScanMode = "auto"
-	// ModeWalk walks the keyspace (one SCAN pass per node) on every scrape.
+	// ModeWalk walks the keyspace (one SCAN walk per node) on every scrape.
 	ModeWalk ScanMode = "walk"
 )
 

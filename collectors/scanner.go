@@ -12,8 +12,8 @@ import (
 var ErrScannerClosed = errors.New("collectors: scanner closed")
 
 // Scanner scans the configured lock namespaces in Redis. It is safe for concurrent use:
-// concurrent Scan calls share the pass in flight (extending its deadline to the latest of
-// theirs), so N simultaneous scrapes cost Redis one pass, whatever their deadlines.
+// concurrent Scan calls share the walk in flight (extending its deadline to the latest of
+// theirs), so N simultaneous scrapes cost Redis one walk, whatever their deadlines.
 type Scanner struct {
 	client redis.UniversalClient
 	opts   Options
@@ -87,12 +87,12 @@ func (s *Scanner) startUncountedLook() {
 // Options returns the options in effect, defaults applied.
 func (s *Scanner) Options() Options { return s.opts }
 
-// Scan returns what the pass in flight (or a new one) saw by the time it ended or ctx ended,
-// whichever comes first. The pass runs until it finishes or until its deadline: the latest of
+// Scan returns what the walk in flight (or a new one) saw by the time it ended or ctx ended,
+// whichever comes first. The walk runs until it finishes or until its deadline: the latest of
 // the deadlines of the calls sharing it, each the earlier of the call's ctx deadline and
-// Options.Timeout. A call never shares a pass that would stop before its own deadline: it
-// extends the pass in flight instead, so a client with a short timeout cannot cut another's
-// scrape short, and a flood of such clients costs Redis one pass at a time.
+// Options.Timeout. A call never shares a walk that would stop before its own deadline: it
+// extends the walk in flight instead, so a client with a short timeout cannot cut another's
+// scrape short, and a flood of such clients costs Redis one walk at a time.
 func (s *Scanner) Scan(ctx context.Context) *Result {
 	if s.index != nil {
 		return s.index.scan(ctx)

@@ -13,7 +13,7 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// walker reads namespaces by a walk of the keyspace: one pass per node, shared by the scrapes
+// walker reads namespaces by a walk of the keyspace: one walk per node, shared by the scrapes
 // that overlap it. A Scanner has one for its own namespaces and its index's builds; the index
 // keeps more for what it cannot serve in a scrape.
 type walker struct {
@@ -22,22 +22,22 @@ type walker struct {
 	cls      *classifier
 	typeScan *typeSupport
 	replies  *replyClock
-	// quiet: the walker logs none of its passes' results, since its owner logs the scrape's.
+	// quiet: the walker logs none of its walks' results, since its owner logs the scrape's.
 	quiet bool
 
-	// base parents every pass, so that a pass outlives the scrape that started it (later
+	// base parents every walk, so that a walk outlives the scrape that started it (later
 	// scrapes may be waiting on it) while close can still stop it.
 	base   context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	pass    *pass
-	closed  bool
-	running sync.WaitGroup
+	mu       sync.Mutex
+	inFlight *walkRun
+	closed   bool
+	running  sync.WaitGroup
 }
 
 // newWalker returns a walker reading opts.Namespaces through client, with options that hold
-// defaults and are valid; parent ends every pass.
+// defaults and are valid; parent ends every walk.
 func newWalker(parent context.Context, client redis.UniversalClient, opts Options) *walker {
 	base, cancel := context.WithCancel(parent)
 	return &walker{
@@ -51,9 +51,9 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts Option
 	}
 }
 
-// scan returns what the pass in flight (or a new one) saw by the time it ended or ctx ended,
-// whichever comes first: Scanner.Scan says how passes are shared. The Result is shared with the
-// other scrapes of its pass: read it, never change it.
+// scan returns what the walk in flight (or a new one) saw by the time it ended or ctx ended,
+// whichever comes first: Scanner.Scan says how walks are shared. The Result is shared with the
+// other scrapes of its walk: read it, never change it.
 func (w *walker) scan(ctx context.Context) *Result {
 	now := time.Now()
 	deadline := now.Add(w.opts.Timeout)
@@ -66,12 +66,12 @@ func (w *walker) scan(ctx context.Context) *Result {
 		w.mu.Unlock()
 		return closedResult(w.opts)
 	}
-	f := w.pass
-	// A pass past its deadline has stopped sending commands and is only waiting for the last
+	f := w.inFlight
+	// A walk past its deadline has stopped sending commands and is only waiting for the last
 	// replies: start afresh rather than hand its state to a new scrape.
 	if f == nil || !f.extend(deadline) {
-		f = newPass(w.base, w.opts, w.cls, w.replies, now, deadline)
-		w.pass = f
+		f = newWalkRun(w.base, w.opts, w.cls, w.replies, now, deadline)
+		w.inFlight = f
 		w.running.Add(1)
 		go w.run(f)
 	}
@@ -89,7 +89,7 @@ func (w *walker) scan(ctx context.Context) *Result {
 }
 
 // walkedCopy labels a copy of a walk's Result, whose final form is shared by every scrape that
-// waited on its pass, as walked, each namespace for the reason in why (by position).
+// waited on its walk, as walked, each namespace for the reason in why (by position).
 func walkedCopy(shared *Result, why map[int]string) *Result {
 	res := *shared
 	res.Namespaces = slices.Clone(shared.Namespaces)
@@ -109,7 +109,7 @@ func closedResult(opts Options) *Result {
 	return res
 }
 
-// close stops a pass in flight and waits for it. Later scans report ErrScannerClosed.
+// close stops a walk in flight and waits for it. Later scans report ErrScannerClosed.
 func (w *walker) close() {
 	w.mu.Lock()
 	w.closed = true
@@ -118,25 +118,25 @@ func (w *walker) close() {
 	w.running.Wait()
 }
 
-func (w *walker) run(f *pass) {
+func (w *walker) run(f *walkRun) {
 	defer w.running.Done()
 	if cc, ok := w.client.(*redis.ClusterClient); ok {
 		ctx, cancel := f.commandContext(f.ctx)
 		// fn records its own failures, so the only error left is loading the cluster's slot map.
-		err := walk.ForEachMaster(ctx, cc, func(node *redis.Client) { w.scanNode(f, node) })
+		err := walk.ForEachMaster(ctx, cc, func(node *redis.Client) { w.walkNode(f, node) })
 		cancel()
 		if err != nil {
 			f.failNode(err)
 		}
 	} else {
-		w.scanNode(f, w.client)
+		w.walkNode(f, w.client)
 	}
 	f.passEnded(time.Now())
 	w.readHolders(f)
 
 	w.mu.Lock()
-	if w.pass == f {
-		w.pass = nil
+	if w.inFlight == f {
+		w.inFlight = nil
 	}
 	w.mu.Unlock()
 	f.finish(time.Now())

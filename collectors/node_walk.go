@@ -31,10 +31,10 @@ func newBatch(size int) *batch {
 	return &batch{keys: make([]string, 0, size), off: append(make([]int32, 0, size+1), 0), ns: make([]int32, 0, size)}
 }
 
-// scanNode walks one node's keyspace for the pass: a single SCAN cursor whose keys
+// walkNode walks one node's keyspace for the walk: a single SCAN cursor whose keys
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
-func (w *walker) scanNode(f *pass, c nodeClient) {
+func (w *walker) walkNode(f *walkRun, c nodeClient) {
 	n := f.startNode(nodeAddr(c))
 	if size, err := w.dbSize(f, c); err == nil {
 		f.answered(n)
@@ -64,16 +64,16 @@ func (w *walker) scanNode(f *pass, c nodeClient) {
 	}
 }
 
-func (w *walker) dbSize(f *pass, c nodeClient) (int64, error) {
+func (w *walker) dbSize(f *walkRun, c nodeClient) (int64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	return c.DBSize(ctx).Result()
 }
 
 // walk hands the keys of the node's SCAN loop, once admitted, to the workers in batches of at
-// most BatchSize. It reports whether the pass reached the end of the keyspace (or every
+// most BatchSize. It reports whether the walk reached the end of the keyspace (or every
 // namespace's cap) without a node failure.
-func (w *walker) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
+func (w *walker) walk(f *walkRun, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
 	size := f.opts.BatchSize
 	var reply classified
 	b := newBatch(size)
@@ -114,7 +114,7 @@ func (w *walker) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan<
 			return send()
 		}
 	}
-	return false // the pass was cut: fetch stopped at the deadline
+	return false // the walk was cut: fetch stopped at the deadline
 }
 
 // scanReply is one SCAN reply of the node, or the error that ended the loop.
@@ -128,7 +128,7 @@ type scanReply struct {
 // admitting its keys is off the critical path of the cursor chain: Redis can run the next SCAN
 // while the exporter sorts the last one. It closes out when the loop ends, at the deadline, or
 // when walk closes stop.
-func (w *walker) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
+func (w *walker) fetch(f *walkRun, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
 	defer close(out)
 	var cursor uint64
 	for f.ctx.Err() == nil {
@@ -167,7 +167,7 @@ func (w *walker) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- s
 	}
 }
 
-func (w *walker) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
+func (w *walker) scanOnce(f *walkRun, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	count := int64(f.opts.BatchSize)
@@ -177,9 +177,9 @@ func (w *walker) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]s
 	return c.Scan(ctx, cursor, f.cls.match, count).Result()
 }
 
-// inspectBatch inspects one batch and folds it into the pass. An error on a key marks the
+// inspectBatch inspects one batch and folds it into the walk. An error on a key marks the
 // namespaces that key belongs to, and no other.
-func (w *walker) inspectBatch(f *pass, n *node, in *inspector, b *batch, withType bool) {
+func (w *walker) inspectBatch(f *walkRun, n *node, in *inspector, b *batch, withType bool) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	var at int64
