@@ -1,7 +1,6 @@
 package collectors
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -9,15 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 )
-
-// nodeClient is what a scan needs from a connection to one Redis node (or one logical node,
-// such as a Sentinel-managed master).
-type nodeClient interface {
-	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
-	ScanType(ctx context.Context, cursor uint64, match string, count int64, keyType string) *redis.ScanCmd
-	DBSize(ctx context.Context) *redis.IntCmd
-	Pipeline() redis.Pipeliner
-}
 
 // batch is up to BatchSize keys to inspect, each with the namespaces it was admitted to, in the
 // same layout as classified.
@@ -215,11 +205,4 @@ func isConnectionError(err error) bool {
 	}
 	var rerr redis.Error
 	return !errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
-}
-
-func nodeAddr(c nodeClient) string {
-	if o, ok := c.(interface{ Options() *redis.Options }); ok {
-		return o.Options().Addr
-	}
-	return ""
 }
