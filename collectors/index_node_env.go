@@ -4,12 +4,13 @@ import (
 	"context"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // nodeWalker walks one node's keyspace in a walk: the keyspace walk by which an index node
 // builds its index and runs its backstop walk.
 type nodeWalker interface {
-	walkNode(f *walkRun, c nodeClient)
+	walkNode(f *walkRun, c walk.NodeClient)
 }
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,

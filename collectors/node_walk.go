@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,13 +25,13 @@ func newBatch(size int) *batch {
 // walkNode walks one node's keyspace for the walk: a single SCAN cursor whose keys
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
-func (w *walker) walkNode(f *walkRun, c nodeClient) {
-	n := f.startNode(nodeAddr(c))
+func (w *walker) walkNode(f *walkRun, c walk.NodeClient) {
+	n := f.startNode(walk.NodeAddr(c))
 	if size, err := w.dbSize(f, c); err == nil {
 		f.answered(n)
 		f.addKeyspace(size)
 	}
-	typed := f.cls.stringsOnly && w.typeScan.usable(c)
+	typed := f.cls.stringsOnly && w.typeScan.Usable(c)
 	batches := make(chan *batch, inspectWorkers)
 	var noIdle atomic.Bool // per node: the maxmemory-policy is a per-server setting
 	var wg sync.WaitGroup
@@ -54,7 +55,7 @@ func (w *walker) walkNode(f *walkRun, c nodeClient) {
 	}
 }
 
-func (w *walker) dbSize(f *walkRun, c nodeClient) (int64, error) {
+func (w *walker) dbSize(f *walkRun, c walk.NodeClient) (int64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	return c.DBSize(ctx).Result()
@@ -63,7 +64,7 @@ func (w *walker) dbSize(f *walkRun, c nodeClient) (int64, error) {
 // walk hands the keys of the node's SCAN loop, once admitted, to the workers in batches of at
 // most BatchSize. It reports whether the walk reached the end of the keyspace (or every
 // namespace's cap) without a node failure.
-func (w *walker) walk(f *walkRun, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
+func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batches chan<- *batch) bool {
 	size := f.opts.BatchSize
 	var reply classified
 	b := newBatch(size)
@@ -118,19 +119,19 @@ type scanReply struct {
 // admitting its keys is off the critical path of the cursor chain: Redis can run the next SCAN
 // while the exporter sorts the last one. It closes out when the loop ends, at the deadline, or
 // when walk closes stop.
-func (w *walker) fetch(f *walkRun, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
+func (w *walker) fetch(f *walkRun, c walk.NodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
 	defer close(out)
 	var cursor uint64
 	for f.ctx.Err() == nil {
 		keys, next, err := w.scanOnce(f, c, cursor, *typed)
-		if err != nil && *typed && w.typeScan.refused(c, err) {
+		if err != nil && *typed && w.typeScan.Refused(c, err) {
 			*typed = false // this node has no SCAN ... TYPE: filter by TYPE per key instead
 			continue
 		}
 		r := scanReply{keys: keys, last: next == 0, err: err}
 		if err == nil {
 			if *typed {
-				w.typeScan.confirm(c)
+				w.typeScan.Confirm(c)
 			}
 			f.scanned(n, len(keys))
 		}
@@ -157,7 +158,7 @@ func (w *walker) fetch(f *walkRun, c nodeClient, n *node, typed *bool, out chan<
 	}
 }
 
-func (w *walker) scanOnce(f *walkRun, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
+func (w *walker) scanOnce(f *walkRun, c walk.NodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	count := int64(f.opts.BatchSize)

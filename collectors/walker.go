@@ -20,7 +20,7 @@ type walker struct {
 	client   redis.UniversalClient
 	opts     Options
 	cls      *classifier
-	typeScan *typeSupport
+	typeScan *walk.TypeSupport
 	replies  *replyClock
 	// quiet: the walker logs none of its walks' results, since its owner logs the scrape's.
 	quiet bool
@@ -44,7 +44,7 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts Option
 		client:   client,
 		opts:     opts,
 		cls:      newClassifier(opts.Namespaces),
-		typeScan: newTypeSupport(),
+		typeScan: walk.NewTypeSupport(),
 		replies:  newReplyClock(),
 		base:     base,
 		cancel:   cancel,
