@@ -23,7 +23,7 @@ type nodeWalker interface {
 type nodeEnv struct {
 	opts    Options
 	budget  *keyBudget
-	replies *replyClock
+	replies *walk.ReplyClock
 	walker  nodeWalker
 	base    context.Context
 	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters

@@ -81,7 +81,7 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 	}
 	received := time.Now()
 	n.clock.set(tm.Val().UnixMilli(), sent, received)
-	n.replies.mark(n.client.Options().Addr, received)
+	n.replies.Mark(n.client.Options().Addr, received)
 	id = serverIdentity{
 		runID: infoField(server.Val(), "run_id"),
 		role:  infoField(repl.Val(), "role"),

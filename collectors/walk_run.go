@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // ErrNoAnswer explains Up false when no command failed but some node never answered before the
@@ -34,7 +36,7 @@ const commandGrace = time.Second
 type walkRun struct {
 	opts    Options
 	cls     *classifier
-	replies *replyClock
+	replies *walk.ReplyClock
 	start   time.Time
 	done    chan struct{}
 	final   *Result // set before done is closed
@@ -84,7 +86,7 @@ type node struct {
 	reached bool
 }
 
-func newWalkRun(base context.Context, opts Options, cls *classifier, replies *replyClock, start, deadline time.Time) *walkRun {
+func newWalkRun(base context.Context, opts Options, cls *classifier, replies *walk.ReplyClock, start, deadline time.Time) *walkRun {
 	f := &walkRun{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
@@ -163,7 +165,7 @@ func (f *walkRun) startNode(addr string) *node {
 
 // answered records that n answered a command.
 func (f *walkRun) answered(n *node) {
-	f.replies.mark(n.addr, time.Now())
+	f.replies.Mark(n.addr, time.Now())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n.reached = true
@@ -184,7 +186,7 @@ func (f *walkRun) allReached() bool {
 		return false
 	}
 	for _, n := range f.nodes {
-		if !n.reached && !f.replies.since(n.addr, f.start) {
+		if !n.reached && !f.replies.Since(n.addr, f.start) {
 			return false
 		}
 	}

@@ -21,7 +21,7 @@ type walker struct {
 	opts     Options
 	cls      *classifier
 	typeScan *walk.TypeSupport
-	replies  *replyClock
+	replies  *walk.ReplyClock
 	// quiet: the walker logs none of its walks' results, since its owner logs the scrape's.
 	quiet bool
 
@@ -45,7 +45,7 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts Option
 		opts:     opts,
 		cls:      newClassifier(opts.Namespaces),
 		typeScan: walk.NewTypeSupport(),
-		replies:  newReplyClock(),
+		replies:  walk.NewReplyClock(),
 		base:     base,
 		cancel:   cancel,
 	}
