@@ -45,19 +45,29 @@ func parseCommandStats(info string) commandStats {
 	return stats
 }
 
-// datasetChange returns the resync reason for what ran between the readings prev and now, or
-// "": a SWAPDB, a flush of any database, or a CONFIG RESETSTAT, behind which either could hide
-// (SWAPDB then RESETSTAT in one MULTI leaves no SWAPDB count).
-func (prev commandStats) datasetChange(now commandStats) string {
+// dataChange is what replaced a database's data between two readings of the command counts.
+type dataChange uint8
+
+const (
+	noDataChange dataChange = iota
+	dataSwapped             // a SWAPDB ran
+	dataFlushed             // a FLUSHDB or FLUSHALL ran, of any database
+	countsReset             // CONFIG RESETSTAT zeroed the counts, behind which either could hide
+)
+
+// datasetChange returns what ran between the readings prev and now: a SWAPDB, a flush of any
+// database, or a CONFIG RESETSTAT, behind which either could hide (SWAPDB then RESETSTAT in one
+// MULTI leaves no SWAPDB count).
+func (prev commandStats) datasetChange(now commandStats) dataChange {
 	switch {
 	case now.ranSince(prev, "swapdb"):
-		return resyncSwapDB
+		return dataSwapped
 	case now.ranSince(prev, "flushdb"), now.ranSince(prev, "flushall"):
-		return resyncFlush
+		return dataFlushed
 	case now.resetSince(prev):
-		return resyncStatsReset
+		return countsReset
 	}
-	return ""
+	return noDataChange
 }
 
 // ranSince reports whether command has more calls than it had in prev.

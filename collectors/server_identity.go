@@ -37,7 +37,21 @@ func (id serverIdentity) changed(now serverIdentity) string {
 	case id.slots != now.slots:
 		return resyncSlotsMoved
 	}
-	return id.commands.datasetChange(now.commands)
+	return dataChangeResync(id.commands.datasetChange(now.commands))
+}
+
+// dataChangeResync is the resync reason of a change of the data seen in the command counts, or
+// "" for none.
+func dataChangeResync(c dataChange) string {
+	switch c {
+	case dataSwapped:
+		return resyncSwapDB
+	case dataFlushed:
+		return resyncFlush
+	case countsReset:
+		return resyncStatsReset
+	}
+	return ""
 }
 
 // checkIdentity returns the resync reason for a change from the identity the index follows to
