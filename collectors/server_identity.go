@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,8 +17,8 @@ import (
 type serverIdentity struct {
 	runID    string
 	role     string
-	commands commandStats // what ran: SWAPDB and flushes, which some feeds do not report
-	major    int          // redis_version's major number
+	commands index.CommandStats // what ran: SWAPDB and flushes, which some feeds do not report
+	major    int                // redis_version's major number
 	// slots is, on a cluster master, the slots it serves by its own CLUSTER SLOTS reply: a
 	// slot that moves in or out changes the keys it holds by MIGRATE. CLUSTER SLOTS rather than
 	// the node's CLUSTER NODES line, because the walk's ACL already grants it; the node is found
@@ -37,18 +38,18 @@ func (id serverIdentity) changed(now serverIdentity) string {
 	case id.slots != now.slots:
 		return resyncSlotsMoved
 	}
-	return dataChangeResync(id.commands.datasetChange(now.commands))
+	return dataChangeResync(id.commands.DatasetChange(now.commands))
 }
 
 // dataChangeResync is the resync reason of a change of the data seen in the command counts, or
 // "" for none.
-func dataChangeResync(c dataChange) string {
+func dataChangeResync(c index.DataChange) string {
 	switch c {
-	case dataSwapped:
+	case index.DataSwapped:
 		return resyncSwapDB
-	case dataFlushed:
+	case index.DataFlushed:
 		return resyncFlush
-	case countsReset:
+	case index.CountsReset:
 		return resyncStatsReset
 	}
 	return ""
@@ -61,7 +62,7 @@ func dataChangeResync(c dataChange) string {
 // syncMu is held.
 func (n *indexNode) checkIdentity(ident serverIdentity) string {
 	reason := n.ident.changed(ident)
-	if reason == "" && ident.commands.ranSince(n.ident.commands, "config|set") && n.followsNotifications() {
+	if reason == "" && ident.commands.RanSince(n.ident.commands, "config|set") && n.followsNotifications() {
 		// A CONFIG SET may have switched notifications off and on again between two readings
 		// of the setting: what was published meanwhile is lost.
 		reason = resyncNotificationsOff
@@ -101,7 +102,7 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 		role:  infoField(repl.Val(), "role"),
 	}
 	id.major, _ = strconv.Atoi(strings.SplitN(infoField(server.Val(), "redis_version"), ".", 2)[0])
-	id.commands = parseCommandStats(stats.Val())
+	id.commands = index.ParseCommandStats(stats.Val())
 	if slots != nil {
 		id.slots = slotMap(slots.Val(), n.client.Options().Addr)
 	}
