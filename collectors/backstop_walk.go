@@ -3,6 +3,8 @@ package collectors
 import (
 	"context"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // DefaultBackstopKeysPerSecond paces the backstop walk: the keys per second its SCAN visits. At
@@ -113,9 +115,9 @@ func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute b
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
-	before := map[string]indexEntry{}
+	before := map[string]index.Entry{}
 	for k, e := range idx.keys.All() {
-		if e.epoch != idx.epoch {
+		if e.Epoch != idx.epoch {
 			unseen = append(unseen, k)
 			before[k] = *e
 		}
@@ -211,14 +213,14 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 			c.idx.remove(key)
 		case keep && (!had || differs(old, want, c.absolute)):
 			c.fixed++
-			want.epoch = c.idx.epoch
+			want.Epoch = c.idx.epoch
 			if had {
-				want.keepHold(old)
+				want.KeepHold(old)
 			}
 			c.idx.set(key, want)
 			c.n.keepWithinBudget(c.idx)
 		case keep:
-			old.epoch = c.idx.epoch
+			old.Epoch = c.idx.epoch
 			c.idx.set(key, old)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -48,10 +49,10 @@ func TestIndexBackstopCorrectsDrift(t *testing.T) {
 	n := s.index.node
 
 	n.syncMu.Lock()
-	n.idx.remove("jobs:7")                                  // missed: a new key
-	n.idx.set("jobs:ghost", indexEntry{ns: 1, expireAt: 0}) // missed: a deletion
+	n.idx.remove("jobs:7")                                     // missed: a new key
+	n.idx.set("jobs:ghost", index.Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
 	e, _ := n.idx.get("jobs:8")
-	e.expireAt += 5000 // missed: a renewal
+	e.ExpireAt += 5000 // missed: a renewal
 	n.idx.set("jobs:8", e)
 	n.idx.remove(lockkeys.Fence("jobs:1")) // missed: a fence key
 	n.syncMu.Unlock()

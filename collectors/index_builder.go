@@ -3,6 +3,8 @@ package collectors
 import (
 	"sync"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // serverClock converts the exporter's clock to the server's, from the offset measured at the
@@ -130,7 +132,7 @@ func (b *indexBuilder) unlock() {
 
 // record notes one reading of key: e, or gone when keep is false. SCAN may return a key twice,
 // so a later reading undoes an earlier one.
-func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
+func (b *indexBuilder) record(key string, e index.Entry, keep bool) {
 	if b.base == nil {
 		if keep {
 			b.idx.set(key, e)
@@ -139,15 +141,15 @@ func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
 		}
 		return
 	}
-	e.epoch = b.epoch
+	e.Epoch = b.epoch
 	old, had := b.base.get(key)
 	switch {
 	case keep && had && !differs(old, e, b.absolute):
-		if old.epoch != b.epoch {
-			b.stamp(e.ns, 1)
+		if old.Epoch != b.epoch {
+			b.stamp(e.Mask, 1)
 		}
 		if !b.forgetHolds {
-			e.keepHold(old)
+			e.KeepHold(old)
 		}
 		b.base.set(key, e)
 		b.idx.remove(key)
@@ -162,10 +164,10 @@ func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
 
 // unstamp takes back the stamp of a base entry (old, had) that a later reading of key undid, or
 // that an exclusion left in no namespace (the counts of excluded namespaces are already 0).
-func (b *indexBuilder) unstamp(key string, old indexEntry, had bool) {
-	if had && old.epoch == b.epoch {
-		b.stamp(old.ns&^b.exclude, -1)
-		old.epoch--
+func (b *indexBuilder) unstamp(key string, old index.Entry, had bool) {
+	if had && old.Epoch == b.epoch {
+		b.stamp(old.Mask&^b.exclude, -1)
+		old.Epoch--
 		b.base.set(key, old)
 	}
 }
@@ -205,7 +207,7 @@ func (b *indexBuilder) excludeNamespace(x int) {
 		return
 	}
 	for k, e := range b.base.keys.All() {
-		if e.epoch == b.epoch && e.ns&(1<<x) != 0 && e.ns&^b.exclude == 0 {
+		if e.Epoch == b.epoch && e.Mask&(1<<x) != 0 && e.Mask&^b.exclude == 0 {
 			b.unstamp(k, *e, true)
 		}
 	}
@@ -220,7 +222,7 @@ func (b *indexBuilder) result() *keyIndex {
 	if b.base != nil {
 		x = b.base
 		for k, e := range x.keys.All() {
-			if e.epoch != b.epoch {
+			if e.Epoch != b.epoch {
 				x.remove(k)
 			}
 		}

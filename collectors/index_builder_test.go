@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // reading is one key as a build's walk reads it.
@@ -37,11 +39,11 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 }
 
 // snapshot is an index's keys and what aggregation reads of them (not the epoch).
-func snapshot(x *keyIndex) map[string]indexEntry {
-	out := map[string]indexEntry{}
+func snapshot(x *keyIndex) map[string]index.Entry {
+	out := map[string]index.Entry{}
 	for k, e := range x.keys.All() {
 		c := *e
-		c.epoch = 0
+		c.Epoch = 0
 		out[k] = c
 	}
 	return out
@@ -84,7 +86,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 		during := snapshot(base)
 		for k, e := range served {
 			d := during[k]
-			d.touched = e.touched
+			d.Touched = e.Touched
 			if d != e {
 				t.Fatalf("round %d: the served index changed %q during the rebuild: %+v, was %+v", round, k, during[k], e)
 			}
@@ -118,7 +120,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 func countsDiffer(x *keyIndex) string {
 	var want [maxIndexedNamespaces]int
 	for _, e := range x.keys.All() {
-		for m := e.ns; m != 0; m &= m - 1 {
+		for m := e.Mask; m != 0; m &= m - 1 {
 			want[trailingZeros(m)]++
 		}
 	}

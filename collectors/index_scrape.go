@@ -432,7 +432,7 @@ func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map
 		}
 		out[keys[i]] = v
 		if e, ok := n.idx.get(keys[i]); ok {
-			e.touched = now - v.Milliseconds()
+			e.Touched = now - v.Milliseconds()
 			n.idx.set(keys[i], e)
 		}
 	}

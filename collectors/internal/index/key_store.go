@@ -9,9 +9,9 @@ import (
 	"unsafe"
 )
 
-// KeyStore maps key names to entries of type E (the index's entries) in a few large allocations
-// instead of one map slot, string header and string allocation per key (a map[string]E with a
-// 32-byte E costs about 134 bytes of heap per key at 1M keys; this costs about 53 plus the name
+// KeyStore maps key names to the index's entries in a few large allocations instead of one map
+// slot, string header and string allocation per key (a map[string]Entry with a 32-byte entry
+// costs about 134 bytes of heap per key at 1M keys; this costs about 53 plus the name
 // and its length byte, 70 with 16-byte names: docs/exporter.md, "Cost"):
 //
 //   - names: every key's name, uvarint length first, appended to one byte arena. An entry
@@ -35,10 +35,10 @@ import (
 // Like a Go map, it keeps its chunks and table at their largest until it is emptied (removed
 // slots and table room are reused). The zero KeyStore is empty and ready to use. It is not safe
 // for concurrent use.
-type KeyStore[E any] struct {
+type KeyStore struct {
 	arena   []byte
 	garbage int // arena bytes no live key uses
-	chunks  []*slotChunk[E]
+	chunks  []*slotChunk
 	slots   int // slots handed out, live or free
 	free    []uint32
 	table   []uint32
@@ -52,16 +52,16 @@ type KeyStore[E any] struct {
 const chunkBits = 11
 
 // slotChunk holds slots i<<chunkBits to (i+1)<<chunkBits-1.
-type slotChunk[E any] struct {
-	entries [1 << chunkBits]E
+type slotChunk struct {
+	entries [1 << chunkBits]Entry
 	names   [1 << chunkBits]uint32 // arena offset of the slot's name; deadName for a free slot
 }
 
-func (s *KeyStore[E]) entry(slot uint32) *E {
+func (s *KeyStore) entry(slot uint32) *Entry {
 	return &s.chunks[slot>>chunkBits].entries[slot&(1<<chunkBits-1)]
 }
 
-func (s *KeyStore[E]) name(slot uint32) *uint32 {
+func (s *KeyStore) name(slot uint32) *uint32 {
 	return &s.chunks[slot>>chunkBits].names[slot&(1<<chunkBits-1)]
 }
 
@@ -77,10 +77,10 @@ const minCompact = 64 << 10
 // tableSize is the table length for n keys: a load of 0.5, at least 8 slots.
 func tableSize(n int) int { return max(8, 2*n) }
 
-func (s *KeyStore[E]) Len() int { return s.live }
+func (s *KeyStore) Len() int { return s.live }
 
 // key returns slot i's name, a string viewing the arena (no copy: see KeyStore).
-func (s *KeyStore[E]) key(i uint32) string {
+func (s *KeyStore) key(i uint32) string {
 	off := *s.name(i)
 	n, w := binary.Uvarint(s.arena[off:])
 	b := s.arena[int(off)+w : int(off)+w+int(n)]
@@ -89,14 +89,14 @@ func (s *KeyStore[E]) key(i uint32) string {
 
 // home is key's first table slot: a multiply-shift of the hash onto the table's length, so the
 // table needs no power-of-two size.
-func (s *KeyStore[E]) home(key string) int {
+func (s *KeyStore) home(key string) int {
 	h := maphash.String(s.seed, key)
 	return int((h >> 32) * uint64(len(s.table)) >> 32)
 }
 
 // find returns key's table position and slot, or ok false and the empty position that ends its
 // probe.
-func (s *KeyStore[E]) find(key string) (pos int, slot uint32, ok bool) {
+func (s *KeyStore) find(key string) (pos int, slot uint32, ok bool) {
 	if len(s.table) == 0 {
 		return 0, 0, false
 	}
@@ -111,24 +111,23 @@ func (s *KeyStore[E]) find(key string) (pos int, slot uint32, ok bool) {
 	}
 }
 
-func (s *KeyStore[E]) next(pos int) int {
+func (s *KeyStore) next(pos int) int {
 	if pos++; pos == len(s.table) {
 		return 0
 	}
 	return pos
 }
 
-func (s *KeyStore[E]) Get(key string) (E, bool) {
+func (s *KeyStore) Get(key string) (Entry, bool) {
 	_, slot, ok := s.find(key)
 	if !ok {
-		var none E
-		return none, false
+		return Entry{}, false
 	}
 	return *s.entry(slot), true
 }
 
 // set adds key or replaces its entry, and returns the entry it replaced, if any.
-func (s *KeyStore[E]) Set(key string, e E) (old E, had bool) {
+func (s *KeyStore) Set(key string, e Entry) (old Entry, had bool) {
 	pos, slot, ok := s.find(key)
 	if ok {
 		old, *s.entry(slot) = *s.entry(slot), e
@@ -144,7 +143,7 @@ func (s *KeyStore[E]) Set(key string, e E) (old E, had bool) {
 		s.free = s.free[:n-1]
 	} else {
 		if s.slots == len(s.chunks)<<chunkBits {
-			s.chunks = append(s.chunks, new(slotChunk[E]))
+			s.chunks = append(s.chunks, new(slotChunk))
 		}
 		slot = uint32(s.slots)
 		s.slots++
@@ -152,27 +151,24 @@ func (s *KeyStore[E]) Set(key string, e E) (old E, had bool) {
 	*s.entry(slot), *s.name(slot) = e, off
 	s.table[pos] = slot + 1
 	s.live++
-	var none E
-	return none, false
+	return Entry{}, false
 }
 
 // remove deletes key and reports whether it was there.
-func (s *KeyStore[E]) Remove(key string) bool {
+func (s *KeyStore) Remove(key string) bool {
 	_, had := s.Take(key)
 	return had
 }
 
 // take deletes key and returns its entry, if it was there.
-func (s *KeyStore[E]) Take(key string) (old E, had bool) {
+func (s *KeyStore) Take(key string) (old Entry, had bool) {
 	pos, slot, ok := s.find(key)
 	if !ok {
-		var none E
-		return none, false
+		return Entry{}, false
 	}
 	old = *s.entry(slot)
 	s.garbage += s.nameLen(slot)
-	var none E
-	*s.name(slot), *s.entry(slot) = deadName, none
+	*s.name(slot), *s.entry(slot) = deadName, Entry{}
 	s.free = append(s.free, slot)
 	s.live--
 	// Backward shift: move each later member of the probe run whose home is not between the
@@ -188,7 +184,7 @@ func (s *KeyStore[E]) Take(key string) (old E, had bool) {
 	}
 	s.table[hole] = 0
 	if s.live == 0 {
-		*s = KeyStore[E]{seed: s.seed, table: s.table[:len(s.table):len(s.table)]}
+		*s = KeyStore{seed: s.seed, table: s.table[:len(s.table):len(s.table)]}
 		clear(s.table)
 	} else if s.garbage >= minCompact && s.garbage > len(s.arena)-s.garbage {
 		s.compact()
@@ -205,13 +201,13 @@ func between(hole, h, i int) bool {
 	return hole < h || h <= i
 }
 
-func (s *KeyStore[E]) nameLen(slot uint32) int {
+func (s *KeyStore) nameLen(slot uint32) int {
 	n, w := binary.Uvarint(s.arena[*s.name(slot):])
 	return w + int(n)
 }
 
 // appendName writes key at the arena's end, compacting first when that would pass maxArena.
-func (s *KeyStore[E]) appendName(key string) uint32 {
+func (s *KeyStore) appendName(key string) uint32 {
 	need := binary.MaxVarintLen64 + len(key)
 	if len(s.arena)+need > maxArena && s.garbage > 0 {
 		s.compact()
@@ -228,7 +224,7 @@ func (s *KeyStore[E]) appendName(key string) uint32 {
 
 // compact copies the live names into a new arena. The old one is left as it is: strings that
 // view it (a caller's key) stay valid until dropped.
-func (s *KeyStore[E]) compact() {
+func (s *KeyStore) compact() {
 	arena := make([]byte, 0, len(s.arena)-s.garbage)
 	for i := range uint32(s.slots) {
 		off := *s.name(i)
@@ -243,7 +239,7 @@ func (s *KeyStore[E]) compact() {
 }
 
 // rehash rebuilds the table with size slots.
-func (s *KeyStore[E]) rehash(size int) {
+func (s *KeyStore) rehash(size int) {
 	if s.seed == (maphash.Seed{}) {
 		s.seed = maphash.MakeSeed()
 	}
@@ -263,8 +259,8 @@ func (s *KeyStore[E]) rehash(size int) {
 // all yields every key and a pointer to its entry, which the caller may change in place until
 // it removes the key. Keys removed during the loop are not yielded after; keys added may or may
 // not be, as with a map. A key string stays valid after the loop (see KeyStore).
-func (s *KeyStore[E]) All() iter.Seq2[string, *E] {
-	return func(yield func(string, *E) bool) {
+func (s *KeyStore) All() iter.Seq2[string, *Entry] {
+	return func(yield func(string, *Entry) bool) {
 		for i := uint32(0); int(i) < s.slots; i++ { // a removal may empty the store
 			if *s.name(i) == deadName {
 				continue

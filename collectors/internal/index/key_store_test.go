@@ -13,13 +13,6 @@ import (
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
-// storeEntry is the entry the key store tests keep: the op's mark, and a value derived from the
-// key so that an entry read back under the wrong key shows.
-type storeEntry struct {
-	ns       uint64
-	expireAt int64
-}
-
 // storeOp is one step of a KeyStore test: set key to an entry (ns as the mark) or remove it.
 type storeOp struct {
 	remove bool
@@ -46,7 +39,7 @@ func TestKeyStoreOperations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var s KeyStore[storeEntry]
+			var s KeyStore
 			model := map[string]uint64{}
 			for _, op := range c.ops {
 				applyStoreOp(t, &s, model, op)
@@ -63,7 +56,7 @@ func TestKeyStoreOperations(t *testing.T) {
 // rewritten) and every key left still reads back; a key string taken before the compaction
 // keeps its value.
 func TestKeyStoreCompaction(t *testing.T) {
-	var s KeyStore[storeEntry]
+	var s KeyStore
 	model := map[string]uint64{}
 	const n = 20_000
 	for i := range n {
@@ -99,7 +92,7 @@ func TestKeyStoreAgainstMap(t *testing.T) {
 	for _, keys := range []int{8, 300, 5000} {
 		t.Run(fmt.Sprint(keys), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(keys), 7))
-			var s KeyStore[storeEntry]
+			var s KeyStore
 			model := map[string]uint64{}
 			for phase := range 20 {
 				for range 2000 {
@@ -124,7 +117,7 @@ func FuzzKeyStore(f *testing.F) {
 	f.Add([]byte("\x01a\x02b\x81a\x03c\x82b"))
 	f.Add([]byte(strings.Repeat("\x05k\x85k", 50)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s KeyStore[storeEntry]
+		var s KeyStore
 		model := map[string]uint64{}
 		for len(data) >= 2 {
 			op, n := data[0], int(data[1]%8)
@@ -138,7 +131,7 @@ func FuzzKeyStore(f *testing.F) {
 	})
 }
 
-func applyStoreOp(t *testing.T, s *KeyStore[storeEntry], model map[string]uint64, op storeOp) {
+func applyStoreOp(t *testing.T, s *KeyStore, model map[string]uint64, op storeOp) {
 	t.Helper()
 	if op.remove {
 		_, had := model[op.key]
@@ -149,19 +142,19 @@ func applyStoreOp(t *testing.T, s *KeyStore[storeEntry], model map[string]uint64
 		return
 	}
 	model[op.key] = op.ns
-	s.Set(op.key, storeEntry{ns: op.ns, expireAt: int64(len(op.key))})
+	s.Set(op.key, Entry{Mask: op.ns, ExpireAt: int64(len(op.key))})
 }
 
 // checkStore compares every view of the store with the model: len, get of each key and of an
 // absent one, and the keys all yields.
-func checkStore(t *testing.T, s *KeyStore[storeEntry], model map[string]uint64) {
+func checkStore(t *testing.T, s *KeyStore, model map[string]uint64) {
 	t.Helper()
 	if s.Len() != len(model) {
 		t.Fatalf("len %d, want %d", s.Len(), len(model))
 	}
 	for k, ns := range model {
 		e, ok := s.Get(k)
-		if !ok || e.ns != ns || e.expireAt != int64(len(k)) {
+		if !ok || e.Mask != ns || e.ExpireAt != int64(len(k)) {
 			t.Fatalf("get(%q) = %+v %v, want ns %d", k, e, ok, ns)
 		}
 	}
@@ -170,8 +163,8 @@ func checkStore(t *testing.T, s *KeyStore[storeEntry], model map[string]uint64) 
 	}
 	var seen []string
 	for k, e := range s.All() {
-		if model[k] != e.ns {
-			t.Fatalf("all yields %q with ns %d, want %d", k, e.ns, model[k])
+		if model[k] != e.Mask {
+			t.Fatalf("all yields %q with ns %d, want %d", k, e.Mask, model[k])
 		}
 		seen = append(seen, strings.Clone(k))
 	}
@@ -187,9 +180,9 @@ func checkStore(t *testing.T, s *KeyStore[storeEntry], model map[string]uint64) 
 // strings viewing the arena (its heap read after a collection). Bytes per key of each.
 func BenchmarkKeyStoreTableHeap(b *testing.B) {
 	const n = 1_000_000
-	var s KeyStore[storeEntry]
+	var s KeyStore
 	for i := range n {
-		s.Set("locks:job:"+strconv.Itoa(100_000+i), storeEntry{})
+		s.Set("locks:job:"+strconv.Itoa(100_000+i), Entry{})
 	}
 	b.Run("open-addressing", func(b *testing.B) {
 		for b.Loop() {
