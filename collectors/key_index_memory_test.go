@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
@@ -47,4 +48,27 @@ func fillIndex(n int, st readStamp) *keyIndex {
 		x.apply("locks:job:"+strconv.Itoa(100_000+i), 1, &r, st)
 	}
 	return x
+}
+
+// BenchmarkKeyIndexSetGet sets 200k keys in an index, reads each back and removes half: the
+// key store's map operations, as the builds and re-reads use them.
+func BenchmarkKeyIndexSetGet(b *testing.B) {
+	keys := make([]string, 200_000)
+	for i := range keys {
+		keys[i] = "locks:job:" + strconv.Itoa(100_000+i)
+	}
+	for b.Loop() {
+		x := newKeyIndex()
+		for i, k := range keys {
+			x.set(k, index.Entry{Mask: 1, ExpireAt: int64(i)})
+		}
+		for _, k := range keys {
+			if _, ok := x.get(k); !ok {
+				b.Fatalf("%s not found", k)
+			}
+		}
+		for _, k := range keys[:len(keys)/2] {
+			x.remove(k)
+		}
+	}
 }
