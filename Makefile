@@ -39,11 +39,11 @@ test: lint tools
 	@set -e; for m in $(MODULES); do echo "test module $$m"; (cd $$m && $(GO) test -race -count=1 -timeout 20m ./...); done
 	$(MAKE) --no-print-directory fuzz
 
-## test-loaded: `make test` LOADED_RUNS times (3) while LOAD_HOGS CPU-bound processes (2) run
+## test-loaded: `make test` LOADED_RUNS times (3) while LOAD_HOGS CPU-bound processes (2 x nproc) run
 ## beside it the whole time: stress-ng if installed, else `yes`. The hogs are stopped when the
 ## target ends, passes or fails. Each run's wall time is printed. To check a timing change in a
 ## few packages: make test-loaded LOADED_CMD='go test -race -count=1 ./lease/ ./integration/drills/'
-LOAD_HOGS   ?= 2
+LOAD_HOGS   ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 LOADED_RUNS ?= 3
 LOADED_CMD  ?= $(MAKE) --no-print-directory test
 test-loaded:

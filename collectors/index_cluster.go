@@ -415,6 +415,7 @@ func mergeNamespace(a, b NamespaceResult, k int) NamespaceResult {
 	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, sooner)
 	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, longerHeld)
 	a.Truncated = a.Truncated || b.Truncated
+	a.lifecycleGap = a.lifecycleGap || b.lifecycleGap
 	a.Complete = a.Complete && b.Complete
 	if a.Err == nil {
 		a.Err = b.Err

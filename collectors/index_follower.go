@@ -7,8 +7,9 @@ import "github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 // follow. The feed loop drains it every feedInterval, a scrape before it serves, the backstop
 // walk before each comparison.
 //
-// Locks: feed, changedSince, unreadable, drainEvents, drainChanged and absentHolds are guarded
-// by the node's syncMu (every drain holds it); redirected and feedState by the node's mu.
+// Locks: feed, changedSince, unreadable, drainEvents, drainChanged, absentHolds and departed
+// are guarded by the node's syncMu (every drain holds it); redirected, feedState and the rest of
+// slotMoveWatch by the node's mu.
 type feedFollower struct {
 	feed *changeFeed // nil while no feed is open: between builds, after a refusal
 	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
@@ -36,4 +37,6 @@ type feedFollower struct {
 	redirected bool
 	// feedState is the source of the last feed opened (feed_source.go).
 	feedState feedState
+	// slotMoveWatch keeps the lifecycle from counting a slot move (lifecycle_slot_moves.go).
+	slotMoveWatch
 }

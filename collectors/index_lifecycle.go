@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"strings"
+	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
@@ -47,11 +48,12 @@ func holdOf(e index.Entry, had bool) lifecycle.Hold {
 
 // lifecycleMask is the namespaces whose lifecycles the node follows now: the indexed ones not
 // walked for the key budget (nor coming back from it), while the index follows its feed; none
-// during a build or a resync, so that they count nothing.
+// during a build or a resync, or while a slot move is under way (slotMoving), so that they
+// count nothing.
 func (n *indexNode) lifecycleMask() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.current || n.refused != nil || n.failing {
+	if !n.current || n.refused != nil || n.failing || n.slotMoving(time.Now()) {
 		return 0
 	}
 	all := uint64(1)<<len(n.namespaces) - 1

@@ -18,15 +18,15 @@ type lifecycleFigures struct {
 
 // lifecycleReport reads the tracker's counters for res. A namespace is following when this
 // scrape served it from an index current with its feed (every master's, on a Cluster), every
-// changed key of it could be read, and no resync ran since the last report: a resync quicker
-// than the scrape interval still missed what changed during it. Its series exist from the
-// first scrape that finds it following on.
+// changed key of it could be read, no resync ran since the last report (a resync quicker than
+// the scrape interval still missed what changed during it), and no slot move kept a master from
+// counting since then. Its series exist from the first scrape that finds it following on.
 func (ix *indexer) lifecycleReport(res *Result) *lifecycleReport {
 	var following uint64
 	if !ix.resyncedSinceLastReport(res) {
 		for b, pos := range ix.indexedPos {
 			r := res.Namespaces[pos]
-			if res.Up && r.Mode == modeIndex && r.Indexed && r.IndexAge == 0 && r.Err == nil {
+			if res.Up && r.Mode == modeIndex && r.Indexed && r.IndexAge == 0 && r.Err == nil && !r.lifecycleGap {
 				following |= 1 << b
 			}
 		}

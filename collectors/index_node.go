@@ -391,6 +391,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 	n.mu.Lock()
 	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
 	n.buildTook = time.Since(began)
+	n.endSlotMove()
 	recovered := n.failing
 	n.failing = false
 	n.returning &= ^included

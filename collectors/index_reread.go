@@ -111,8 +111,19 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readS
 	default:
 		delete(n.unreadable, key)
 		old, had := idx.get(key)
+		returned, back := n.returnedHold(key, had, r)
+		if r.migrating || back {
+			// MIGRATE moved the key: neither an end here nor an acquisition on its new master.
+			n.noteSlotMove()
+			n.noteDeparture(key, old, had, r)
+			follow = 0
+		}
 		idx.apply(key, mask, r, st)
 		n.observe(idx, key, old, had, r.holder, st, follow)
+		if cur, ok := idx.get(key); back && ok {
+			cur.WithHold(returned)
+			idx.set(key, cur)
+		}
 	}
 	return nil
 }

@@ -185,6 +185,8 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	n.mu.Unlock()
 	keyErrs := n.unreadableErrs()
 	n.sweepLifecycle(now)
+	n.forgetDeparted(now)
+	lifeGap := n.takeLifecycleGap()
 
 	aggs, idle, err := n.exactTop(ctx, now)
 	if err != nil {
@@ -201,6 +203,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 		}
 		r := indexedResult(ns, aggs[b], k, idle)
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
+		r.lifecycleGap = lifeGap
 		if held != nil {
 			held[b].withHeld(&r)
 		}

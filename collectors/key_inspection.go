@@ -43,6 +43,9 @@ type keyReply struct {
 	// where granted; 0 when not read. holderErr is that read's error.
 	holder    uint64
 	holderErr error
+	// migrating marks a reply settleRedirects settled: the key's slot is migrating between
+	// this master and another, and the key left (ASK) or arrived (MOVED) by MIGRATE.
+	migrating bool
 }
 
 // inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for

@@ -25,7 +25,7 @@ func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies
 	for j := range replies {
 		switch r := &replies[j]; {
 		case isAsk(r.err):
-			r.err, r.gone = nil, true
+			r.err, r.gone, r.migrating = nil, true, true
 		case isMoved(r.err) && !in.asking:
 			moved = append(moved, j)
 		case isMoved(r.err):
@@ -44,6 +44,7 @@ func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies
 	read, _ := imported.inspect(ctx, again, withType)
 	for i, j := range moved {
 		replies[j] = read[i]
+		replies[j].migrating = true
 	}
 }
 

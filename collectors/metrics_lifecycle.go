@@ -26,7 +26,7 @@ func newLifecycleStats() *lifecycleStats {
 		holds: namespaceDesc("lock_key_hold_duration_seconds",
 			"Hold durations, observed when a hold ends (an expired hold at its expiry); holds that began before the index followed the key are not observed."),
 		following: namespaceDesc("lock_exporter_lifecycle_following",
-			"1 while the lifecycle counters of the namespace follow every change (served from an index current with its change feed), 0 while they cannot (walked, building or resyncing, feed lost, Redis unreachable) and at the first scrape after a resync: nothing is counted then."),
+			"1 while the lifecycle counters of the namespace follow every change (served from an index current with its change feed), 0 while they cannot (walked, building or resyncing, feed lost, Redis unreachable, a Cluster slot moving between masters) and at the first scrape after a resync: nothing is counted then."),
 		endsByExpiry: namespaceDesc("lock_exporter_lifecycle_ends_by_expiry",
 			"1 for a namespace configured with ends_by_expiry (its holds end by expiry on purpose: expired ends are no lapses, and no takeover is counted after one), 0 otherwise."),
 	}

@@ -92,6 +92,10 @@ type NamespaceResult struct {
 	// Duration is how long the keyspace pass that served the namespace took, or ran until it was
 	// cut: one walk serves every namespace, so namespaces share it.
 	Duration time.Duration
+	// lifecycleGap: an index that served the namespace did not count its lifecycle for a
+	// while since the last scrape (a slot move, lifecycle_slot_moves.go), though it followed
+	// every change of its keys.
+	lifecycleGap bool
 }
 
 // knownNamespaces yields the namespaces whose key metrics are known: none when Redis could not

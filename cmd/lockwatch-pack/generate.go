@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/dashboards"
+	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/exporterfile"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/helmchart"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/manifests"
 	"github.com/lockwatch/lockwatch/cmd/lockwatch-pack/internal/pack/rules"
@@ -17,7 +18,7 @@ import (
 // by path.
 func packFiles(cfg packconfig.Config) ([]pack.File, error) {
 	return pack.Generate(cfg, rules.Generate, dashboards.Generate, dashboards.GenerateImport,
-		manifests.Generate, helmchart.Generate)
+		manifests.Generate, helmchart.Generate, exporterfile.Generate)
 }
 
 // writeGuard says how the pack is written: recorded in root's record file, refusing to

@@ -1,8 +1,11 @@
 // Command lockwatch-pack generates lockwatch's monitoring pack: the Prometheus recording and
 // alerting rules in alerts/, the Grafana dashboards in dashboards/ (provisioning form) and
 // dashboards-import/ (grafana.com import form), the Kubernetes PrometheusRule and dashboard
-// ConfigMaps in deploy/kubernetes/, and the Helm chart in deploy/helm/lock-exporter/. Everything
-// it writes is compiled in, so an installed binary needs no checkout:
+// ConfigMaps in deploy/kubernetes/, and the Helm chart in deploy/helm/lock-exporter/. A
+// configuration that lists the lock namespaces and their Redis also gets, for them, the
+// exporter's configuration file (deploy/lock-exporter/), the chart's values file and the
+// exporter's Kubernetes manifests. Everything it writes is compiled in, so an installed binary
+// needs no checkout:
 //
 //	go install github.com/lockwatch/lockwatch/cmd/lockwatch-pack@VERSION
 //	lockwatch-pack --config my-pack.yml --out ./lockwatch-pack

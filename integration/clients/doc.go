@@ -11,6 +11,10 @@
 //   - [Redisson]: the wire protocol of Redisson's RedissonLock, replayed from Go (redisson.go),
 //     because Redisson's jar cannot be fetched on the test machines.
 //
+// On a Redis Cluster ([StartCluster]) redis-py runs through its RedisCluster and Redisson's
+// replay through a go-redis ClusterClient: both follow MOVED and ASK while a slot migrates. The
+// node clients are not driven there ([ErrNoClusterDriver]).
+//
 // The redis-py and node clients run as child processes that read one JSON step per line on stdin
 // and answer one JSON outcome per line on stdout; the node versions are pinned in
 // node/package.json and node/package-lock.json. A client that is not installed fails the test

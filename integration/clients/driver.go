@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
@@ -147,20 +150,55 @@ func (e Env) Launch(ctx context.Context, kind Kind, addr string) (Driver, error)
 		}
 		return launchProcess(ctx, kind, cmd)
 	case Redisson:
-		return newRedissonDriver(ctx, addr)
+		return newRedissonDriver(ctx, redis.NewClient(&redis.Options{Addr: addr}))
 	}
 	return nil, fmt.Errorf("unknown lock client kind %q (have %v)", kind, Kinds())
+}
+
+// ClusterKinds lists the client kinds this package drives on a Redis Cluster, each through a
+// cluster client that follows MOVED and ASK, so a lock stays its holder's while its slot
+// migrates.
+func ClusterKinds() []Kind { return []Kind{RedisPy, Redisson} }
+
+// ErrNoClusterDriver is returned for a client kind this package does not drive on a Redis
+// Cluster (the node clients' cluster mode is not wired up).
+var ErrNoClusterDriver = errors.New("lock client not driven on a Redis Cluster")
+
+// LaunchCluster starts a driver of kind against the Redis Cluster whose node is at seed:
+// redis-py through its RedisCluster, Redisson's replay through a go-redis ClusterClient. Both
+// follow MOVED and ASK redirections, as a cluster client must while slots migrate.
+func (e Env) LaunchCluster(ctx context.Context, kind Kind, seed string) (Driver, error) {
+	switch kind {
+	case RedisPy:
+		cmd := redisPyCommand(e, seed)
+		cmd.Args = slices.Insert(cmd.Args, len(cmd.Args)-1, "--cluster")
+		return launchProcess(ctx, kind, cmd)
+	case Redisson:
+		return newRedissonDriver(ctx, redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{seed}}))
+	}
+	return nil, fmt.Errorf("%w: %s (have %v)", ErrNoClusterDriver, kind, ClusterKinds())
 }
 
 // Start launches a driver of kind against addr for the test and closes it when the test ends.
 // A client that is not installed fails the test with one line saying what to install.
 func Start(tb testing.TB, kind Kind, addr string) Driver {
 	tb.Helper()
+	return start(tb, kind, func(env Env) (Driver, error) { return env.Launch(tb.Context(), kind, addr) })
+}
+
+// StartCluster is Start against the Redis Cluster whose node is at seed (LaunchCluster).
+func StartCluster(tb testing.TB, kind Kind, seed string) Driver {
+	tb.Helper()
+	return start(tb, kind, func(env Env) (Driver, error) { return env.LaunchCluster(tb.Context(), kind, seed) })
+}
+
+func start(tb testing.TB, kind Kind, launch func(Env) (Driver, error)) Driver {
+	tb.Helper()
 	env, err := DefaultEnv()
 	if err != nil {
 		tb.Fatalf("clients: %v", err)
 	}
-	d, err := env.Launch(tb.Context(), kind, addr)
+	d, err := launch(env)
 	if err != nil {
 		tb.Fatalf("clients: %v", err)
 	}

@@ -51,6 +51,15 @@ func (l lifecycle) exceeding(limit lifecycle) []string {
 	return over
 }
 
+// shortOf names the counters of l that are below those of floor.
+func (l lifecycle) shortOf(floor lifecycle) []string {
+	var short []string
+	for _, over := range floor.exceeding(l) {
+		short = append(short, "truth > exporter: "+over)
+	}
+	return short
+}
+
 // fromTruth is what the exporter's counters should read for the clients' truth: every hold's
 // acquisition (a takeover's included), a release as a deleted end, a lapse as an expired end.
 func fromTruth(c clients.Counts) lifecycle {

@@ -24,7 +24,7 @@ func RedissonChannel(name string) string { return otherclients.RedissonChannel(n
 
 // redissonDriver is one Redisson client (one JVM): one client UUID, and a thread per holder.
 type redissonDriver struct {
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	clientID string
 
 	mu      sync.Mutex
@@ -32,8 +32,9 @@ type redissonDriver struct {
 	leases  map[[2]string]time.Duration // holder, key → the lease its lock was taken with
 }
 
-func newRedissonDriver(ctx context.Context, addr string) (*redissonDriver, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+// newRedissonDriver is a Redisson client of rdb (a server's client, or a Cluster's, which
+// follows MOVED and ASK as Redisson's cluster mode does); it closes rdb when it closes.
+func newRedissonDriver(ctx context.Context, rdb redis.UniversalClient) (*redissonDriver, error) {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("%w: redisson: %v", ErrDriver, err)

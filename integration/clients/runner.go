@@ -33,7 +33,8 @@ func RedisKey(kind Kind, name string) string {
 // in which the truth records the answers must be the order in which Redis applied the steps.
 type Runner struct {
 	tb    testing.TB
-	rdb   *redis.Client
+	rdb   *redis.Client         // nil on a Cluster
+	keys  redis.UniversalClient // reads the keys: rdb, or a Cluster's client
 	truth *Truth
 
 	mu    sync.Mutex // one step at a time; guards names
@@ -45,13 +46,22 @@ type Runner struct {
 func NewRunner(tb testing.TB, addr string) *Runner {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	tb.Cleanup(func() { _ = rdb.Close() })
-	return &Runner{tb: tb, rdb: rdb, truth: NewTruth(), names: map[string]bool{}}
+	return &Runner{tb: tb, rdb: rdb, keys: rdb, truth: NewTruth(), names: map[string]bool{}}
+}
+
+// NewClusterRunner returns a Runner for the Redis Cluster whose node is at seed: it waits for
+// keys to lapse through a cluster client, wherever their slot is served. Its Redis is nil.
+func NewClusterRunner(tb testing.TB, seed string) *Runner {
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{seed}})
+	tb.Cleanup(func() { _ = cc.Close() })
+	return &Runner{tb: tb, keys: cc, truth: NewTruth(), names: map[string]bool{}}
 }
 
 // Truth returns what the clients reported so far.
 func (r *Runner) Truth() *Truth { return r.truth }
 
-// Redis returns the runner's own connection, for tests that look at the keys.
+// Redis returns the runner's own connection, for tests that look at the keys; nil for a
+// Cluster's runner.
 func (r *Runner) Redis() *redis.Client { return r.rdb }
 
 // Holder is one worker: a named lock object in a driver.
@@ -115,7 +125,7 @@ func (r *Runner) WaitGone(key string, ttl time.Duration) {
 	tick := time.NewTicker(gonePoll)
 	defer tick.Stop()
 	for {
-		n, err := r.rdb.Exists(ctx, key).Result()
+		n, err := r.keys.Exists(ctx, key).Result()
 		if err != nil {
 			r.tb.Fatalf("clients: wait for %s to be gone: %v", key, err)
 		}

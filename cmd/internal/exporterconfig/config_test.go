@@ -111,6 +111,7 @@ func TestInvalid(t *testing.T) {
 			`line 2: unknown field "sentinel_password": the file holds no secrets; give sentinel_password_file (a file holding it) or, for the redis section, LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD`},
 		{"bad duration", "scan:\n  timeout: soon\n", nil, `line 2: invalid duration "soon"`},
 		{"bad number", "scan:\n  top_k: many\n", nil, `line 2: invalid value "many" (want int)`},
+		{"fraction for a whole number", "scan:\n  top_k: 2.5\n", nil, `line 2: invalid value "2.5" (want int)`},
 		{"not YAML", "redis: [\n", nil, "line"},
 		{"bad bool", "redis:\n  tls: {insecure_skip_verify: maybe}\n", nil, `line 2: invalid value "maybe" (want bool)`},
 		{"list for a value", "redis:\n  addr: [a, b]\n", nil, `line 2: want a single string value`},

@@ -24,17 +24,10 @@ func (c Config) Validate() error {
 	if len(c.Namespaces) == 0 && !c.TargetsWithDefaultRedis() {
 		return invalidf("no namespace configured: give --namespace NAME=PATTERN or namespaces in --config.file")
 	}
-	seen := map[string]bool{}
-	for _, ns := range c.Namespaces {
-		if err := ns.collector().Validate(); err != nil {
-			return invalidf("%s", namespaceProblem(err))
-		}
-		if seen[ns.Name] {
-			return invalidf("duplicate namespace name %q", ns.Name)
-		}
-		seen[ns.Name] = true
+	if _, err := checkNamespaces(c.Namespaces); err != nil {
+		return err
 	}
-	if _, err := c.Redis.resolve(); err != nil {
+	if err := c.Redis.CheckAddresses(); err != nil {
 		return err
 	}
 	if _, err := c.Redis.tlsConfig(); err != nil {
@@ -58,6 +51,30 @@ func (c Config) Validate() error {
 		return invalidf("both redis.sentinel-password-file and LOCK_EXPORTER_REDIS_SENTINEL_PASSWORD are set; keep one")
 	}
 	return c.validateTargets()
+}
+
+// checkNamespaces reports the first namespace that is invalid or whose name an earlier one has,
+// and its index.
+func checkNamespaces(list []Namespace) (int, error) {
+	seen := map[string]bool{}
+	for i, ns := range list {
+		if err := ns.collector().Validate(); err != nil {
+			return i, invalidf("%s", namespaceProblem(err))
+		}
+		if seen[ns.Name] {
+			return i, invalidf("duplicate namespace name %q", ns.Name)
+		}
+		seen[ns.Name] = true
+	}
+	return 0, nil
+}
+
+// CheckAddresses reports what Validate finds wrong with the redis section's addresses, mode,
+// user and TLS use, without reading the files it names: for a configuration written for
+// another machine, where the files are mounted.
+func (r Redis) CheckAddresses() error {
+	_, err := r.resolve()
+	return err
 }
 
 func (s Scan) validate() error {

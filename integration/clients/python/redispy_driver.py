@@ -1,6 +1,9 @@
 """A driver for redis-py's redis.lock.Lock, run by lockwatch's Go test harness (integration/clients).
 
-    /usr/bin/python3 redispy_driver.py HOST:PORT
+    /usr/bin/python3 redispy_driver.py [--cluster] HOST:PORT
+
+With --cluster the locks are taken through redis-py's RedisCluster seeded at HOST:PORT, which
+follows the cluster's MOVED and ASK redirections (a slot migrating under a held lock).
 
 Run it with Debian's interpreter: redis-py comes from Debian's python3-redis package. It prints one
 hello line naming redis-py's version (or a "missing" line and exit 3), then reads one JSON step
@@ -86,16 +89,27 @@ def step(driver, line):
     return {"seq": s.get("seq"), **out}
 
 
-def main():
-    if len(sys.argv) != 2:
-        print("usage: /usr/bin/python3 redispy_driver.py HOST:PORT", file=sys.stderr)
+def connect(args):
+    """The client the arguments name: redis.Redis at HOST:PORT, or a RedisCluster seeded there."""
+    cluster = args[:1] == ["--cluster"]
+    if cluster:
+        args = args[1:]
+    if len(args) != 1:
+        print("usage: /usr/bin/python3 redispy_driver.py [--cluster] HOST:PORT", file=sys.stderr)
         sys.exit(2)
-    host, _, port = sys.argv[1].rpartition(":")
-    client = redis.Redis(host=host, port=int(port))
+    host, _, port = args[0].rpartition(":")
+    if cluster:
+        from redis.cluster import RedisCluster
+        return RedisCluster(host=host, port=int(port))
+    return redis.Redis(host=host, port=int(port))
+
+
+def main():
+    client = connect(sys.argv[1:])
     try:
         client.ping()
     except redis.RedisError as err:
-        print(f"redispy_driver: cannot reach Redis at {sys.argv[1]}: {err}", file=sys.stderr)
+        print(f"redispy_driver: cannot reach Redis at {sys.argv[-1]}: {err}", file=sys.stderr)
         sys.exit(1)
     emit({"hello": {"client": "redis-py", "version": redis.__version__, "via": redis.__file__}})
     driver = Driver(client)

@@ -39,6 +39,12 @@ type Config struct {
 	Alerts Alerts `yaml:"alerts"`
 	// Dashboards holds the dashboard generator's settings.
 	Dashboards Dashboards `yaml:"dashboards"`
+	// Namespaces are the lock namespaces, as the exporter configuration lists them
+	// (locks.go). With them, the pack also writes the exporter's configuration, the chart's
+	// values and Kubernetes manifests for them. Default none.
+	Namespaces Namespaces `yaml:"namespaces"`
+	// Redis is the Redis holding the locks of Namespaces.
+	Redis Redis `yaml:"redis"`
 }
 
 // Selectors are PromQL label matchers without braces, e.g. `job="lock-exporter"` or
@@ -224,6 +230,8 @@ func Default() Config {
 			},
 		},
 		Dashboards: defaultDashboards(),
+		Namespaces: Namespaces{},
+		Redis:      Redis{Addrs: []string{}},
 	}
 }
 

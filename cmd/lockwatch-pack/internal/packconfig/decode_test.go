@@ -96,6 +96,10 @@ func TestDocumentedErrorsAreTheWholeMessage(t *testing.T) {
 			"alerts.wait_p99.threshold (line 3): unknown key; alerts.wait_p99 takes disabled, severity, threshold_seconds, long, short, min_acquires, for"},
 		{"alerts:\n  exporter_absent:\n    for: soon\n",
 			`alerts.exporter_absent.for (line 3): "soon" is not a duration such as 30s, 5m or 1h`},
+		{docsExample(t, raw, `pattern: "scheduler:job:*"`, `patern: "scheduler:job:*"`), `line 3: unknown field "patern"`},
+		{docsExample(t, raw, "types: [hash]", "types: [list]"), `line 7: namespace "billing": type "list" is not "string" or "hash"`},
+		{"namespaces: [{name: a, pattern: 'a:*'}]\nredis:\n  addrs: [redis:6379]\n  password: hunter2\n",
+			"redis.password (line 4): a password is never written in the pack configuration: give secret: {name: …, key: …} (a Kubernetes Secret) or file: (a path where it is mounted)"},
 	} {
 		if !strings.Contains(doc, "`"+tt.want+"`") {
 			t.Errorf("docs/pack.md does not quote %q", tt.want)
@@ -104,5 +108,29 @@ func TestDocumentedErrorsAreTheWholeMessage(t *testing.T) {
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(%q) = %v\nwant %s", tt.in, err, tt.want)
 		}
+	}
+}
+
+// docsExample is the pack configuration docs/pack.md shows for namespaces and redis, with old
+// replaced by new.
+func docsExample(t *testing.T, doc []byte, old, new string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(string(doc), "```yaml\nnamespaces:\n")
+	example, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed || !strings.Contains(example, old) {
+		t.Fatalf("docs/pack.md has no namespaces example holding %q", old)
+	}
+	return "namespaces:\n" + strings.Replace(example, old, new, 1)
+}
+
+// TestDocsLocksExampleParses: the namespaces and redis example of docs/pack.md is valid.
+func TestDocsLocksExampleParses(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "pack.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse([]byte(docsExample(t, raw, "name: scheduler", "name: scheduler")))
+	if err != nil || !cfg.DescribesLocks() {
+		t.Errorf("Parse(docs example): %v", err)
 	}
 }

@@ -6,22 +6,19 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lockwatch/lockwatch/cmd/internal/strictyaml"
 )
 
 // settingPaths lists the YAML path of every leaf setting of t, e.g. alerts.wait_p99.for.
 func settingPaths(t reflect.Type, prefix string) []string {
 	var paths []string
-	for i := range t.NumField() {
-		name := yamlName(t.Field(i))
-		if name == "" {
+	for _, f := range strictyaml.Fields(t) {
+		if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+			paths = append(paths, settingPaths(f.Type, join(prefix, f.Key))...)
 			continue
 		}
-		ft := t.Field(i).Type
-		if ft.Kind() == reflect.Struct && ft != durationType {
-			paths = append(paths, settingPaths(ft, join(prefix, name))...)
-			continue
-		}
-		paths = append(paths, join(prefix, name))
+		paths = append(paths, join(prefix, f.Key))
 	}
 	return paths
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -39,7 +38,7 @@ func Parse(data []byte) (Config, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return Config{}, errors.New("more than one YAML document")
 	}
-	if err := decodeNode(&doc, reflect.ValueOf(&cfg).Elem(), ""); err != nil {
+	if err := decodeDocument(&doc, &cfg); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -49,7 +48,7 @@ func Parse(data []byte) (Config, error) {
 }
 
 // oneLine flattens a multi-line yaml.v3 error so a bad file yields one clear line. Syntax
-// errors come from here; errors about keys and values come from decodeNode.
+// errors come from here; errors about keys and values come from decodeDocument.
 func oneLine(err error) error {
 	return errors.New(strings.Join(strings.Fields(err.Error()), " "))
 }

@@ -52,7 +52,7 @@ func (c Config) Validate() error {
 	if err := c.Dashboards.validate(); err != nil {
 		return fmt.Errorf("dashboards.%w", err)
 	}
-	return nil
+	return c.validateLocks()
 }
 
 // packLabels are the labels the pack's own queries group or filter by: histogram buckets for

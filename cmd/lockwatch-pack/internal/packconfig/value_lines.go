@@ -10,7 +10,7 @@ import (
 )
 
 // Validate names a bad value by its YAML path ("alerts.abandonments.for: …"); the user's file
-// also has a line for it. withLine puts that line after the path, as decodeNode does for the
+// also has a line for it. withLine puts that line after the path, as decodeDocument does for the
 // errors it finds, so every error of the file reads "path (line N): …".
 
 // validationPath is the path an error of Validate starts with: dotted keys and [i] indices.

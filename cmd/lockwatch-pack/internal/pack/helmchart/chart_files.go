@@ -69,6 +69,13 @@ func Generate(cfg packconfig.Config) ([]pack.File, error) {
 	for _, f := range boards {
 		files = append(files, pack.File{Path: Dir + "/" + DashboardsDir + "/" + path.Base(f.Path), Data: f.Data})
 	}
+	if cfg.DescribesLocks() {
+		values, err := valuesFile(cfg)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, values)
+	}
 	return files, nil
 }
 

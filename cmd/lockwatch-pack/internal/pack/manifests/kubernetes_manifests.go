@@ -31,6 +31,8 @@ const Dir = "deploy/kubernetes"
 const (
 	PrometheusRuleFile = "prometheusrule.yaml"
 	DashboardsFile     = "dashboards.yaml"
+	// exporterFile is the static manifest of the exporter, its ConfigMap and Deployment.
+	exporterFile = "lock-exporter.yaml"
 )
 
 // Kubernetes names and labels the generated objects carry. The grafana_dashboard label is what
@@ -82,6 +84,11 @@ func Generate(cfg packconfig.Config) ([]pack.File, error) {
 		data, err := static.ReadFile("static/" + e.Name())
 		if err != nil {
 			return nil, err
+		}
+		if e.Name() == exporterFile && cfg.DescribesLocks() {
+			if data, err = exporterManifest(data, cfg); err != nil {
+				return nil, err
+			}
 		}
 		files = append(files, pack.File{
 			Path: Dir + "/" + e.Name(),
