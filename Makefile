@@ -70,7 +70,7 @@ test-loaded:
 # counts, not durations: with a duration, Go 1.26's fuzz coordinator can fail a clean run with
 # "context deadline exceeded" at the deadline (golang/go#75804, fixed in Go 1.27).
 # `make fuzz FUZZTIME=500000x` overrides every budget (a duration works too, with that risk).
-FUZZ_TARGETS := ./collectors/internal/walk:FuzzKeyLabel:50000x ./collectors:FuzzNamespace:80000x ./collectors:FuzzKeyStore:50000x \
+FUZZ_TARGETS := ./collectors/internal/walk:FuzzKeyLabel:50000x ./collectors:FuzzNamespace:80000x ./collectors/internal/index:FuzzKeyStore:50000x \
 	./cmd/internal/exporterconfig:FuzzLoad:4000x ./cmd/internal/exporterconfig:FuzzParseNamespace:30000x \
 	./internal/lockkeys:FuzzKindOf:200000x
 FUZZTIME ?=

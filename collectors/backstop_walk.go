@@ -3,6 +3,8 @@ package collectors
 import (
 	"context"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // DefaultBackstopKeysPerSecond paces the backstop walk: the keys per second its SCAN visits. At
@@ -86,10 +88,10 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newPass(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
+	f := newWalkRun(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
 	f.sink = chk
 	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
-	n.walker.scanNode(f, n.client)
+	n.walker.walkNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
 	if !f.final.Up || chk.aborted || ctx.Err() != nil {
@@ -113,9 +115,9 @@ func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute b
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
-	before := map[string]indexEntry{}
-	for k, e := range idx.keys.all() {
-		if e.epoch != idx.epoch {
+	before := map[string]index.Entry{}
+	for k, e := range idx.keys.All() {
+		if e.Epoch != idx.epoch {
 			unseen = append(unseen, k)
 			before[k] = *e
 		}
@@ -211,14 +213,14 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 			c.idx.remove(key)
 		case keep && (!had || differs(old, want, c.absolute)):
 			c.fixed++
-			want.epoch = c.idx.epoch
+			want.Epoch = c.idx.epoch
 			if had {
-				want.keepHold(old)
+				want.KeepHold(old)
 			}
 			c.idx.set(key, want)
 			c.n.keepWithinBudget(c.idx)
 		case keep:
-			old.epoch = c.idx.epoch
+			old.Epoch = c.idx.epoch
 			c.idx.set(key, old)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -28,9 +29,9 @@ func backstopScanner(t *testing.T, c *redis.Client) *Scanner {
 }
 
 func corrections(s *Scanner) (int64, int64) {
-	s.index.mu.Lock()
-	defer s.index.mu.Unlock()
-	return s.index.corrections, s.index.backstops
+	s.index.node.mu.Lock()
+	defer s.index.node.mu.Unlock()
+	return s.index.node.corrections, s.index.node.backstops
 }
 
 // TestIndexBackstopCorrectsDrift: entries the feed could have missed (a key lost, a key that is
@@ -45,13 +46,13 @@ func TestIndexBackstopCorrectsDrift(t *testing.T) {
 	}
 	c.Incr(ctx, lockkeys.Fence("jobs:1"))
 	s := backstopScanner(t, c)
-	n := s.index
+	n := s.index.node
 
 	n.syncMu.Lock()
-	n.idx.remove("jobs:7")                                  // missed: a new key
-	n.idx.set("jobs:ghost", indexEntry{ns: 1, expireAt: 0}) // missed: a deletion
+	n.idx.remove("jobs:7")                                     // missed: a new key
+	n.idx.set("jobs:ghost", index.Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
 	e, _ := n.idx.get("jobs:8")
-	e.expireAt += 5000 // missed: a renewal
+	e.ExpireAt += 5000 // missed: a renewal
 	n.idx.set("jobs:8", e)
 	n.idx.remove(lockkeys.Fence("jobs:1")) // missed: a fence key
 	n.syncMu.Unlock()
@@ -111,7 +112,7 @@ func TestIndexBackstopNoFalseCorrections(t *testing.T) {
 			}
 		}
 	})
-	s.index.backstop(ctx)
+	s.index.node.backstop(ctx)
 	close(stop)
 	wg.Wait()
 	fixed, walks := corrections(s)

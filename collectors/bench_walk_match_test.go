@@ -60,9 +60,9 @@ func BenchmarkWalkMatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(s.Close)
-	sets := s.cls.match
+	sets := s.walk.cls.match
 	walk := func(match string) {
-		s.cls.match = match
+		s.walk.cls.match = match
 		res := s.Scan(ctx)
 		if ns := res.Namespaces[0]; !res.Up || !ns.Complete || ns.Keys != locks {
 			b.Fatalf("walk with MATCH %q: up=%v complete=%v keys=%d err=%v", match, res.Up, ns.Complete, ns.Keys, res.Err)

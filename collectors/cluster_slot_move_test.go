@@ -161,8 +161,8 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			freshWalk(t, cc, ns)
 			oneWalk := scanCallsOnServer(t, clients[from]) - before
 			s := indexed(t, cc, ns)
-			movedResyncs := func() int64 { return s.cluster.counts().resyncs[resyncSlotsMoved] }
-			entries := func(m *redistest.Server) int { return clusterNode(t, s.cluster, m.Addr).counts().entries }
+			movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[resyncSlotsMoved] }
+			entries := func(m *redistest.Server) int { return clusterNode(t, s.index.cluster, m.Addr).counts().entries }
 			scans := func() [2]int { return [2]int{scanCallsOnServer(t, clients[from]), scanCallsOnServer(t, clients[to])} }
 			resyncsBefore, scansBefore := movedResyncs(), scans()
 			entriesBefore := [2]int{entries(from), entries(to)}
@@ -197,9 +197,9 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			}
 			move.Finish(t)
 			deadline = time.Now().Add(20 * time.Second)
-			for !allNodesCurrent(s.cluster) || movedResyncs() < resyncsBefore+2 {
+			for !allNodesCurrent(s.index.cluster) || movedResyncs() < resyncsBefore+2 {
 				if time.Now().After(deadline) {
-					t.Fatalf("20s after the move ended: indexes current %v, %d slots_moved resyncs", allNodesCurrent(s.cluster), movedResyncs()-resyncsBefore)
+					t.Fatalf("20s after the move ended: indexes current %v, %d slots_moved resyncs", allNodesCurrent(s.index.cluster), movedResyncs()-resyncsBefore)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -264,7 +264,7 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	}
 	t.Cleanup(s.Close)
 	waitCurrent(t, s)
-	movedResyncs := func() int64 { return s.cluster.counts().resyncs[resyncSlotsMoved] }
+	movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[resyncSlotsMoved] }
 	before := movedResyncs()
 
 	move := cluster.BeginSlotMigration(t, cluster.Slot(t, key), to)
@@ -279,7 +279,7 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	move.Abandon(t)
 
 	deadline = time.Now().Add(waitMax + 20*time.Second)
-	for !allNodesCurrent(s.cluster) {
+	for !allNodesCurrent(s.index.cluster) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s after the move was abandoned the masters' indexes are not current: the wait for the move's end is not bounded by %s", time.Since(waiting), waitMax)
 		}

@@ -1,10 +1,10 @@
 package collectors
 
 // ConnectionsPerNode is the most connections scans hold on one Redis node at once, whatever the
-// number of namespaces: a pass has one SCAN loop and inspectWorkers PTTL/OBJECT IDLETIME
-// pipelines in flight per node, and besides the pass that is sending commands, one that reached
+// number of namespaces: a walk has one SCAN loop and inspectWorkers PTTL/OBJECT IDLETIME
+// pipelines in flight per node, and besides the walk that is sending commands, one that reached
 // its deadline may still be waiting up to commandGrace for its last replies. On Redis Cluster it
-// is per master, since each node has its own pool. In ModeAuto the index's build (a pass of its
+// is per master, since each node has its own pool. In ModeAuto the index's build (a walk of its
 // own) can run beside a scrape's walk of the namespaces it does not serve yet, and a scrape's
 // re-reads take one more; the change feed has a dedicated connection outside the pool. The look
 // for keys of uncounted types (Options.ReportUncountedTypes) holds one more, at start and then

@@ -101,7 +101,7 @@ func TestConnectionsPerNode(t *testing.T) {
 			}
 			bound := ConnectionsPerNode()
 			// The lower check shows the test built up the concurrency it is about; the upper
-			// one, that one pass holds at most its SCAN loop and its workers.
+			// one, that one walk holds at most its SCAN loop and its workers.
 			if peak := hook.max(); peak > 1+inspectWorkers || peak < inspectWorkers || peak > bound {
 				t.Errorf("peak calls in flight %d, want between %d (every worker busy) and %d (ConnectionsPerNode = %d)",
 					peak, inspectWorkers, 1+inspectWorkers, bound)

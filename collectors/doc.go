@@ -1,6 +1,6 @@
 // Package collectors reads live lock keys from Redis and turns them into Prometheus metrics.
 //
-// A [Scanner] makes one pass over each node's keyspace per scrape: a single SCAN cursor whose
+// A [Scanner] makes one walk over each node's keyspace per scrape: a single SCAN cursor whose
 // keys are sorted into the configured namespaces on the exporter's side, with the semantics of
 // the server's own SCAN MATCH (checked against redis-server by this repository's tests). Only keys some namespace wants are inspected, by
 // pipelined PTTL and OBJECT IDLETIME (and TYPE, unless the server filtered by type). So Redis
@@ -29,23 +29,51 @@
 // docs/lease.md#fencing) are not locks: they are counted apart (lock_fence_keys) and not
 // inspected.
 //
-// Deadlines: a pass stops sending commands at its deadline by itself; the socket gets a second
+// Deadlines: a walk stops sending commands at its deadline by itself; the socket gets a second
 // more, so that a reply in flight is not turned into an i/o timeout that would look like a
-// failing Redis. A pass cut by its deadline reports what it saw (a lower bound) with
-// lock_exporter_scrape_complete 0 and lock_exporter_up 1. Concurrent scrapes share the pass in
+// failing Redis. A walk cut by its deadline reports what it saw (a lower bound) with
+// lock_exporter_scrape_complete 0 and lock_exporter_up 1. Concurrent scrapes share the walk in
 // flight, which runs until the latest of their deadlines.
 //
 // With Options.Mode ModeAuto (lock-exporter's default) a namespace whose pattern has a literal
-// prefix is served instead from a lock-key index (index_*.go, change_feed.go, key_index.go): one
-// walk builds it, a RESP3 client-tracking connection names every key that changes under the
+// prefix is served instead from a lock-key index (index_*.go, change_feed.go, key_index.go): a
+// build fills it with one walk, the change feed names every key that changes under the
 // prefixes, and each named key is re-read with the walk's own inspector. A scrape drains that
 // feed first, so its figures are as of the scrape, like a walk's; anything the feed cannot vouch
-// for (a dropped connection, a flush, a restart, a failover, SWAPDB) rebuilds the index, and a
-// paced backstop walk (backstop_walk.go) corrects and counts what it might still have missed.
+// for (a dropped connection, a flush, a restart, a failover, SWAPDB) is a resync, and a paced
+// backstop walk (backstop_walk.go) corrects and counts what it might still have missed.
 // Namespaces and servers the feed cannot serve are walked (scan_mode.go says when and why).
 //
 // The metrics are built fresh on every scrape (node_exporter style): [Scanner.Collector] returns a
 // prometheus.Collector bound to one scrape's context, made of one small collector per concern
 // (scrape meta-metrics, key counts and TTL, idle time, holders, declared expectations: the
 // metrics_*.go files).
+//
+// # Layout
+//
+// The engine's parts point one way, down: the Scanner and the exposition (scanner.go,
+// collector.go, metrics_*.go) use the index (an indexer, index_*.go), which owns walkers for what
+// it cannot serve; the index uses the walk (a walker, walker.go, walk_run.go, node_walk.go); both
+// use the rooms under internal/ (walk, index, keyspace, lifecycle), which use none of this
+// package. Options, Namespace and the result types are the vocabulary all of them share.
+//
+// # Words
+//
+// One word per concept, here, in the internal packages and in docs/exporter.md:
+//   - scan: one [Scanner.Scan], a scrape's read of every namespace, each served by the index or
+//     by a walk.
+//   - walk: the full read of the keyspace: SCAN on every node, the keys sorted into namespaces,
+//     the lock keys inspected, counted and ranked. A walk in flight (walkRun) is shared by the
+//     scrapes that overlap it. The backstop walk is a paced walk that checks the index.
+//   - index: the indexed namespaces' lock keys held in memory, kept current by the feed.
+//   - build: filling an index with one walk, at start and again after each resync.
+//   - resync: the event that the index must be built again, because the feed cannot vouch for
+//     it; lock_exporter_index_resyncs_total counts them by reason.
+//   - feed: the change feed, the names of the keys that changed, from one of its two sources:
+//     client tracking or keyspace notifications. A named key is re-read.
+//   - top-K list: the K keys first by one order (the stalest, the stalest without expiry, the
+//     soonest to expire, the longest held); [Options].TopK is K.
+//   - namespace: a [Namespace] is a family of lock keys, named and matched by a pattern
+//     (observe.Namespace declares the same two fields for the library side); lease.Namespace is
+//     something else, the handle that takes leases under one policy.
 package collectors

@@ -32,9 +32,9 @@ func TestClusterFeedNotifications(t *testing.T) {
 	log := newEventLog()
 	s := indexedFeed(t, cc, clusterIndexNamespaces, FeedNotifications, log)
 	requireIndexed(t, waitCurrent(t, s), "build")
-	s.cluster.mu.Lock()
-	nodes := slices.Collect(maps.Values(s.cluster.nodes))
-	s.cluster.mu.Unlock()
+	s.index.cluster.mu.Lock()
+	nodes := slices.Collect(maps.Values(s.index.cluster.nodes))
+	s.index.cluster.mu.Unlock()
 	if len(nodes) != 3 {
 		t.Fatalf("%d masters indexed, want 3", len(nodes))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -82,7 +83,7 @@ func TestFeedNotificationsResyncs(t *testing.T) {
 			tc.act(t, srv, c, s)
 			awaitResync(t, s, tc.reason)
 			compareNow(t, s, c, tc.name)
-			if !s.index.followsNotifications() {
+			if !s.index.node.followsNotifications() {
 				t.Errorf("after the %s resync: follows tracking, want notifications", tc.name)
 			}
 		})
@@ -106,8 +107,8 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 			if feed == FeedAuto {
 				awaitResync(t, s, resyncNotificationsOff)
 				compareNow(t, s, c, "notifications off")
-				if s.index.followsNotifications() || !s.index.following() {
-					t.Fatalf("auto after notifications_off: follows %s, following %v; want tracking, true", sourceName(s.index.followsNotifications()), s.index.following())
+				if s.index.node.followsNotifications() || !s.index.node.following() {
+					t.Fatalf("auto after notifications_off: follows %s, following %v; want tracking, true", sourceName(s.index.node.followsNotifications()), s.index.node.following())
 				}
 				return
 			}
@@ -122,7 +123,7 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			if s.index.following() {
+			if s.index.node.following() {
 				t.Fatal("following() true while the demanded notifications are off")
 			}
 			if got := freshWalk(t, c, indexNamespaces).Namespaces[0].Keys; got != 2 {
@@ -130,7 +131,7 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 			}
 			setNotifications(t, c, "Kg$hx")
 			compareNow(t, s, c, "notifications back on") // the build's retry, within its backoff
-			if !s.index.followsNotifications() {
+			if !s.index.node.followsNotifications() {
 				t.Fatal("notifications back on: not following them")
 			}
 		})
@@ -146,7 +147,7 @@ func TestFeedNotificationsBackstopFindsSilence(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", "KEA"))
 	admin := srv.Client(t)
-	prefixes, _ := trackingPrefixes(patternsOf(indexNamespaces[:4]))
+	prefixes, _ := index.TrackingPrefixes(patternsOf(indexNamespaces[:4]))
 	feedACL(t, admin, prefixes)
 	c := feedUserClient(t, srv)
 	admin.Set(ctx, "jobs:1", "t", time.Minute)
@@ -165,9 +166,9 @@ func TestFeedNotificationsBackstopFindsSilence(t *testing.T) {
 		compareNow(t, s, admin, "CONFIG SET counted")
 	})
 	t.Run("backstop", func(t *testing.T) {
-		s.index.syncMu.Lock()
-		s.index.judgeFeedByBackstop(1)
-		s.index.syncMu.Unlock()
+		s.index.node.syncMu.Lock()
+		s.index.node.judgeFeedByBackstop(1)
+		s.index.node.syncMu.Unlock()
 		awaitResyncCount(t, s, resyncNotificationsOff, 2)
 		compareNow(t, s, admin, "backstop found the silence")
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -98,7 +99,7 @@ func TestFeedAutoChoosesBySetting(t *testing.T) {
 			setNotifications(t, c, tc.setting)
 			c.Set(ctx, "jobs:before", "t", time.Minute)
 			s := indexedFeed(t, c, indexNamespaces, FeedAuto, nil)
-			if got := s.index.followsNotifications(); got != tc.notifications {
+			if got := s.index.node.followsNotifications(); got != tc.notifications {
 				t.Fatalf("setting %q: follows %s, want %s", tc.setting, sourceName(got), sourceName(tc.notifications))
 			}
 			c.Set(ctx, "jobs:after", "t", time.Minute)
@@ -145,13 +146,13 @@ func TestFeedNotificationsTrustedWhereConfigRefused(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", "KEA"))
 	admin := srv.Client(t)
-	prefixes, _ := trackingPrefixes(patternsOf(indexNamespaces[:4]))
+	prefixes, _ := index.TrackingPrefixes(patternsOf(indexNamespaces[:4]))
 	feedACL(t, admin, prefixes)
 	c := feedUserClient(t, srv)
 	admin.Set(ctx, "jobs:1", "t", time.Minute)
 
 	s := indexedFeed(t, c, indexNamespaces[:4], FeedNotifications, nil)
-	if !s.index.followsNotifications() {
+	if !s.index.node.followsNotifications() {
 		t.Fatal("--scan.feed=notifications with CONFIG refused: not following notifications")
 	}
 	admin.Set(ctx, "jobs:2", "t", time.Minute)
@@ -198,9 +199,9 @@ func TestFeedNotificationsExactUnderChurn(t *testing.T) {
 		compareNow(t, s, c, fmt.Sprintf("round %d", round))
 	}
 	res := waitCurrent(t, s)
-	if !s.index.followsNotifications() || len(nonZero(res.IndexResyncs)) != 0 || res.IndexCorrections != 0 {
+	if !s.index.node.followsNotifications() || len(nonZero(res.IndexResyncs)) != 0 || res.IndexCorrections != 0 {
 		t.Fatalf("after churn: follows %s, resyncs %v, corrections %d; want notifications, none, 0",
-			sourceName(s.index.followsNotifications()), nonZero(res.IndexResyncs), res.IndexCorrections)
+			sourceName(s.index.node.followsNotifications()), nonZero(res.IndexResyncs), res.IndexCorrections)
 	}
 }
 
@@ -309,7 +310,7 @@ func TestFeedNotificationsEventsInOrder(t *testing.T) {
 			t.Errorf("events of %s: %v, want %v", key, got, want)
 		}
 	}
-	if got, want := log.masks["jobs:1"], s.index.maskOf("jobs:1"); got != want || got == 0 {
+	if got, want := log.masks["jobs:1"], s.index.node.maskOf("jobs:1"); got != want || got == 0 {
 		t.Errorf("mask of jobs:1: %b, want %b", got, want)
 	}
 

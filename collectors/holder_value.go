@@ -85,36 +85,3 @@ func isNoPerm(err error) bool {
 	var rerr redis.Error
 	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM ")
 }
-
-// holderValueReader is the inspector's holderValue for the node's re-reads: a key's holder is
-// read as a string where one of its namespaces counts strings, as a hash where one counts
-// hashes; nil once the node was refused the read.
-func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
-	if n.noHolder.Load() {
-		return nil
-	}
-	return func(key string) (str, hash bool) {
-		for m := n.maskOf(key); m != 0; m &= m - 1 {
-			ns := n.namespaces[trailingZeros(m)]
-			str = str || ns.wants(TypeString)
-			hash = hash || ns.wants(TypeHash)
-		}
-		return str, hash
-	}
-}
-
-// noteHolderRefusals turns the holder read off for the node at the first refusal among
-// replies, with one INFO line: the grant is optional, nothing fails without it. The refusal
-// names a command, never a value.
-func (n *indexNode) noteHolderRefusals(replies []keyReply) {
-	for i := range replies {
-		err := replies[i].holderErr
-		if err == nil || !isNoPerm(err) && !commandRefused(err) {
-			continue
-		}
-		if n.noHolder.CompareAndSwap(false, true) {
-			n.opts.Logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
-		}
-		return
-	}
-}

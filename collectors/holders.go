@@ -16,14 +16,14 @@ func holderLabel(holder string) string {
 	return KeyLabel(holder)
 }
 
-// readHolders GETs the holder key ({L}:holder, internal/lockkeys) of every key in the pass's top-K lists,
-// once the pass has ended and before its final Result is built, in one pipeline routed by slot.
+// readHolders GETs the holder key ({L}:holder, internal/lockkeys) of every key in the walk's top-K lists,
+// once the walk has ended and before its final Result is built, in one pipeline routed by slot.
 // It never reads a lock key (the value is the owner's token), only the companion the lease
-// library writes beside it with Policy.RecordHolder; keys of other libraries have none. A pass
+// library writes beside it with Policy.RecordHolder; keys of other libraries have none. A walk
 // cut by its deadline skips it: its waiters already have their answer. A holder that cannot be
 // read (an ACL without GET on *:holder, a key of another type) is left out, not an error: the
 // lock is still counted and listed.
-func (s *Scanner) readHolders(f *pass) {
+func (w *walker) readHolders(f *walkRun) {
 	if f.ctx.Err() != nil {
 		return
 	}
@@ -33,10 +33,10 @@ func (s *Scanner) readHolders(f *pass) {
 	}
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
-	found, firstErr := readHolderValues(ctx, s.client, keys)
+	found, firstErr := readHolderValues(ctx, w.client, keys)
 	f.setHolders(found)
 	if firstErr != nil {
-		s.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
+		w.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
 	}
 }
 
@@ -59,7 +59,7 @@ func readHolderValues(ctx context.Context, c redis.Cmdable, keys []string) (map[
 
 // holderCandidates lists, once each, the whole key names in every namespace's top-K lists that
 // can have a holder key.
-func (f *pass) holderCandidates() []string {
+func (f *walkRun) holderCandidates() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	seen := map[string]bool{}
@@ -77,14 +77,14 @@ func (f *pass) holderCandidates() []string {
 	return keys
 }
 
-func (f *pass) setHolders(holders map[string]string) {
+func (f *walkRun) setHolders(holders map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.holders = holders
 }
 
 // withHolders sets the Holder of each listed key that has one; f.mu is held.
-func (f *pass) withHolders(keys []KeyInfo) []KeyInfo {
+func (f *walkRun) withHolders(keys []KeyInfo) []KeyInfo {
 	for i, k := range keys {
 		if !k.Cut {
 			keys[i].Holder = f.holders[k.Key]

@@ -76,12 +76,12 @@ func TestDeadlineOnHealthyRedisIsNotDown(t *testing.T) {
 
 // TestShortDeadlineFloodCannotTruncate runs a loop of clients with a 0.6s deadline next to
 // Prometheus-like scrapes with 10s: the latter must complete, and the flood must not multiply
-// the work Redis does (one pass sends commands at a time).
+// the work Redis does (one walk sends commands at a time).
 func TestShortDeadlineFloodCannotTruncate(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv.Addr)
 	seedMany(t, c, "flood", 4000)
-	// 80 pipelines of 50 keys, each held 50ms, on 3 workers: a pass takes over a second.
+	// 80 pipelines of 50 keys, each held 50ms, on 3 workers: a walk takes over a second.
 	c.AddHook(slowPipelines{delay: 50 * time.Millisecond})
 	peak := &inFlight{}
 	c.AddHook(peak)
@@ -104,7 +104,7 @@ func TestShortDeadlineFloodCannotTruncate(t *testing.T) {
 		})
 	}
 	for i := range 5 {
-		time.Sleep(150 * time.Millisecond) // let the flood start passes of its own
+		time.Sleep(150 * time.Millisecond) // let the flood start walks of its own
 		res := scanWithin(t, s, 10*time.Second)
 		if ns := res.Namespaces[0]; !res.Up || !ns.Complete || ns.Keys != 4000 {
 			t.Errorf("prometheus scrape %d: up=%v complete=%v keys=%d, want complete with 4000", i, res.Up, ns.Complete, ns.Keys)

@@ -64,9 +64,9 @@ func aclScanner(t *testing.T, srv *redistest.Server, log *lineLog) *Scanner {
 	t.Cleanup(s.Close)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		s.index.mu.Lock()
-		settled := s.index.built || s.index.refused != nil
-		s.index.mu.Unlock()
+		s.index.node.mu.Lock()
+		settled := s.index.node.built || s.index.node.refused != nil
+		s.index.node.mu.Unlock()
 		if settled {
 			return s
 		}

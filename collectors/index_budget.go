@@ -191,16 +191,16 @@ func (n *indexNode) budgetWalked() uint64 {
 // whose walk read it whole, if it fits (keyBudget.readmit). The walk of a namespace is cut at
 // Options.MaxKeys: below the budget by default, so a namespace comes back only once it holds
 // fewer keys than that, whatever half the budget is.
-func (s *Scanner) readmitShrunk(idx lockIndex, res *Result) {
+func (ix *indexer) readmitShrunk(idx lockIndex, res *Result) {
 	if !res.Up {
 		return
 	}
-	for b, pos := range s.indexedPos {
+	for b, pos := range ix.indexedPos {
 		r := res.Namespaces[pos]
 		if r.Mode != modeWalk || r.ModeReason != reasonKeyBudget || !r.Complete || r.Truncated || r.Err != nil {
 			continue
 		}
-		if s.budget.readmit(b, r.Keys+r.FenceKeys) {
+		if ix.budget.readmit(b, r.Keys+r.FenceKeys) {
 			idx.readmit(b)
 		}
 	}

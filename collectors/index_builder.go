@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // serverClock converts the exporter's clock to the server's, from the offset measured at the
@@ -45,18 +45,7 @@ func (c *serverClock) earliest(t time.Time) int64 {
 	return t.UnixMilli() - 1 + c.least // t's milliseconds are truncated
 }
 
-// keySink receives every key a pass reads: the index's build and its backstop walk are passes.
-type keySink interface {
-	// add records one inspected batch, fence keys read for their expiry among its keys; at is
-	// the server time (ms) taken before it was sent.
-	add(b *batch, replies []keyReply, idleKnown bool, at int64)
-	// expireTime says whether the inspector reads PEXPIRETIME.
-	expireTime() bool
-	// now is the server's time, ms.
-	now() int64
-}
-
-// indexBuilder receives a walk's keys (a pass with sink set) into a new index. On a rebuild
+// indexBuilder receives a walk's keys (a walk with sink set) into a new index. On a rebuild
 // (a resync) the index served meanwhile is its base: a key the walk reads as the base holds it
 // (membership, type, expiry) is stamped in the base, with its fresher idle time, and only the
 // keys read otherwise go to idx; result merges the two and drops the base's keys the walk did
@@ -119,7 +108,7 @@ func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int
 	defer b.unlock()
 	for k := range replies {
 		if replies[k].err != nil {
-			continue // the pass marks the namespace failed, and the build with it
+			continue // the walk marks the namespace failed, and the build with it
 		}
 		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]])&^b.exclude, &replies[k], st)
 		b.record(bt.keys[k], e, keep)
@@ -143,7 +132,7 @@ func (b *indexBuilder) unlock() {
 
 // record notes one reading of key: e, or gone when keep is false. SCAN may return a key twice,
 // so a later reading undoes an earlier one.
-func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
+func (b *indexBuilder) record(key string, e index.Entry, keep bool) {
 	if b.base == nil {
 		if keep {
 			b.idx.set(key, e)
@@ -152,15 +141,15 @@ func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
 		}
 		return
 	}
-	e.epoch = b.epoch
+	e.Epoch = b.epoch
 	old, had := b.base.get(key)
 	switch {
 	case keep && had && !differs(old, e, b.absolute):
-		if old.epoch != b.epoch {
-			b.stamp(e.ns, 1)
+		if old.Epoch != b.epoch {
+			b.stamp(e.Mask, 1)
 		}
 		if !b.forgetHolds {
-			e.keepHold(old)
+			e.KeepHold(old)
 		}
 		b.base.set(key, e)
 		b.idx.remove(key)
@@ -175,10 +164,10 @@ func (b *indexBuilder) record(key string, e indexEntry, keep bool) {
 
 // unstamp takes back the stamp of a base entry (old, had) that a later reading of key undid, or
 // that an exclusion left in no namespace (the counts of excluded namespaces are already 0).
-func (b *indexBuilder) unstamp(key string, old indexEntry, had bool) {
-	if had && old.epoch == b.epoch {
-		b.stamp(old.ns&^b.exclude, -1)
-		old.epoch--
+func (b *indexBuilder) unstamp(key string, old index.Entry, had bool) {
+	if had && old.Epoch == b.epoch {
+		b.stamp(old.Mask&^b.exclude, -1)
+		old.Epoch--
 		b.base.set(key, old)
 	}
 }
@@ -217,8 +206,8 @@ func (b *indexBuilder) excludeNamespace(x int) {
 	if b.base == nil || b.stamped.perNamespace[x] == 0 {
 		return
 	}
-	for k, e := range b.base.keys.all() {
-		if e.epoch == b.epoch && e.ns&(1<<x) != 0 && e.ns&^b.exclude == 0 {
+	for k, e := range b.base.keys.All() {
+		if e.Epoch == b.epoch && e.Mask&(1<<x) != 0 && e.Mask&^b.exclude == 0 {
 			b.unstamp(k, *e, true)
 		}
 	}
@@ -232,12 +221,12 @@ func (b *indexBuilder) result() *keyIndex {
 	x := b.idx
 	if b.base != nil {
 		x = b.base
-		for k, e := range x.keys.all() {
-			if e.epoch != b.epoch {
+		for k, e := range x.keys.All() {
+			if e.Epoch != b.epoch {
 				x.remove(k)
 			}
 		}
-		for k, e := range b.idx.keys.all() {
+		for k, e := range b.idx.keys.All() {
 			x.set(k, *e)
 		}
 		x.epoch, b.idx = b.epoch, nil
@@ -255,6 +244,3 @@ func maskOf(ns []int32) uint64 {
 	}
 	return m
 }
-
-// isFenceKey reports whether key is counted apart as a fence key, read for its expiry alone.
-func isFenceKey(key string) bool { return lockkeys.KindOf(key) == lockkeys.FenceCompanion }

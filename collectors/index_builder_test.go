@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // reading is one key as a build's walk reads it.
@@ -19,7 +21,7 @@ type reading struct {
 	fence bool
 }
 
-// feedBuild gives a builder the readings, one batch each, as a pass would.
+// feedBuild gives a builder the readings, one batch each, as a walk would.
 func feedBuild(b *indexBuilder, rs []reading, at int64) {
 	for _, r := range rs {
 		bt := newBatch(1)
@@ -37,11 +39,11 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 }
 
 // snapshot is an index's keys and what aggregation reads of them (not the epoch).
-func snapshot(x *keyIndex) map[string]indexEntry {
-	out := map[string]indexEntry{}
-	for k, e := range x.keys.all() {
+func snapshot(x *keyIndex) map[string]index.Entry {
+	out := map[string]index.Entry{}
+	for k, e := range x.keys.All() {
 		c := *e
-		c.epoch = 0
+		c.Epoch = 0
 		out[k] = c
 	}
 	return out
@@ -84,7 +86,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 		during := snapshot(base)
 		for k, e := range served {
 			d := during[k]
-			d.touched = e.touched
+			d.Touched = e.Touched
 			if d != e {
 				t.Fatalf("round %d: the served index changed %q during the rebuild: %+v, was %+v", round, k, during[k], e)
 			}
@@ -117,8 +119,8 @@ func TestIndexRebuildOnBase(t *testing.T) {
 // countsDiffer says how x's counts per namespace differ from its entries, or "".
 func countsDiffer(x *keyIndex) string {
 	var want [maxIndexedNamespaces]int
-	for _, e := range x.keys.all() {
-		for m := e.ns; m != 0; m &= m - 1 {
+	for _, e := range x.keys.All() {
+		for m := e.Mask; m != 0; m &= m - 1 {
 			want[trailingZeros(m)]++
 		}
 	}

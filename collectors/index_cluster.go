@@ -62,7 +62,7 @@ func (c *indexCounts) add(o indexCounts) {
 // walked alone for it, so a resharding costs Redis the resyncs of the masters whose slots move,
 // not a walk of the whole cluster.
 type clusterIndex struct {
-	s          *Scanner
+	ix         *indexer
 	cc         *redis.ClusterClient
 	namespaces []Namespace
 	prefixes   []string
@@ -89,12 +89,12 @@ type clusterIndex struct {
 	closed   bool
 }
 
-func newClusterIndex(s *Scanner, cc *redis.ClusterClient, namespaces []Namespace, prefixes []string) *clusterIndex {
+func newClusterIndex(ix *indexer, cc *redis.ClusterClient, namespaces []Namespace, prefixes []string) *clusterIndex {
 	ci := &clusterIndex{
-		s: s, cc: cc, namespaces: namespaces, prefixes: prefixes,
+		ix: ix, cc: cc, namespaces: namespaces, prefixes: prefixes,
 		done: make(chan struct{}), loaded: make(chan struct{}), refreshMu: make(syncLock, 1),
 	}
-	ci.ctx, ci.cancel = context.WithCancel(s.base)
+	ci.ctx, ci.cancel = context.WithCancel(ix.base)
 	go ci.run()
 	return ci
 }
@@ -190,7 +190,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	added := 0
 	for addr, c := range masters {
 		if ci.nodes[addr] == nil {
-			n := makeIndexNode(ci.s.indexEnv(), c, ci.namespaces, ci.prefixes)
+			n := makeIndexNode(ci.ix.indexEnv(), c, ci.namespaces, ci.prefixes)
 			n.clusterMaster, n.late = true, !first
 			ci.nodes[addr] = n
 			go n.run()
@@ -207,7 +207,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 		ci.retiring.Go(n.close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
-		ci.s.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", resyncTopology,
+		ci.ix.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", resyncTopology,
 			"masters", slices.Sorted(maps.Keys(masters)), "started", added, "stopped", len(gone))
 	}
 	return nil
@@ -318,7 +318,7 @@ func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
 		out.partial = ci.mergePartial(parts)
 		return out
 	}
-	k := ci.s.opts.TopK
+	k := ci.ix.opts.TopK
 	for b, ns := range ci.namespaces {
 		first, indexed := true, false
 		for i, p := range parts {
@@ -365,7 +365,7 @@ func (ci *clusterIndex) mergePartial(parts []indexServe) *Result {
 	for b, ns := range ci.namespaces {
 		merged[b] = NamespaceResult{Namespace: ns}
 	}
-	k := ci.s.opts.TopK
+	k := ci.ix.opts.TopK
 	for _, p := range parts {
 		if p.partial != nil {
 			if !p.partial.Up && res.Up {

@@ -14,7 +14,7 @@ import (
 // master still on its first build makes the answer partial.
 func TestClusterMerge(t *testing.T) {
 	ns := []Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
-	ci := &clusterIndex{s: &Scanner{opts: Options{TopK: 2}}, namespaces: ns}
+	ci := &clusterIndex{ix: &indexer{opts: Options{TopK: 2}}, namespaces: ns}
 	key := func(k string, idle int) KeyInfo {
 		return KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second}
 	}

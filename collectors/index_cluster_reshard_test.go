@@ -68,7 +68,7 @@ func TestClusterResyncWalksOnlyItsMasters(t *testing.T) {
 				other = m
 			}
 		}
-		resyncsBefore := [2]int64{nodeResyncs(clusterNode(t, s.cluster, from.Addr)), nodeResyncs(clusterNode(t, s.cluster, to.Addr))}
+		resyncsBefore := [2]int64{nodeResyncs(clusterNode(t, s.index.cluster, from.Addr)), nodeResyncs(clusterNode(t, s.index.cluster, to.Addr))}
 		cluster.MigrateSlot(t, cluster.Slot(t, k), to)
 		awaitResyncBuilds(t, s, [2]*redistest.Server{from, to}, resyncsBefore)
 		scans := func() [3]int {
@@ -114,7 +114,7 @@ func awaitResyncBuilds(t *testing.T, s *Scanner, masters [2]*redistest.Server, r
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for i, m := range masters {
-		n := clusterNode(t, s.cluster, m.Addr)
+		n := clusterNode(t, s.index.cluster, m.Addr)
 		for !resyncBuildBegun(n, resyncsBefore[i]) {
 			if time.Now().After(deadline) {
 				t.Fatalf("after 20s the master at %s has not begun its resync build (resyncs %d, before the move %d)",

@@ -12,8 +12,8 @@ import (
 // namespace this time (a resync after a slot move or a failover, a refusal, the key budget):
 // a resharding resyncs the two masters of each moved slot, and walking every master for that
 // would make the exporter cost what the walk costs for as long as the resharding runs. Each
-// walker is a walk-mode Scanner over one master's client and the namespaces that master must
-// walk, kept while that set stays the same (so concurrent scrapes share its pass).
+// walker reads one master for the namespaces that master must walk, kept while that set stays
+// the same (so concurrent scrapes share its walk).
 type masterWalkers struct {
 	mu      sync.Mutex
 	walkers map[string]*masterWalker // by master address
@@ -22,7 +22,7 @@ type masterWalkers struct {
 
 type masterWalker struct {
 	mask uint64
-	s    *Scanner
+	w    *walker
 }
 
 // walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
@@ -32,15 +32,15 @@ type walkOf struct {
 }
 
 // scan walks master c for the indexed namespaces in mask (bits of namespaces).
-func (mw *masterWalkers) scan(ctx context.Context, parent *Scanner, c *redis.Client, namespaces []Namespace, mask uint64) *Result {
+func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *Result {
 	w := mw.walker(parent, c, namespaces, mask)
 	if w == nil {
 		return closedResult(parent.opts)
 	}
-	return w.Scan(ctx)
+	return walkedCopy(w.scan(ctx), nil)
 }
 
-func (mw *masterWalkers) walker(parent *Scanner, c *redis.Client, namespaces []Namespace, mask uint64) *Scanner {
+func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walker {
 	addr := c.Options().Addr
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
@@ -49,9 +49,9 @@ func (mw *masterWalkers) walker(parent *Scanner, c *redis.Client, namespaces []N
 	}
 	if w := mw.walkers[addr]; w != nil {
 		if w.mask == mask {
-			return w.s
+			return w.w
 		}
-		w.s.Close() // a scrape still reading it gets the pass it shares, or closedResult
+		w.w.close() // a scrape still reading it gets the walk it shares, or closedResult
 	}
 	opts := parent.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
@@ -60,12 +60,12 @@ func (mw *masterWalkers) walker(parent *Scanner, c *redis.Client, namespaces []N
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	s := newScanner(c, opts)
+	w := newWalker(context.Background(), c, opts)
 	if mw.walkers == nil {
 		mw.walkers = map[string]*masterWalker{}
 	}
-	mw.walkers[addr] = &masterWalker{mask: mask, s: s}
-	return s
+	mw.walkers[addr] = &masterWalker{mask: mask, w: w}
+	return w
 }
 
 // forget stops the walker of a master that is gone.
@@ -75,7 +75,7 @@ func (mw *masterWalkers) forget(addr string) {
 	delete(mw.walkers, addr)
 	mw.mu.Unlock()
 	if w != nil {
-		w.s.Close()
+		w.w.close()
 	}
 }
 
@@ -86,7 +86,7 @@ func (mw *masterWalkers) close() {
 	mw.walkers = nil
 	mw.mu.Unlock()
 	for _, w := range walkers {
-		w.s.Close()
+		w.w.close()
 	}
 }
 
@@ -100,7 +100,7 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 			continue
 		}
 		walks[i].mask = p.walk
-		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.s, nodes[i].client, ci.namespaces, p.walk) })
+		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.ix, nodes[i].client, ci.namespaces, p.walk) })
 	}
 	wg.Wait()
 	return walks
@@ -120,7 +120,7 @@ const resyncGap = 3 * feedInterval
 // deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
 // the time left.
 func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []indexServe) {
-	deadline := time.Now().Add(ci.s.opts.Timeout)
+	deadline := time.Now().Add(ci.ix.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

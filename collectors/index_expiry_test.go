@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -80,7 +81,7 @@ func TestIndexExpiredKeysNotCounted(t *testing.T) {
 		{"corrected by the backstop walk", func(t *testing.T, c *redis.Client) (*Scanner, int64) {
 			last := writeExpiring(t, c, 0, 4*time.Second)
 			s := expiryScanner(t, c)
-			n := s.index
+			n := s.index.node
 			n.syncMu.Lock()
 			for i := range expiringKeys {
 				n.idx.remove(lockkeys.Fence(fmt.Sprintf("jobs:%d", i)))
@@ -129,7 +130,7 @@ func TestIndexExpiredKeysNotCounted(t *testing.T) {
 // expired keys it passes), whose backstop walk the test runs by hand, fast.
 func expiryScanner(t *testing.T, c *redis.Client) *Scanner {
 	t.Helper()
-	namespaces := slices.DeleteFunc(slices.Clone(indexNamespaces), func(ns Namespace) bool { return literalPrefix(ns.Pattern) == "" })
+	namespaces := slices.DeleteFunc(slices.Clone(indexNamespaces), func(ns Namespace) bool { return walk.LiteralPrefix(ns.Pattern) == "" })
 	s, err := NewScanner(c, Options{Namespaces: namespaces, Mode: ModeAuto, BackstopKeysPerSecond: 1_000_000, BackstopEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)

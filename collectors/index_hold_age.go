@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -19,7 +20,7 @@ import (
 type heldAggregate struct {
 	max time.Duration
 	has bool
-	top *ranking // longest held first
+	top *topK // longest held first
 }
 
 // heldAges computes every namespace's longest hold and top-K by hold age as of now (server ms),
@@ -36,17 +37,17 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 	}
 	out := make([]heldAggregate, len(namespaces))
 	for i := range out {
-		out[i].top = newRankingBy(k, full, longerHeld)
+		out[i].top = newTopKBy(k, full, longerHeld)
 	}
-	for key, e := range x.keys.all() {
+	for key, e := range x.keys.All() {
 		since := heldSince(e, fromFeed)
-		if since == 0 || e.fence || e.expireAt != 0 && e.expireAt < now {
+		if since == 0 || e.Fence || e.ExpireAt != 0 && e.ExpireAt < now {
 			continue
 		}
 		held := max(0, time.Duration(now-since)*time.Millisecond)
-		for mask := e.ns; mask != 0; mask &= mask - 1 {
+		for mask := e.Mask; mask != 0; mask &= mask - 1 {
 			b := bits.TrailingZeros64(mask)
-			if !namespaces[b].wants(typeName(e.typ)) {
+			if !namespaces[b].wants(typeName(e.Type)) {
 				continue
 			}
 			a := &out[b]
@@ -60,11 +61,11 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 }
 
 // ttlAt is the entry's remaining TTL at now (server ms), or NoTTL.
-func ttlAt(e indexEntry, now int64) time.Duration {
-	if e.expireAt == 0 {
+func ttlAt(e index.Entry, now int64) time.Duration {
+	if e.ExpireAt == 0 {
 		return NoTTL
 	}
-	return time.Duration(e.expireAt-now) * time.Millisecond
+	return time.Duration(e.ExpireAt-now) * time.Millisecond
 }
 
 // withHeld sets r's hold ages from the namespace's aggregate, as the walk sets them.

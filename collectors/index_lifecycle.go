@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
@@ -38,23 +39,11 @@ func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
 func lifecycleAside(opts Options) int { return opts.IndexKeyBudget / 8 }
 
 // holdOf is the lifecycle state entry e keeps (had: the index holds the key).
-func holdOf(e indexEntry, had bool) lifecycle.Hold {
-	if !had || e.fence {
+func holdOf(e index.Entry, had bool) lifecycle.Hold {
+	if !had || e.Fence {
 		return lifecycle.Hold{}
 	}
-	return lifecycle.Hold{Present: true, Ended: e.ended, Began: e.began, ExpireAt: e.expireAt, Holder: e.holder}
-}
-
-// withHold stores h's state in e.
-func (e *indexEntry) withHold(h lifecycle.Hold) {
-	e.began, e.holder, e.ended = h.Began, h.Holder, h.Ended
-}
-
-// keepHold carries the hold of old into e, a new reading of the same key by a build or a
-// backstop walk: neither begins nor ends a hold. The end by expiry stands while the expiry does.
-func (e *indexEntry) keepHold(old indexEntry) {
-	e.began, e.holder = old.began, old.holder
-	e.ended = old.ended && old.expireAt == e.expireAt
+	return lifecycle.Hold{Present: true, Ended: e.Ended, Began: e.Began, ExpireAt: e.ExpireAt, Holder: e.Holder}
 }
 
 // lifecycleMask is the namespaces whose lifecycles the node follows now: the indexed ones not
@@ -87,22 +76,22 @@ func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 // key's events of the drain are counted instead: they tell a handoff within one drain apart
 // from a renewal, which two readings cannot. follow is lifecycleMask.
 // syncMu is held.
-func (n *indexNode) observe(idx *keyIndex, key string, old indexEntry, had bool, holder uint64, st readStamp, follow uint64) {
+func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool, holder uint64, st readStamp, follow uint64) {
 	cur, has := idx.get(key)
-	if had && old.fence || has && cur.fence {
+	if had && old.Fence || has && cur.Fence {
 		return
 	}
 	r := lifecycle.Reading{Slack: slackOf(st.absolute), ChangedAfter: n.drainChanged[key]}
-	typ := old.typ
+	typ := old.Type
 	if has {
-		r.Present, r.ExpireAt, r.Holder = true, cur.expireAt, holder
-		typ = cur.typ
+		r.Present, r.ExpireAt, r.Holder = true, cur.ExpireAt, holder
+		typ = cur.Type
 	}
 	var h lifecycle.Hold
 	if events := n.drainEvents[key]; len(events) > 0 {
 		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.at, follow)
 	} else {
-		mask := n.typeMask((old.ns|cur.ns)&follow, typ)
+		mask := n.typeMask((old.Mask|cur.Mask)&follow, typ)
 		h = n.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.at)
 	}
 	if has {
@@ -111,7 +100,7 @@ func (n *indexNode) observe(idx *keyIndex, key string, old indexEntry, had bool,
 			// next drain: the entry is no hold until they do.
 			h.Ended = true
 		}
-		cur.withHold(h)
+		cur.WithHold(h)
 		idx.set(key, cur)
 	}
 }
@@ -122,7 +111,7 @@ func (n *indexNode) observe(idx *keyIndex, key string, old indexEntry, had bool,
 // drain left a hold live (released after the drain's round trip: the release's events come with
 // the next drain), so such a hold is kept aside until then (absentHolds). A key absent at both
 // readings is in no entry: its namespaces are its name's, its type the events'. syncMu is held.
-func (n *indexNode) applyEvents(key string, old indexEntry, had, has bool, typ uint8, events []string, holder uint64, at int64, follow uint64) lifecycle.Hold {
+func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ uint8, events []string, holder uint64, at int64, follow uint64) lifecycle.Hold {
 	prev := holdOf(old, had)
 	if p, ok := n.absentHolds[key]; ok {
 		delete(n.absentHolds, key)
@@ -169,11 +158,11 @@ func (n *indexNode) sweepLifecycle(now int64) {
 	slack := slackOf(n.absolute)
 	n.mu.Unlock()
 	life := n.life
-	for key, e := range n.idx.keys.all() {
-		if e.fence || e.ended || e.expireAt == 0 || e.expireAt+slack >= now {
+	for key, e := range n.idx.keys.All() {
+		if e.Fence || e.Ended || e.ExpireAt == 0 || e.ExpireAt+slack >= now {
 			continue
 		}
-		e.withHold(life.Sweep(n.lifeSrc, n.typeMask(e.ns&follow, e.typ), key, holdOf(*e, true), now, slack))
+		e.WithHold(life.Sweep(n.lifeSrc, n.typeMask(e.Mask&follow, e.Type), key, holdOf(*e, true), now, slack))
 	}
 	life.Commit(n.lifeSrc) // this scrape checked the server's identity before the sweep
 	life.PruneRecent(now)
@@ -204,12 +193,45 @@ func slackOf(absolute bool) int64 {
 // heldSince is when the entry's hold began, for its hold age: the lease holder record's
 // acquisition time where read, else (fromFeed) when the feed saw the hold begin; 0 when neither
 // is known (a hold that began before the index was built) or the hold ended.
-func heldSince(e *indexEntry, fromFeed bool) int64 {
-	if e.acquired != 0 || !fromFeed || e.ended {
-		return e.acquired
+func heldSince(e *index.Entry, fromFeed bool) int64 {
+	if e.Acquired != 0 || !fromFeed || e.Ended {
+		return e.Acquired
 	}
-	return e.began
+	return e.Began
 }
 
 // holderReadOffMessage is logged, at INFO, when a node stops reading lock holders.
 const holderReadOffMessage = "lock key index: lock holders cannot be read (an optional grant); lifecycle counts go on without them"
+
+// holderValueReader is the inspector's holderValue for the node's re-reads: a key's holder is
+// read as a string where one of its namespaces counts strings, as a hash where one counts
+// hashes; nil once the node was refused the read.
+func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
+	if n.noHolder.Load() {
+		return nil
+	}
+	return func(key string) (str, hash bool) {
+		for m := n.maskOf(key); m != 0; m &= m - 1 {
+			ns := n.namespaces[trailingZeros(m)]
+			str = str || ns.wants(TypeString)
+			hash = hash || ns.wants(TypeHash)
+		}
+		return str, hash
+	}
+}
+
+// noteHolderRefusals turns the holder read off for the node at the first refusal among
+// replies, with one INFO line: the grant is optional, nothing fails without it. The refusal
+// names a command, never a value.
+func (n *indexNode) noteHolderRefusals(replies []keyReply) {
+	for i := range replies {
+		err := replies[i].holderErr
+		if err == nil || !isNoPerm(err) && !commandRefused(err) {
+			continue
+		}
+		if n.noHolder.CompareAndSwap(false, true) {
+			n.opts.Logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
+		}
+		return
+	}
+}

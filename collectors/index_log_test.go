@@ -81,7 +81,7 @@ func TestFailedScrapeLogsOneLine(t *testing.T) {
 }
 
 // TestConcurrentFailedScrapesLogOneLine: scrapes that run together against a Redis that does
-// not answer share one line, in auto mode as in walk mode (where they join one pass). Auto mode
+// not answer share one line, in auto mode as in walk mode (where they join one walk). Auto mode
 // logged one line per scrape: 40 lines for a burst of 40 (--web.max-requests).
 func TestConcurrentFailedScrapesLogOneLine(t *testing.T) {
 	for _, mode := range []ScanMode{ModeWalk, ModeAuto} {

@@ -129,7 +129,7 @@ func (n *indexNode) run() {
 	backoff := time.Second
 	first := true
 	for n.ctx.Err() == nil {
-		err := n.establish()
+		err := n.build()
 		if first {
 			close(n.tried)
 			first = false
@@ -257,9 +257,9 @@ func (n *indexNode) refuse(err error) {
 	n.mu.Unlock()
 }
 
-// establish opens a change feed and builds an index with one walk. Tracking is on before the
+// build opens a change feed and builds an index with one walk. Tracking is on before the
 // walk starts, so a key changed behind the walk's cursor is named by the feed and re-read after.
-func (n *indexNode) establish() error {
+func (n *indexNode) build() error {
 	n.settleLifecycle(n.lostReason())
 	n.syncMu.Lock()
 	if n.feed != nil {
@@ -311,7 +311,7 @@ func (n *indexNode) setBuildStart(began time.Time) {
 
 // setBuilding records the first build's walk while it runs (nil when none runs), for a scrape
 // to share. A walk after the first complete build is not shared: the index serves meanwhile.
-func (n *indexNode) setBuilding(f *pass) {
+func (n *indexNode) setBuilding(f *walkRun) {
 	n.mu.Lock()
 	if f == nil || !n.built {
 		n.building = f
@@ -333,10 +333,10 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newPass(ctx, opts, n.cls, n.replies, start, start.Add(buildTimeout))
+	f := newWalkRun(ctx, opts, n.cls, n.replies, start, start.Add(buildTimeout))
 	f.sink = b
 	n.setBuilding(f)
-	n.walker.scanNode(f, n.client)
+	n.walker.walkNode(f, n.client)
 	f.passEnded(time.Now())
 	f.finish(time.Now())
 	truncated, err = buildOutcome(f.final)

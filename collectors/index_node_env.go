@@ -4,12 +4,13 @@ import (
 	"context"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// nodeWalker walks one node's keyspace in a pass: the keyspace walk by which an index node
+// nodeWalker walks one node's keyspace in a walk: the keyspace walk by which an index node
 // builds its index and runs its backstop walk.
 type nodeWalker interface {
-	scanNode(f *pass, c nodeClient)
+	walkNode(f *walkRun, c walk.NodeClient)
 }
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,
@@ -22,13 +23,13 @@ type nodeWalker interface {
 type nodeEnv struct {
 	opts    Options
 	budget  *keyBudget
-	replies *replyClock
+	replies *walk.ReplyClock
 	walker  nodeWalker
 	base    context.Context
 	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
 }
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
-func (s *Scanner) indexEnv() nodeEnv {
-	return nodeEnv{opts: s.opts, budget: s.budget, replies: s.replies, walker: s, base: s.base, life: s.life}
+func (ix *indexer) indexEnv() nodeEnv {
+	return nodeEnv{opts: ix.opts, budget: ix.budget, replies: ix.walk.replies, walker: ix.walk, base: ix.base, life: ix.life}
 }

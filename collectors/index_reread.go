@@ -121,7 +121,7 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readS
 		idx.apply(key, mask, r, st)
 		n.observe(idx, key, old, had, r.holder, st, follow)
 		if cur, ok := idx.get(key); back && ok {
-			cur.withHold(returned)
+			cur.WithHold(returned)
 			idx.set(key, cur)
 		}
 	}

@@ -6,122 +6,169 @@ import (
 	"fmt"
 	"maps"
 	"math/bits"
+	"sync"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
-// The mode label values of lock_exporter_scan_mode.
-const (
-	modeIndex = "index"
-	modeWalk  = "walk"
-)
+// indexer serves the indexed namespaces of a Scanner from the lock-key index, and walks the
+// others (and any the index cannot serve this time) beside it, with a walker of its own.
+type indexer struct {
+	client redis.UniversalClient
+	opts   Options
+	// walk is the Scanner's walker: the index's builds and backstop walks are its walks.
+	walk *walker
+	// base ends with the Scanner: every index goroutine and scan is under it.
+	base context.Context
+
+	// node serves a single node (or Sentinel's master), cluster a Redis Cluster, one index per
+	// master; exactly one is set.
+	node       *indexNode
+	cluster    *clusterIndex
+	budget     *keyBudget         // the indexes' key budget, shared by a cluster's masters
+	life       *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
+	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
+	walkWhy    map[int]string     // Options.Namespaces position → why it is walked, decided at start
+	walkerMu   sync.Mutex
+	walker     *walker // walks the namespaces the index does not serve, for this scrape
+	walkerSet  uint64  // which of indexedPos walker also walks
+
+	// lifeResyncs is the index's resync count at the last lifecycle report: a resync since then
+	// means the counters missed what changed during it.
+	mu          sync.Mutex
+	lifeResyncs int64
+
+	// logged is when each failure line of an indexed scrape was last logged (logMerged).
+	logMu  sync.Mutex
+	logged map[string]time.Time
+}
 
 // startIndex decides, at NewScanner, which namespaces the index can serve, logs one line for
 // each that it cannot, and starts the index: the node's, or on Redis Cluster one per master. A
 // namespace is walked when --scan.mode=walk, when its pattern has no literal prefix (tracking
-// would be told about every key), and beyond the 64th indexed namespace.
-func (s *Scanner) startIndex() {
-	s.walkWhy = map[int]string{}
+// would be told about every key), and beyond the 64th indexed namespace. It returns why each
+// walked namespace is walked, and the indexer (nil when every namespace is walked).
+func startIndex(base context.Context, client redis.UniversalClient, opts Options, w *walker) (map[int]string, *indexer) {
+	ix := &indexer{client: client, opts: opts, walk: w, base: base}
+	indexed := ix.decideModes()
+	if len(indexed) == 0 {
+		return ix.walkWhy, nil
+	}
+	patterns := make([]string, len(indexed))
+	for i, ns := range indexed {
+		patterns[i] = ns.Pattern
+	}
+	prefixes, _ := index.TrackingPrefixes(patterns) // every pattern here has a literal prefix
+	ix.budget = newKeyBudget(opts.IndexKeyBudget, indexed, opts.Logger)
+	ix.life = newLifecycleTracker(indexed, opts)
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		ix.cluster = newClusterIndex(ix, c, indexed, prefixes)
+	case *redis.Client:
+		ix.node = newIndexNode(ix.indexEnv(), c, indexed, prefixes)
+	}
+	return ix.walkWhy, ix
+}
+
+// decideModes sets walkWhy and indexedPos, logging why each namespace not indexed is walked,
+// and returns the namespaces to index.
+func (ix *indexer) decideModes() []Namespace {
+	ix.walkWhy = map[int]string{}
 	// A client of another kind (a Ring, a caller's own UniversalClient) has no node to follow.
 	var indexable bool
-	switch s.client.(type) {
+	switch ix.client.(type) {
 	case *redis.ClusterClient, *redis.Client:
 		indexable = true
 	}
-	var patterns []string
 	var indexed []Namespace
-	for i, ns := range s.opts.Namespaces {
+	for i, ns := range ix.opts.Namespaces {
 		why := ""
 		switch {
-		case s.opts.Mode == ModeWalk:
+		case ix.opts.Mode == ModeWalk:
 			why = reasonWalkConfigured
 		case !indexable:
 			why = reasonIndexUnavailable
-		case literalPrefix(ns.Pattern) == "":
+		case walk.LiteralPrefix(ns.Pattern) == "":
 			why = reasonNoLiteralPrefix
 		case len(indexed) == maxIndexedNamespaces:
 			why = reasonTooManyIndexed
 		}
 		if why != "" {
-			s.walkWhy[i] = why
+			ix.walkWhy[i] = why
 			if why != reasonWalkConfigured {
-				s.opts.Logger.Info(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[why]), "lock_namespace", ns.Name)
+				ix.opts.Logger.Info(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[why]), "lock_namespace", ns.Name)
 			}
 			continue
 		}
-		s.indexedPos = append(s.indexedPos, i)
+		ix.indexedPos = append(ix.indexedPos, i)
 		indexed = append(indexed, ns)
-		patterns = append(patterns, ns.Pattern)
 	}
-	if len(indexed) == 0 {
-		return
-	}
-	prefixes, _ := trackingPrefixes(patterns) // every pattern here has a literal prefix
-	s.budget = newKeyBudget(s.opts.IndexKeyBudget, indexed, s.opts.Logger)
-	s.life = newLifecycleTracker(indexed, s.opts)
-	switch c := s.client.(type) {
-	case *redis.ClusterClient:
-		s.cluster = newClusterIndex(s, c, indexed, prefixes)
-	case *redis.Client:
-		s.index = newIndexNode(s.indexEnv(), c, indexed, prefixes)
-	}
+	return indexed
 }
 
-// lockIndex is the index the Scanner serves from, or nil when every namespace is walked.
-func (s *Scanner) lockIndex() lockIndex {
-	switch {
-	case s.cluster != nil:
-		return s.cluster
-	case s.index != nil:
-		return s.index
+// lockIndex is the index the indexer serves from.
+func (ix *indexer) lockIndex() lockIndex {
+	if ix.cluster != nil {
+		return ix.cluster
 	}
-	return nil
+	return ix.node
 }
 
-// scanIndexed serves the indexed namespaces from the index and walks the others (and any the
-// index cannot serve this time) with a walker over just those.
-func (s *Scanner) scanIndexed(ctx context.Context, idx lockIndex) *Result {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return closedResult(s.opts)
+// close stops the index and the walker beside it; the Scanner has ended base.
+func (ix *indexer) close() {
+	ix.lockIndex().close()
+	ix.walkerMu.Lock()
+	if ix.walker != nil {
+		ix.walker.close()
 	}
+	ix.walkerMu.Unlock()
+}
+
+// scan serves the indexed namespaces from the index and walks the others (and any the index
+// cannot serve this time) with a walker over just those.
+func (ix *indexer) scan(ctx context.Context) *Result {
+	if ix.base.Err() != nil { // the Scanner is closed
+		return closedResult(ix.opts)
+	}
+	idx := ix.lockIndex()
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.Timeout)
 	defer cancel()
 	served := idx.collect(ctx)
 	if served.partial != nil {
-		return s.partialBuild(served.partial)
+		return ix.partialBuild(served.partial)
 	}
 	walkPos := map[int]string{}
-	maps.Copy(walkPos, s.walkWhy)
+	maps.Copy(walkPos, ix.walkWhy)
 	for m := served.walk; m != 0; m &= m - 1 {
 		b := bits.TrailingZeros64(m)
-		walkPos[s.indexedPos[b]] = served.walkWhy[b]
+		walkPos[ix.indexedPos[b]] = served.walkWhy[b]
 	}
 	var walked *Result
 	if len(walkPos) > 0 {
-		walked = s.walkerFor(served.walk).Scan(ctx)
+		walked = walkedCopy(ix.walkerFor(served.walk).scan(ctx), nil)
 	}
 	// A cluster namespace that some masters served from their index and others by a walk of
 	// just those masters reports the walk: this scrape cost Redis a walk of them.
 	for b, why := range served.walked {
-		walkPos[s.indexedPos[b]] = why
+		walkPos[ix.indexedPos[b]] = why
 	}
 
-	res := s.mergeServed(served, walked, idx.counts(), walkPos)
-	res.lifecycle = s.lifecycleReport(res)
-	// One scrape, one line: the walker beside the index logs nothing of its own (quietResult).
-	s.logMerged(res, began)
-	s.readmitShrunk(idx, res)
+	res := ix.mergeServed(served, walked, idx.counts(), walkPos)
+	res.lifecycle = ix.lifecycleReport(res)
+	// One scrape, one line: the walker beside the index logs nothing of its own (quiet).
+	ix.logMerged(res, began)
+	ix.readmitShrunk(idx, res)
 	return res
 }
 
 // mergeServed is an indexed scrape's result: the namespaces the index served (served), and those
 // walked (walked, nil when none was) at their positions in walkPos, with the reason they were.
-func (s *Scanner) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
+func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
 	res := &Result{Up: served.err == nil, Err: served.err, IdleTimeAvailable: !served.noIdle, Keyspace: served.keyspace}
 	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
 	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
@@ -139,13 +186,13 @@ func (s *Scanner) mergeServed(served indexServe, walked *Result, counts indexCou
 			byName[ns.Namespace.Name] = ns
 		}
 	}
-	for b, pos := range s.indexedPos {
+	for b, pos := range ix.indexedPos {
 		if r, ok := served.results[b]; ok {
 			r.Mode = modeIndex
-			byName[s.opts.Namespaces[pos].Name] = r
+			byName[ix.opts.Namespaces[pos].Name] = r
 		}
 	}
-	for i, ns := range s.opts.Namespaces {
+	for i, ns := range ix.opts.Namespaces {
 		r, ok := byName[ns.Name]
 		if !ok {
 			r = NamespaceResult{Namespace: ns} // Redis did not answer: nothing is known
@@ -162,55 +209,55 @@ func (s *Scanner) mergeServed(served indexServe, walked *Result, counts indexCou
 
 // logMerged logs an indexed scrape's result as logResult does, once for the scrapes that ran
 // together: a line already logged by a scrape that ended after this one began is not repeated,
-// as concurrent scrapes of a walk share one pass and its one line. (Each indexed scrape is
+// as concurrent scrapes of a walk share one walk and its one line. (Each indexed scrape is
 // served on its own, so a burst of scrapes of a Redis that does not answer logged a line each.)
-func (s *Scanner) logMerged(res *Result, began time.Time) {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
+func (ix *indexer) logMerged(res *Result, began time.Time) {
+	ix.logMu.Lock()
+	defer ix.logMu.Unlock()
 	now := time.Now()
-	if s.logged == nil {
-		s.logged = map[string]time.Time{}
+	if ix.logged == nil {
+		ix.logged = map[string]time.Time{}
 	}
-	for line, at := range s.logged {
-		if now.Sub(at) > 2*s.opts.Timeout { // no scrape in flight began before it
-			delete(s.logged, line)
+	for line, at := range ix.logged {
+		if now.Sub(at) > 2*ix.opts.Timeout { // no scrape in flight began before it
+			delete(ix.logged, line)
 		}
 	}
-	s.logResult(res, func(line string) bool {
-		if at, ok := s.logged[line]; ok && !at.Before(began) {
+	logResult(ix.opts.Logger, res, func(line string) bool {
+		if at, ok := ix.logged[line]; ok && !at.Before(began) {
 			return true
 		}
-		s.logged[line] = now
+		ix.logged[line] = now
 		return false
 	})
 }
 
-// walkerFor returns a Scanner in walk mode over the namespaces not indexed at start plus the
-// indexed ones in mask, made anew when that set changes (rarely: a refusal, the key budget, or
-// the first build finishing).
-func (s *Scanner) walkerFor(mask uint64) *Scanner {
-	s.walkerMu.Lock()
-	defer s.walkerMu.Unlock()
-	if s.walker != nil && s.walkerSet == mask {
-		return s.walker
+// walkerFor returns a walker over the namespaces not indexed at start plus the indexed ones in
+// mask, made anew when that set changes (rarely: a refusal, the key budget, or the first build
+// finishing).
+func (ix *indexer) walkerFor(mask uint64) *walker {
+	ix.walkerMu.Lock()
+	defer ix.walkerMu.Unlock()
+	if ix.walker != nil && ix.walkerSet == mask {
+		return ix.walker
 	}
-	if s.walker != nil {
-		s.walker.Close()
+	if ix.walker != nil {
+		ix.walker.close()
 	}
-	opts := s.opts
+	opts := ix.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
-	opts.quietResult = true // scanIndexed logs the merged result
 	inMask := map[int]bool{}
-	for b, pos := range s.indexedPos {
+	for b, pos := range ix.indexedPos {
 		inMask[pos] = mask&(1<<b) != 0
 	}
-	for i, ns := range s.opts.Namespaces {
+	for i, ns := range ix.opts.Namespaces {
 		if _, indexed := inMask[i]; !indexed || inMask[i] {
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := newScanner(s.client, opts)
-	s.walker, s.walkerSet = w, mask
+	w := newWalker(context.Background(), ix.client, opts)
+	w.quiet = true // scanIndexed logs the merged result
+	ix.walker, ix.walkerSet = w, mask
 	return w
 }
 
@@ -221,7 +268,7 @@ var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed
 // partialBuild is a scrape's answer from the first build's walk, cut at the scrape's deadline:
 // the indexed namespaces as a cut walk reports them (Complete false), the others not read this
 // time (Redis was reached, so the walk of those is the next scrape's).
-func (s *Scanner) partialBuild(p *Result) *Result {
+func (ix *indexer) partialBuild(p *Result) *Result {
 	res := *p
 	res.Namespaces = nil
 	byName := map[string]NamespaceResult{}
@@ -229,14 +276,14 @@ func (s *Scanner) partialBuild(p *Result) *Result {
 		ns.Complete = false
 		byName[ns.Namespace.Name] = ns
 	}
-	for i, ns := range s.opts.Namespaces {
+	for i, ns := range ix.opts.Namespaces {
 		r, ok := byName[ns.Name]
 		if !ok {
 			// Walked namespaces had no time left: unknown, not zero.
 			r = NamespaceResult{Namespace: ns, Err: errBuildTookTheDeadline}
 		}
 		r.Mode, r.ModeReason = modeIndex, ""
-		if why, walked := s.walkWhy[i]; walked {
+		if why, walked := ix.walkWhy[i]; walked {
 			r.Mode, r.ModeReason = modeWalk, why
 		} else {
 			r.Indexed = true

@@ -335,7 +335,7 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 
 // firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
 // cut names).
-func firstK(t *ranking, k int) []KeyInfo {
+func firstK(t *topK, k int) []KeyInfo {
 	out := t.sorted()
 	return out[:min(k, len(out))]
 }
@@ -355,7 +355,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {
-			for _, t := range []*ranking{a.top, a.noTTLTop} {
+			for _, t := range []*topK{a.top, a.noTTLTop} {
 				for _, ki := range t.items {
 					if !seen[ki.Key] {
 						seen[ki.Key] = true
@@ -371,9 +371,9 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		exact := true
 		for i := range aggs {
 			a := &aggs[i]
-			for _, t := range []**ranking{&a.top, &a.noTTLTop} {
+			for _, t := range []**topK{&a.top, &a.noTTLTop} {
 				cands := *t
-				final := newRanking(k, n.opts.FullKeys)
+				final := newTopK(k, n.opts.FullKeys)
 				for _, ki := range cands.items {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v
@@ -435,7 +435,7 @@ func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map
 		}
 		out[keys[i]] = v
 		if e, ok := n.idx.get(keys[i]); ok {
-			e.touched = now - v.Milliseconds()
+			e.Touched = now - v.Milliseconds()
 			n.idx.set(keys[i], e)
 		}
 	}

@@ -39,7 +39,7 @@ func TestIndexSeesSwapDBHiddenByResetStat(t *testing.T) {
 			srv := redistest.Start(t)
 			c := srv.Client(t)
 			fillLockKeys(t, c, tc.inDB0, "db0")
-			fillLockKeys(t, dbClient(t, srv, 1), tc.inDB1, "db1")
+			fillLockKeys(t, srv.DBClient(t, 1), tc.inDB1, "db1")
 			for range tc.earlierSwaps {
 				if err := c.Do(ctx, "SWAPDB", 14, 15).Err(); err != nil {
 					t.Fatal(err)
@@ -50,7 +50,7 @@ func TestIndexSeesSwapDBHiddenByResetStat(t *testing.T) {
 			if got := s.Scan(ctx).Namespaces[0].Keys; got != tc.inDB0 {
 				t.Fatalf("before: %d keys, want %d", got, tc.inDB0)
 			}
-			multi(t, c, tc.act)
+			redistest.Multi(t, c, tc.act)
 			res := s.Scan(ctx)
 			if ns := res.Namespaces[0]; !res.Up || ns.Keys != tc.want {
 				t.Fatalf("first scrape after %s: up=%v %d keys (%s/%s, age %v), want %d",
@@ -76,28 +76,6 @@ func fillLockKeys(t *testing.T, c *redis.Client, n int64, tag string) {
 		pipe.Set(context.Background(), fmt.Sprintf("jobs:%s:%d", tag, i), "t", time.Hour)
 	}
 	if _, err := pipe.Exec(context.Background()); err != nil && n > 0 {
-		t.Fatal(err)
-	}
-}
-
-func dbClient(t *testing.T, srv *redistest.Server, db int) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, DB: db})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// multi runs cmds in one MULTI/EXEC, as a neighbour would.
-func multi(t *testing.T, c *redis.Client, cmds [][]any) {
-	t.Helper()
-	ctx := context.Background()
-	_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		for _, args := range cmds {
-			pipe.Do(ctx, args...)
-		}
-		return nil
-	})
-	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -26,17 +26,6 @@ var indexNamespaces = []Namespace{
 	{Name: "held", Pattern: "jobs:*", ExpectedMaxHold: time.Minute},
 }
 
-func TestTrackingPrefixesMerged(t *testing.T) {
-	got, ok := trackingPrefixes([]string{"jobs:*", "jobs:deploy:*", "{jobs:*", "h:*", "a?b", "jobs"})
-	want := []string{"a", "h:", "jobs", "{a", "{h:", "{jobs", "{{jobs:"}
-	if !ok || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("prefixes %v %v, want %v", got, ok, want)
-	}
-	if _, ok := trackingPrefixes([]string{"jobs:*", "*:lock"}); ok {
-		t.Fatal("a pattern without a literal prefix must not be tracked")
-	}
-}
-
 func TestIndexModesAndFallback(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client(t)

@@ -3,6 +3,8 @@ package collectors
 import (
 	"math/bits"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // keyIndex is one node's lock keys, as last read: for every key some indexed namespace matches,
@@ -11,30 +13,13 @@ import (
 // (expireAt minus the server's TIME) is exact between reads: an expiry only changes through a
 // command, which the change feed reports.
 type keyIndex struct {
-	keys keyStore
+	keys index.KeyStore
 	// epoch is the backstop walk in progress; every entry written carries it, so that at the
 	// walk's end an entry of an older epoch was neither seen by the walk nor re-read since.
 	epoch uint32
 	// perNamespace counts, for each indexed namespace's bit, the entries whose mask has it:
 	// what the key budget weighs the namespaces by (index_budget.go).
 	perNamespace [maxIndexedNamespaces]int
-}
-
-// indexEntry is one key: 56 bytes beside its name.
-type indexEntry struct {
-	expireAt int64  // server ms; 0: no expiry
-	touched  int64  // server ms of the last touch as of the last read (read time − OBJECT IDLETIME)
-	acquired int64  // server ms of the acquisition in the lock's holder record (hold_age.go); 0: none read
-	ns       uint64 // bit b: indexed namespace b's pattern matches the key
-	// The hold's lifecycle (index_lifecycle.go): when the change feed saw it begin (server ms;
-	// 0: before the index followed the key), a hash of its holder (0: not read), and whether it
-	// ended when its expiry passed, Redis not having reclaimed the key yet.
-	began  int64
-	holder uint64
-	epoch  uint32 // keyIndex.epoch when written
-	typ    uint8  // typeCode of the value
-	fence  bool   // a lease fence or write-fence key: counted apart, read for its expiry alone
-	ended  bool
 }
 
 // Value type codes of an indexEntry.
@@ -68,20 +53,20 @@ func newKeyIndex() *keyIndex { return &keyIndex{} }
 
 // get, set, remove and len are the index's map operations; set and remove keep the counts
 // per namespace.
-func (x *keyIndex) get(key string) (indexEntry, bool) { return x.keys.get(key) }
-func (x *keyIndex) len() int                          { return x.keys.len() }
+func (x *keyIndex) get(key string) (index.Entry, bool) { return x.keys.Get(key) }
+func (x *keyIndex) len() int                           { return x.keys.Len() }
 
-func (x *keyIndex) set(key string, e indexEntry) {
-	if old, had := x.keys.set(key, e); had {
-		x.count(old.ns, -1)
+func (x *keyIndex) set(key string, e index.Entry) {
+	if old, had := x.keys.Set(key, e); had {
+		x.count(old.Mask, -1)
 	}
-	x.count(e.ns, 1)
+	x.count(e.Mask, 1)
 }
 
 func (x *keyIndex) remove(key string) bool {
-	old, had := x.keys.take(key)
+	old, had := x.keys.Take(key)
 	if had {
-		x.count(old.ns, -1)
+		x.count(old.Mask, -1)
 	}
 	return had
 }
@@ -104,13 +89,13 @@ type readStamp struct {
 // apply records one key's reply; ns is the mask of indexed namespaces whose pattern matches it.
 // It reports whether the entry changed (the backstop walk counts those as corrections).
 func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool {
-	old, had := x.keys.get(key)
+	old, had := x.keys.Get(key)
 	e, keep := entryOf(ns, r, st)
 	if !keep {
 		x.remove(key)
 		return had
 	}
-	e.epoch = x.epoch
+	e.Epoch = x.epoch
 	x.set(key, e)
 	return !had || differs(old, e, st.absolute)
 }
@@ -118,27 +103,27 @@ func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool 
 // entryOf is the entry a reply describes, and keep false when the key is not indexed (gone, or a
 // type no namespace of the mask counts). A fence key's entry holds its expiry alone: every
 // namespace of the mask counts it, whatever its type.
-func entryOf(ns uint64, r *keyReply, st readStamp) (e indexEntry, keep bool) {
+func entryOf(ns uint64, r *keyReply, st readStamp) (e index.Entry, keep bool) {
 	switch {
 	case r.gone, ns == 0:
 		// A key no indexed namespace holds (all of them walked for the key budget) is not kept.
 		return e, false
 	case r.fence:
-		e = indexEntry{ns: ns, fence: true}
+		e = index.Entry{Mask: ns, Fence: true}
 	case !wantedByAny(ns, r.typ, st.namespaces):
 		return e, false
 	default:
-		e = indexEntry{ns: ns, typ: typeCode(r.typ), acquired: r.acquired}
+		e = index.Entry{Mask: ns, Type: typeCode(r.typ), Acquired: r.acquired}
 	}
 	switch {
 	case r.info.TTL == NoTTL:
 	case st.absolute && r.expireAt > 0:
-		e.expireAt = r.expireAt
+		e.ExpireAt = r.expireAt
 	default:
-		e.expireAt = st.at + r.info.TTL.Milliseconds()
+		e.ExpireAt = st.at + r.info.TTL.Milliseconds()
 	}
 	if st.idleKnown && !r.fence {
-		e.touched = st.at - r.info.Idle.Milliseconds()
+		e.Touched = st.at - r.info.Idle.Milliseconds()
 	}
 	return e, true
 }
@@ -149,11 +134,11 @@ const expirySlack = 50 // ms
 
 // differs reports whether b says something of the key that a did not: membership, type, kind,
 // expiry (exactly with PEXPIRETIME), or acquisition. Idle time is not compared: reads change it.
-func differs(a, b indexEntry, absolute bool) bool {
-	if a.ns != b.ns || a.typ != b.typ || a.fence != b.fence || a.acquired != b.acquired || (a.expireAt == 0) != (b.expireAt == 0) {
+func differs(a, b index.Entry, absolute bool) bool {
+	if a.Mask != b.Mask || a.Type != b.Type || a.Fence != b.Fence || a.Acquired != b.Acquired || (a.ExpireAt == 0) != (b.ExpireAt == 0) {
 		return true
 	}
-	d := a.expireAt - b.expireAt
+	d := a.ExpireAt - b.ExpireAt
 	if absolute {
 		return d != 0
 	}
@@ -176,12 +161,12 @@ func (x *keyIndex) dropNamespace(b int) {
 	if x.perNamespace[b] == 0 {
 		return
 	}
-	for k, e := range x.keys.all() {
-		if e.ns&(1<<b) == 0 {
+	for k, e := range x.keys.All() {
+		if e.Mask&(1<<b) == 0 {
 			continue
 		}
-		if e.ns &^= 1 << b; e.ns == 0 {
-			x.keys.remove(k) // its count was b's alone
+		if e.Mask &^= 1 << b; e.Mask == 0 {
+			x.keys.Remove(k) // its count was b's alone
 		}
 	}
 	x.perNamespace[b] = 0
@@ -192,14 +177,14 @@ type indexAggregate struct {
 	keys, noTTL, fence int64
 	minTTL             time.Duration
 	hasTTL             bool
-	top, noTTLTop      *ranking // candidates by estimated idle time (an upper bound, see idleEstimate)
+	top, noTTLTop      *topK // candidates by estimated idle time (an upper bound, see idleEstimate)
 }
 
 // idleEstimate is the key's idle time now if nothing touched it since it was read: an upper
 // bound of the truth (to OBJECT IDLETIME's one-second resolution), because a read touches a key
 // without a change-feed message and can only make it fresher.
-func idleEstimate(e *indexEntry, now int64) time.Duration {
-	return time.Duration(now-e.touched) * time.Millisecond
+func idleEstimate(e *index.Entry, now int64) time.Duration {
+	return time.Duration(now-e.Touched) * time.Millisecond
 }
 
 // aggregate computes every namespace's counts and minimum TTL as of now (server ms), and keeps
@@ -209,28 +194,28 @@ func idleEstimate(e *indexEntry, now int64) time.Duration {
 func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAggregate {
 	out := make([]indexAggregate, len(namespaces))
 	for i := range out {
-		out[i].top, out[i].noTTLTop = newRanking(m, true), newRanking(m, true)
+		out[i].top, out[i].noTTLTop = newTopK(m, true), newTopK(m, true)
 	}
-	for key, e := range x.keys.all() {
-		if e.expireAt != 0 && e.expireAt < now { // Redis: expired once now > when
+	for key, e := range x.keys.All() {
+		if e.ExpireAt != 0 && e.ExpireAt < now { // Redis: expired once now > when
 			continue
 		}
-		for mask := e.ns; mask != 0; mask &= mask - 1 {
+		for mask := e.Mask; mask != 0; mask &= mask - 1 {
 			a := &out[bits.TrailingZeros64(mask)]
-			if e.fence {
+			if e.Fence {
 				a.fence++
 				continue
 			}
-			if !namespaces[bits.TrailingZeros64(mask)].wants(typeName(e.typ)) {
+			if !namespaces[bits.TrailingZeros64(mask)].wants(typeName(e.Type)) {
 				continue
 			}
 			a.keys++
 			ki := KeyInfo{Key: key, TTL: NoTTL, Idle: idleEstimate(e, now)}
-			if e.expireAt == 0 {
+			if e.ExpireAt == 0 {
 				a.noTTL++
 				a.noTTLTop.offer(ki)
 			} else {
-				ki.TTL = time.Duration(e.expireAt-now) * time.Millisecond
+				ki.TTL = time.Duration(e.ExpireAt-now) * time.Millisecond
 				if !a.hasTTL || ki.TTL < a.minTTL {
 					a.minTTL, a.hasTTL = ki.TTL, true
 				}

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // BenchmarkIndexHeapPerKey fills an index with n lock keys as a build does (names like
@@ -19,9 +22,9 @@ func BenchmarkIndexHeapPerKey(b *testing.B) {
 			st := readStamp{at: 1_700_000_000_000, idleKnown: true, absolute: true, namespaces: ns}
 			var perKey float64
 			for b.Loop() {
-				before := liveHeap()
+				before := testkit.LiveHeap()
 				x := fillIndex(n, st)
-				after := liveHeap()
+				after := testkit.LiveHeap()
 				perKey = float64(after-before) / float64(n)
 				b.StopTimer()
 				start := time.Now()
@@ -47,39 +50,25 @@ func fillIndex(n int, st readStamp) *keyIndex {
 	return x
 }
 
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-// BenchmarkKeyStoreTableHeap compares the two ways of finding a key's slot that keyStore could
-// use, at 1M keys inserted one by one whose names are in an arena: its open-addressing table of
-// uint32 (4 bytes a table slot, as grown by the inserts), and a map[string]uint32 keyed by
-// strings viewing the arena (its heap read after a collection). Bytes per key of each.
-func BenchmarkKeyStoreTableHeap(b *testing.B) {
-	const n = 1_000_000
-	var s keyStore
-	for i := range n {
-		s.set("locks:job:"+strconv.Itoa(100_000+i), indexEntry{})
+// BenchmarkKeyIndexSetGet sets 200k keys in an index, reads each back and removes half: the
+// key store's map operations, as the builds and re-reads use them.
+func BenchmarkKeyIndexSetGet(b *testing.B) {
+	keys := make([]string, 200_000)
+	for i := range keys {
+		keys[i] = "locks:job:" + strconv.Itoa(100_000+i)
 	}
-	b.Run("open-addressing", func(b *testing.B) {
-		for b.Loop() {
+	for b.Loop() {
+		x := newKeyIndex()
+		for i, k := range keys {
+			x.set(k, index.Entry{Mask: 1, ExpireAt: int64(i)})
 		}
-		b.ReportMetric(float64(4*len(s.table))/n, "heap-B/key")
-	})
-	b.Run("map", func(b *testing.B) {
-		var perKey float64
-		for b.Loop() {
-			before := liveHeap()
-			m := map[string]uint32{}
-			for k := range s.all() {
-				m[k] = 0
+		for _, k := range keys {
+			if _, ok := x.get(k); !ok {
+				b.Fatalf("%s not found", k)
 			}
-			perKey = float64(liveHeap()-before) / n
-			runtime.KeepAlive(m)
 		}
-		b.ReportMetric(perKey, "heap-B/key")
-	})
+		for _, k := range keys[:len(keys)/2] {
+			x.remove(k)
+		}
+	}
 }

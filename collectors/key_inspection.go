@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -51,7 +53,7 @@ type keyReply struct {
 // large share of a scan's allocations, and the garbage collector's work competed with Redis for
 // the CPU.
 type inspector struct {
-	c      nodeClient
+	c      walk.NodeClient
 	noIdle *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
 	// expireTime adds PEXPIRETIME (Redis 7 and later) beside PTTL, for the index: an absolute
 	// expiry keeps a key's TTL exact between reads, where read time + PTTL carries the pipeline's
@@ -264,3 +266,6 @@ func (in *inspector) fenceReply(j int, key string) keyReply {
 	}
 	return r
 }
+
+// isFenceKey reports whether key is counted apart as a fence key, read for its expiry alone.
+func isFenceKey(key string) bool { return lockkeys.KindOf(key) == lockkeys.FenceCompanion }

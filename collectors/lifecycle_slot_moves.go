@@ -3,6 +3,7 @@ package collectors
 import (
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 )
 
@@ -74,7 +75,7 @@ func (n *indexNode) takeLifecycleGap() bool {
 
 // noteDeparture keeps the live hold of key, which a re-read redirected by a slot move found
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
-func (n *indexNode) noteDeparture(key string, old indexEntry, had bool, r *keyReply) {
+func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *keyReply) {
 	h := holdOf(old, had)
 	if !r.gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts) {
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/faultproxy"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -141,17 +142,17 @@ func awaitGone(t *testing.T, c *redis.Client, key string) {
 // key): the exporter's feed has re-read its change. A takeover written sooner after a lapse than
 // that can merge with it into one reading, faster than the tracking feed's bound: it is then
 // counted as less than happened.
-func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e indexEntry, has bool) bool) {
+func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e index.Entry, has bool) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		s.index.syncMu.Lock()
-		idx := s.index.idx
-		var e indexEntry
+		s.index.node.syncMu.Lock()
+		idx := s.index.node.idx
+		var e index.Entry
 		var has bool
 		if idx != nil {
 			e, has = idx.get(key)
 		}
-		s.index.syncMu.Unlock()
+		s.index.node.syncMu.Unlock()
 		if idx != nil && ok(e, has) {
 			return
 		}
@@ -162,14 +163,14 @@ func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e indexEntry, ha
 }
 
 // indexedWithExpiry matches an entry that holds the key with expiry at (ms), within the slack.
-func indexedWithExpiry(at int64) func(indexEntry, bool) bool {
-	return func(e indexEntry, has bool) bool {
-		return has && e.expireAt >= at-expirySlack && e.expireAt <= at+expirySlack
+func indexedWithExpiry(at int64) func(index.Entry, bool) bool {
+	return func(e index.Entry, has bool) bool {
+		return has && e.ExpireAt >= at-expirySlack && e.ExpireAt <= at+expirySlack
 	}
 }
 
 // notIndexed matches a key the index does not hold.
-func notIndexed(_ indexEntry, has bool) bool { return !has }
+func notIndexed(_ index.Entry, has bool) bool { return !has }
 
 // expiryOf is key's expiry on the server's clock (Unix ms).
 func expiryOf(t *testing.T, c *redis.Client, key string) int64 {

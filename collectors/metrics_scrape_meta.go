@@ -6,7 +6,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/duration"
 )
 
-// scrapeMeta reports on the scan itself: whether Redis answered, how long the pass took, whether
+// scrapeMeta reports on the scan itself: whether Redis answered, how long the walk took, whether
 // the key cap, the deadline or an error cut a namespace short, and how much of the keyspace the
 // pass covered.
 type scrapeMeta struct {

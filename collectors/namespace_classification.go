@@ -1,19 +1,17 @@
 package collectors
 
 import (
-	"strings"
-
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// classifier sorts the keys of the one SCAN pass into namespaces on the exporter's side, with the
+// classifier sorts the keys of the one SCAN walk into namespaces on the exporter's side, with the
 // server's own glob semantics (internal/glob), and works out what the server can filter before
 // the keys reach the exporter.
 type classifier struct {
 	namespaces []Namespace
-	// match is the MATCH argument of the pass: lockOrCompanionMatch of the literal prefix every
+	// match is the MATCH argument of the walk: lockOrCompanionMatch of the literal prefix every
 	// pattern starts with, "" (no MATCH) when they share none.
 	match string
 	// stringsOnly is true when every namespace counts string keys only, so SCAN ... TYPE string
@@ -25,11 +23,11 @@ func newClassifier(namespaces []Namespace) *classifier {
 	c := &classifier{namespaces: namespaces, stringsOnly: true}
 	prefix := ""
 	for i, ns := range namespaces {
-		lit := literalPrefix(ns.Pattern)
+		lit := walk.LiteralPrefix(ns.Pattern)
 		if i == 0 {
 			prefix = lit
 		} else {
-			prefix = commonPrefix(prefix, lit)
+			prefix = walk.CommonPrefix(prefix, lit)
 		}
 		c.stringsOnly = c.stringsOnly && ns.stringsOnly()
 	}
@@ -47,25 +45,6 @@ func (c *classifier) classify(key string, dst []int32) []int32 {
 		}
 	}
 	return dst
-}
-
-// literalPrefix is the part of a glob before its first special byte. It stops at a backslash
-// too, so that the prefix never needs escaping when it is handed back to MATCH.
-func literalPrefix(pattern string) string {
-	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
-		return pattern[:i]
-	}
-	return pattern
-}
-
-func commonPrefix(a, b string) string {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return a[:i]
-		}
-	}
-	return a[:n]
 }
 
 // classified is one SCAN reply sorted into namespaces: keys that match no namespace are dropped,

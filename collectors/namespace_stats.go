@@ -16,23 +16,23 @@ type nsState struct {
 	hasTTL             bool
 	maxIdle            time.Duration
 	hasIdle            bool
-	top                *ranking // stalest keys
-	noTTLTop           *ranking // stalest keys without expiry
-	soonest            *ranking // keys with the shortest TTL; nil unless Options.Soonest
-	heldTop            *ranking // longest-held keys (namespaces with ExpectedMaxHold)
+	top                *topK // stalest keys
+	noTTLTop           *topK // stalest keys without expiry
+	soonest            *topK // keys with the shortest TTL; nil unless Options.Soonest
+	heldTop            *topK // longest-held keys (namespaces with ExpectedMaxHold)
 	maxHeld            time.Duration
 	hasHeld            bool
 	truncated          bool
 	err                error
 }
 
-// admit takes keys of one classified SCAN reply, from index from on, into the pass until b holds
+// admit takes keys of one classified SCAN reply, from index from on, into the walk until b holds
 // limit keys: fence counters are counted, holder keys skipped, other keys claim a place under each matching
 // namespace's cap and are added to b for inspection. It returns where it stopped and whether
-// every namespace has reached its cap, so the pass can stop. A pass for the index (sink set)
+// every namespace has reached its cap, so the walk can stop. A walk for the index (sink set)
 // adds fence keys to b too, outside the caps, for their expiry: the index must stop counting
 // one when it expires, where a walk's SCAN no longer returns it.
-func (f *pass) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
+func (f *walkRun) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := from
@@ -99,7 +99,7 @@ func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 }
 
 // merge folds one inspected batch into the namespaces its keys were admitted to.
-func (f *pass) merge(b *batch, replies []keyReply, idleKnown bool) {
+func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, r := range replies {
@@ -117,11 +117,11 @@ func (f *pass) merge(b *batch, replies []keyReply, idleKnown bool) {
 }
 
 // snapshot copies the state as of at. A namespace is complete once every node that started has
-// finished the pass (or the namespace reached its cap and all its keys came back) without an
+// finished the walk (or the namespace reached its cap and all its keys came back) without an
 // error of its own. Node goroutines all start within microseconds of the slot map being loaded,
 // long before any waiter's deadline, so a node that has not registered yet is not a practical
 // concern.
-func (f *pass) snapshot(at time.Time) *Result {
+func (f *walkRun) snapshot(at time.Time) *Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	reached := f.allReached()
@@ -157,7 +157,7 @@ func (f *pass) snapshot(at time.Time) *Result {
 }
 
 // namespaceResult is namespace i's part of a snapshot; f.mu is held.
-func (f *pass) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
+func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
 	st := f.ns[i]
 	capped := st.truncated && st.inspected == st.examined
 	return NamespaceResult{

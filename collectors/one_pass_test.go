@@ -112,7 +112,7 @@ func seedMixed(t *testing.T, c *redis.Client, prefixes []string, perPrefix int) 
 }
 
 // TestRedisCostIndependentOfNamespaces scans one keyspace with 1 and with 8 namespaces and
-// compares the SCAN calls Redis executed (INFO commandstats): one pass serves every namespace.
+// compares the SCAN calls Redis executed (INFO commandstats): one walk serves every namespace.
 // The old engine ran one SCAN walk per namespace, eight times the calls.
 func TestRedisCostIndependentOfNamespaces(t *testing.T) {
 	srv := redistest.Start(t)
@@ -145,7 +145,7 @@ func TestRedisCostIndependentOfNamespaces(t *testing.T) {
 		}
 	}
 	// SCAN COUNT walks buckets, so a MATCH (one namespace pushes "a*") does not change the
-	// number of calls; the 5% allow for the hash table's state between the two passes.
+	// number of calls; the 5% allow for the hash table's state between the two walks.
 	if calls[1] == 0 || float64(calls[8]) > 1.05*float64(calls[1]) || float64(calls[8]) < 0.95*float64(calls[1]) {
 		t.Errorf("SCAN calls: %d for 1 namespace, %d for 8; want equal within 5%%", calls[1], calls[8])
 	}

@@ -186,9 +186,6 @@ type Options struct {
 	// onEvents, when set, receives after each drain of a keyspace-notifications feed the
 	// events of every lock key it named (feed_events.go).
 	onEvents EventsFunc
-	// quietResult: the Scanner does not log its passes' results (a walker beside the index,
-	// whose Scanner logs the merged result).
-	quietResult bool
 	// recordHoldAgesOnly: the index serves hold ages from holder records alone, as a walk reads
 	// them, and not from the holds its change feed saw begin; for the package's tests that
 	// compare the index with a walk.

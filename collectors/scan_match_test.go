@@ -15,7 +15,7 @@ import (
 )
 
 // prefixBytes favours the bytes that are special inside a glob set (']', '^', '-') or in a
-// companion key ('{', '}'); literalPrefix never yields '*', '?', '[' or '\'.
+// companion key ('{', '}'); walk.LiteralPrefix never yields '*', '?', '[' or '\'.
 const prefixBytes = "]^-{}ab:\xfe"
 
 // TestLockOrCompanionMatchOnRedis asks a real redis-server for the keys the walk's MATCH returns,

@@ -14,7 +14,7 @@ const (
 	// Redis what changed since the last one instead of a walk of the keyspace; any namespace or
 	// server the feed cannot serve is walked on every scrape, as in ModeWalk.
 	ModeAuto ScanMode = "auto"
-	// ModeWalk walks the keyspace (one SCAN pass per node) on every scrape.
+	// ModeWalk walks the keyspace (one SCAN walk per node) on every scrape.
 	ModeWalk ScanMode = "walk"
 )
 
@@ -31,7 +31,7 @@ func ParseScanMode(s string) (ScanMode, error) {
 // past it the largest namespace goes back to the walk, whose memory does not grow with the
 // keys. An indexed key costs about 86 bytes of live heap with a 16-byte name (16 of them the
 // lock lifecycle's hold state), plus its name's extra bytes, and the lifecycle
-// remembers at most an eighth as many recently ended keys at about 56 bytes each (keyStore,
+// remembers at most an eighth as many recently ended keys at about 56 bytes each (index.KeyStore,
 // lifecycle; measured in docs/exporter.md, "Cost"). The manifests give the exporter
 // 128 MiB with GOMEMLIMIT=100MiB, under which 1M keys (about 70 MB live) ran at 120 MiB peak
 // RSS, a resync included: too near the limit to be the bound. Of the 100 MiB Go may use, the
@@ -39,6 +39,12 @@ func ParseScanMode(s string) (ScanMode, error) {
 // and at most 3.5 MB of recent ends) leave room for a resync that holds many keys twice, or for
 // names up to about 60 bytes.
 const DefaultIndexKeyBudget = 500_000
+
+// The mode label values of lock_exporter_scan_mode.
+const (
+	modeIndex = "index"
+	modeWalk  = "walk"
+)
 
 // Reasons a namespace is walked rather than indexed: the reason label of lock_exporter_scan_mode
 // and the words of the start-up log line.

@@ -17,12 +17,12 @@ type Result struct {
 	IdleTimeAvailable bool
 	// Namespaces holds one entry per configured namespace, in configuration order.
 	Namespaces []NamespaceResult
-	// ScanCalls is the number of SCAN commands the pass sent (all nodes).
+	// ScanCalls is the number of SCAN commands the walk sent (all nodes).
 	ScanCalls int64
 	// KeysScanned is the number of keys SCAN returned (after the server-side MATCH and TYPE
 	// filters), all nodes, duplicates included.
 	KeysScanned int64
-	// Keyspace is DBSIZE summed over the scanned nodes when the pass started.
+	// Keyspace is DBSIZE summed over the scanned nodes when the walk started.
 	Keyspace int64
 	// IndexResyncs counts the index's resyncs since start, by reason; nil without an index.
 	IndexResyncs map[string]int64
@@ -71,7 +71,7 @@ type NamespaceResult struct {
 	HasHeld bool
 	// Truncated is true when the MaxKeys cap stopped the scan.
 	Truncated bool
-	// Complete is true when the pass ran to its end on every node (or the namespace reached its
+	// Complete is true when the walk ran to its end on every node (or the namespace reached its
 	// cap) without an error of the namespace before the deadline. When false, the counts are a
 	// lower bound.
 	Complete bool
@@ -90,7 +90,7 @@ type NamespaceResult struct {
 	Mode       string
 	ModeReason string
 	// Duration is how long the keyspace pass that served the namespace took, or ran until it was
-	// cut: one pass serves every namespace, so namespaces share it.
+	// cut: one walk serves every namespace, so namespaces share it.
 	Duration time.Duration
 	// lifecycleGap: an index that served the namespace did not count its lifecycle for a
 	// while since the last scrape (a slot move, lifecycle_slot_moves.go), though it followed

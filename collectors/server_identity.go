@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,8 +17,8 @@ import (
 type serverIdentity struct {
 	runID    string
 	role     string
-	commands commandStats // what ran: SWAPDB and flushes, which some feeds do not report
-	major    int          // redis_version's major number
+	commands index.CommandStats // what ran: SWAPDB and flushes, which some feeds do not report
+	major    int                // redis_version's major number
 	// slots is, on a cluster master, the slots it serves by its own CLUSTER SLOTS reply: a
 	// slot that moves in or out changes the keys it holds by MIGRATE. CLUSTER SLOTS rather than
 	// the node's CLUSTER NODES line, because the walk's ACL already grants it; the node is found
@@ -37,7 +38,21 @@ func (id serverIdentity) changed(now serverIdentity) string {
 	case id.slots != now.slots:
 		return resyncSlotsMoved
 	}
-	return id.commands.datasetChange(now.commands)
+	return dataChangeResync(id.commands.DatasetChange(now.commands))
+}
+
+// dataChangeResync is the resync reason of a change of the data seen in the command counts, or
+// "" for none.
+func dataChangeResync(c index.DataChange) string {
+	switch c {
+	case index.DataSwapped:
+		return resyncSwapDB
+	case index.DataFlushed:
+		return resyncFlush
+	case index.CountsReset:
+		return resyncStatsReset
+	}
+	return ""
 }
 
 // checkIdentity returns the resync reason for a change from the identity the index follows to
@@ -47,7 +62,7 @@ func (id serverIdentity) changed(now serverIdentity) string {
 // syncMu is held.
 func (n *indexNode) checkIdentity(ident serverIdentity) string {
 	reason := n.ident.changed(ident)
-	if reason == "" && ident.commands.ranSince(n.ident.commands, "config|set") && n.followsNotifications() {
+	if reason == "" && ident.commands.RanSince(n.ident.commands, "config|set") && n.followsNotifications() {
 		// A CONFIG SET may have switched notifications off and on again between two readings
 		// of the setting: what was published meanwhile is lost.
 		reason = resyncNotificationsOff
@@ -81,13 +96,13 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 	}
 	received := time.Now()
 	n.clock.set(tm.Val().UnixMilli(), sent, received)
-	n.replies.mark(n.client.Options().Addr, received)
+	n.replies.Mark(n.client.Options().Addr, received)
 	id = serverIdentity{
 		runID: infoField(server.Val(), "run_id"),
 		role:  infoField(repl.Val(), "role"),
 	}
 	id.major, _ = strconv.Atoi(strings.SplitN(infoField(server.Val(), "redis_version"), ".", 2)[0])
-	id.commands = parseCommandStats(stats.Val())
+	id.commands = index.ParseCommandStats(stats.Val())
 	if slots != nil {
 		id.slots = slotMap(slots.Val(), n.client.Options().Addr)
 	}

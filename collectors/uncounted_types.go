@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
@@ -37,7 +36,6 @@ const (
 type uncountedTypes struct {
 	client   redis.UniversalClient
 	opts     Options
-	desc     *prometheus.Desc
 	firstRun chan struct{} // closed when the first look has ended (tests wait on it)
 
 	mu     sync.Mutex
@@ -47,30 +45,11 @@ type uncountedTypes struct {
 
 func newUncountedTypes(client redis.UniversalClient, opts Options) *uncountedTypes {
 	return &uncountedTypes{
-		client: client,
-		opts:   opts,
-		desc: prometheus.NewDesc("lock_exporter_namespace_uncounted_keys",
-			"Keys the namespace's pattern matches whose Redis type the namespace does not count (its types), by type, from the exporter's last bounded look (at start, then at each backstop interval; at most 1000 keys typed per namespace and node). Non-zero usually means a missing types: [hash] (Redisson) or a pattern that also matches non-lock keys.",
-			[]string{nsLabel, "type"}, nil),
+		client:   client,
+		opts:     opts,
 		firstRun: make(chan struct{}),
 		hinted:   map[string]bool{},
 	}
-}
-
-// startUncountedLook runs the look in the background until Close, when Options asks for it.
-// A walker beside the index (quietResult) leaves it to the Scanner that owns it.
-func (s *Scanner) startUncountedLook() {
-	if !s.opts.ReportUncountedTypes || s.opts.quietResult {
-		return
-	}
-	u := newUncountedTypes(s.client, s.opts)
-	s.uncounted = u
-	s.subs = append(s.subs, u)
-	s.running.Add(1)
-	go func() {
-		defer s.running.Done()
-		u.loop(s.base)
-	}()
 }
 
 func (u *uncountedTypes) loop(ctx context.Context) {
@@ -219,15 +198,10 @@ func uncountedFix(ns Namespace, typ string) string {
 		strings.Join(types, ", "), strings.Join(types, ","))
 }
 
-func (u *uncountedTypes) describe(ch chan<- *prometheus.Desc) { ch <- u.desc }
-
-// update exports the last look's counts; it never waits on a look.
-func (u *uncountedTypes) update(_ *Result, ch chan<- prometheus.Metric) {
+// lastCounts returns the last look's counts, per Options.Namespaces position: type → keys seen.
+// It never waits on a look.
+func (u *uncountedTypes) lastCounts() []map[string]int64 {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for i, found := range u.counts {
-		for _, typ := range slices.Sorted(maps.Keys(found)) {
-			ch <- gauge(u.desc, float64(found[typ]), u.opts.Namespaces[i].Name, typ)
-		}
-	}
+	return slices.Clone(u.counts)
 }

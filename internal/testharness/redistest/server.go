@@ -87,6 +87,29 @@ func (s *Server) Client(tb testing.TB) *redis.Client {
 	return c
 }
 
+// DBClient returns a go-redis client for database db of the server, closed when the test ends.
+func (s *Server) DBClient(tb testing.TB, db int) *redis.Client {
+	tb.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, DB: db})
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Multi runs cmds through c in one MULTI/EXEC, as a neighbour of the code under test would.
+func Multi(tb testing.TB, c *redis.Client, cmds [][]any) {
+	tb.Helper()
+	ctx := context.Background()
+	_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, args := range cmds {
+			pipe.Do(ctx, args...)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // Kill stops the server with SIGKILL (data is lost: persistence is off). Safe to call twice.
 func (s *Server) Kill() { s.proc.Kill() }
 

@@ -35,3 +35,12 @@ func PeakHeap(f func()) uint64 {
 	runtime.ReadMemStats(&ms)
 	return max(peak, ms.HeapAlloc)
 }
+
+// LiveHeap returns the live Go heap (HeapAlloc) after a collection: what the program still
+// holds, without the garbage it has not yet collected.
+func LiveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}

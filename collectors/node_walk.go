@@ -1,23 +1,14 @@
 package collectors
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
-
-// nodeClient is what a scan needs from a connection to one Redis node (or one logical node,
-// such as a Sentinel-managed master).
-type nodeClient interface {
-	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
-	ScanType(ctx context.Context, cursor uint64, match string, count int64, keyType string) *redis.ScanCmd
-	DBSize(ctx context.Context) *redis.IntCmd
-	Pipeline() redis.Pipeliner
-}
 
 // batch is up to BatchSize keys to inspect, each with the namespaces it was admitted to, in the
 // same layout as classified.
@@ -31,16 +22,16 @@ func newBatch(size int) *batch {
 	return &batch{keys: make([]string, 0, size), off: append(make([]int32, 0, size+1), 0), ns: make([]int32, 0, size)}
 }
 
-// scanNode walks one node's keyspace for the pass: a single SCAN cursor whose keys
+// walkNode walks one node's keyspace for the walk: a single SCAN cursor whose keys
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
-func (s *Scanner) scanNode(f *pass, c nodeClient) {
-	n := f.startNode(nodeAddr(c))
-	if size, err := s.dbSize(f, c); err == nil {
+func (w *walker) walkNode(f *walkRun, c walk.NodeClient) {
+	n := f.startNode(walk.NodeAddr(c))
+	if size, err := w.dbSize(f, c); err == nil {
 		f.answered(n)
 		f.addKeyspace(size)
 	}
-	typed := f.cls.stringsOnly && s.typeScan.usable(c)
+	typed := f.cls.stringsOnly && w.typeScan.Usable(c)
 	batches := make(chan *batch, inspectWorkers)
 	var noIdle atomic.Bool // per node: the maxmemory-policy is a per-server setting
 	var wg sync.WaitGroup
@@ -52,11 +43,11 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
 				}
-				s.inspectBatch(f, n, in, b, !typed)
+				w.inspectBatch(f, n, in, b, !typed)
 			}
 		})
 	}
-	finished := s.walk(f, c, n, &typed, batches)
+	finished := w.walk(f, c, n, &typed, batches)
 	close(batches)
 	wg.Wait()
 	if finished {
@@ -64,16 +55,16 @@ func (s *Scanner) scanNode(f *pass, c nodeClient) {
 	}
 }
 
-func (s *Scanner) dbSize(f *pass, c nodeClient) (int64, error) {
+func (w *walker) dbSize(f *walkRun, c walk.NodeClient) (int64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	return c.DBSize(ctx).Result()
 }
 
 // walk hands the keys of the node's SCAN loop, once admitted, to the workers in batches of at
-// most BatchSize. It reports whether the pass reached the end of the keyspace (or every
+// most BatchSize. It reports whether the walk reached the end of the keyspace (or every
 // namespace's cap) without a node failure.
-func (s *Scanner) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan<- *batch) bool {
+func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batches chan<- *batch) bool {
 	size := f.opts.BatchSize
 	var reply classified
 	b := newBatch(size)
@@ -92,7 +83,7 @@ func (s *Scanner) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan
 	replies := make(chan scanReply, 1)
 	stop := make(chan struct{})
 	var fetcher sync.WaitGroup
-	fetcher.Go(func() { s.fetch(f, c, n, typed, replies, stop) })
+	fetcher.Go(func() { w.fetch(f, c, n, typed, replies, stop) })
 	defer func() {
 		close(stop)
 		fetcher.Wait() // a SCAN in flight ends by its command deadline
@@ -114,7 +105,7 @@ func (s *Scanner) walk(f *pass, c nodeClient, n *node, typed *bool, batches chan
 			return send()
 		}
 	}
-	return false // the pass was cut: fetch stopped at the deadline
+	return false // the walk was cut: fetch stopped at the deadline
 }
 
 // scanReply is one SCAN reply of the node, or the error that ended the loop.
@@ -128,19 +119,19 @@ type scanReply struct {
 // admitting its keys is off the critical path of the cursor chain: Redis can run the next SCAN
 // while the exporter sorts the last one. It closes out when the loop ends, at the deadline, or
 // when walk closes stop.
-func (s *Scanner) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
+func (w *walker) fetch(f *walkRun, c walk.NodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
 	defer close(out)
 	var cursor uint64
 	for f.ctx.Err() == nil {
-		keys, next, err := s.scanOnce(f, c, cursor, *typed)
-		if err != nil && *typed && s.typeScan.refused(c, err) {
+		keys, next, err := w.scanOnce(f, c, cursor, *typed)
+		if err != nil && *typed && w.typeScan.Refused(c, err) {
 			*typed = false // this node has no SCAN ... TYPE: filter by TYPE per key instead
 			continue
 		}
 		r := scanReply{keys: keys, last: next == 0, err: err}
 		if err == nil {
 			if *typed {
-				s.typeScan.confirm(c)
+				w.typeScan.Confirm(c)
 			}
 			f.scanned(n, len(keys))
 		}
@@ -167,7 +158,7 @@ func (s *Scanner) fetch(f *pass, c nodeClient, n *node, typed *bool, out chan<- 
 	}
 }
 
-func (s *Scanner) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
+func (w *walker) scanOnce(f *walkRun, c walk.NodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	count := int64(f.opts.BatchSize)
@@ -177,9 +168,9 @@ func (s *Scanner) scanOnce(f *pass, c nodeClient, cursor uint64, typed bool) ([]
 	return c.Scan(ctx, cursor, f.cls.match, count).Result()
 }
 
-// inspectBatch inspects one batch and folds it into the pass. An error on a key marks the
+// inspectBatch inspects one batch and folds it into the walk. An error on a key marks the
 // namespaces that key belongs to, and no other.
-func (s *Scanner) inspectBatch(f *pass, n *node, in *inspector, b *batch, withType bool) {
+func (w *walker) inspectBatch(f *walkRun, n *node, in *inspector, b *batch, withType bool) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	var at int64
@@ -215,11 +206,4 @@ func isConnectionError(err error) bool {
 	}
 	var rerr redis.Error
 	return !errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
-}
-
-func nodeAddr(c nodeClient) string {
-	if o, ok := c.(interface{ Options() *redis.Options }); ok {
-		return o.Options().Addr
-	}
-	return ""
 }

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"encoding/binary"
@@ -9,10 +9,10 @@ import (
 	"unsafe"
 )
 
-// keyStore maps key names to index entries in a few large allocations instead of one map slot,
-// string header and string allocation per key (a map[string]indexEntry cost about 134 bytes of
-// heap per key at 1M keys with the 32-byte entry of then; this costs about 53 plus the name and
-// its length byte, 70 with 16-byte names: docs/exporter.md, "Cost"):
+// KeyStore maps key names to the index's entries in a few large allocations instead of one map
+// slot, string header and string allocation per key (a map[string]Entry with a 32-byte entry
+// costs about 134 bytes of heap per key at 1M keys; this costs about 53 plus the name
+// and its length byte, 70 with 16-byte names: docs/exporter.md, "Cost"):
 //
 //   - names: every key's name, uvarint length first, appended to one byte arena. An entry
 //     names its key by arena offset (4 bytes instead of a 16-byte header and an allocation).
@@ -29,13 +29,13 @@ import (
 //     Removal shifts later entries back instead of leaving tombstones, so a probe ends at the
 //     first empty slot at any churn.
 //
-// An entry is 56 bytes and its offset 4; one more 8-byte field in indexEntry costs 8 bytes a key
-// (and 2048 slots of any multiple of 4 bytes still fill whole pages).
+// A slot is the entry and its 4-byte offset: the index's entry is 56 bytes, and one more 8-byte
+// field in it costs 8 bytes a key (2048 slots of any multiple of 4 bytes still fill whole pages).
 //
 // Like a Go map, it keeps its chunks and table at their largest until it is emptied (removed
-// slots and table room are reused). The zero keyStore is empty and ready to use. It is not safe
+// slots and table room are reused). The zero KeyStore is empty and ready to use. It is not safe
 // for concurrent use.
-type keyStore struct {
+type KeyStore struct {
 	arena   []byte
 	garbage int // arena bytes no live key uses
 	chunks  []*slotChunk
@@ -53,15 +53,15 @@ const chunkBits = 11
 
 // slotChunk holds slots i<<chunkBits to (i+1)<<chunkBits-1.
 type slotChunk struct {
-	entries [1 << chunkBits]indexEntry
+	entries [1 << chunkBits]Entry
 	names   [1 << chunkBits]uint32 // arena offset of the slot's name; deadName for a free slot
 }
 
-func (s *keyStore) entry(slot uint32) *indexEntry {
+func (s *KeyStore) entry(slot uint32) *Entry {
 	return &s.chunks[slot>>chunkBits].entries[slot&(1<<chunkBits-1)]
 }
 
-func (s *keyStore) name(slot uint32) *uint32 {
+func (s *KeyStore) name(slot uint32) *uint32 {
 	return &s.chunks[slot>>chunkBits].names[slot&(1<<chunkBits-1)]
 }
 
@@ -77,10 +77,10 @@ const minCompact = 64 << 10
 // tableSize is the table length for n keys: a load of 0.5, at least 8 slots.
 func tableSize(n int) int { return max(8, 2*n) }
 
-func (s *keyStore) len() int { return s.live }
+func (s *KeyStore) Len() int { return s.live }
 
-// key returns slot i's name, a string viewing the arena (no copy: see keyStore).
-func (s *keyStore) key(i uint32) string {
+// key returns slot i's name, a string viewing the arena (no copy: see KeyStore).
+func (s *KeyStore) key(i uint32) string {
 	off := *s.name(i)
 	n, w := binary.Uvarint(s.arena[off:])
 	b := s.arena[int(off)+w : int(off)+w+int(n)]
@@ -89,14 +89,14 @@ func (s *keyStore) key(i uint32) string {
 
 // home is key's first table slot: a multiply-shift of the hash onto the table's length, so the
 // table needs no power-of-two size.
-func (s *keyStore) home(key string) int {
+func (s *KeyStore) home(key string) int {
 	h := maphash.String(s.seed, key)
 	return int((h >> 32) * uint64(len(s.table)) >> 32)
 }
 
 // find returns key's table position and slot, or ok false and the empty position that ends its
 // probe.
-func (s *keyStore) find(key string) (pos int, slot uint32, ok bool) {
+func (s *KeyStore) find(key string) (pos int, slot uint32, ok bool) {
 	if len(s.table) == 0 {
 		return 0, 0, false
 	}
@@ -111,23 +111,23 @@ func (s *keyStore) find(key string) (pos int, slot uint32, ok bool) {
 	}
 }
 
-func (s *keyStore) next(pos int) int {
+func (s *KeyStore) next(pos int) int {
 	if pos++; pos == len(s.table) {
 		return 0
 	}
 	return pos
 }
 
-func (s *keyStore) get(key string) (indexEntry, bool) {
+func (s *KeyStore) Get(key string) (Entry, bool) {
 	_, slot, ok := s.find(key)
 	if !ok {
-		return indexEntry{}, false
+		return Entry{}, false
 	}
 	return *s.entry(slot), true
 }
 
 // set adds key or replaces its entry, and returns the entry it replaced, if any.
-func (s *keyStore) set(key string, e indexEntry) (old indexEntry, had bool) {
+func (s *KeyStore) Set(key string, e Entry) (old Entry, had bool) {
 	pos, slot, ok := s.find(key)
 	if ok {
 		old, *s.entry(slot) = *s.entry(slot), e
@@ -151,24 +151,24 @@ func (s *keyStore) set(key string, e indexEntry) (old indexEntry, had bool) {
 	*s.entry(slot), *s.name(slot) = e, off
 	s.table[pos] = slot + 1
 	s.live++
-	return indexEntry{}, false
+	return Entry{}, false
 }
 
 // remove deletes key and reports whether it was there.
-func (s *keyStore) remove(key string) bool {
-	_, had := s.take(key)
+func (s *KeyStore) Remove(key string) bool {
+	_, had := s.Take(key)
 	return had
 }
 
 // take deletes key and returns its entry, if it was there.
-func (s *keyStore) take(key string) (old indexEntry, had bool) {
+func (s *KeyStore) Take(key string) (old Entry, had bool) {
 	pos, slot, ok := s.find(key)
 	if !ok {
-		return indexEntry{}, false
+		return Entry{}, false
 	}
 	old = *s.entry(slot)
 	s.garbage += s.nameLen(slot)
-	*s.name(slot), *s.entry(slot) = deadName, indexEntry{}
+	*s.name(slot), *s.entry(slot) = deadName, Entry{}
 	s.free = append(s.free, slot)
 	s.live--
 	// Backward shift: move each later member of the probe run whose home is not between the
@@ -184,7 +184,7 @@ func (s *keyStore) take(key string) (old indexEntry, had bool) {
 	}
 	s.table[hole] = 0
 	if s.live == 0 {
-		*s = keyStore{seed: s.seed, table: s.table[:len(s.table):len(s.table)]}
+		*s = KeyStore{seed: s.seed, table: s.table[:len(s.table):len(s.table)]}
 		clear(s.table)
 	} else if s.garbage >= minCompact && s.garbage > len(s.arena)-s.garbage {
 		s.compact()
@@ -201,13 +201,13 @@ func between(hole, h, i int) bool {
 	return hole < h || h <= i
 }
 
-func (s *keyStore) nameLen(slot uint32) int {
+func (s *KeyStore) nameLen(slot uint32) int {
 	n, w := binary.Uvarint(s.arena[*s.name(slot):])
 	return w + int(n)
 }
 
 // appendName writes key at the arena's end, compacting first when that would pass maxArena.
-func (s *keyStore) appendName(key string) uint32 {
+func (s *KeyStore) appendName(key string) uint32 {
 	need := binary.MaxVarintLen64 + len(key)
 	if len(s.arena)+need > maxArena && s.garbage > 0 {
 		s.compact()
@@ -224,7 +224,7 @@ func (s *keyStore) appendName(key string) uint32 {
 
 // compact copies the live names into a new arena. The old one is left as it is: strings that
 // view it (a caller's key) stay valid until dropped.
-func (s *keyStore) compact() {
+func (s *KeyStore) compact() {
 	arena := make([]byte, 0, len(s.arena)-s.garbage)
 	for i := range uint32(s.slots) {
 		off := *s.name(i)
@@ -239,7 +239,7 @@ func (s *keyStore) compact() {
 }
 
 // rehash rebuilds the table with size slots.
-func (s *keyStore) rehash(size int) {
+func (s *KeyStore) rehash(size int) {
 	if s.seed == (maphash.Seed{}) {
 		s.seed = maphash.MakeSeed()
 	}
@@ -258,9 +258,9 @@ func (s *keyStore) rehash(size int) {
 
 // all yields every key and a pointer to its entry, which the caller may change in place until
 // it removes the key. Keys removed during the loop are not yielded after; keys added may or may
-// not be, as with a map. A key string stays valid after the loop (see keyStore).
-func (s *keyStore) all() iter.Seq2[string, *indexEntry] {
-	return func(yield func(string, *indexEntry) bool) {
+// not be, as with a map. A key string stays valid after the loop (see KeyStore).
+func (s *KeyStore) All() iter.Seq2[string, *Entry] {
+	return func(yield func(string, *Entry) bool) {
 		for i := uint32(0); int(i) < s.slots; i++ { // a removal may empty the store
 			if *s.name(i) == deadName {
 				continue

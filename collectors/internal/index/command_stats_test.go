@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -20,19 +20,19 @@ func TestCommandStatsSeeWhatReplacesData(t *testing.T) {
 		earlierSwaps int
 		act          [][]any
 		inMulti      bool
-		want         string
+		want         DataChange
 	}{
 		{name: "reads and writes", act: [][]any{{"SET", "jobs:1", "t"}, {"GET", "jobs:1"}, {"DEL", "jobs:1"}}},
 		{name: "writes in a MULTI and a script", inMulti: true, act: [][]any{{"SET", "jobs:1", "t"}, {"EVAL", "return redis.call('del', KEYS[1])", 1, "jobs:1"}}},
-		{name: "SWAPDB", act: [][]any{{"SWAPDB", 0, 1}}, want: resyncSwapDB},
-		{name: "SWAPDB from a script", act: [][]any{{"EVAL", "return redis.call('swapdb', 0, 1)", 0}}, want: resyncSwapDB},
-		{name: "FLUSHDB of another database", act: [][]any{{"SELECT", 5}, {"FLUSHDB"}}, inMulti: true, want: resyncFlush},
-		{name: "FLUSHALL from a script", act: [][]any{{"EVAL", "return redis.call('flushall')", 0}}, want: resyncFlush},
-		{name: "CONFIG RESETSTAT", act: [][]any{{"CONFIG", "RESETSTAT"}}, want: resyncStatsReset},
-		{name: "SWAPDB then RESETSTAT in a MULTI", inMulti: true, act: [][]any{{"SWAPDB", 0, 1}, {"CONFIG", "RESETSTAT"}}, want: resyncStatsReset},
-		{name: "FLUSHALL then RESETSTAT in a MULTI", inMulti: true, act: [][]any{{"FLUSHALL"}, {"CONFIG", "RESETSTAT"}}, want: resyncStatsReset},
-		{name: "RESETSTAT then SWAPDB, first SWAPDB", inMulti: true, act: [][]any{{"CONFIG", "RESETSTAT"}, {"SWAPDB", 0, 1}}, want: resyncSwapDB},
-		{name: "RESETSTAT then SWAPDB, as many as before", earlierSwaps: 1, inMulti: true, act: [][]any{{"CONFIG", "RESETSTAT"}, {"SWAPDB", 0, 1}}, want: resyncStatsReset},
+		{name: "SWAPDB", act: [][]any{{"SWAPDB", 0, 1}}, want: DataSwapped},
+		{name: "SWAPDB from a script", act: [][]any{{"EVAL", "return redis.call('swapdb', 0, 1)", 0}}, want: DataSwapped},
+		{name: "FLUSHDB of another database", act: [][]any{{"SELECT", 5}, {"FLUSHDB"}}, inMulti: true, want: DataFlushed},
+		{name: "FLUSHALL from a script", act: [][]any{{"EVAL", "return redis.call('flushall')", 0}}, want: DataFlushed},
+		{name: "CONFIG RESETSTAT", act: [][]any{{"CONFIG", "RESETSTAT"}}, want: CountsReset},
+		{name: "SWAPDB then RESETSTAT in a MULTI", inMulti: true, act: [][]any{{"SWAPDB", 0, 1}, {"CONFIG", "RESETSTAT"}}, want: CountsReset},
+		{name: "FLUSHALL then RESETSTAT in a MULTI", inMulti: true, act: [][]any{{"FLUSHALL"}, {"CONFIG", "RESETSTAT"}}, want: CountsReset},
+		{name: "RESETSTAT then SWAPDB, first SWAPDB", inMulti: true, act: [][]any{{"CONFIG", "RESETSTAT"}, {"SWAPDB", 0, 1}}, want: DataSwapped},
+		{name: "RESETSTAT then SWAPDB, as many as before", earlierSwaps: 1, inMulti: true, act: [][]any{{"CONFIG", "RESETSTAT"}, {"SWAPDB", 0, 1}}, want: CountsReset},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,9 +48,9 @@ func TestCommandStatsSeeWhatReplacesData(t *testing.T) {
 			c.Set(ctx, "other", "v", 0)
 			c.Get(ctx, "other")
 			before := readCommandStats(t, c)
-			neighbour := dbClient(t, srv, 0)
+			neighbour := srv.DBClient(t, 0)
 			if tc.inMulti {
-				multi(t, neighbour, tc.act)
+				redistest.Multi(t, neighbour, tc.act)
 			} else {
 				for _, args := range tc.act {
 					if err := neighbour.Do(ctx, args...).Err(); err != nil && err != redis.Nil {
@@ -58,20 +58,20 @@ func TestCommandStatsSeeWhatReplacesData(t *testing.T) {
 					}
 				}
 			}
-			if got := before.datasetChange(readCommandStats(t, c)); got != tc.want {
-				t.Fatalf("datasetChange %q, want %q", got, tc.want)
+			if got := before.DatasetChange(readCommandStats(t, c)); got != tc.want {
+				t.Fatalf("datasetChange %d, want %d", got, tc.want)
 			}
 		})
 	}
 }
 
-func readCommandStats(t *testing.T, c *redis.Client) commandStats {
+func readCommandStats(t *testing.T, c *redis.Client) CommandStats {
 	t.Helper()
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats := parseCommandStats(info)
+	stats := ParseCommandStats(info)
 	if len(stats) == 0 {
 		t.Fatalf("no command counts in %q", info)
 	}

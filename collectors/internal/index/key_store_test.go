@@ -1,15 +1,19 @@
-package collectors
+package index
 
 import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
-// storeOp is one step of a keyStore test: set key to an entry (ns as the mark) or remove it.
+// storeOp is one step of a KeyStore test: set key to an entry (ns as the mark) or remove it.
 type storeOp struct {
 	remove bool
 	key    string
@@ -35,7 +39,7 @@ func TestKeyStoreOperations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var s keyStore
+			var s KeyStore
 			model := map[string]uint64{}
 			for _, op := range c.ops {
 				applyStoreOp(t, &s, model, op)
@@ -52,14 +56,14 @@ func TestKeyStoreOperations(t *testing.T) {
 // rewritten) and every key left still reads back; a key string taken before the compaction
 // keeps its value.
 func TestKeyStoreCompaction(t *testing.T) {
-	var s keyStore
+	var s KeyStore
 	model := map[string]uint64{}
 	const n = 20_000
 	for i := range n {
 		applyStoreOp(t, &s, model, storeOp{key: fmt.Sprintf("locks:job:%08d", i), ns: uint64(i) + 1})
 	}
 	var held string
-	for k := range s.all() {
+	for k := range s.All() {
 		held = k
 		break
 	}
@@ -88,7 +92,7 @@ func TestKeyStoreAgainstMap(t *testing.T) {
 	for _, keys := range []int{8, 300, 5000} {
 		t.Run(fmt.Sprint(keys), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(keys), 7))
-			var s keyStore
+			var s KeyStore
 			model := map[string]uint64{}
 			for phase := range 20 {
 				for range 2000 {
@@ -108,12 +112,12 @@ func TestKeyStoreAgainstMap(t *testing.T) {
 	}
 }
 
-// FuzzKeyStore applies an operation stream decoded from the input to a keyStore and a map.
+// FuzzKeyStore applies an operation stream decoded from the input to a KeyStore and a map.
 func FuzzKeyStore(f *testing.F) {
 	f.Add([]byte("\x01a\x02b\x81a\x03c\x82b"))
 	f.Add([]byte(strings.Repeat("\x05k\x85k", 50)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s keyStore
+		var s KeyStore
 		model := map[string]uint64{}
 		for len(data) >= 2 {
 			op, n := data[0], int(data[1]%8)
@@ -127,40 +131,40 @@ func FuzzKeyStore(f *testing.F) {
 	})
 }
 
-func applyStoreOp(t *testing.T, s *keyStore, model map[string]uint64, op storeOp) {
+func applyStoreOp(t *testing.T, s *KeyStore, model map[string]uint64, op storeOp) {
 	t.Helper()
 	if op.remove {
 		_, had := model[op.key]
 		delete(model, op.key)
-		if got := s.remove(op.key); got != had {
+		if got := s.Remove(op.key); got != had {
 			t.Fatalf("remove(%q) = %v, want %v", op.key, got, had)
 		}
 		return
 	}
 	model[op.key] = op.ns
-	s.set(op.key, indexEntry{ns: op.ns, expireAt: int64(len(op.key))})
+	s.Set(op.key, Entry{Mask: op.ns, ExpireAt: int64(len(op.key))})
 }
 
 // checkStore compares every view of the store with the model: len, get of each key and of an
 // absent one, and the keys all yields.
-func checkStore(t *testing.T, s *keyStore, model map[string]uint64) {
+func checkStore(t *testing.T, s *KeyStore, model map[string]uint64) {
 	t.Helper()
-	if s.len() != len(model) {
-		t.Fatalf("len %d, want %d", s.len(), len(model))
+	if s.Len() != len(model) {
+		t.Fatalf("len %d, want %d", s.Len(), len(model))
 	}
 	for k, ns := range model {
-		e, ok := s.get(k)
-		if !ok || e.ns != ns || e.expireAt != int64(len(k)) {
+		e, ok := s.Get(k)
+		if !ok || e.Mask != ns || e.ExpireAt != int64(len(k)) {
 			t.Fatalf("get(%q) = %+v %v, want ns %d", k, e, ok, ns)
 		}
 	}
-	if _, ok := s.get("absent:\x00"); ok {
+	if _, ok := s.Get("absent:\x00"); ok {
 		t.Fatal("get of an absent key found it")
 	}
 	var seen []string
-	for k, e := range s.all() {
-		if model[k] != e.ns {
-			t.Fatalf("all yields %q with ns %d, want %d", k, e.ns, model[k])
+	for k, e := range s.All() {
+		if model[k] != e.Mask {
+			t.Fatalf("all yields %q with ns %d, want %d", k, e.Mask, model[k])
 		}
 		seen = append(seen, strings.Clone(k))
 	}
@@ -168,4 +172,34 @@ func checkStore(t *testing.T, s *keyStore, model map[string]uint64) {
 	if want := slices.Sorted(maps.Keys(model)); !slices.Equal(seen, want) {
 		t.Fatalf("all yields %d keys, want %d", len(seen), len(want))
 	}
+}
+
+// BenchmarkKeyStoreTableHeap compares the two ways of finding a key's slot that KeyStore could
+// use, at 1M keys inserted one by one whose names are in an arena: its open-addressing table of
+// uint32 (4 bytes a table slot, as grown by the inserts), and a map[string]uint32 keyed by
+// strings viewing the arena (its heap read after a collection). Bytes per key of each.
+func BenchmarkKeyStoreTableHeap(b *testing.B) {
+	const n = 1_000_000
+	var s KeyStore
+	for i := range n {
+		s.Set("locks:job:"+strconv.Itoa(100_000+i), Entry{})
+	}
+	b.Run("open-addressing", func(b *testing.B) {
+		for b.Loop() {
+		}
+		b.ReportMetric(float64(4*len(s.table))/n, "heap-B/key")
+	})
+	b.Run("map", func(b *testing.B) {
+		var perKey float64
+		for b.Loop() {
+			before := testkit.LiveHeap()
+			m := map[string]uint32{}
+			for k := range s.All() {
+				m[k] = 0
+			}
+			perKey = float64(testkit.LiveHeap()-before) / n
+			runtime.KeepAlive(m)
+		}
+		b.ReportMetric(perKey, "heap-B/key")
+	})
 }

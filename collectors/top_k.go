@@ -61,30 +61,30 @@ func sooner(a, b KeyInfo) bool {
 	return a.Key < b.Key
 }
 
-// ranking keeps the k keys that come first by before (staler, unless made with newRankingBy) seen in a
+// topK keeps the k keys that come first by before (staler, unless made with newTopKBy) seen in a
 // stream. It is a heap whose root is the kept key that comes last, so a candidate is compared
 // with the root only; the index map (by label, which is
 // derived from the whole key) de-duplicates keys that SCAN returned twice. Memory is O(k): a kept
 // key is cut to walk.MaxKeyLabelLen bytes unless full keys were asked for.
-type ranking struct {
+type topK struct {
 	k      int
 	full   bool
-	before func(a, b KeyInfo) bool // the order kept: staler, unless newRankingBy says otherwise
+	before func(a, b KeyInfo) bool // the order kept: staler, unless newTopKBy says otherwise
 	items  []KeyInfo
 	index  map[string]int
 }
 
-// newRanking keeps the k stalest keys.
-func newRanking(k int, full bool) *ranking { return newRankingBy(k, full, staler) }
+// newTopK keeps the k stalest keys.
+func newTopK(k int, full bool) *topK { return newTopKBy(k, full, staler) }
 
-// newRankingBy keeps the k first keys by before instead of the stalest.
-func newRankingBy(k int, full bool, before func(a, b KeyInfo) bool) *ranking {
-	return &ranking{k: k, full: full, before: before, index: make(map[string]int, k)}
+// newTopKBy keeps the k first keys by before instead of the stalest.
+func newTopKBy(k int, full bool, before func(a, b KeyInfo) bool) *topK {
+	return &topK{k: k, full: full, before: before, index: make(map[string]int, k)}
 }
 
 // keep prepares a key for storage: its label from the whole name, and a copy of the name (cut
 // unless full) that does not pin the reply buffer it was sliced from.
-func (t *ranking) keep(ki KeyInfo) KeyInfo {
+func (t *topK) keep(ki KeyInfo) KeyInfo {
 	ki.Label = KeyLabel(ki.Key)
 	if !t.full && len(ki.Key) > walk.MaxKeyLabelLen {
 		ki.Key, ki.Cut = ki.Key[:walk.MaxKeyLabelLen], true
@@ -94,7 +94,7 @@ func (t *ranking) keep(ki KeyInfo) KeyInfo {
 }
 
 // offer considers one key; a key already kept is updated in place.
-func (t *ranking) offer(ki KeyInfo) {
+func (t *topK) offer(ki KeyInfo) {
 	// The common case, and the cheap one: not staler than the least stale kept key. (A kept key
 	// that SCAN returns again no staler than that keeps its first reading.)
 	if len(t.items) == t.k && !t.before(ki, t.items[0]) {
@@ -117,7 +117,7 @@ func (t *ranking) offer(ki KeyInfo) {
 }
 
 // sorted returns the kept keys in order (stalest first, for staler).
-func (t *ranking) sorted() []KeyInfo {
+func (t *topK) sorted() []KeyInfo {
 	out := slices.Clone(t.items)
 	slices.SortFunc(out, func(a, b KeyInfo) int {
 		if t.before(a, b) {
@@ -132,7 +132,7 @@ func (t *ranking) sorted() []KeyInfo {
 }
 
 // sortedOrNil is Sorted for a list that may not be kept (nil).
-func (t *ranking) sortedOrNil() []KeyInfo {
+func (t *topK) sortedOrNil() []KeyInfo {
 	if t == nil {
 		return nil
 	}
@@ -140,19 +140,19 @@ func (t *ranking) sortedOrNil() []KeyInfo {
 }
 
 // heap.Interface: a min-heap by staleness, so the root is the first key to evict.
-func (t *ranking) Len() int           { return len(t.items) }
-func (t *ranking) Less(i, j int) bool { return t.before(t.items[j], t.items[i]) }
-func (t *ranking) Swap(i, j int) {
+func (t *topK) Len() int           { return len(t.items) }
+func (t *topK) Less(i, j int) bool { return t.before(t.items[j], t.items[i]) }
+func (t *topK) Swap(i, j int) {
 	t.items[i], t.items[j] = t.items[j], t.items[i]
 	t.index[t.items[i].Label] = i
 	t.index[t.items[j].Label] = j
 }
-func (t *ranking) Push(x any) {
+func (t *topK) Push(x any) {
 	ki := x.(KeyInfo)
 	t.index[ki.Label] = len(t.items)
 	t.items = append(t.items, ki)
 }
-func (t *ranking) Pop() any {
+func (t *topK) Pop() any {
 	last := t.items[len(t.items)-1]
 	t.items = t.items[:len(t.items)-1]
 	delete(t.index, last.Label)

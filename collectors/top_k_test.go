@@ -26,7 +26,7 @@ func TestTopK(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			top := newRanking(tt.k, false)
+			top := newTopK(tt.k, false)
 			for _, k := range tt.in {
 				top.offer(k)
 			}
@@ -83,7 +83,7 @@ func TestPrintableKeyKeepsLength(t *testing.T) {
 // bytes each (with the label of the whole key), unless full keys were asked for.
 func TestTopKBoundsKeyLength(t *testing.T) {
 	for _, full := range []bool{false, true} {
-		top := newRanking(5, full)
+		top := newTopK(5, full)
 		for i := range 20 {
 			key := fmt.Sprintf("%02d:", i) + strings.Repeat("k", 1<<20)
 			top.offer(KeyInfo{Key: key, Idle: time.Duration(i) * time.Second})

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // ErrNoAnswer explains Up false when no command failed but some node never answered before the
@@ -24,17 +26,17 @@ var errAllNamespacesFailed = errors.New("every namespace failed")
 // merely large keyspace).
 const commandGrace = time.Second
 
-// pass is one walk over every node's keyspace in progress. Node workers merge each batch into
+// walkRun is one walk over every node's keyspace in progress. Node workers merge each batch into
 // the shared state under mu, so any waiter can take a consistent snapshot at any moment.
 //
 // Its deadline can only move later: a scrape that arrives while it runs and has a later deadline
-// extends it rather than start a second pass (so identical scrapes share one pass) or accept a
-// pass cut at an earlier deadline (so a client with a short timeout cannot truncate Prometheus'
-// scrape). At most one pass per Scanner sends commands before its deadline.
-type pass struct {
+// extends it rather than start a second walk (so identical scrapes share one) or accept a
+// walk cut at an earlier deadline (so a client with a short timeout cannot truncate Prometheus'
+// scrape). At most one walk per Scanner sends commands before its deadline.
+type walkRun struct {
 	opts    Options
 	cls     *classifier
-	replies *replyClock
+	replies *walk.ReplyClock
 	start   time.Time
 	done    chan struct{}
 	final   *Result // set before done is closed
@@ -58,72 +60,57 @@ type pass struct {
 	keysScanned  int64
 	keyspace     int64
 	endedAt      time.Time
-	holders      map[string]string // by whole key name; set by readHolders after the pass
+	holders      map[string]string // by whole key name; set by readHolders after the walk
 
-	// sink, when set, receives every key the pass reads: the index is built, and checked by
-	// the backstop walk, by passes.
+	// sink, when set, receives every key the walk reads: the index's builds and backstop walks
+	// are walks with a sink.
 	sink keySink
 	// pace, when set, is the pause after each SCAN call: the backstop walk's keys per second.
 	pace time.Duration
 }
 
-// node tracks one Redis node's part in this pass.
+// keySink receives every key a walk reads: the index's build and its backstop walk are walks.
+type keySink interface {
+	// add records one inspected batch, fence keys read for their expiry among its keys; at is
+	// the server time (ms) taken before it was sent.
+	add(b *batch, replies []keyReply, idleKnown bool, at int64)
+	// expireTime says whether the inspector reads PEXPIRETIME.
+	expireTime() bool
+	// now is the server's time, ms.
+	now() int64
+}
+
+// node tracks one Redis node's part in this walk.
 type node struct {
 	addr    string
 	reached bool
 }
 
-// replyClock remembers when each node last answered a command of any pass. A node counts as
-// reached by a pass when it answered after the pass started, even if the answer was to the
-// previous pass's last pipeline: a Redis busy finishing the exporter's own commands is up, not
-// down. (Without this, a scrape right after a cut one could see its first SCAN queued behind the
-// cut pass's last pipelines past its deadline, and report a healthy Redis as down.)
-type replyClock struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-}
-
-func newReplyClock() *replyClock { return &replyClock{last: map[string]time.Time{}} }
-
-func (c *replyClock) mark(addr string, at time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if at.After(c.last[addr]) {
-		c.last[addr] = at
-	}
-}
-
-func (c *replyClock) since(addr string, t time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.last[addr].Before(t)
-}
-
-func newPass(base context.Context, opts Options, cls *classifier, replies *replyClock, start, deadline time.Time) *pass {
-	f := &pass{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
+func newWalkRun(base context.Context, opts Options, cls *classifier, replies *walk.ReplyClock, start, deadline time.Time) *walkRun {
+	f := &walkRun{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		st := &nsState{top: newRanking(opts.TopK, opts.FullKeys), noTTLTop: newRanking(opts.TopK, opts.FullKeys),
-			heldTop: newRankingBy(opts.TopK, opts.FullKeys, longerHeld)}
+		st := &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys),
+			heldTop: newTopKBy(opts.TopK, opts.FullKeys, longerHeld)}
 		if opts.Soonest {
-			st.soonest = newRankingBy(opts.TopK, opts.FullKeys, sooner)
+			st.soonest = newTopKBy(opts.TopK, opts.FullKeys, sooner)
 		}
 		f.ns = append(f.ns, st)
 	}
 	return f
 }
 
-func (f *pass) expire() {
+func (f *walkRun) expire() {
 	f.mu.Lock()
 	f.expired = true
 	f.mu.Unlock()
 	f.stop()
 }
 
-// extend moves the deadline to d when d is later. It reports false when the pass has already
-// reached its deadline: the caller then needs a pass of its own.
-func (f *pass) extend(d time.Time) bool {
+// extend moves the deadline to d when d is later. It reports false when the walk has already
+// reached its deadline: the caller then needs a walk of its own.
+func (f *walkRun) extend(d time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.expired {
@@ -142,7 +129,7 @@ func (f *pass) extend(d time.Time) bool {
 
 // commandContext bounds one command (or pipeline): the deadline plus commandGrace, so that the
 // deadline is enforced by the scan loop and not by the socket.
-func (f *pass) commandContext(base context.Context) (context.Context, context.CancelFunc) {
+func (f *walkRun) commandContext(base context.Context) (context.Context, context.CancelFunc) {
 	f.mu.Lock()
 	d := f.deadline
 	f.mu.Unlock()
@@ -151,7 +138,7 @@ func (f *pass) commandContext(base context.Context) (context.Context, context.Ca
 
 // cut reports whether an error is the scan being cut short (its deadline passed or the scanner
 // closed) rather than a Redis fault.
-func (f *pass) cut(err error) bool {
+func (f *walkRun) cut(err error) bool {
 	if f.ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return true
 	}
@@ -160,14 +147,14 @@ func (f *pass) cut(err error) bool {
 	return !time.Now().Before(f.deadline)
 }
 
-func (f *pass) finish(at time.Time) {
+func (f *walkRun) finish(at time.Time) {
 	f.timer.Stop()
 	f.stop()
 	f.final = f.snapshot(at)
 	close(f.done)
 }
 
-func (f *pass) startNode(addr string) *node {
+func (f *walkRun) startNode(addr string) *node {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodesStarted++
@@ -177,15 +164,15 @@ func (f *pass) startNode(addr string) *node {
 }
 
 // answered records that n answered a command.
-func (f *pass) answered(n *node) {
-	f.replies.mark(n.addr, time.Now())
+func (f *walkRun) answered(n *node) {
+	f.replies.Mark(n.addr, time.Now())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n.reached = true
 }
 
 // scanned records one SCAN reply of n (keys returned after the server's filters).
-func (f *pass) scanned(n *node, keys int) {
+func (f *walkRun) scanned(n *node, keys int) {
 	f.answered(n)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -193,33 +180,33 @@ func (f *pass) scanned(n *node, keys int) {
 	f.keysScanned += int64(keys)
 }
 
-// allReached reports whether every node answered since the pass started; f.mu is held.
-func (f *pass) allReached() bool {
+// allReached reports whether every node answered since the walk started; f.mu is held.
+func (f *walkRun) allReached() bool {
 	if f.nodesStarted == 0 {
 		return false
 	}
 	for _, n := range f.nodes {
-		if !n.reached && !f.replies.since(n.addr, f.start) {
+		if !n.reached && !f.replies.Since(n.addr, f.start) {
 			return false
 		}
 	}
 	return true
 }
 
-func (f *pass) addKeyspace(keys int64) {
+func (f *walkRun) addKeyspace(keys int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keyspace += keys
 }
 
-func (f *pass) nodeDone() {
+func (f *walkRun) nodeDone() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodesDone++
 }
 
 // failNode records a failure of a whole node (its SCAN, or loading the cluster's slot map).
-func (f *pass) failNode(err error) {
+func (f *walkRun) failNode(err error) {
 	if f.cut(err) {
 		return
 	}
@@ -231,7 +218,7 @@ func (f *pass) failNode(err error) {
 }
 
 // failNamespace records an error confined to namespace i (a command on one of its keys failed).
-func (f *pass) failNamespace(i int, err error) {
+func (f *walkRun) failNamespace(i int, err error) {
 	if f.cut(err) {
 		return
 	}
@@ -242,14 +229,14 @@ func (f *pass) failNamespace(i int, err error) {
 	}
 }
 
-func (f *pass) idleUnavailable() {
+func (f *walkRun) idleUnavailable() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.noIdle = true
 }
 
-// passEnded records when the last node's pass ended.
-func (f *pass) passEnded(at time.Time) {
+// passEnded records when the last node's walk ended.
+func (f *walkRun) passEnded(at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.endedAt = at
