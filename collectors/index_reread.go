@@ -105,9 +105,10 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 // gone: the last event of the key is its removal. Events reach the feed in the order Redis
 // published them, and every one published before the drain's round trip came before its reply,
 // so a key written again after its removal has a later event. Tracking names a changed key
-// without the change: every key is read. syncMu is held.
+// without the change: every key is read. So is every key on a Cluster master, where a del may
+// be a slot migration's, which the read's redirect reports. syncMu is held.
 func (n *indexNode) knownGone(keys []string) (read, gone []string) {
-	if len(n.drainEvents) == 0 {
+	if len(n.drainEvents) == 0 || n.clusterMaster {
 		return keys, nil
 	}
 	read = make([]string, 0, len(keys))
