@@ -13,12 +13,14 @@ import (
 // walked in 83 minutes. Measured in docs/performance-exporter.md.
 const DefaultBackstopKeysPerSecond = 2000
 
-// DefaultBackstopEvery is the least time between the starts of two backstop walks, so that a
-// small keyspace is not walked over and over.
+// DefaultBackstopEvery is the rest from the end of one backstop walk to the start of the next,
+// so that a small keyspace is not walked over and over and a keyspace that takes longer than
+// that to walk at the backstop's pace is not walked without a pause either.
 const DefaultBackstopEvery = 10 * time.Minute
 
-// backstopLoop runs a paced backstop walk every Options.BackstopEvery while the index follows
-// its feed; ctx ends with the feed (a resync rebuilds the index with a walk anyway).
+// backstopLoop runs paced backstop walks while the index follows its feed, each after a rest of
+// Options.BackstopEvery counted from the end of the walk before (or from the start of the
+// following); ctx ends with the feed (a resync rebuilds the index with a walk anyway).
 func (n *indexNode) backstopLoop(ctx context.Context) {
 	if n.opts.BackstopKeysPerSecond < 0 {
 		return

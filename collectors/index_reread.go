@@ -57,7 +57,8 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 }
 
 // reread inspects keys with the walk's inspector (TYPE, PTTL, PEXPIRETIME on Redis 7, OBJECT
-// IDLETIME; a fence key's expiry alone), pipelined in batches, and applies the replies to idx.
+// IDLETIME; a fence key's expiry alone), pipelined in batches, and applies the replies to idx;
+// a key a notifications drain's events say is gone is applied so without a read (knownGone).
 // It returns an error when Redis did not answer (or answered that it cannot serve yet, BUSY
 // say): the caller keeps the keys queued. A command the ACL refuses is a refused grant: the
 // index cannot follow any change, and the error says so (isRefusal). A key whose own read
@@ -66,6 +67,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
+	keys, gone := n.knownGone(keys)
 	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader(),
 		holderValue: n.holderValueReader(), hashHolder: n.life.HolderHash}
 	size := n.opts.BatchSize
@@ -83,11 +85,51 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 			n.keepWithinBudget(idx)
 		}
 	}
+	// Applied once every read succeeded: a failed re-read queues the drain's keys and events
+	// again, and they are counted when applied, not twice.
+	st := readStamp{at: n.clock.now(), absolute: absolute, namespaces: n.namespaces}
+	for _, k := range gone {
+		removed := keyReply{gone: true}
+		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
+			return err
+		}
+	}
 	n.keepWithinBudget(idx) // a namespace another master's index sent to the walk
 	n.mu.Lock()
 	n.entries = idx.len()
 	n.mu.Unlock()
 	return nil
+}
+
+// knownGone splits keys into those to read and those a notifications drain's events say are
+// gone: the last event of the key is its removal. Events reach the feed in the order Redis
+// published them, and every one published before the drain's round trip came before its reply,
+// so a key written again after its removal has a later event. Tracking names a changed key
+// without the change: every key is read. So is every key on a Cluster master, where a del may
+// be a slot migration's, which the read's redirect reports. syncMu is held.
+func (n *indexNode) knownGone(keys []string) (read, gone []string) {
+	if len(n.drainEvents) == 0 || n.clusterMaster {
+		return keys, nil
+	}
+	read = make([]string, 0, len(keys))
+	for _, k := range keys {
+		if events := n.drainEvents[k]; len(events) > 0 && isRemoval(events[len(events)-1]) {
+			gone = append(gone, k)
+		} else {
+			read = append(read, k)
+		}
+	}
+	return read, gone
+}
+
+// isRemoval reports whether a keyspace event leaves its key gone. The rarer ways out of a
+// database ("rename_from", "move_from") are read like any other change.
+func isRemoval(event string) bool {
+	switch event {
+	case "del", "expired", "evicted":
+		return true
+	}
+	return false
 }
 
 // applyReread applies one key's re-read to idx, and counts what it changed in the lifecycles of

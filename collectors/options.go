@@ -166,8 +166,8 @@ type Options struct {
 	// BackstopKeysPerSecond paces the index's backstop walk, which corrects (and counts) what
 	// the change feed missed (default DefaultBackstopKeysPerSecond; negative: no backstop walk).
 	BackstopKeysPerSecond int
-	// BackstopEvery is the least time between the starts of two backstop walks (default
-	// DefaultBackstopEvery).
+	// BackstopEvery is the rest from the end of one backstop walk to the start of the next
+	// (default DefaultBackstopEvery).
 	BackstopEvery time.Duration
 	// TakeoverWindow is the takeover window of the namespaces that set none (default
 	// DefaultTakeoverWindow).

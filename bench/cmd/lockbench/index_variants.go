@@ -85,17 +85,43 @@ type attachedIndex struct {
 
 // attachIndex starts the index of v and waits until it serves from the index: its build (one
 // walk) is set-up, not part of what an interval costs. backstopPace is its backstop walk's pace
-// (negative: none); the walk starts right after the build and again right after it ends, as it
-// does all the time on a keyspace it takes longer to walk than DefaultBackstopEvery.
+// (negative: none); the walk starts right after the build, the first of the walks a keyspace
+// that takes longer to walk than the rest between walks is read by most of the time.
 func attachIndex(ctx context.Context, addr string, admin *redis.Client, v indexVariant, backstopPace int) (*attachedIndex, error) {
+	if err := v.prepare(ctx, admin); err != nil {
+		return nil, err
+	}
+	a, err := startIndex(ctx, addr, v, backstopPace)
+	if err != nil {
+		v.release(ctx, admin)
+		return nil, err
+	}
+	return a, nil
+}
+
+// prepare does on the server what an operator does before v's index starts: its user, and the
+// notifications setting for that feed.
+func (v indexVariant) prepare(ctx context.Context, admin *redis.Client) error {
 	if err := v.createUser(ctx, admin); err != nil {
-		return nil, fmt.Errorf("ACL SETUSER %s: %w", v.user, err)
+		return fmt.Errorf("ACL SETUSER %s: %w", v.user, err)
 	}
 	if v.feed == collectors.FeedNotifications {
-		if err := setNotifications(ctx, admin, notifyClasses); err != nil {
-			return nil, err
-		}
+		return setNotifications(ctx, admin, notifyClasses)
 	}
+	return nil
+}
+
+// release undoes prepare's notifications setting, so that the windows without this index pay
+// nothing for it.
+func (v indexVariant) release(ctx context.Context, admin *redis.Client) error {
+	if v.feed == collectors.FeedNotifications {
+		return setNotifications(ctx, admin, "")
+	}
+	return nil
+}
+
+// startIndex starts v's index as its user on a server prepare readied, and waits for it.
+func startIndex(ctx context.Context, addr string, v indexVariant, backstopPace int) (*attachedIndex, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, Username: v.user, Password: benchPassword, ContextTimeoutEnabled: true,
 		MaxRetries: -1, DisableIdentity: true, PoolSize: collectors.ConnectionsPerNode()})
 	s, err := collectors.NewScanner(c, collectors.Options{Namespaces: []collectors.Namespace{{Name: "jobs", Pattern: lockPattern}},
@@ -107,7 +133,7 @@ func attachIndex(ctx context.Context, addr string, admin *redis.Client, v indexV
 	}
 	a := &attachedIndex{v: v, client: c, s: s}
 	if err := a.waitForIndex(ctx); err != nil {
-		a.close(ctx, admin)
+		a.stop()
 		return nil, err
 	}
 	return a, nil
@@ -131,12 +157,14 @@ func (a *attachedIndex) waitForIndex(ctx context.Context) error {
 }
 
 func (a *attachedIndex) close(ctx context.Context, admin *redis.Client) error {
+	a.stop()
+	return a.v.release(ctx, admin)
+}
+
+// stop ends the index and its connections.
+func (a *attachedIndex) stop() {
 	a.s.Close()
 	a.client.Close()
-	if a.v.feed == collectors.FeedNotifications {
-		return setNotifications(ctx, admin, "")
-	}
-	return nil
 }
 
 // scrape gathers the exporter's metrics once and checks that the index served them, its

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,38 +15,77 @@ import (
 
 // The exporter's cost against the locks' own (-lock-own-cost): on one server with the index
 // comparison's keyspace, windows of a lock client's traffic (lockTraffic, paced) alone, with an
-// index attached on each feed (its backstop walking at the default pace all the time, one scrape
-// at the window's end), and idle windows; in rotated order, several rounds per rate. What the
-// locks cost Redis is the median locks-alone window less the median idle one; what the exporter
-// costs is the median attached window less the median locks-alone one. The index's build is
-// set-up before its window, not in it.
+// index attached (in a process of its own, index_process.go) and idle windows; in rotated
+// order, several rounds per rate. What the locks cost Redis is the median locks-alone window
+// less the median idle one; what the exporter costs is the median attached window less the
+// median locks-alone one. The index's build is set-up before its window, not in it.
+//
+// The backstop walk reads the keyspace at its pace for as long as a walk takes and then rests
+// collectors.DefaultBackstopEvery, so each feed's index has a window with the walk going
+// throughout and one with no walk (a rest); the exporter's share over a whole cycle weighs the
+// two by the time a walk of this keyspace takes and the rest (ownCycle).
 
 // lockOwnConfig is the shape of a -lock-own-cost run.
 type lockOwnConfig struct {
 	rates  []int
 	rounds int
 	window time.Duration
+	before string // a lockbench built against the collectors to compare with; "" for none
+	self   string // this lockbench, which serves the indexes of this checkout
 }
 
-// The window kinds of a round, each an intervalRun mode; the attached ones are indexVariants'.
+// ownKind is one kind of window of a round.
+type ownKind struct {
+	name    string
+	index   *indexVariant // nil: no index attached
+	traffic bool          // the lock traffic runs
+	walking bool          // the index's backstop walk goes on throughout the window
+	before  bool          // the index is -lock-own-before's
+}
+
+// The kinds without an index.
 const (
 	ownIdle  = "idle"
 	ownLocks = "locks alone"
 )
 
-// noBackstop marks a window kind whose index has no backstop walk, which tells the walk's share
-// of the exporter's cost.
-const noBackstop = ", no backstop"
+// ownKinds are the window kinds of a round: idle, the locks alone, and the locks with each
+// feed's index (without the holder grant, as the documented ACL has it) walking and resting,
+// and, with a before binary, that binary's index walking.
+func ownKinds(before bool) []ownKind {
+	kinds := []ownKind{{name: ownIdle}, {name: ownLocks, traffic: true}}
+	for _, v := range []*indexVariant{&indexVariants[0], &indexVariants[2]} {
+		feed := string(v.feed)
+		kinds = append(kinds,
+			ownKind{name: feed + ", walking", index: v, traffic: true, walking: true},
+			ownKind{name: feed + ", resting", index: v, traffic: true})
+		if before {
+			kinds = append(kinds, ownKind{name: feed + ", walking, before", index: v, traffic: true, walking: true, before: true})
+		}
+	}
+	return kinds
+}
 
-// ownKinds are the window kinds of a round: idle, the locks alone, the locks with each feed's
-// index (without the holder grant, as the documented ACL has it), and with tracking's less its
-// backstop walk.
-var ownKinds = []string{ownIdle, ownLocks, indexVariants[0].mode, indexVariants[2].mode, indexVariants[0].mode + noBackstop}
+// ownRun is one kind's windows at one rate.
+type ownRun struct {
+	kind     ownKind
+	cpu      []time.Duration
+	commands []cmdDelta // INFO commandstats over all its windows
+	io       ioCounts   // INFO stats over all its windows
+}
 
 // rateRuns is one rate's windows, per kind.
 type rateRuns struct {
 	rate int
-	runs []intervalRun // in ownKinds' order
+	runs []ownRun // in ownKinds' order
+}
+
+// ownBench is a -lock-own-cost run's server, its clients and its shape.
+type ownBench struct {
+	oc      lockOwnConfig
+	addr    string
+	admin   *redis.Client
+	traffic *lockTraffic
 }
 
 // runLockOwnCost measures every rate in turn on one server.
@@ -66,11 +104,12 @@ func runLockOwnCost(ctx context.Context, ic indexCmpConfig, oc lockOwnConfig, pr
 	if err := churn.seed(ctx, ic.locks); err != nil {
 		return nil, "", err
 	}
-	traffic := newLockTraffic(redis.NewClient(&redis.Options{Addr: srv.Addr()}), 16)
-	defer traffic.c.Close()
+	b := &ownBench{oc: oc, addr: srv.Addr(), admin: admin,
+		traffic: newLockTraffic(redis.NewClient(&redis.Options{Addr: srv.Addr()}), 16)}
+	defer b.traffic.c.Close()
 	var out []rateRuns
 	for _, rate := range oc.rates {
-		rr, err := measureRate(ctx, srv.Addr(), admin, traffic, rate, oc, progress)
+		rr, err := b.measureRate(ctx, rate, progress)
 		if err != nil {
 			return nil, "", fmt.Errorf("%d lock operations/s: %w", rate, err)
 		}
@@ -79,63 +118,99 @@ func runLockOwnCost(ctx context.Context, ic indexCmpConfig, oc lockOwnConfig, pr
 	return out, redisVersion(ctx, srv.Addr()), nil
 }
 
-func measureRate(ctx context.Context, addr string, admin *redis.Client, traffic *lockTraffic, rate int, oc lockOwnConfig, progress io.Writer) (rateRuns, error) {
-	rr := rateRuns{rate: rate, runs: make([]intervalRun, len(ownKinds))}
-	for i, kind := range ownKinds {
-		rr.runs[i].mode = kind
+func (b *ownBench) measureRate(ctx context.Context, rate int, progress io.Writer) (rateRuns, error) {
+	kinds := ownKinds(b.oc.before != "")
+	rr := rateRuns{rate: rate, runs: make([]ownRun, len(kinds))}
+	for i, k := range kinds {
+		rr.runs[i].kind = k
 	}
-	for round := range oc.rounds {
-		for i := range ownKinds {
-			r := &rr.runs[(i+round)%len(ownKinds)]
-			cpu, cmds, err := ownWindow(ctx, addr, admin, traffic, r.mode, rate, oc.window)
+	for round := range b.oc.rounds {
+		for i := range kinds {
+			r := &rr.runs[(i+round)%len(kinds)]
+			cpu, cmds, io, err := b.window(ctx, r.kind, rate)
 			if err != nil {
-				return rr, fmt.Errorf("%s: %w", r.mode, err)
+				return rr, fmt.Errorf("%s: %w", r.kind.name, err)
 			}
 			r.cpu = append(r.cpu, cpu)
 			r.commands = addDeltas(r.commands, cmds)
-			fmt.Fprintf(progress, "  %d ops/s, %s, round %d: Redis CPU %v over %v\n", rate, r.mode, round+1,
-				cpu.Round(time.Millisecond), oc.window)
+			r.io = r.io.plus(io)
+			fmt.Fprintf(progress, "  %d ops/s, %s, round %d: Redis CPU %v over %v\n", rate, r.kind.name, round+1,
+				cpu.Round(time.Millisecond), b.oc.window)
 		}
 	}
 	return rr, nil
 }
 
-// ownWindow measures one window of kind: Redis CPU and the commands run.
-func ownWindow(ctx context.Context, addr string, admin *redis.Client, traffic *lockTraffic, kind string, rate int, window time.Duration) (time.Duration, []cmdDelta, error) {
-	var index *attachedIndex
-	pace := collectors.DefaultBackstopKeysPerSecond
-	if mode, ok := strings.CutSuffix(kind, noBackstop); ok {
-		kind, pace = mode, -1
-	}
-	if v, ok := variantOf(kind); ok {
-		var err error
-		if index, err = attachIndex(ctx, addr, admin, v, pace); err != nil {
-			return 0, nil, err
+// window measures one window of kind: Redis CPU, the commands run and the socket reads and
+// writes.
+func (b *ownBench) window(ctx context.Context, k ownKind, rate int) (time.Duration, []cmdDelta, ioCounts, error) {
+	if k.index != nil {
+		index, err := b.attach(ctx, k)
+		if err != nil {
+			return 0, nil, ioCounts{}, err
 		}
-		defer index.close(ctx, admin)
+		defer b.detach(ctx, k, index)
+		return b.measure(ctx, k, rate, index)
 	}
-	stats0, err := readCmdStats(ctx, admin)
+	return b.measure(ctx, k, rate, nil)
+}
+
+// attach readies the server for k's index and starts it in its own process.
+func (b *ownBench) attach(ctx context.Context, k ownKind) (*indexProcess, error) {
+	if err := k.index.prepare(ctx, b.admin); err != nil {
+		return nil, err
+	}
+	bin, pace := b.oc.self, -1
+	if k.before {
+		bin = b.oc.before
+	}
+	if k.walking {
+		pace = collectors.DefaultBackstopKeysPerSecond
+	}
+	p, err := startIndexProcess(bin, b.addr, *k.index, pace)
 	if err != nil {
-		return 0, nil, err
+		k.index.release(ctx, b.admin)
 	}
-	cpu, err := spanCPU(ctx, admin, func() error {
-		if kind == ownIdle {
-			time.Sleep(window)
+	return p, err
+}
+
+func (b *ownBench) detach(ctx context.Context, k ownKind, p *indexProcess) {
+	p.stop()
+	k.index.release(ctx, b.admin)
+}
+
+// measure runs one window of k with index (nil: none) attached.
+func (b *ownBench) measure(ctx context.Context, k ownKind, rate int, index *indexProcess) (time.Duration, []cmdDelta, ioCounts, error) {
+	stats0, err := readCmdStats(ctx, b.admin)
+	if err != nil {
+		return 0, nil, ioCounts{}, err
+	}
+	io0, err := readIOCounts(ctx, b.admin)
+	if err != nil {
+		return 0, nil, ioCounts{}, err
+	}
+	cpu, err := spanCPU(ctx, b.admin, func() error {
+		if !k.traffic {
+			time.Sleep(b.oc.window)
 			return nil
 		}
-		if err := paced(ctx, rate, window, traffic.op); err != nil {
+		if err := paced(ctx, rate, b.oc.window, b.traffic.op); err != nil {
 			return err
 		}
 		if index != nil {
-			return index.scrape(ctx, -1)
+			return index.scrape()
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, ioCounts{}, err
 	}
-	stats1, err := readCmdStats(ctx, admin)
-	return cpu, stats1.since(stats0), err
+	io1, err := readIOCounts(ctx, b.admin)
+	if err != nil {
+		return 0, nil, ioCounts{}, err
+	}
+	stats1, err := readCmdStats(ctx, b.admin)
+	return cpu, stats1.since(stats0), io1.minus(io0), err
 }
 
 // addDeltas sums b into a by command.
@@ -152,37 +227,6 @@ func addDeltas(a, b []cmdDelta) []cmdDelta {
 		}
 	}
 	return a
-}
-
-// lockOwnMarkdown renders a -lock-own-cost run.
-func lockOwnMarkdown(results []rateRuns, ic indexCmpConfig, oc lockOwnConfig, redisVer string) string {
-	var b strings.Builder
-	b.WriteString("\n## The exporter against the locks' own\n\n")
-	fmt.Fprintf(&b, "One redis-server %s with %s other keys and %s lock keys; a lock client's traffic (redis-py's `Lock`: "+
-		"`SET NX PX`, its reacquire script, its release script, a third each, one command per round trip) at each rate, "+
-		"in %v windows: idle, the locks alone, and the locks with lock-exporter's index attached on each feed as the "+
-		"documented ACL user (no holder grant; backstop walking at the default %d keys/s throughout, or none where the feed says so; one scrape per window); "+
-		"rotated order, medians of %d rounds (`go run ./cmd/lockbench -lock-own-cost`, in `bench/`).\n\n",
-		redisVer, humanCount(ic.otherKeys), humanCount(ic.locks), oc.window, collectors.DefaultBackstopKeysPerSecond, oc.rounds)
-	b.WriteString("| lock operations/s | the locks' own Redis CPU per window | feed | the exporter's Redis CPU per window | ÷ the locks' own |\n")
-	b.WriteString("|---|---|---|---|---|\n")
-	for _, rr := range results {
-		idle, alone := medianDuration(rr.runs[0].cpu), medianDuration(rr.runs[1].cpu)
-		own := alone - idle
-		for _, r := range rr.runs[2:] {
-			exp := medianDuration(r.cpu) - alone
-			fmt.Fprintf(&b, "| %d | %.3f s | %s | %.3f s | **%.2f×** |\n", rr.rate, own.Seconds(),
-				strings.TrimPrefix(r.mode, "index, "), exp.Seconds(), exp.Seconds()/own.Seconds())
-		}
-	}
-	b.WriteString("\nCommands per window beyond the locks-alone windows' (`INFO commandstats`: calls, execution time):\n\n")
-	for _, rr := range results {
-		for _, r := range rr.runs[2:] {
-			fmt.Fprintf(&b, "- %d ops/s, %s: %s\n", rr.rate, strings.TrimPrefix(r.mode, "index, "),
-				describeDeltas(minusDeltas(r.commands, rr.runs[1].commands), 8, oc.rounds))
-		}
-	}
-	return b.String()
 }
 
 // minusDeltas is a less base, by command, the commands whose calls grew, costliest first.

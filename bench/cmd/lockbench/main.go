@@ -1,512 +1,64 @@
 // Command lockbench measures lock + unlock cycles of lockwatch's lease library and its peers
 // (bsm/redislock, redsync, rueidislock) against one redis-server it starts, next to the
 // redis-benchmark ceiling for the same commands, optionally runs the exporter's scrape
-// benchmark, and writes the results as Markdown. `make bench` runs it.
+// benchmark, and writes the results as Markdown. `make bench` runs it. Flags pick one of the
+// exporter's measurements instead (modes.go).
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime/pprof"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwatch/lockwatch/internal/redisproc"
 )
 
-type config struct {
-	rounds       int
-	duration     time.Duration
-	goroutines   int
-	ceilingN     int
-	out          string
-	root         string
-	scrape       bool
-	scrapeTime   string
-	only         string
-	cpuProfile   string
-	reproduceCmd string
-	exporterCmp  bool
-	cmpRounds    int
-	cmpSizes     string
-	addedRTT     time.Duration
-	delayConns   int
-	hogs         int
-	shapes       string
-	indexCmp     bool
-	index        indexCmpConfig
-	lockOwn      bool
-	lockOwnRates string
-	own          lockOwnConfig
-	costs        bool
-}
-
 func main() {
-	var cfg config
-	flag.IntVar(&cfg.rounds, "rounds", 15, "rounds; every round runs every variant once per shape, in rotated order")
-	flag.DurationVar(&cfg.duration, "duration", time.Second, "length of one timed run")
-	flag.IntVar(&cfg.goroutines, "goroutines", 16, "concurrent goroutines (and redis-benchmark clients)")
-	flag.IntVar(&cfg.ceilingN, "ceiling-requests", 100_000, "redis-benchmark requests per ceiling command")
-	flag.StringVar(&cfg.out, "out", "", "write the Markdown results here (default: stdout)")
-	flag.StringVar(&cfg.root, "root", "..", "the lockwatch module root, for the exporter benchmark")
-	flag.BoolVar(&cfg.scrape, "scrape", true, "also run the exporter's scrape benchmark (collectors.BenchmarkScrape)")
-	flag.StringVar(&cfg.scrapeTime, "scrape-benchtime", "3x", "-benchtime of the scrape benchmark")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated variant names to run (default: all); for profiling")
-	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the lock runs here")
-	flag.StringVar(&cfg.reproduceCmd, "reproduce", "make bench", "the reproduce command printed in the results")
-	flag.BoolVar(&cfg.exporterCmp, "exporter-comparison", false, "compare lock-exporter with redis_exporter --count-keys on a mixed keyspace instead, and exit")
-	flag.IntVar(&cfg.cmpRounds, "comparison-rounds", 5, "interleaved rounds per keyspace size of the exporter comparison")
-	flag.StringVar(&cfg.cmpSizes, "comparison-sizes", "100000,1000000", "lock key counts of the exporter comparison (as many other keys are added)")
-	flag.DurationVar(&cfg.addedRTT, "added-rtt", 500*time.Microsecond, "round trip the delay line adds in the added-RTT shape (0: skip the shape)")
-	flag.IntVar(&cfg.delayConns, "added-rtt-goroutines", 64, "concurrent goroutines of the added-RTT shape")
-	flag.StringVar(&cfg.shapes, "shapes", "", "comma-separated shape names to run (default: all), e.g. -shapes 'lone caller,distinct keys with added RTT'")
-	flag.IntVar(&cfg.hogs, "hogs", 2, "CPU hog processes beside the loaded shapes (0: skip them)")
-	serveLine := flag.String("delay-line-serve", "", "internal: serve a delay line to this Redis address")
-	lineOneWay := flag.Duration("delay-line-one-way", 0, "internal: the delay line's one-way delay")
-	cpuHog := flag.Bool("cpu-hog", false, "internal: spin on one core until stdin closes")
-	hogCPU := flag.Int("cpu-hog-cpu", -1, "internal: the CPU a -cpu-hog spins on (negative: any)")
-	flag.BoolVar(&cfg.costs, "costs", false, "print what each run cost per attempt: Redis and client CPU, context switches, system calls, goroutine schedules, and how lease's commands left (see costs.go)")
-	flag.BoolVar(&cfg.indexCmp, "index-comparison", false, "measure Redis CPU per scrape interval on a big shared keyspace for the index, the walk, redis_exporter --count-keys and no exporter, and exit")
-	flag.IntVar(&cfg.index.otherKeys, "index-other-keys", 10_000_000, "other keys of the index comparison (DEBUG POPULATE)")
-	flag.IntVar(&cfg.index.locks, "index-locks", 10_000, "lock keys of the index comparison")
-	flag.IntVar(&cfg.index.intervals, "index-intervals", 3, "scrape intervals measured per mode")
-	flag.DurationVar(&cfg.index.interval, "index-interval", 30*time.Second, "scrape interval of the index comparison")
-	flag.IntVar(&cfg.index.otherWrites, "index-other-writes", 10_000, "writes a second of other keys (SETs in pipelines of 100) while the cost of keyspace notifications being on is measured")
-	flag.BoolVar(&cfg.lockOwn, "lock-own-cost", false, "measure the index's Redis CPU on each feed against a lock client's own at -lock-own-rates, on the index comparison's keyspace, and exit")
-	flag.StringVar(&cfg.lockOwnRates, "lock-own-rates", "100,1000", "lock operations a second of the -lock-own-cost runs")
-	flag.IntVar(&cfg.own.rounds, "lock-own-rounds", 3, "rounds per rate of -lock-own-cost; each has an idle, a locks-alone and one attached window per feed")
-	flag.DurationVar(&cfg.own.window, "lock-own-window", 30*time.Second, "window of -lock-own-cost: one scrape interval")
-	flag.Parse()
-	switch {
-	case *cpuHog:
-		runHog(*hogCPU)
-		return
-	case *serveLine != "":
-		if err := serveDelayLine(os.Stdin, os.Stdout, *serveLine, *lineOneWay); err != nil {
-			fmt.Fprintf(os.Stderr, "lockbench delay line: %v\n", err)
-			os.Exit(1)
-		}
+	cfg, h := parseFlags()
+	if h.run() {
 		return
 	}
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "lockbench: unexpected argument %q\n", flag.Arg(0))
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
 		os.Exit(2)
 	}
-	if cfg.rounds < 1 || cfg.goroutines < 1 || cfg.duration <= 0 || cfg.ceilingN < 1 || cfg.delayConns < 1 {
-		fmt.Fprintln(os.Stderr, "lockbench: -rounds, -goroutines, -duration, -ceiling-requests and -added-rtt-goroutines must be positive")
-		os.Exit(2)
-	}
-	if cfg.addedRTT < 0 || cfg.hogs < 0 {
-		fmt.Fprintln(os.Stderr, "lockbench: -added-rtt and -hogs must not be negative")
-		os.Exit(2)
-	}
-	if cfg.lockOwn {
-		if err := runLockOwn(cfg); err != nil {
-			fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if cfg.indexCmp {
-		if err := runIndexCmp(cfg); err != nil {
-			fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if cfg.exporterCmp {
-		if err := runComparison(cfg); err != nil {
-			fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := runAll(cfg); err != nil {
+	if err := runMeasurement(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "lockbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func runComparison(cfg config) error {
-	var sizes []int
-	for _, f := range strings.Split(cfg.cmpSizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 3 {
-			return fmt.Errorf("-comparison-sizes %q: want lock key counts of at least 3", cfg.cmpSizes)
-		}
-		sizes = append(sizes, n)
-	}
-	if cfg.cmpRounds < 1 {
-		return fmt.Errorf("-comparison-rounds must be positive")
-	}
-	results, ver, err := runExporterComparison(context.Background(), sizes, cfg.cmpRounds, os.Stderr)
-	if err != nil {
-		return err
-	}
-	md := comparisonMarkdown(results, cfg.cmpRounds, ver)
-	if cfg.out == "" {
-		_, err = os.Stdout.WriteString(md)
-		return err
-	}
-	return os.WriteFile(cfg.out, []byte(md), 0o644)
-}
-
-func runIndexCmp(cfg config) error {
-	ic := cfg.index
-	if ic.otherKeys < 0 || ic.locks < 1 || ic.intervals < 1 || ic.interval <= 0 || ic.otherWrites < 1 {
-		return fmt.Errorf("-index-other-keys must not be negative; -index-locks, -index-intervals, -index-interval and -index-other-writes must be positive")
-	}
-	runs, ver, err := runIndexComparison(context.Background(), ic, os.Stderr)
-	if err != nil {
-		return err
-	}
-	md := indexComparisonMarkdown(runs, ic, ver)
-	if cfg.out == "" {
-		_, err = os.Stdout.WriteString(md)
-		return err
-	}
-	return os.WriteFile(cfg.out, []byte(md), 0o644)
-}
-
-func runLockOwn(cfg config) error {
-	ic, oc := cfg.index, cfg.own
-	for _, f := range strings.Split(cfg.lockOwnRates, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fmt.Errorf("-lock-own-rates %q: want positive operations a second", cfg.lockOwnRates)
-		}
-		oc.rates = append(oc.rates, n)
-	}
-	if ic.otherKeys < 0 || ic.locks < 1 || oc.rounds < 1 || oc.window < time.Second {
-		return fmt.Errorf("-index-other-keys must not be negative, -index-locks and -lock-own-rounds positive, -lock-own-window at least 1s")
-	}
-	results, ver, err := runLockOwnCost(context.Background(), ic, oc, os.Stderr)
-	if err != nil {
-		return err
-	}
-	md := lockOwnMarkdown(results, ic, oc, ver)
-	if cfg.out == "" {
-		_, err = os.Stdout.WriteString(md)
-		return err
-	}
-	return os.WriteFile(cfg.out, []byte(md), 0o644)
-}
-
-// lockBench is one run of the lock benchmark: the server, the variants and the report the rounds
-// fill.
-type lockBench struct {
-	cfg      config
-	srv      *redisproc.Process
-	line     *delayLine // nil without the added-RTT shape
-	variants []variant  // measured over loopback
-	delayed  []variant  // measured through the delay line
-	local    []variant  // network removed
-	rep      *report
-	info     *redis.Client // -costs: reads Redis's counters around each run
-}
-
-// runAll runs the lock benchmark on a redis-server of its own: warm-up, the rounds, then the
-// exporter's scrape benchmark, and writes the report.
-func runAll(cfg config) error {
-	ctx := context.Background()
-	srv, err := redisproc.Start(ctx, redisproc.Config{})
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	b := &lockBench{cfg: cfg, srv: srv}
-	defer b.close()
-	countSends = cfg.costs
-	if cfg.costs {
-		b.info = redis.NewClient(&redis.Options{Addr: srv.Addr()})
-		defer b.info.Close()
-	}
-	if cfg.addedRTT > 0 && cfg.wants(shapes[delayedShape]) {
-		if b.line, err = startDelayLine(srv.Addr(), cfg.addedRTT/2); err != nil {
-			return err
-		}
-	}
-	if err := b.build(); err != nil {
-		return err
-	}
-	b.rep = newReport(cfg, machineFacts(ctx, srv.Addr()))
-	stopProfile, err := startCPUProfile(cfg.cpuProfile)
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	if err := b.warmUp(ctx); err != nil {
-		return err
-	}
-	for r := range cfg.rounds {
-		if err := b.round(ctx, r); err != nil {
-			return err
-		}
-	}
-	if err := b.scrapeBench(); err != nil {
-		return err
-	}
-	return writeMarkdown(cfg.out, b.rep.markdown())
-}
-
-// build builds the variants -only names (all by default), over loopback, through the delay
-// line and without the network.
-func (b *lockBench) build() error {
-	var err error
-	if b.variants, err = buildVariants(b.srv.Addr(), b.cfg.goroutines, b.cfg.only); err != nil {
-		return err
-	}
-	if b.line != nil {
-		all, err := buildVariants(b.line.addr, b.cfg.delayConns, b.cfg.only)
-		if err != nil {
-			return err
-		}
-		b.delayed = slices.DeleteFunc(all, func(v variant) bool {
-			if mainVariant(v.name) {
-				return false
-			}
-			v.close()
-			return true
-		})
-	}
-	local, err := clientOnlyVariants(b.srv.Addr())
-	if err != nil {
-		return err
-	}
-	b.local = pickOnly(local, b.cfg.only)
-	return nil
-}
-
-func (b *lockBench) close() {
-	closeVariants(b.local)
-	closeVariants(b.variants)
-	closeVariants(b.delayed)
-	if b.line != nil {
-		b.line.stop()
-	}
-}
-
-// skipped reports whether the settings leave shape s out.
-func (b *lockBench) skipped(s shape) bool {
-	return !b.cfg.wants(s) || (s.delayed && b.line == nil) || (s.hogs && b.cfg.hogs == 0)
-}
-
-// wants reports whether -shapes names s (or is empty).
-func (cfg config) wants(s shape) bool {
-	return cfg.shapes == "" || slices.Contains(strings.Split(cfg.shapes, ","), s.name)
-}
-
-// goroutinesFor is shape s's concurrency.
-func (b *lockBench) goroutinesFor(s shape) int {
+// runMeasurement runs the measurement the flags pick, the lock benchmark by default.
+func runMeasurement(cfg config) error {
 	switch {
-	case s.goroutines > 0:
-		return s.goroutines
-	case s.delayed:
-		return b.cfg.delayConns
+	case cfg.lockOwn:
+		return runLockOwn(cfg)
+	case cfg.indexCmp:
+		return runIndexCmp(cfg)
+	case cfg.exporterCmp:
+		return runComparison(cfg)
 	}
-	return b.cfg.goroutines
+	return runAll(cfg)
 }
 
-// variantsFor are the variants shape s runs: through the delay line or not, all or the main
-// ones.
-func (b *lockBench) variantsFor(s shape) []variant {
-	vs := b.variants
-	if s.delayed {
-		vs = b.delayed
+// run runs the helper mode the flags ask for, if any, and reports whether it did.
+func (h helperModes) run() bool {
+	var err error
+	switch {
+	case h.cpuHog:
+		runHog(h.hogCPU)
+		return true
+	case h.serveLine != "":
+		if err = serveDelayLine(os.Stdin, os.Stdout, h.serveLine, h.lineOneWay); err != nil {
+			err = fmt.Errorf("delay line: %w", err)
+		}
+	case h.serveIndex != "":
+		if err = serveIndex(os.Stdin, os.Stdout, h.serveIndex, h.serveIndexMode, h.serveIndexBackstop); err != nil {
+			err = fmt.Errorf("index: %w", err)
+		}
+	default:
+		return false
 	}
-	if s.all {
-		return vs
-	}
-	return slices.DeleteFunc(slices.Clone(vs), func(v variant) bool { return !mainVariant(v.name) })
-}
-
-// target is the Redis address and port shape s's clients and ceiling use.
-func (b *lockBench) target(s shape) (string, int) {
-	if s.delayed {
-		return b.line.addr, b.line.port()
-	}
-	return b.srv.Addr(), b.srv.Port()
-}
-
-// startCPUProfile profiles the process into path until the returned stop is called; with no
-// path it does nothing.
-func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(os.Stderr, "lockbench %v\n", err)
+		os.Exit(1)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
-}
-
-// warmUp dials every pool connection, loads the scripts and lets the runtime settle. A variant
-// none of whose warm-up attempts succeeds stops the benchmark; a few errors (rueidislock times
-// out some attempts on a busy machine) are counted in the rounds instead.
-func (b *lockBench) warmUp(ctx context.Context) error {
-	for _, s := range shapes {
-		if b.skipped(s) || s.hogs {
-			continue
-		}
-		for _, v := range b.variantsFor(s) {
-			smp := run(ctx, v, keysFor(s, "warm:"+v.name, b.goroutinesFor(s)), 300*time.Millisecond)
-			if smp.errors > 0 && smp.errors == smp.attempts {
-				return fmt.Errorf("%s, %s: warm-up: %d errors, first: %v", v.name, s.name, smp.errors, smp.firstErr)
-			}
-		}
-	}
-	return nil
-}
-
-// round runs the network-free variants, then for every shape the ceiling and every variant.
-func (b *lockBench) round(ctx context.Context, r int) error {
-	if err := b.localRound(ctx, r); err != nil {
-		return err
-	}
-	for si, s := range shapes {
-		if b.skipped(s) {
-			continue
-		}
-		if err := b.shapeRound(ctx, r, si); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// localRound runs every network-free variant once, one goroutine on one key, starting at a
-// different variant each round.
-func (b *lockBench) localRound(ctx context.Context, r int) error {
-	for i := range b.local {
-		v := b.local[(i+r)%len(b.local)]
-		smp := run(ctx, v, []string{"local"}, b.cfg.duration/3)
-		if smp.errors > 0 {
-			return fmt.Errorf("%s (no network): %d errors, first: %v", v.name, smp.errors, smp.firstErr)
-		}
-		b.rep.addLocal(r, v, smp)
-	}
-	return nil
-}
-
-// shapeRound measures the ceiling of one shape, then every variant in it; in a loaded shape
-// the hogs run from before the ceiling to after the last variant, and through the delay line
-// PINGs check the round trip it adds.
-func (b *lockBench) shapeRound(ctx context.Context, r, si int) error {
-	s := shapes[si]
-	if s.hogs {
-		hs, err := startHogs(b.cfg.hogs)
-		if err != nil {
-			return err
-		}
-		defer hs.stop()
-	}
-	addr, port := b.target(s)
-	if s.delayed {
-		direct, err := pingRTT(ctx, b.srv.Addr(), 200)
-		if err != nil {
-			return err
-		}
-		through, err := pingRTT(ctx, addr, 200)
-		if err != nil {
-			return err
-		}
-		b.rep.addRTT(direct, through)
-	}
-	c, err := measureCeiling(ctx, addr, port, s, b.goroutinesFor(s), b.cfg.ceilingN)
-	if err != nil {
-		return err
-	}
-	b.rep.addCeiling(si, c, b.goroutinesFor(s))
-	// Rotating the order spreads slow phases of a noisy machine over all variants.
-	for _, v := range rotated(b.variantsFor(s), r+si) {
-		if err := b.measureVariant(ctx, r, si, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func rotated(vs []variant, by int) []variant {
-	order := slices.Clone(vs)
-	by %= len(order)
-	return append(order[by:], order[:by]...)
-}
-
-// measureVariant runs one variant on keys of its own for this round and adds the sample to the
-// report.
-func (b *lockBench) measureVariant(ctx context.Context, r, si int, v variant) error {
-	s := shapes[si]
-	prefix := fmt.Sprintf("bench:r%d:s%d:%s", r, si, strings.ReplaceAll(v.name, " ", "_"))
-	var before costCounters
-	if b.info != nil {
-		if v.sends != nil {
-			v.sends.reset()
-		}
-		before = readCosts(ctx, b.info)
-	}
-	if s.delayed {
-		if err := b.line.startProbe(); err != nil {
-			return err
-		}
-	}
-	smp := run(ctx, v, keysFor(s, prefix, b.goroutinesFor(s)), b.cfg.duration)
-	if s.delayed {
-		var err error
-		if smp.loadedRTT, err = b.line.endProbe(); err != nil {
-			return err
-		}
-	}
-	if b.info != nil {
-		fmt.Fprintf(os.Stderr, "costs %d/%d  %-33s %-36s %s\n", r+1, b.cfg.rounds, s.name, v.name,
-			costLine(before, readCosts(ctx, b.info), smp, v.sends))
-	}
-	if smp.attempts == 0 {
-		return fmt.Errorf("%s, %s: no attempt finished", v.name, s.name)
-	}
-	b.rep.add(si, v, r, smp)
-	fmt.Fprintf(os.Stderr, "round %d/%d  %-33s %-36s %9.0f cycles/s %9.0f attempts/s %7.1f allocs %6d errors\n",
-		r+1, b.cfg.rounds, s.name, v.name, smp.cyclesPerSec(), smp.attemptsPerSec(), smp.allocsPerAttempt(), smp.errors)
-	return nil
-}
-
-// scrapeBench adds the exporter's scrape benchmark to the report when -scrape asks for it.
-func (b *lockBench) scrapeBench() error {
-	if !b.cfg.scrape {
-		return nil
-	}
-	fmt.Fprintln(os.Stderr, "running the exporter's scrape benchmark (collectors.BenchmarkScrape)…")
-	sr, err := runScrapeBench(b.cfg.root, b.cfg.scrapeTime)
-	if err != nil {
-		return err
-	}
-	b.rep.scrape = sr
-	return nil
-}
-
-// writeMarkdown writes md to the file out, creating its directory, or to stdout when out is
-// empty.
-func writeMarkdown(out, md string) error {
-	if out == "" {
-		_, err := os.Stdout.WriteString(md)
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(out, []byte(md), 0o644)
+	return true
 }
