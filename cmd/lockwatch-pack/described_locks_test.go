@@ -26,7 +26,8 @@ import (
 )
 
 // lockNamespaces are the namespaces of the end-to-end pack configurations: Go locks in strings,
-// Redisson locks in hashes.
+// Redisson locks in hashes, and leader leases that end by expiry on purpose: between them every
+// namespace setting.
 const lockNamespaces = `namespaces:
   - name: scheduler
     pattern: "scheduler:job:*"
@@ -38,6 +39,10 @@ const lockNamespaces = `namespaces:
     types: [hash]
     expected_ttl: 30s
     takeover_window: 2m
+  - name: leader
+    pattern: "leader:*"
+    expected_ttl: 15s
+    ends_by_expiry: true
 `
 
 // kubernetesLocks adds Redis behind Sentinels, with TLS and both passwords in Secrets.
@@ -120,8 +125,11 @@ func TestOneDescriptionOfTheLocks(t *testing.T) {
 	work, out := packFromConfig(t, bins, "cluster_labels: [cluster]\n"+kubernetesLocks)
 	exporterFile := filepath.Join(out, filepath.FromSlash(exporterfile.Path))
 	want := loadExporterConfig(t, exporterFile)
-	if len(want.Namespaces) != 2 || want.Namespaces[1].Types[0] != "hash" || want.Redis.SentinelMaster != "locks" {
-		t.Fatalf("the exporter file holds %+v", want)
+	if declared := declaredNamespaces(t, lockNamespaces); !reflect.DeepEqual(want.Namespaces, declared) {
+		t.Errorf("the exporter file's namespaces\n%+v\nare not the pack configuration's\n%+v", want.Namespaces, declared)
+	}
+	if want.Redis.SentinelMaster != "locks" {
+		t.Fatalf("the exporter file holds %+v", want.Redis)
 	}
 	if err := want.Redis.CheckAddresses(); err != nil {
 		t.Errorf("the exporter refuses the generated redis section: %v", err)
@@ -143,6 +151,22 @@ func TestOneDescriptionOfTheLocks(t *testing.T) {
 	}
 	// The pack's own rule tests, made for this configuration, pass on the promtool given.
 	runOK(t, work, bins.pack, "test", "--out", "pack", "--promtool", bins.promtool)
+}
+
+// declaredNamespaces reads a pack configuration's namespaces: list as the exporter reads one.
+func declaredNamespaces(t *testing.T, config string) []exporterconfig.Namespace {
+	t.Helper()
+	var doc struct {
+		Namespaces yaml.Node `yaml:"namespaces"`
+	}
+	if err := yaml.Unmarshal([]byte(config), &doc); err != nil {
+		t.Fatal(err)
+	}
+	list, err := exporterconfig.DecodeNamespaces(&doc.Namespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }
 
 // loadExporterConfig loads a configuration file with the exporter's loader.
