@@ -54,9 +54,13 @@ func TestDocTestNamesExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := 0
+	tests := map[string]bool{}
 	for _, doc := range readDocs(t, root) {
 		for _, m := range citedTest.FindAllStringSubmatch(doc.text, -1) {
 			found++
+			if strings.HasPrefix(m[1], "Test") {
+				tests[m[1]] = true
+			}
 			if !defined[m[1]] && historicalTests[m[1]] != doc.rel {
 				t.Errorf("%s: cites %s, which no _test.go file defines", doc.rel, m[1])
 			}
@@ -65,4 +69,12 @@ func TestDocTestNamesExist(t *testing.T) {
 	if found == 0 {
 		t.Fatal("no test names found in the docs; the pattern is broken")
 	}
+	// The docs say what is tested in a "how it is tested" section per area; a test name is
+	// cited only where a reader would run that one proof, so every rename is not a docs change.
+	if len(tests) > maxCitedTests {
+		t.Errorf("the docs cite %d distinct tests, more than %d: name the package or the make target instead", len(tests), maxCitedTests)
+	}
 }
+
+// maxCitedTests bounds the distinct test names the docs cite.
+const maxCitedTests = 50
