@@ -39,7 +39,10 @@ func TestIndexMemory(t *testing.T) {
 		keys = n
 	}
 	srv := redistest.Start(t, redistest.WithArgs("--enable-debug-command", "yes"))
-	c := srv.Client(t)
+	// DEBUG POPULATE of a million keys holds the server for seconds on a busy machine: more
+	// than go-redis' default 3 s read timeout.
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 2 * time.Minute, WriteTimeout: 2 * time.Minute})
+	t.Cleanup(func() { _ = c.Close() })
 	populateLocks(t, c, keys)
 	bin := testkit.BuildBinary(t, t.TempDir(), "./cmd/lock-exporter")
 	goMemLimit := manifestGoMemLimit(t)
