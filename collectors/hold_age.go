@@ -5,6 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
@@ -81,7 +82,7 @@ func (in *inspector) heldFor(j int, r *keyReply) {
 }
 
 // mergeHeld folds a key's hold age into the namespace's; k.HasHeld must be true.
-func (st *nsState) mergeHeld(k KeyInfo) {
+func (st *nsState) mergeHeld(k walk.KeyInfo) {
 	if !st.hasHeld || k.Held > st.maxHeld {
 		st.maxHeld, st.hasHeld = k.Held, true
 	}

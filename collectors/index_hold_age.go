@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -54,7 +55,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 			if !a.has || held > a.max {
 				a.max, a.has = held, true
 			}
-			a.top.offer(KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
+			a.top.offer(walk.KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
 		}
 	}
 	return out
@@ -63,14 +64,14 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 // ttlAt is the entry's remaining TTL at now (server ms), or NoTTL.
 func ttlAt(e index.Entry, now int64) time.Duration {
 	if e.ExpireAt == 0 {
-		return NoTTL
+		return walk.NoTTL
 	}
 	return time.Duration(e.ExpireAt-now) * time.Millisecond
 }
 
 // withHeld sets r's hold ages from the namespace's aggregate, as the walk sets them.
 func (a heldAggregate) withHeld(r *NamespaceResult) {
-	r.LongestHeld, r.MaxHeld, r.HasHeld = a.top.sorted(), a.max, a.has
+	r.LongestHeld, r.MaxHeld, r.HasHeld = publicKeys(a.top.sorted()), a.max, a.has
 }
 
 // feedKeys is the keys to re-read for a key the change feed named: the key itself, except for a

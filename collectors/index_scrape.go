@@ -337,7 +337,7 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 // cut names).
 func firstK(t *topK, k int) []KeyInfo {
 	out := t.sorted()
-	return out[:min(k, len(out))]
+	return publicKeys(out[:min(k, len(out))])
 }
 
 // exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // keyIndex is one node's lock keys, as last read: for every key some indexed namespace matches,
@@ -116,7 +117,7 @@ func entryOf(ns uint64, r *keyReply, st readStamp) (e index.Entry, keep bool) {
 		e = index.Entry{Mask: ns, Type: typeCode(r.typ), Acquired: r.acquired}
 	}
 	switch {
-	case r.info.TTL == NoTTL:
+	case r.info.TTL == walk.NoTTL:
 	case st.absolute && r.expireAt > 0:
 		e.ExpireAt = r.expireAt
 	default:
@@ -210,7 +211,7 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 				continue
 			}
 			a.keys++
-			ki := KeyInfo{Key: key, TTL: NoTTL, Idle: idleEstimate(e, now)}
+			ki := walk.KeyInfo{Key: key, TTL: walk.NoTTL, Idle: idleEstimate(e, now)}
 			if e.ExpireAt == 0 {
 				a.noTTL++
 				a.noTTLTop.offer(ki)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -76,9 +77,9 @@ func (f *walkRun) admit(reply *classified, from int, b *batch, limit int) (next 
 }
 
 // merge folds one inspected key into namespace i; idleKnown says whether k.Idle was read.
-func (st *nsState) merge(k KeyInfo, idleKnown bool) {
+func (st *nsState) merge(k walk.KeyInfo, idleKnown bool) {
 	st.keys++
-	if k.TTL == NoTTL {
+	if k.TTL == walk.NoTTL {
 		st.noTTL++
 		st.noTTLTop.offer(k)
 	} else {
@@ -169,10 +170,10 @@ func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) Names
 		HasTTL:         st.hasTTL,
 		MaxIdle:        st.maxIdle,
 		HasIdle:        st.hasIdle,
-		Stalest:        f.withHolders(st.top.sorted()),
-		StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
-		Soonest:        st.soonest.sortedOrNil(),
-		LongestHeld:    st.heldTop.sorted(),
+		Stalest:        publicKeys(f.withHolders(st.top.sorted())),
+		StalestNoTTL:   publicKeys(f.withHolders(st.noTTLTop.sorted())),
+		Soonest:        publicKeys(st.soonest.sortedOrNil()),
+		LongestHeld:    publicKeys(st.heldTop.sorted()),
 		MaxHeld:        st.maxHeld,
 		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,

@@ -4,39 +4,12 @@ import (
 	"container/heap"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// NoTTL is KeyInfo.TTL for a key without expiry (PTTL -1).
-const NoTTL time.Duration = -1
-
-// KeyInfo describes one live lock key. It never carries the key's value (the owner token).
-type KeyInfo struct {
-	// Key is the raw key name, possibly binary.
-	Key string
-	// TTL is the remaining time to live, or NoTTL.
-	TTL time.Duration
-	// Idle is OBJECT IDLETIME (one-second resolution); zero when idle time is unavailable.
-	Idle time.Duration
-	// Label is KeyLabel of the whole key (set for the keys a Result lists).
-	Label string
-	// Cut is true when Key holds only the first 128 bytes of a longer key name.
-	Cut bool
-	// Holder is the value of the key's holder key ("{L}:holder" for lock key L, at most 1024 bytes),
-	// read for the keys a complete Result lists; "" when the lock records none (taken without
-	// Policy.RecordHolder, or by another library), when Cut, or when it could not be read.
-	Holder string
-	// Held is how long the lock has been held, by the Redis server's clock: its TIME when the
-	// key was inspected less the acquisition time in the lock's holder record. Valid only when
-	// HasHeld (a namespace with ExpectedMaxHold, a lock whose holder record carries the time).
-	Held    time.Duration
-	HasHeld bool
-}
-
 // longerHeld orders keys for the top-K of hold ages: longest held first, then by name.
-func longerHeld(a, b KeyInfo) bool {
+func longerHeld(a, b walk.KeyInfo) bool {
 	if a.Held != b.Held {
 		return a.Held > b.Held
 	}
@@ -45,7 +18,7 @@ func longerHeld(a, b KeyInfo) bool {
 
 // staler orders keys for the top-K: more idle first, then by name so that ties (idle time has a
 // one-second resolution, so ties are common) give a stable answer from scrape to scrape.
-func staler(a, b KeyInfo) bool {
+func staler(a, b walk.KeyInfo) bool {
 	if a.Idle != b.Idle {
 		return a.Idle > b.Idle
 	}
@@ -54,7 +27,7 @@ func staler(a, b KeyInfo) bool {
 
 // sooner orders keys for inspect's --sort ttl: shorter remaining TTL first, then by name. Only
 // keys with an expiry are offered.
-func sooner(a, b KeyInfo) bool {
+func sooner(a, b walk.KeyInfo) bool {
 	if a.TTL != b.TTL {
 		return a.TTL < b.TTL
 	}
@@ -69,8 +42,8 @@ func sooner(a, b KeyInfo) bool {
 type topK struct {
 	k      int
 	full   bool
-	before func(a, b KeyInfo) bool // the order kept: staler, unless newTopKBy says otherwise
-	items  []KeyInfo
+	before func(a, b walk.KeyInfo) bool // the order kept: staler, unless newTopKBy says otherwise
+	items  []walk.KeyInfo
 	index  map[string]int
 }
 
@@ -78,13 +51,13 @@ type topK struct {
 func newTopK(k int, full bool) *topK { return newTopKBy(k, full, staler) }
 
 // newTopKBy keeps the k first keys by before instead of the stalest.
-func newTopKBy(k int, full bool, before func(a, b KeyInfo) bool) *topK {
+func newTopKBy(k int, full bool, before func(a, b walk.KeyInfo) bool) *topK {
 	return &topK{k: k, full: full, before: before, index: make(map[string]int, k)}
 }
 
 // keep prepares a key for storage: its label from the whole name, and a copy of the name (cut
 // unless full) that does not pin the reply buffer it was sliced from.
-func (t *topK) keep(ki KeyInfo) KeyInfo {
+func (t *topK) keep(ki walk.KeyInfo) walk.KeyInfo {
 	ki.Label = KeyLabel(ki.Key)
 	if !t.full && len(ki.Key) > walk.MaxKeyLabelLen {
 		ki.Key, ki.Cut = ki.Key[:walk.MaxKeyLabelLen], true
@@ -94,7 +67,7 @@ func (t *topK) keep(ki KeyInfo) KeyInfo {
 }
 
 // offer considers one key; a key already kept is updated in place.
-func (t *topK) offer(ki KeyInfo) {
+func (t *topK) offer(ki walk.KeyInfo) {
 	// The common case, and the cheap one: not staler than the least stale kept key. (A kept key
 	// that SCAN returns again no staler than that keeps its first reading.)
 	if len(t.items) == t.k && !t.before(ki, t.items[0]) {
@@ -117,9 +90,9 @@ func (t *topK) offer(ki KeyInfo) {
 }
 
 // sorted returns the kept keys in order (stalest first, for staler).
-func (t *topK) sorted() []KeyInfo {
+func (t *topK) sorted() []walk.KeyInfo {
 	out := slices.Clone(t.items)
-	slices.SortFunc(out, func(a, b KeyInfo) int {
+	slices.SortFunc(out, func(a, b walk.KeyInfo) int {
 		if t.before(a, b) {
 			return -1
 		}
@@ -132,7 +105,7 @@ func (t *topK) sorted() []KeyInfo {
 }
 
 // sortedOrNil is Sorted for a list that may not be kept (nil).
-func (t *topK) sortedOrNil() []KeyInfo {
+func (t *topK) sortedOrNil() []walk.KeyInfo {
 	if t == nil {
 		return nil
 	}
@@ -148,7 +121,7 @@ func (t *topK) Swap(i, j int) {
 	t.index[t.items[j].Label] = j
 }
 func (t *topK) Push(x any) {
-	ki := x.(KeyInfo)
+	ki := x.(walk.KeyInfo)
 	t.index[ki.Label] = len(t.items)
 	t.items = append(t.items, ki)
 }

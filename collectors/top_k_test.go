@@ -11,18 +11,20 @@ import (
 )
 
 func TestTopK(t *testing.T) {
-	ki := func(key string, idle int) KeyInfo { return KeyInfo{Key: key, Idle: time.Duration(idle) * time.Second} }
+	ki := func(key string, idle int) walk.KeyInfo {
+		return walk.KeyInfo{Key: key, Idle: time.Duration(idle) * time.Second}
+	}
 	tests := []struct {
 		name string
 		k    int
-		in   []KeyInfo
+		in   []walk.KeyInfo
 		want string
 	}{
-		{"fewer than k", 3, []KeyInfo{ki("a", 1), ki("b", 5)}, "b a"},
-		{"keeps the stalest", 2, []KeyInfo{ki("a", 1), ki("b", 5), ki("c", 3), ki("d", 9), ki("e", 2)}, "d b"},
-		{"ties broken by name", 2, []KeyInfo{ki("z", 4), ki("m", 4), ki("a", 4)}, "a m"},
-		{"a key SCAN returned twice is kept once", 3, []KeyInfo{ki("a", 7), ki("b", 1), ki("a", 8), ki("c", 2)}, "a c b"},
-		{"a repeat of an evicted key can come back", 1, []KeyInfo{ki("a", 1), ki("b", 2), ki("a", 3)}, "a"},
+		{"fewer than k", 3, []walk.KeyInfo{ki("a", 1), ki("b", 5)}, "b a"},
+		{"keeps the stalest", 2, []walk.KeyInfo{ki("a", 1), ki("b", 5), ki("c", 3), ki("d", 9), ki("e", 2)}, "d b"},
+		{"ties broken by name", 2, []walk.KeyInfo{ki("z", 4), ki("m", 4), ki("a", 4)}, "a m"},
+		{"a key SCAN returned twice is kept once", 3, []walk.KeyInfo{ki("a", 7), ki("b", 1), ki("a", 8), ki("c", 2)}, "a c b"},
+		{"a repeat of an evicted key can come back", 1, []walk.KeyInfo{ki("a", 1), ki("b", 2), ki("a", 3)}, "a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,7 +32,7 @@ func TestTopK(t *testing.T) {
 			for _, k := range tt.in {
 				top.offer(k)
 			}
-			if got := keysOf(top.sorted()); got != tt.want {
+			if got := topNames(top.sorted()); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 			if len(top.index) != len(top.items) {
@@ -86,7 +88,7 @@ func TestTopKBoundsKeyLength(t *testing.T) {
 		top := newTopK(5, full)
 		for i := range 20 {
 			key := fmt.Sprintf("%02d:", i) + strings.Repeat("k", 1<<20)
-			top.offer(KeyInfo{Key: key, Idle: time.Duration(i) * time.Second})
+			top.offer(walk.KeyInfo{Key: key, Idle: time.Duration(i) * time.Second})
 		}
 		for _, k := range top.sorted() {
 			switch {
@@ -102,4 +104,13 @@ func TestTopKBoundsKeyLength(t *testing.T) {
 			t.Errorf("kept %d keys, first %.5q; want the 5 stalest, 19 first", len(got), got[0].Key)
 		}
 	}
+}
+
+// topNames is the names of a top-K list, in order, separated by spaces.
+func topNames(ks []walk.KeyInfo) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.Key
+	}
+	return strings.Join(names, " ")
 }
