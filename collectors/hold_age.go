@@ -86,5 +86,5 @@ func (st *nsState) mergeHeld(k walk.KeyInfo) {
 	if !st.hasHeld || k.Held > st.maxHeld {
 		st.maxHeld, st.hasHeld = k.Held, true
 	}
-	st.heldTop.offer(k)
+	st.heldTop.Offer(k)
 }

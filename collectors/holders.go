@@ -66,7 +66,7 @@ func (f *walkRun) holderCandidates() []string {
 	seen := map[string]bool{}
 	var keys []string
 	for _, st := range f.ns {
-		for _, list := range [][]walk.KeyInfo{st.top.items, st.noTTLTop.items} {
+		for _, list := range [][]walk.KeyInfo{st.top.Items(), st.noTTLTop.Items()} {
 			for _, k := range list {
 				if _, ok := holderKeyOf(k.Key); ok && !k.Cut && !seen[k.Key] {
 					seen[k.Key] = true

@@ -410,10 +410,10 @@ func mergeNamespace(a, b NamespaceResult, k int) NamespaceResult {
 	if b.HasHeld && (!a.HasHeld || b.MaxHeld > a.MaxHeld) {
 		a.MaxHeld, a.HasHeld = b.MaxHeld, true
 	}
-	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, staler)
-	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, staler)
-	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, sooner)
-	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, longerHeld)
+	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, walk.Staler)
+	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, walk.Staler)
+	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, walk.Sooner)
+	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, walk.LongerHeld)
 	a.Truncated = a.Truncated || b.Truncated
 	a.lifecycleGap = a.lifecycleGap || b.lifecycleGap
 	a.Complete = a.Complete && b.Complete

@@ -17,10 +17,10 @@ type nsState struct {
 	hasTTL             bool
 	maxIdle            time.Duration
 	hasIdle            bool
-	top                *topK // stalest keys
-	noTTLTop           *topK // stalest keys without expiry
-	soonest            *topK // keys with the shortest TTL; nil unless Options.Soonest
-	heldTop            *topK // longest-held keys (namespaces with ExpectedMaxHold)
+	top                *walk.TopK // stalest keys
+	noTTLTop           *walk.TopK // stalest keys without expiry
+	soonest            *walk.TopK // keys with the shortest TTL; nil unless Options.Soonest
+	heldTop            *walk.TopK // longest-held keys (namespaces with ExpectedMaxHold)
 	maxHeld            time.Duration
 	hasHeld            bool
 	truncated          bool
@@ -81,19 +81,19 @@ func (st *nsState) merge(k walk.KeyInfo, idleKnown bool) {
 	st.keys++
 	if k.TTL == walk.NoTTL {
 		st.noTTL++
-		st.noTTLTop.offer(k)
+		st.noTTLTop.Offer(k)
 	} else {
 		if !st.hasTTL || k.TTL < st.minTTL {
 			st.minTTL, st.hasTTL = k.TTL, true
 		}
 		if st.soonest != nil {
-			st.soonest.offer(k)
+			st.soonest.Offer(k)
 		}
 	}
 	if idleKnown && (!st.hasIdle || k.Idle > st.maxIdle) {
 		st.maxIdle, st.hasIdle = k.Idle, true
 	}
-	st.top.offer(k)
+	st.top.Offer(k)
 	if k.HasHeld {
 		st.mergeHeld(k)
 	}
@@ -170,10 +170,10 @@ func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) Names
 		HasTTL:         st.hasTTL,
 		MaxIdle:        st.maxIdle,
 		HasIdle:        st.hasIdle,
-		Stalest:        publicKeys(f.withHolders(st.top.sorted())),
-		StalestNoTTL:   publicKeys(f.withHolders(st.noTTLTop.sorted())),
-		Soonest:        publicKeys(st.soonest.sortedOrNil()),
-		LongestHeld:    publicKeys(st.heldTop.sorted()),
+		Stalest:        publicKeys(f.withHolders(st.top.Sorted())),
+		StalestNoTTL:   publicKeys(f.withHolders(st.noTTLTop.Sorted())),
+		Soonest:        publicKeys(st.soonest.SortedOrNil()),
+		LongestHeld:    publicKeys(st.heldTop.Sorted()),
 		MaxHeld:        st.maxHeld,
 		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,

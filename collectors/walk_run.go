@@ -91,10 +91,10 @@ func newWalkRun(base context.Context, opts Options, cls *classifier, replies *wa
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		st := &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys),
-			heldTop: newTopKBy(opts.TopK, opts.FullKeys, longerHeld)}
+		st := &nsState{top: walk.NewTopK(opts.TopK, opts.FullKeys), noTTLTop: walk.NewTopK(opts.TopK, opts.FullKeys),
+			heldTop: walk.NewTopKBy(opts.TopK, opts.FullKeys, walk.LongerHeld)}
 		if opts.Soonest {
-			st.soonest = newTopKBy(opts.TopK, opts.FullKeys, sooner)
+			st.soonest = walk.NewTopKBy(opts.TopK, opts.FullKeys, walk.Sooner)
 		}
 		f.ns = append(f.ns, st)
 	}
