@@ -95,7 +95,7 @@ func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, pre
 
 func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes, lifeSrc: env.life.NewSource(),
+		nodeEnv: env, client: client, namespaces: namespaces, cls: newClassifier(walkNamespaces(namespaces)), prefixes: prefixes, lifeSrc: env.life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}

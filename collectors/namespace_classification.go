@@ -10,7 +10,7 @@ import (
 // server's own glob semantics (internal/glob), and works out what the server can filter before
 // the keys reach the exporter.
 type classifier struct {
-	namespaces []Namespace
+	namespaces []walk.Namespace
 	// match is the MATCH argument of the walk: lockOrCompanionMatch of the literal prefix every
 	// pattern starts with, "" (no MATCH) when they share none.
 	match string
@@ -19,7 +19,7 @@ type classifier struct {
 	stringsOnly bool
 }
 
-func newClassifier(namespaces []Namespace) *classifier {
+func newClassifier(namespaces []walk.Namespace) *classifier {
 	c := &classifier{namespaces: namespaces, stringsOnly: true}
 	prefix := ""
 	for i, ns := range namespaces {
@@ -29,12 +29,39 @@ func newClassifier(namespaces []Namespace) *classifier {
 		} else {
 			prefix = walk.CommonPrefix(prefix, lit)
 		}
-		c.stringsOnly = c.stringsOnly && ns.stringsOnly()
+		c.stringsOnly = c.stringsOnly && ns.StringsOnly
 	}
 	if prefix != "" {
 		c.match = walk.LockOrCompanionMatch(prefix)
 	}
 	return c
+}
+
+// holderReader returns the test the inspection uses to decide whether to read a key's holder
+// record, or nil when no namespace declares ExpectedMaxHold (then no key pays for it). A key's
+// record is read when a namespace that declares one matches the key and the key can have a
+// holder key (lockkeys.SameSlot).
+func (c *classifier) holderReader() func(key string) bool {
+	var patterns []string
+	for _, ns := range c.namespaces {
+		if ns.ReadsHolders {
+			patterns = append(patterns, ns.Pattern)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil
+	}
+	return func(key string) bool {
+		if !lockkeys.SameSlot(key) {
+			return false
+		}
+		for _, p := range patterns {
+			if glob.ScanMatch(p, key) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // classify appends to dst the index of every namespace whose pattern matches key.

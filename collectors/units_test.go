@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
@@ -75,7 +76,7 @@ func FuzzPrefixPushdown(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, key string) {
-		c := newClassifier([]Namespace{{Name: "n", Pattern: pattern}})
+		c := newClassifier([]walk.Namespace{{Pattern: pattern}})
 		if strings.HasPrefix(c.match, "*") {
 			t.Fatalf("pattern %q: pushed-down MATCH %q starts with '*'", pattern, c.match)
 		}

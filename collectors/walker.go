@@ -43,7 +43,7 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts Option
 	return &walker{
 		client:   client,
 		opts:     opts,
-		cls:      newClassifier(opts.Namespaces),
+		cls:      newClassifier(walkNamespaces(opts.Namespaces)),
 		typeScan: walk.NewTypeSupport(),
 		replies:  walk.NewReplyClock(),
 		base:     base,
