@@ -33,14 +33,14 @@ type nsState struct {
 // every namespace has reached its cap, so the walk can stop. A walk for the index (sink set)
 // adds fence keys to b too, outside the caps, for their expiry: the index must stop counting
 // one when it expires, where a walk's SCAN no longer returns it.
-func (f *walkRun) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
+func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (next int, capsReached bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := from
-	for ; k < len(reply.keys) && len(b.keys) < limit; k++ {
-		key := reply.keys[k]
-		matches := reply.ns[reply.off[k]:reply.off[k+1]]
-		switch reply.companion[k] {
+	for ; k < len(reply.Keys) && len(b.keys) < limit; k++ {
+		key := reply.Keys[k]
+		matches := reply.NS[reply.Off[k]:reply.Off[k+1]]
+		switch reply.Companion[k] {
 		case lockkeys.FenceCompanion:
 			for _, i := range matches {
 				f.ns[i].fence++
