@@ -60,9 +60,9 @@ func BenchmarkWalkMatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(s.Close)
-	sets := s.walk.cls.match
+	sets := s.walk.cls.Match
 	walk := func(match string) {
-		s.walk.cls.match = match
+		s.walk.cls.Match = match
 		res := s.Scan(ctx)
 		if ns := res.Namespaces[0]; !res.Up || !ns.Complete || ns.Keys != locks {
 			b.Fatalf("walk with MATCH %q: up=%v complete=%v keys=%d err=%v", match, res.Up, ns.Complete, ns.Keys, res.Err)

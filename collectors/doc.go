@@ -52,10 +52,17 @@
 // # Layout
 //
 // The engine's parts point one way, down: the Scanner and the exposition (scanner.go,
-// collector.go, metrics_*.go) use the index (an indexer, index_*.go), which owns walkers for what
-// it cannot serve; the index uses the walk (a walker, walker.go, walk_run.go, node_walk.go); both
-// use the rooms under internal/ (walk, index, keyspace, lifecycle), which use none of this
-// package. Options, Namespace and the result types are the vocabulary all of them share.
+// collector.go, metrics_*.go) use the index (an indexer, index_*.go, change_feed.go,
+// key_index.go, backstop_walk.go, feed_*.go), which owns walkers for what it cannot serve; the
+// index uses the walk (a walker, walker.go, walk_run.go, node_walk.go, key_inspection.go,
+// namespace_stats.go); both use the rooms under internal/, which use none of this package:
+// internal/walk holds the walk's parts that stand alone (the namespace classifier, the top-K
+// lists and the engine's key type, the node client, the reply clock, SCAN's glob and TYPE
+// filter, the key label), internal/index the index's (the key store, the tracking prefixes,
+// the command counts), and internal/keyspace and internal/lifecycle the notifications feed and
+// the lock lifecycle. The engine keeps its top-K lists in the walk's key type and converts
+// them to [KeyInfo] once per scrape, where a result is built, so no internal type is API. Options,
+// Namespace and the result types are the vocabulary the rest share.
 //
 // # Words
 //

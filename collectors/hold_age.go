@@ -5,36 +5,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/internal/glob"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
-
-// holderReader returns the test the inspection uses to decide whether to read a key's holder
-// record, or nil when no namespace declares ExpectedMaxHold (then no key pays for it). A key's
-// record is read when a namespace that declares one matches the key and the key can have a
-// holder key (lockkeys.SameSlot).
-func (c *classifier) holderReader() func(key string) bool {
-	var patterns []string
-	for _, ns := range c.namespaces {
-		if ns.ExpectedMaxHold > 0 {
-			patterns = append(patterns, ns.Pattern)
-		}
-	}
-	if len(patterns) == 0 {
-		return nil
-	}
-	return func(key string) bool {
-		if !lockkeys.SameSlot(key) {
-			return false
-		}
-		for _, p := range patterns {
-			if glob.ScanMatch(p, key) {
-				return true
-			}
-		}
-		return false
-	}
-}
 
 // queueHolders adds to pipe a GET of the holder key of every key readHolder picks, fence keys
 // read for their expiry alone aside (nil where it does not), and, when there is one, a TIME:
@@ -81,9 +54,9 @@ func (in *inspector) heldFor(j int, r *keyReply) {
 }
 
 // mergeHeld folds a key's hold age into the namespace's; k.HasHeld must be true.
-func (st *nsState) mergeHeld(k KeyInfo) {
+func (st *nsState) mergeHeld(k walk.KeyInfo) {
 	if !st.hasHeld || k.Held > st.maxHeld {
 		st.maxHeld, st.hasHeld = k.Held, true
 	}
-	st.heldTop.offer(k)
+	st.heldTop.Offer(k)
 }

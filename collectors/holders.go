@@ -5,6 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/companions"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
@@ -65,7 +66,7 @@ func (f *walkRun) holderCandidates() []string {
 	seen := map[string]bool{}
 	var keys []string
 	for _, st := range f.ns {
-		for _, list := range [][]KeyInfo{st.top.items, st.noTTLTop.items} {
+		for _, list := range [][]walk.KeyInfo{st.top.Items(), st.noTTLTop.Items()} {
 			for _, k := range list {
 				if _, ok := holderKeyOf(k.Key); ok && !k.Cut && !seen[k.Key] {
 					seen[k.Key] = true
@@ -84,7 +85,7 @@ func (f *walkRun) setHolders(holders map[string]string) {
 }
 
 // withHolders sets the Holder of each listed key that has one; f.mu is held.
-func (f *walkRun) withHolders(keys []KeyInfo) []KeyInfo {
+func (f *walkRun) withHolders(keys []walk.KeyInfo) []walk.KeyInfo {
 	for i, k := range keys {
 		if !k.Cut {
 			keys[i].Holder = f.holders[k.Key]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // reading is one key as a build's walk reads it.
@@ -30,7 +31,7 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 			bt.ns = append(bt.ns, int32(trailingZeros(m)))
 		}
 		bt.off = append(bt.off, int32(len(bt.ns)))
-		reply := keyReply{info: KeyInfo{TTL: NoTTL, Idle: r.idle}, typ: TypeString, expireAt: -1, gone: r.ns == 0, fence: r.fence}
+		reply := keyReply{info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, typ: TypeString, expireAt: -1, gone: r.ns == 0, fence: r.fence}
 		if r.ttl > 0 {
 			reply.info.TTL, reply.expireAt = r.ttl, at+r.ttl.Milliseconds()
 		}

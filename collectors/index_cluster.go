@@ -410,10 +410,10 @@ func mergeNamespace(a, b NamespaceResult, k int) NamespaceResult {
 	if b.HasHeld && (!a.HasHeld || b.MaxHeld > a.MaxHeld) {
 		a.MaxHeld, a.HasHeld = b.MaxHeld, true
 	}
-	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, staler)
-	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, staler)
-	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, sooner)
-	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, longerHeld)
+	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, walk.Staler)
+	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, walk.Staler)
+	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, walk.Sooner)
+	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, walk.LongerHeld)
 	a.Truncated = a.Truncated || b.Truncated
 	a.lifecycleGap = a.lifecycleGap || b.lifecycleGap
 	a.Complete = a.Complete && b.Complete
@@ -427,11 +427,11 @@ func mergeNamespace(a, b NamespaceResult, k int) NamespaceResult {
 
 // mergeTop keeps the k first of two lists by before. Each master's list holds its k first keys
 // (a key lives on one master), so the k first of both are the cluster's k first.
-func mergeTop(a, b []KeyInfo, k int, before func(x, y KeyInfo) bool) []KeyInfo {
+func mergeTop(a, b []KeyInfo, k int, before func(x, y walk.KeyInfo) bool) []KeyInfo {
 	if len(b) == 0 {
 		return a
 	}
 	out := append(slices.Clone(a), b...)
-	sort.SliceStable(out, func(i, j int) bool { return before(out[i], out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return before(walk.KeyInfo(out[i]), walk.KeyInfo(out[j])) })
 	return out[:min(k, len(out))]
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -20,7 +21,7 @@ import (
 type heldAggregate struct {
 	max time.Duration
 	has bool
-	top *topK // longest held first
+	top *walk.TopK // longest held first
 }
 
 // heldAges computes every namespace's longest hold and top-K by hold age as of now (server ms),
@@ -37,7 +38,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 	}
 	out := make([]heldAggregate, len(namespaces))
 	for i := range out {
-		out[i].top = newTopKBy(k, full, longerHeld)
+		out[i].top = walk.NewTopKBy(k, full, walk.LongerHeld)
 	}
 	for key, e := range x.keys.All() {
 		since := heldSince(e, fromFeed)
@@ -54,7 +55,7 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 			if !a.has || held > a.max {
 				a.max, a.has = held, true
 			}
-			a.top.offer(KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
+			a.top.Offer(walk.KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
 		}
 	}
 	return out
@@ -63,14 +64,14 @@ func (x *keyIndex) heldAges(namespaces []Namespace, now int64, k int, full, from
 // ttlAt is the entry's remaining TTL at now (server ms), or NoTTL.
 func ttlAt(e index.Entry, now int64) time.Duration {
 	if e.ExpireAt == 0 {
-		return NoTTL
+		return walk.NoTTL
 	}
 	return time.Duration(e.ExpireAt-now) * time.Millisecond
 }
 
 // withHeld sets r's hold ages from the namespace's aggregate, as the walk sets them.
 func (a heldAggregate) withHeld(r *NamespaceResult) {
-	r.LongestHeld, r.MaxHeld, r.HasHeld = a.top.sorted(), a.max, a.has
+	r.LongestHeld, r.MaxHeld, r.HasHeld = publicKeys(a.top.Sorted()), a.max, a.has
 }
 
 // feedKeys is the keys to re-read for a key the change feed named: the key itself, except for a

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -56,7 +57,7 @@ type indexNode struct {
 	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
 	namespaces []Namespace // the indexed namespaces; bit b of a mask is namespaces[b]
-	cls        *classifier
+	cls        *walk.Classifier
 	prefixes   []string
 	clock      serverClock
 	noHolder   atomic.Bool       // the holder read was refused: the lifecycle goes on without holders
@@ -95,7 +96,7 @@ func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, pre
 
 func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, cls: newClassifier(namespaces), prefixes: prefixes, lifeSrc: env.life.NewSource(),
+		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(walkNamespaces(namespaces)), prefixes: prefixes, lifeSrc: env.life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
@@ -491,9 +492,9 @@ func (n *indexNode) maskOf(key string) uint64 {
 	var m uint64
 	// As the walk sorts keys: a companion counts under its lock's namespace too.
 	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
-		m = maskOf(n.cls.classify(key, buf[:0]))
+		m = maskOf(n.cls.Classify(key, buf[:0]))
 	} else {
-		m = maskOf(n.cls.classifyCompanion(key, base, unwrapped, buf[:0]))
+		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
 	}
 	return m &^ n.budget.overMask()
 }

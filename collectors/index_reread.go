@@ -68,7 +68,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	absolute := n.absolute
 	n.mu.Unlock()
 	keys, gone := n.knownGone(keys)
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.holderReader(),
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.HolderReader(),
 		holderValue: n.holderValueReader(), hashHolder: n.life.HolderHash}
 	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {

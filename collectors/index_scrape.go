@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -335,9 +336,9 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 
 // firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
 // cut names).
-func firstK(t *topK, k int) []KeyInfo {
-	out := t.sorted()
-	return out[:min(k, len(out))]
+func firstK(t *walk.TopK, k int) []KeyInfo {
+	out := t.Sorted()
+	return publicKeys(out[:min(k, len(out))])
 }
 
 // exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is
@@ -355,8 +356,8 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {
-			for _, t := range []*topK{a.top, a.noTTLTop} {
-				for _, ki := range t.items {
+			for _, t := range []*walk.TopK{a.top, a.noTTLTop} {
+				for _, ki := range t.Items() {
 					if !seen[ki.Key] {
 						seen[ki.Key] = true
 						keys = append(keys, ki.Key)
@@ -371,22 +372,22 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		exact := true
 		for i := range aggs {
 			a := &aggs[i]
-			for _, t := range []**topK{&a.top, &a.noTTLTop} {
+			for _, t := range []**walk.TopK{&a.top, &a.noTTLTop} {
 				cands := *t
-				final := newTopK(k, n.opts.FullKeys)
-				for _, ki := range cands.items {
+				final := walk.NewTopK(k, n.opts.FullKeys)
+				for _, ki := range cands.Items() {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v
-						final.offer(ki)
+						final.Offer(ki)
 					}
 				}
-				if idle && len(cands.items) == m {
+				if idle && len(cands.Items()) == m {
 					// OBJECT IDLETIME is whole seconds, floored: a key not re-read is at most
 					// a second staler than the least stale candidate's estimate, so comparing
 					// whole seconds keeps the lists exact to that resolution, and ties (every
 					// key idle for the same second) end the search instead of re-reading all.
-					got := final.sorted()
-					if len(got) < k || got[len(got)-1].Idle < cands.items[0].Idle.Truncate(time.Second) {
+					got := final.Sorted()
+					if len(got) < k || got[len(got)-1].Idle < cands.Items()[0].Idle.Truncate(time.Second) {
 						exact = false
 					}
 				}

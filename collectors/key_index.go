@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // keyIndex is one node's lock keys, as last read: for every key some indexed namespace matches,
@@ -116,7 +117,7 @@ func entryOf(ns uint64, r *keyReply, st readStamp) (e index.Entry, keep bool) {
 		e = index.Entry{Mask: ns, Type: typeCode(r.typ), Acquired: r.acquired}
 	}
 	switch {
-	case r.info.TTL == NoTTL:
+	case r.info.TTL == walk.NoTTL:
 	case st.absolute && r.expireAt > 0:
 		e.ExpireAt = r.expireAt
 	default:
@@ -177,7 +178,7 @@ type indexAggregate struct {
 	keys, noTTL, fence int64
 	minTTL             time.Duration
 	hasTTL             bool
-	top, noTTLTop      *topK // candidates by estimated idle time (an upper bound, see idleEstimate)
+	top, noTTLTop      *walk.TopK // candidates by estimated idle time (an upper bound, see idleEstimate)
 }
 
 // idleEstimate is the key's idle time now if nothing touched it since it was read: an upper
@@ -194,7 +195,7 @@ func idleEstimate(e *index.Entry, now int64) time.Duration {
 func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAggregate {
 	out := make([]indexAggregate, len(namespaces))
 	for i := range out {
-		out[i].top, out[i].noTTLTop = newTopK(m, true), newTopK(m, true)
+		out[i].top, out[i].noTTLTop = walk.NewTopK(m, true), walk.NewTopK(m, true)
 	}
 	for key, e := range x.keys.All() {
 		if e.ExpireAt != 0 && e.ExpireAt < now { // Redis: expired once now > when
@@ -210,17 +211,17 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 				continue
 			}
 			a.keys++
-			ki := KeyInfo{Key: key, TTL: NoTTL, Idle: idleEstimate(e, now)}
+			ki := walk.KeyInfo{Key: key, TTL: walk.NoTTL, Idle: idleEstimate(e, now)}
 			if e.ExpireAt == 0 {
 				a.noTTL++
-				a.noTTLTop.offer(ki)
+				a.noTTLTop.Offer(ki)
 			} else {
 				ki.TTL = time.Duration(e.ExpireAt-now) * time.Millisecond
 				if !a.hasTTL || ki.TTL < a.minTTL {
 					a.minTTL, a.hasTTL = ki.TTL, true
 				}
 			}
-			a.top.offer(ki)
+			a.top.Offer(ki)
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkIndexHeapPerKey(b *testing.B) {
 func fillIndex(n int, st readStamp) *keyIndex {
 	x := newKeyIndex()
 	for i := range n {
-		r := keyReply{info: KeyInfo{TTL: NoTTL, Idle: time.Duration(i%600) * time.Second}, typ: TypeString, expireAt: -1}
+		r := keyReply{info: walk.KeyInfo{TTL: walk.NoTTL, Idle: time.Duration(i%600) * time.Second}, typ: TypeString, expireAt: -1}
 		if i%3 == 0 {
 			r.info.TTL, r.expireAt = time.Minute, st.at+60_000
 		}

@@ -24,7 +24,7 @@ const inspectWorkers = 3
 
 // keyReply is what the inspection of one key found.
 type keyReply struct {
-	info KeyInfo
+	info walk.KeyInfo
 	typ  string
 	gone bool  // expired or deleted since SCAN returned it
 	err  error // the first command error on the key
@@ -160,7 +160,7 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 	if in.fences[j] {
 		return in.fenceReply(j, key)
 	}
-	r := keyReply{info: KeyInfo{Key: key}, typ: TypeString}
+	r := keyReply{info: walk.KeyInfo{Key: key}, typ: TypeString}
 	if !in.replyExpiry(j, &r) {
 		return r
 	}
@@ -190,7 +190,7 @@ func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 		r.gone = true
 		return false
 	case -1:
-		ttl = NoTTL
+		ttl = walk.NoTTL
 	}
 	r.info.TTL = ttl
 	r.expireAt = -1
@@ -247,7 +247,7 @@ func (in *inspector) replyIdle(j int, r *keyReply) bool {
 // fenceReply is fence key j's reply from its one expiry command: PEXPIRETIME when the inspector
 // reads it, else PTTL. go-redis keeps either's -1 (no expiry) and -2 (no key) raw.
 func (in *inspector) fenceReply(j int, key string) keyReply {
-	r := keyReply{info: KeyInfo{Key: key, TTL: NoTTL}, expireAt: -1, fence: true}
+	r := keyReply{info: walk.KeyInfo{Key: key, TTL: walk.NoTTL}, expireAt: -1, fence: true}
 	cmd := in.ttls[j]
 	if in.expireTime {
 		cmd = in.expires[j]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -16,10 +17,10 @@ type nsState struct {
 	hasTTL             bool
 	maxIdle            time.Duration
 	hasIdle            bool
-	top                *topK // stalest keys
-	noTTLTop           *topK // stalest keys without expiry
-	soonest            *topK // keys with the shortest TTL; nil unless Options.Soonest
-	heldTop            *topK // longest-held keys (namespaces with ExpectedMaxHold)
+	top                *walk.TopK // stalest keys
+	noTTLTop           *walk.TopK // stalest keys without expiry
+	soonest            *walk.TopK // keys with the shortest TTL; nil unless Options.Soonest
+	heldTop            *walk.TopK // longest-held keys (namespaces with ExpectedMaxHold)
 	maxHeld            time.Duration
 	hasHeld            bool
 	truncated          bool
@@ -32,14 +33,14 @@ type nsState struct {
 // every namespace has reached its cap, so the walk can stop. A walk for the index (sink set)
 // adds fence keys to b too, outside the caps, for their expiry: the index must stop counting
 // one when it expires, where a walk's SCAN no longer returns it.
-func (f *walkRun) admit(reply *classified, from int, b *batch, limit int) (next int, capsReached bool) {
+func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (next int, capsReached bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := from
-	for ; k < len(reply.keys) && len(b.keys) < limit; k++ {
-		key := reply.keys[k]
-		matches := reply.ns[reply.off[k]:reply.off[k+1]]
-		switch reply.companion[k] {
+	for ; k < len(reply.Keys) && len(b.keys) < limit; k++ {
+		key := reply.Keys[k]
+		matches := reply.NS[reply.Off[k]:reply.Off[k+1]]
+		switch reply.Companion[k] {
 		case lockkeys.FenceCompanion:
 			for _, i := range matches {
 				f.ns[i].fence++
@@ -76,23 +77,23 @@ func (f *walkRun) admit(reply *classified, from int, b *batch, limit int) (next 
 }
 
 // merge folds one inspected key into namespace i; idleKnown says whether k.Idle was read.
-func (st *nsState) merge(k KeyInfo, idleKnown bool) {
+func (st *nsState) merge(k walk.KeyInfo, idleKnown bool) {
 	st.keys++
-	if k.TTL == NoTTL {
+	if k.TTL == walk.NoTTL {
 		st.noTTL++
-		st.noTTLTop.offer(k)
+		st.noTTLTop.Offer(k)
 	} else {
 		if !st.hasTTL || k.TTL < st.minTTL {
 			st.minTTL, st.hasTTL = k.TTL, true
 		}
 		if st.soonest != nil {
-			st.soonest.offer(k)
+			st.soonest.Offer(k)
 		}
 	}
 	if idleKnown && (!st.hasIdle || k.Idle > st.maxIdle) {
 		st.maxIdle, st.hasIdle = k.Idle, true
 	}
-	st.top.offer(k)
+	st.top.Offer(k)
 	if k.HasHeld {
 		st.mergeHeld(k)
 	}
@@ -169,10 +170,10 @@ func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) Names
 		HasTTL:         st.hasTTL,
 		MaxIdle:        st.maxIdle,
 		HasIdle:        st.hasIdle,
-		Stalest:        f.withHolders(st.top.sorted()),
-		StalestNoTTL:   f.withHolders(st.noTTLTop.sorted()),
-		Soonest:        st.soonest.sortedOrNil(),
-		LongestHeld:    st.heldTop.sorted(),
+		Stalest:        publicKeys(f.withHolders(st.top.Sorted())),
+		StalestNoTTL:   publicKeys(f.withHolders(st.noTTLTop.Sorted())),
+		Soonest:        publicKeys(st.soonest.SortedOrNil()),
+		LongestHeld:    publicKeys(st.heldTop.Sorted()),
 		MaxHeld:        st.maxHeld,
 		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,

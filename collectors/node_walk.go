@@ -31,13 +31,13 @@ func (w *walker) walkNode(f *walkRun, c walk.NodeClient) {
 		f.answered(n)
 		f.addKeyspace(size)
 	}
-	typed := f.cls.stringsOnly && w.typeScan.Usable(c)
+	typed := f.cls.StringsOnly && w.typeScan.Usable(c)
 	batches := make(chan *batch, inspectWorkers)
 	var noIdle atomic.Bool // per node: the maxmemory-policy is a per-server setting
 	var wg sync.WaitGroup
 	for range inspectWorkers {
 		wg.Go(func() {
-			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.holderReader(),
+			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.HolderReader(),
 				expireTime: f.sink != nil && f.sink.expireTime(), fenceExpiry: f.sink != nil}
 			for b := range batches {
 				if f.ctx.Err() != nil {
@@ -66,7 +66,7 @@ func (w *walker) dbSize(f *walkRun, c walk.NodeClient) (int64, error) {
 // namespace's cap) without a node failure.
 func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batches chan<- *batch) bool {
 	size := f.opts.BatchSize
-	var reply classified
+	var reply walk.Classified
 	b := newBatch(size)
 	send := func() bool {
 		if len(b.keys) == 0 {
@@ -93,9 +93,9 @@ func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batch
 			f.failNode(r.err)
 			return false
 		}
-		f.cls.sort(r.keys, &reply)
+		f.cls.Sort(r.keys, &reply)
 		capsReached := false
-		for from := 0; from < len(reply.keys); {
+		for from := 0; from < len(reply.Keys); {
 			from, capsReached = f.admit(&reply, from, b, size)
 			if len(b.keys) >= size && !send() {
 				return false
@@ -163,9 +163,9 @@ func (w *walker) scanOnce(f *walkRun, c walk.NodeClient, cursor uint64, typed bo
 	defer cancel()
 	count := int64(f.opts.BatchSize)
 	if typed {
-		return c.ScanType(ctx, cursor, f.cls.match, count, TypeString).Result()
+		return c.ScanType(ctx, cursor, f.cls.Match, count, TypeString).Result()
 	}
-	return c.Scan(ctx, cursor, f.cls.match, count).Result()
+	return c.Scan(ctx, cursor, f.cls.Match, count).Result()
 }
 
 // inspectBatch inspects one batch and folds it into the walk. An error on a key marks the

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockns"
 )
 
@@ -125,6 +126,15 @@ func (n Namespace) stringsOnly() bool {
 		}
 	}
 	return true
+}
+
+// walkNamespaces describes namespaces as the walk sorts keys into them.
+func walkNamespaces(namespaces []Namespace) []walk.Namespace {
+	out := make([]walk.Namespace, len(namespaces))
+	for i, ns := range namespaces {
+		out[i] = walk.Namespace{Pattern: ns.Pattern, StringsOnly: ns.stringsOnly(), ReadsHolders: ns.ExpectedMaxHold > 0}
+	}
+	return out
 }
 
 // Options configures a Scanner. Zero values take the documented defaults.

@@ -3,6 +3,8 @@ package collectors
 import (
 	"iter"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // Result is what one scan saw. A Result returned before its scan ended (the caller's deadline
@@ -113,4 +115,42 @@ func (r *Result) knownNamespaces() iter.Seq[*NamespaceResult] {
 			}
 		}
 	}
+}
+
+// NoTTL is KeyInfo.TTL for a key without expiry (PTTL -1).
+const NoTTL time.Duration = -1
+
+// KeyInfo describes one live lock key. It never carries the key's value (the owner token).
+type KeyInfo struct {
+	// Key is the raw key name, possibly binary.
+	Key string
+	// TTL is the remaining time to live, or NoTTL.
+	TTL time.Duration
+	// Idle is OBJECT IDLETIME (one-second resolution); zero when idle time is unavailable.
+	Idle time.Duration
+	// Label is KeyLabel of the whole key (set for the keys a Result lists).
+	Label string
+	// Cut is true when Key holds only the first 128 bytes of a longer key name.
+	Cut bool
+	// Holder is the value of the key's holder key ("{L}:holder" for lock key L, at most 1024 bytes),
+	// read for the keys a complete Result lists; "" when the lock records none (taken without
+	// Policy.RecordHolder, or by another library), when Cut, or when it could not be read.
+	Holder string
+	// Held is how long the lock has been held, by the Redis server's clock: its TIME when the
+	// key was inspected less the acquisition time in the lock's holder record. Valid only when
+	// HasHeld (a namespace with ExpectedMaxHold, a lock whose holder record carries the time).
+	Held    time.Duration
+	HasHeld bool
+}
+
+// publicKeys converts a top-K list of the engine into the API's type, once per scrape.
+func publicKeys(keys []walk.KeyInfo) []KeyInfo {
+	if keys == nil {
+		return nil
+	}
+	out := make([]KeyInfo, len(keys))
+	for i, k := range keys {
+		out[i] = KeyInfo(k)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/glob"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
@@ -75,22 +76,22 @@ func FuzzPrefixPushdown(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, key string) {
-		c := newClassifier([]Namespace{{Name: "n", Pattern: pattern}})
-		if strings.HasPrefix(c.match, "*") {
-			t.Fatalf("pattern %q: pushed-down MATCH %q starts with '*'", pattern, c.match)
+		c := walk.NewClassifier([]walk.Namespace{{Pattern: pattern}})
+		if strings.HasPrefix(c.Match, "*") {
+			t.Fatalf("pattern %q: pushed-down MATCH %q starts with '*'", pattern, c.Match)
 		}
-		if c.match == "" || !glob.ScanMatch(pattern, key) {
+		if c.Match == "" || !glob.ScanMatch(pattern, key) {
 			return
 		}
-		if !glob.ScanMatch(c.match, key) {
-			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q does not", pattern, key, c.match)
+		if !glob.ScanMatch(c.Match, key) {
+			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q does not", pattern, key, c.Match)
 		}
 		// The lock's fence key counts under the namespace too, so SCAN must return it.
-		if fence := lockkeys.Fence(key); !glob.ScanMatch(c.match, fence) {
-			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q hides its fence key %q", pattern, key, c.match, fence)
+		if fence := lockkeys.Fence(key); !glob.ScanMatch(c.Match, fence) {
+			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q hides its fence key %q", pattern, key, c.Match, fence)
 		}
-		if holder := lockkeys.Holder(key); !glob.ScanMatch(c.match, holder) {
-			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q hides its holder key %q", pattern, key, c.match, holder)
+		if holder := lockkeys.Holder(key); !glob.ScanMatch(c.Match, holder) {
+			t.Errorf("pattern %q matches %q, but the pushed-down MATCH %q hides its holder key %q", pattern, key, c.Match, holder)
 		}
 	})
 }

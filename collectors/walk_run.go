@@ -35,7 +35,7 @@ const commandGrace = time.Second
 // scrape). At most one walk per Scanner sends commands before its deadline.
 type walkRun struct {
 	opts    Options
-	cls     *classifier
+	cls     *walk.Classifier
 	replies *walk.ReplyClock
 	start   time.Time
 	done    chan struct{}
@@ -86,15 +86,15 @@ type node struct {
 	reached bool
 }
 
-func newWalkRun(base context.Context, opts Options, cls *classifier, replies *walk.ReplyClock, start, deadline time.Time) *walkRun {
+func newWalkRun(base context.Context, opts Options, cls *walk.Classifier, replies *walk.ReplyClock, start, deadline time.Time) *walkRun {
 	f := &walkRun{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		st := &nsState{top: newTopK(opts.TopK, opts.FullKeys), noTTLTop: newTopK(opts.TopK, opts.FullKeys),
-			heldTop: newTopKBy(opts.TopK, opts.FullKeys, longerHeld)}
+		st := &nsState{top: walk.NewTopK(opts.TopK, opts.FullKeys), noTTLTop: walk.NewTopK(opts.TopK, opts.FullKeys),
+			heldTop: walk.NewTopKBy(opts.TopK, opts.FullKeys, walk.LongerHeld)}
 		if opts.Soonest {
-			st.soonest = newTopKBy(opts.TopK, opts.FullKeys, sooner)
+			st.soonest = walk.NewTopKBy(opts.TopK, opts.FullKeys, walk.Sooner)
 		}
 		f.ns = append(f.ns, st)
 	}

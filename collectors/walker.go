@@ -19,7 +19,7 @@ import (
 type walker struct {
 	client   redis.UniversalClient
 	opts     Options
-	cls      *classifier
+	cls      *walk.Classifier
 	typeScan *walk.TypeSupport
 	replies  *walk.ReplyClock
 	// quiet: the walker logs none of its walks' results, since its owner logs the scrape's.
@@ -43,7 +43,7 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts Option
 	return &walker{
 		client:   client,
 		opts:     opts,
-		cls:      newClassifier(opts.Namespaces),
+		cls:      walk.NewClassifier(walkNamespaces(opts.Namespaces)),
 		typeScan: walk.NewTypeSupport(),
 		replies:  walk.NewReplyClock(),
 		base:     base,
