@@ -31,9 +31,9 @@ type metricsPath interface {
 	untracked() lockmetrics.Counter
 	// unclassified is lock_observe_unclassified_scripts_total.
 	unclassified() lockmetrics.Counter
-	// sweepOnCollect makes every scrape or collection run sweep before lock_held and
-	// lock_waiters are read, and flush before every other family the tracker writes is read
-	// (sweep applies the pending replies too: see pendingReply).
+	// sweepOnCollect makes every scrape or collection run sweep before a family the sweep
+	// writes is read, and flush before every other family the tracker writes is read (sweep
+	// applies the pending replies too: see pendingReply).
 	sweepOnCollect(sweep, flush func()) error
 	// close stops what the path keeps registered outside the Observer.
 	close() error
@@ -86,19 +86,21 @@ func (p *promPath) untracked() lockmetrics.Counter { return p.dropped }
 
 func (p *promPath) unclassified() lockmetrics.Counter { return p.unknown }
 
-// sweepOnCollect runs sweep inside lock_held's and lock_waiters' own collections, before their
-// values are read: a collector of its own would run beside them (a registry collects
-// concurrently), and a scrape could read lock_held before the sweep removed the expired locks,
-// or lock_waiters before it stopped counting the lapsed waiters. Each is swept in its own
-// collection, so a scrape may sweep twice; the second finds nothing to do. The other families
-// the tracker writes apply the pending replies in theirs the same way.
+// sweepOnCollect runs sweep inside the collection of every family a sweep writes — lock_held,
+// lock_waiters, lock_acquire_wait_seconds (a wait given up is observed busy),
+// lock_held_seconds and lock_renewals_total (a hold past its deadline ends) — before its values
+// are read: a collector of its own would run beside them (a registry collects concurrently),
+// and a scrape could read a family before the sweep that is due has written it, showing an
+// expired lock as held or a given-up wait one scrape late. Each is swept in its own
+// collection, so a scrape sweeps several times; the later ones find nothing to do. The other
+// families the tracker writes apply the pending replies in theirs.
 func (p *promPath) sweepOnCollect(sweep, flush func()) error {
 	p.onClose(
 		p.fams.Held.BeforeCollect(sweep),
 		p.fams.Waiters.BeforeCollect(sweep),
-		p.fams.AcquireWait.BeforeCollect(flush),
-		p.fams.HeldSeconds.BeforeCollect(flush),
-		p.fams.Renewals.BeforeCollect(flush),
+		p.fams.AcquireWait.BeforeCollect(sweep),
+		p.fams.HeldSeconds.BeforeCollect(sweep),
+		p.fams.Renewals.BeforeCollect(sweep),
 		p.fams.Releases.BeforeCollect(flush),
 		p.dropped.BeforeCollect(flush),
 	)

@@ -121,3 +121,23 @@ func TestConstantValueLocksCountNoWaiters(t *testing.T) {
 		t.Errorf("lock_waiters = %v for callers sharing a constant value, want no series", v)
 	}
 }
+
+// A wait given up shows as busy in the very collection of lock_acquire_wait_seconds that is due
+// to see it, not one scrape later: a registry collects its families concurrently, so the family
+// cannot rely on lock_held's or lock_waiters' sweep having run first. Collected alone here.
+func TestGivenUpWaitShowsInItsOwnCollection(t *testing.T) {
+	o, _, clock := newTestObserver(t, Options{GiveUpAfter: time.Second})
+	ms := time.Millisecond
+	do(o, clock, ms, ok, acquireArgs("jobs:1", "A")...)
+	do(o, clock, ms, nilReply, acquireArgs("jobs:1", "B")...) // B tries once and goes silent
+	clock.advance(1100 * ms)
+	prom, isProm := o.metrics.(*promPath)
+	if !isProm {
+		t.Fatalf("the observer's metrics are %T, want the Prometheus path", o.metrics)
+	}
+	waitOnly := prometheus.NewRegistry()
+	waitOnly.MustRegister(prom.fams.AcquireWait)
+	if n, _ := histogram(t, waitOnly, "lock_acquire_wait_seconds", "jobs", "busy"); n != 1 {
+		t.Errorf("busy = %d in the first collection after GiveUpAfter, want 1 (B given up)", n)
+	}
+}
