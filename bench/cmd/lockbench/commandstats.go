@@ -5,50 +5,26 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwatch/lockwatch/internal/commandstats"
 )
 
 // Where a mode's Redis CPU goes: INFO commandstats before and after its intervals. A command's
 // usec is the time Redis spent executing it, not reading or writing its socket, so the deltas
 // name the commands but do not add up to INFO cpu.
 
-// cmdStat is one command's calls and execution time.
-type cmdStat struct {
-	calls int64
-	usec  int64
-}
-
-type cmdStats map[string]cmdStat
+type cmdStats = commandstats.Stats
 
 func readCmdStats(ctx context.Context, admin *redis.Client) (cmdStats, error) {
 	info, err := admin.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return nil, err
 	}
-	out := cmdStats{}
-	for line := range strings.SplitSeq(info, "\r\n") {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-		if !ok || !strings.HasPrefix(line, "cmdstat_") {
-			continue
-		}
-		var st cmdStat
-		for field := range strings.SplitSeq(rest, ",") {
-			k, v, _ := strings.Cut(field, "=")
-			n, _ := strconv.ParseInt(v, 10, 64)
-			switch k {
-			case "calls":
-				st.calls = n
-			case "usec":
-				st.usec = n
-			}
-		}
-		out[name] = st
-	}
-	return out, nil
+	return commandstats.Parse(info), nil
 }
 
 // cmdDelta is one command's share of a span: its calls and execution time.
@@ -58,12 +34,12 @@ type cmdDelta struct {
 	exec  time.Duration
 }
 
-// since returns the commands run between before and s, the costliest first. The bench's own
+// cmdsSince returns the commands run between before and s, the costliest first. The bench's own
 // INFO reads are among them: they cancel out in a difference of two spans (minusDeltas).
-func (s cmdStats) since(before cmdStats) []cmdDelta {
+func cmdsSince(s, before cmdStats) []cmdDelta {
 	var out []cmdDelta
 	for name, st := range s {
-		d := cmdDelta{name: name, calls: st.calls - before[name].calls, exec: time.Duration(st.usec-before[name].usec) * time.Microsecond}
+		d := cmdDelta{name: name, calls: st.Calls - before[name].Calls, exec: time.Duration(st.Usec-before[name].Usec) * time.Microsecond}
 		if d.calls > 0 {
 			out = append(out, d)
 		}

@@ -242,7 +242,7 @@ func runMode(ctx context.Context, cfg indexCmpConfig, addr string, admin *redis.
 			(cpu1 - cpu0).Round(time.Millisecond), wall.Round(time.Millisecond), scpu.Round(time.Millisecond))
 	}
 	stats1, err := readCmdStats(ctx, admin)
-	run.commands = stats1.since(stats0)
+	run.commands = cmdsSince(stats1, stats0)
 	fmt.Fprintf(progress, "  %s commands per interval: %s\n", mode, describeDeltas(run.commands, 8, cfg.intervals))
 	return run, err
 }

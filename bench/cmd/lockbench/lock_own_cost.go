@@ -210,7 +210,7 @@ func (b *ownBench) measure(ctx context.Context, k ownKind, rate int, index *inde
 		return 0, nil, ioCounts{}, err
 	}
 	stats1, err := readCmdStats(ctx, b.admin)
-	return cpu, stats1.since(stats0), io1.minus(io0), err
+	return cpu, cmdsSince(stats1, stats0), io1.minus(io0), err
 }
 
 // addDeltas sums b into a by command.

@@ -52,7 +52,7 @@ func TestLockTrafficSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 		for cmd, want := range tc.wantCmdSum {
-			if got := stats[cmd].calls; got != want {
+			if got := stats[cmd].Calls; got != want {
 				t.Errorf("after %d ops: %d %s calls, want %d", tc.ops, got, cmd, want)
 			}
 		}

@@ -1,9 +1,6 @@
 package index
 
-import (
-	"strconv"
-	"strings"
-)
+import "github.com/lockwatch/lockwatch/internal/commandstats"
 
 // CommandStats is INFO commandstats: per command, the counts since the server started or since
 // the last CONFIG RESETSTAT, which zeroes them all. The index reads in them the commands that
@@ -11,39 +8,10 @@ import (
 // and keyspace notifications send nothing, and FLUSHDB and FLUSHALL, for which keyspace
 // notifications send nothing. The index's check of the server's identity reads them, so that
 // every kind of feed gets it.
-type CommandStats map[string]CommandStat
+type CommandStats commandstats.Stats
 
-// CommandStat is one command's line. Every field only grows until the next CONFIG RESETSTAT.
-type CommandStat struct{ calls, usec, rejected, failed int64 }
-
-// ParseCommandStats reads the "cmdstat_NAME:calls=N,usec=N,..." lines of an INFO commandstats
-// reply; fields a server does not send (rejected and failed calls, before Redis 6.2) stay 0.
-func ParseCommandStats(info string) CommandStats {
-	stats := CommandStats{}
-	for line := range strings.SplitSeq(info, "\n") {
-		name, fields, ok := strings.Cut(strings.TrimRight(line, "\r"), ":")
-		if name, ok = strings.CutPrefix(name, "cmdstat_"); !ok {
-			continue
-		}
-		var st CommandStat
-		for field := range strings.SplitSeq(fields, ",") {
-			key, v, _ := strings.Cut(field, "=")
-			n, _ := strconv.ParseInt(v, 10, 64)
-			switch key {
-			case "calls":
-				st.calls = n
-			case "usec":
-				st.usec = n
-			case "rejected_calls":
-				st.rejected = n
-			case "failed_calls":
-				st.failed = n
-			}
-		}
-		stats[name] = st
-	}
-	return stats
-}
+// ParseCommandStats reads an INFO commandstats reply.
+func ParseCommandStats(info string) CommandStats { return CommandStats(commandstats.Parse(info)) }
 
 // DataChange is what replaced a database's data between two readings of the command counts.
 type DataChange uint8
@@ -72,7 +40,7 @@ func (prev CommandStats) DatasetChange(now CommandStats) DataChange {
 
 // RanSince reports whether command has more calls than it had in prev.
 func (now CommandStats) RanSince(prev CommandStats, command string) bool {
-	return now[command].calls > prev[command].calls
+	return now[command].Calls > prev[command].Calls
 }
 
 // resetSince reports whether the counts were zeroed since prev: some command prev counted has
@@ -82,7 +50,7 @@ func (now CommandStats) RanSince(prev CommandStats, command string) bool {
 func (now CommandStats) resetSince(prev CommandStats) bool {
 	for name, p := range prev {
 		c := now[name]
-		if c.calls < p.calls || c.usec < p.usec || c.rejected < p.rejected || c.failed < p.failed {
+		if c.Calls < p.Calls || c.Usec < p.Usec || c.RejectedCalls < p.RejectedCalls || c.FailedCalls < p.FailedCalls {
 			return true
 		}
 	}
