@@ -70,6 +70,11 @@ type changeFeed struct {
 	// completeTo (server ms): every change the server made before it has been named by the
 	// round trips so far (0: not yet known); see completeAt.
 	completeTo int64
+	// namedBy (server ms): every change named so far had happened by then, by the server's own
+	// clock: the TIME of the latest round trip on a tracking feed, since a write's invalidation
+	// that arrives before TIME's reply was sent by an earlier turn of the event loop. 0 on a
+	// notifications feed, whose round trip (PING) reads no clock.
+	namedBy int64
 }
 
 // openChangeFeed dials a dedicated connection with opts (the scan client's, so the same
@@ -263,6 +268,9 @@ func (feed *changeFeed) ping(ctx context.Context) error {
 	// The TIME arrived no earlier than its reading less the round trip: both clocks run at
 	// one rate over it, and neither's offset plays a part.
 	feed.completeAt(at.UnixMilli() - ceilMillis(time.Since(sent)))
+	feed.mu.Lock()
+	feed.namedBy = max(feed.namedBy, at.UnixMilli())
+	feed.mu.Unlock()
 	return nil
 }
 
@@ -272,13 +280,14 @@ func ceilMillis(d time.Duration) int64 {
 }
 
 // take returns the keys named since the last take, each with the instant its first change
-// since came after (see name), and the resync reason a push gave.
-func (feed *changeFeed) take() (changed map[string]int64, lost string) {
+// since came after (see name), the instant by which they had all changed (namedBy; 0 when
+// unknown), and the resync reason a push gave.
+func (feed *changeFeed) take() (changed map[string]int64, by int64, lost string) {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
 	changed = feed.pending
 	feed.pending = make(map[string]int64, len(changed))
-	return changed, feed.lost
+	return changed, feed.namedBy, feed.lost
 }
 
 func (feed *changeFeed) close() {

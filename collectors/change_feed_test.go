@@ -55,8 +55,9 @@ func TestChangeFeedBesideTheFirstDial(t *testing.T) {
 }
 
 // TestChangeFeedStampsBeforeTheChange: a key's naming carries an instant before its change, by
-// the server's clock, and each round trip moves the instant up to which every change is named
-// (the sweep's bound) forward, never past the round trip's own TIME.
+// the server's clock, each round trip moves the instant up to which every change is named
+// (the sweep's bound) forward, never past the round trip's own TIME, and the keys taken carry
+// an instant by which they had changed, never before the write (a hold's beginning).
 func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t).Client(t)
@@ -71,12 +72,12 @@ func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
 	var last int64
 	for round := range 5 {
 		before := serverNow(t, c)
-		c.Set(ctx, fmt.Sprintf("jobs:%d", round), "v", 0)
+		written := writeAt(t, c, fmt.Sprintf("jobs:%d", round))
 		if err := feed.ping(ctx); err != nil {
 			t.Fatal(err)
 		}
 		after := serverNow(t, c)
-		changed, _ := feed.take()
+		changed, by, _ := feed.take()
 		stamp, named := changed[fmt.Sprintf("jobs:%d", round)]
 		complete := feed.complete()
 		switch {
@@ -84,6 +85,8 @@ func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
 			t.Fatalf("round %d: not named: %v", round, changed)
 		case stamp > before:
 			t.Errorf("round %d: stamped %d, after the change (made after %d)", round, stamp, before)
+		case by < written || by > after:
+			t.Errorf("round %d: changed by %d, want from the write's %d to %d", round, by, written, after)
 		case complete > after || complete < last:
 			t.Errorf("round %d: complete to %d, want from %d to %d", round, complete, last, after)
 		case round > 0 && complete <= 0:
@@ -91,4 +94,19 @@ func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
 		}
 		last = complete
 	}
+}
+
+// writeAt sets key and returns the server's TIME (ms) right after the write, from the same
+// transaction.
+func writeAt(t *testing.T, c *redis.Client, key string) int64 {
+	t.Helper()
+	var at *redis.TimeCmd
+	if _, err := c.TxPipelined(context.Background(), func(p redis.Pipeliner) error {
+		p.Set(context.Background(), key, "v", 0)
+		at = p.Time(context.Background())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return at.Val().UnixMilli()
 }

@@ -317,7 +317,7 @@ func TestFeedNotificationsEventsInOrder(t *testing.T) {
 	if err := tracking.ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _ := tracking.take(); !slices.Equal(slices.Collect(maps.Keys(changed)), []string{"jobs:1"}) {
+	if changed, _, _ := tracking.take(); !slices.Equal(slices.Collect(maps.Keys(changed)), []string{"jobs:1"}) {
 		t.Fatalf("tracking before the MULTI: %v", changed)
 	}
 	multi()
@@ -325,7 +325,7 @@ func TestFeedNotificationsEventsInOrder(t *testing.T) {
 	if err := tracking.ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-	changed, _ := tracking.take()
+	changed, _, _ := tracking.take()
 	keys := slices.Collect(maps.Keys(changed))
 	second := log.of("jobs:1")[5:]
 	t.Logf("the same MULTI: notifications hand over %v; tracking names %v", second, keys)

@@ -31,6 +31,9 @@ type feedFollower struct {
 	// tells a change before a hold's expiry from one after it by this, not by the re-read's
 	// time.
 	drainChanged map[string]int64
+	// drainChangedBy, during a drain, is the server instant by which every key being re-read
+	// had changed (changeFeed.take); 0 when the feed cannot tell.
+	drainChangedBy int64
 
 	// redirected is set when a re-read got a MOVED or ASK reply: the key's slot is moving, so
 	// the node's data is changing without feed messages that a re-read can follow.

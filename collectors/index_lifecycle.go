@@ -81,7 +81,7 @@ func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool
 	if had && old.Fence || has && cur.Fence {
 		return
 	}
-	r := lifecycle.Reading{Slack: slackOf(st.absolute), ChangedAfter: n.drainChanged[key]}
+	r := lifecycle.Reading{Slack: slackOf(st.absolute), ChangedAfter: n.drainChanged[key], ChangedBy: n.drainChangedBy}
 	typ := old.Type
 	if has {
 		r.Present, r.ExpireAt, r.Holder = true, cur.ExpireAt, holder

@@ -29,7 +29,7 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 		}
 		return resyncConnectionLost, nil
 	}
-	changed, lost := n.feed.take()
+	changed, changedBy, lost := n.feed.take()
 	keys := slices.Collect(maps.Keys(changed))
 	if n.changedSince != nil {
 		for _, k := range keys {
@@ -39,8 +39,8 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	if lost != "" {
 		return lost, nil
 	}
-	n.drainEvents, n.drainChanged = n.feed.takeEvents(), changed
-	defer func() { n.drainEvents, n.drainChanged = nil, nil }()
+	n.drainEvents, n.drainChanged, n.drainChangedBy = n.feed.takeEvents(), changed, changedBy
+	defer func() { n.drainEvents, n.drainChanged, n.drainChangedBy = nil, nil, 0 }()
 	if err := n.reread(ctx, n.idx, keys); err != nil {
 		n.feed.requeue(changed, n.drainEvents)
 		return "", err

@@ -90,6 +90,20 @@ type Reading struct {
 	// only this bound tells a change before the old expiry (a renewal, a handoff) from one
 	// after it (a lapse and a takeover).
 	ChangedAfter int64
+	// ChangedBy (ms) is an instant by which the change the reading follows had happened, read
+	// from the server's own clock (the feed's round trip that named it); 0: not known. A hold
+	// the reading finds begun, or a holder it finds replaced, is stamped then rather than at the
+	// reading's time: the reading's time is an estimate of the server's clock, which a late
+	// reply can set early, and a hold stamped before its key was written reads older than it is.
+	ChangedBy int64
+}
+
+// changedAt is when the reading's change is stamped: ChangedBy where known, else at.
+func (r Reading) changedAt(at int64) int64 {
+	if r.ChangedBy != 0 {
+		return r.ChangedBy
+	}
+	return at
 }
 
 // Counts are one namespace's counters.
@@ -272,7 +286,7 @@ func (t *Tracker) Observe(src *Source, ns uint64, key string, prev Hold, r Readi
 		t.end(src, ns, key, prev, Expired, prev.ExpireAt)
 		return t.acquire(src, ns, key, r, at)
 	case holderChanged(prev.Holder, r.Holder):
-		t.end(src, ns, key, prev, Unknown, at)
+		t.end(src, ns, key, prev, Unknown, r.changedAt(at))
 		return t.acquire(src, ns, key, r, at)
 	}
 	if prev.ExpireAt != 0 && r.ExpireAt > prev.ExpireAt+r.Slack {
@@ -336,6 +350,7 @@ func (t *Tracker) acquire(src *Source, ns uint64, key string, r Reading, at int6
 	if ns == 0 {
 		return h
 	}
+	at = r.changedAt(at)
 	h.Began = at
 	kh := t.keyHash(key)
 	last, ended := t.recent[kh]

@@ -195,6 +195,33 @@ func TestHoldDuration(t *testing.T) {
 	}
 }
 
+// TestHoldBeginsByItsChange: a reading that knows by when its change had happened stamps the
+// hold's beginning (and a replaced holder's end) then, not at the reading's own time.
+func TestHoldBeginsByItsChange(t *testing.T) {
+	cases := []struct {
+		name      string
+		steps     []step
+		wantBegan int64
+	}{
+		{"by unknown: the reading's time", []step{obs(1000, read(9000, 0))}, 1000},
+		{"by known, before the reading", []step{obs(1000, Reading{Present: true, ExpireAt: 9000, ChangedBy: 950})}, 950},
+		{"by known, after a reading whose time is early", []step{obs(1000, Reading{Present: true, ExpireAt: 9000, ChangedBy: 1040})}, 1040},
+		{"holder replaced", []step{obs(1000, read(9000, 1)), obs(3000, Reading{Present: true, ExpireAt: 9000, Holder: 2, ChangedBy: 2900})}, 2900},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if h := run(newTestTracker(), lapsing, tc.steps); h.Began != tc.wantBegan {
+				t.Errorf("began %d, want %d", h.Began, tc.wantBegan)
+			}
+		})
+	}
+	tr := newTestTracker()
+	run(tr, lapsing, []step{obs(1000, read(20000, 1)), obs(6000, Reading{Present: true, ExpireAt: 20000, Holder: 2, ChangedBy: 2000})})
+	if c := tr.Counts(0); c.HoldSum != 1 {
+		t.Errorf("replaced holder's hold %vs, want 1 (ended by 2000, not at the 6000 reading)", c.HoldSum)
+	}
+}
+
 // TestRecentEndsBounded: past MaxRecentEnds an end is not remembered (the takeover after it is
 // not counted), and PruneRecent forgets ends past every window.
 func TestRecentEndsBounded(t *testing.T) {
