@@ -2,8 +2,10 @@ package collectors
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -114,4 +116,95 @@ func TestIndexIdentityOlderServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertIdentityFields(t, c, id)
+}
+
+// TestIndexExpiryReadCommands counts the expiry commands the index sends on Redis 7 or later:
+// its build, its re-reads of written keys and its backstop walk read each key's PEXPIRETIME and
+// no PTTL, with one TIME a batch for the TTLs; and the index still serves what a walk reads.
+func TestIndexExpiryReadCommands(t *testing.T) {
+	const locks = 40
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	c := client(t, srv.Addr)
+	counter := newCommandCounter()
+	c.AddHook(counter)
+	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
+	write := func(from int) {
+		pipe := c.Pipeline()
+		for i := from; i < from+locks; i++ {
+			ttl := time.Duration(i%4) * time.Minute // every fourth without expiry
+			pipe.Set(ctx, fmt.Sprintf("jobs:%d", i), "token", ttl)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0)
+	s, err := NewScanner(c, Options{Namespaces: ns, Mode: ModeAuto, BackstopEvery: time.Hour, recordHoldAgesOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	n := s.index.node
+	tests := []struct {
+		name string
+		run  func()
+	}{
+		{"build", func() { waitBuilt(t, n) }},
+		{"re-read of written keys", func() { write(locks); reread(t, n, counter, locks, 2*locks) }},
+		{"backstop walk", func() { n.backstop(ctx) }},
+	}
+	for _, tt := range tests {
+		before := map[string]int{"pttl": counter.get("pttl"), "pexpiretime": counter.get("pexpiretime")}
+		tt.run()
+		if !n.knownAbsolute() {
+			t.Skip("the test needs Redis 7 or later")
+		}
+		if got := counter.get("pttl") - before["pttl"]; got != 0 {
+			t.Errorf("%s: %d PTTL commands, want 0", tt.name, got)
+		}
+		if got := counter.get("pexpiretime") - before["pexpiretime"]; got < locks {
+			t.Errorf("%s: %d PEXPIRETIME commands, want at least %d", tt.name, got, locks)
+		}
+	}
+	matchesFreshWalk(t, s, c, ns)
+}
+
+// waitBuilt waits, without scraping (a scrape before the build would walk), until n's index is
+// built.
+func waitBuilt(t *testing.T, n *indexNode) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n.mu.Lock()
+		built := n.built
+		n.mu.Unlock()
+		if built {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("index not built after 20s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// reread re-reads the keys jobs:from to jobs:to-1 into n's index, as a drain does when the feed
+// names them (syncMu held: no drain runs meanwhile), and checks that the commands of the re-read read no TIME: the index keeps expiry
+// times, not TTLs.
+func reread(t *testing.T, n *indexNode, counter *commandCounter, from, to int) {
+	t.Helper()
+	var keys []string
+	for i := from; i < to; i++ {
+		keys = append(keys, fmt.Sprintf("jobs:%d", i))
+	}
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	before := counter.get("time")
+	if err := n.reread(context.Background(), n.idx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if got := counter.get("time") - before; got != 0 {
+		t.Errorf("re-read of %d keys: %d TIME commands, want 0", len(keys), got)
+	}
 }
