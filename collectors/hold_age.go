@@ -10,11 +10,11 @@ import (
 )
 
 // queueHolders adds to pipe a GET of the holder key of every key readHolder picks, fence keys
-// read for their expiry alone aside (nil where it does not), and, when there is one, a TIME:
-// the server's clock, against which the holder records' acquisition times are aged, so the
-// exporter's clock plays no part.
+// read for their expiry alone aside (nil where it does not), and, when there is one and the
+// batch has no TIME yet, a TIME: the server's clock, against which the holder records'
+// acquisition times are aged, so the exporter's clock plays no part.
 func (in *inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, keys []string) {
-	in.holders, in.now = in.holders[:0], nil
+	in.holders = in.holders[:0]
 	if in.readHolder == nil {
 		return
 	}
@@ -27,7 +27,7 @@ func (in *inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, key
 		}
 		in.holders = append(in.holders, cmd)
 	}
-	if queued {
+	if queued && in.now == nil {
 		in.now = pipe.Time(ctx)
 	}
 }

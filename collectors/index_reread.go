@@ -56,8 +56,8 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	return "", nil
 }
 
-// reread inspects keys with the walk's inspector (TYPE, PTTL, PEXPIRETIME on Redis 7, OBJECT
-// IDLETIME; a fence key's expiry alone), pipelined in batches, and applies the replies to idx;
+// reread inspects keys with the walk's inspector (TYPE, PEXPIRETIME on Redis 7 or else PTTL,
+// OBJECT IDLETIME; a fence key's expiry alone), pipelined in batches, and applies the replies to idx;
 // a key a notifications drain's events say is gone is applied so without a read (knownGone).
 // It returns an error when Redis did not answer (or answered that it cannot serve yet, BUSY
 // say): the caller keeps the keys queued. A command the ACL refuses is a refused grant: the
@@ -68,7 +68,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	absolute := n.absolute
 	n.mu.Unlock()
 	keys, gone := n.knownGone(keys)
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.HolderReader(),
+	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, expiryAlone: true, fenceExpiry: true, readHolder: n.cls.HolderReader(),
 		holderValue: n.holderValueReader(), hashHolder: n.life.HolderHash}
 	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
@@ -55,10 +56,14 @@ type keyReply struct {
 type inspector struct {
 	c      walk.NodeClient
 	noIdle *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
-	// expireTime adds PEXPIRETIME (Redis 7 and later) beside PTTL, for the index: an absolute
-	// expiry keeps a key's TTL exact between reads, where read time + PTTL carries the pipeline's
-	// round trip as its error.
+	// expireTime reads PEXPIRETIME (Redis 7 and later) in place of PTTL, for the index: an
+	// absolute expiry keeps a key's TTL exact between reads, where read time + PTTL carries the
+	// pipeline's round trip as its error.
 	expireTime bool
+	// expiryAlone, with expireTime, leaves out the batch's TIME and each reply's TTL (0 where the
+	// key has an expiry), for the index's re-reads: the index keeps a key's expiry time alone,
+	// and only a walk's aggregates take TTLs.
+	expiryAlone bool
 	// fenceExpiry reads a fence key's expiry alone (PEXPIRETIME with expireTime, else PTTL),
 	// for the index: a fence key is counted, never inspected further, and the index must know
 	// when it expires, as Redis may reclaim it long after.
@@ -75,7 +80,8 @@ type inspector struct {
 	replies []keyReply
 	// readHolder picks the keys whose holder record is read for their hold age (see
 	// classifier.holderReader); nil reads none. holders has a GET per key (nil where none was
-	// queued) and now the server's TIME, for the batch in flight.
+	// queued). now is the server's TIME for the batch in flight, queued where expiry times or
+	// holder records are read, else nil.
 	readHolder func(key string) bool
 	holders    []*redis.StringCmd
 	now        *redis.TimeCmd
@@ -96,6 +102,13 @@ func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) 
 	wantIdle := !in.noIdle.Load()
 	pipe := in.c.Pipeline()
 	in.ttls, in.idles, in.types, in.expires, in.fences = in.ttls[:0], in.idles[:0], in.types[:0], in.expires[:0], in.fences[:0]
+	in.now = nil
+	if in.expireTime && !in.expiryAlone {
+		// The batch's TTLs are its expiry times less this one TIME, queued before them: each is
+		// what PTTL would have answered at that instant, for one command a batch instead of one
+		// a key.
+		in.now = pipe.Time(ctx)
+	}
 	for _, k := range keys {
 		in.queueKey(ctx, pipe, k, wantIdle, withType)
 	}
@@ -133,13 +146,11 @@ func (in *inspector) queueKey(ctx context.Context, pipe redis.Pipeliner, key str
 	fence := in.fenceExpiry && isFenceKey(key)
 	var ttl, expire, idle *redis.DurationCmd
 	var typ *redis.StatusCmd
-	if !fence || !in.expireTime {
-		in.ask(ctx, pipe)
-		ttl = pipe.PTTL(ctx, key)
-	}
+	in.ask(ctx, pipe)
 	if in.expireTime {
-		in.ask(ctx, pipe)
 		expire = pipe.PExpireTime(ctx, key)
+	} else {
+		ttl = pipe.PTTL(ctx, key)
 	}
 	if wantIdle && !fence {
 		in.ask(ctx, pipe)
@@ -175,9 +186,12 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 	return r
 }
 
-// replyExpiry sets r's TTL (PTTL) and, when the inspector reads it, its expiry time
-// (PEXPIRETIME). It reports false when r is complete: an error, or the key gone.
+// replyExpiry sets r's TTL and, when the inspector reads it, its expiry time (PEXPIRETIME), of
+// which the TTL is then derived. It reports false when r is complete: an error, or the key gone.
 func (in *inspector) replyExpiry(j int, r *keyReply) bool {
+	if in.expireTime {
+		return in.replyExpireTime(j, r)
+	}
 	ttl, err := in.ttls[j].Result()
 	if err != nil {
 		r.err = err
@@ -194,21 +208,36 @@ func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 	}
 	r.info.TTL = ttl
 	r.expireAt = -1
-	if !in.expireTime {
-		return true
-	}
+	return true
+}
+
+// replyExpireTime sets r's expiry time from PEXPIRETIME and its TTL as of the batch's TIME,
+// clamped at 0 as PTTL's. It reports false when r is complete: an error, or the key gone.
+func (in *inspector) replyExpireTime(j int, r *keyReply) bool {
 	// go-redis scales PEXPIRETIME's reply as milliseconds, keeping -1 and -2 raw like PTTL's.
 	at, err := in.expires[j].Result()
-	switch {
-	case err != nil:
+	if err != nil {
 		r.err = err
 		return false
-	case at == -2:
+	}
+	switch at {
+	case -2:
 		r.gone = true
 		return false
-	case at > 0:
-		r.expireAt = at.Milliseconds()
+	case -1:
+		r.info.TTL, r.expireAt = walk.NoTTL, -1
+		return true
 	}
+	r.expireAt = at.Milliseconds()
+	if in.expiryAlone {
+		return true
+	}
+	now, err := in.now.Result()
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.info.TTL = max(0, time.Duration(r.expireAt-now.UnixMilli())*time.Millisecond)
 	return true
 }
 

@@ -39,7 +39,7 @@ func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies
 	for i, j := range moved {
 		again[i] = keys[j]
 	}
-	imported := inspector{c: in.c, noIdle: in.noIdle, expireTime: in.expireTime, fenceExpiry: in.fenceExpiry, readHolder: in.readHolder,
+	imported := inspector{c: in.c, noIdle: in.noIdle, expireTime: in.expireTime, expiryAlone: in.expiryAlone, fenceExpiry: in.fenceExpiry, readHolder: in.readHolder,
 		holderValue: in.holderValue, hashHolder: in.hashHolder, asking: true}
 	read, _ := imported.inspect(ctx, again, withType)
 	for i, j := range moved {

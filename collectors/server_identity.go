@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -73,17 +74,32 @@ func (n *indexNode) checkIdentity(ident serverIdentity) string {
 	return reason
 }
 
-// readIdentity reads the server's identity and TIME in one pipeline (three INFO sections, for
-// servers before 7 that take one section at a time), sets the clock offset, and returns the
-// keyspace size (DBSIZE) too.
+// readIdentity reads the server's identity and TIME in one pipeline, sets the clock offset, and
+// returns the keyspace size (DBSIZE) too.
 //
 // now is the server's TIME in milliseconds: a scrape aggregates the index as of that instant, so
 // its TTLs are what PTTL would have answered then, without the error of a clock-offset estimate.
 func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspace, now int64, err error) {
+	id, keyspace, now, err = n.readIdentityOnce(ctx, n.knownAbsolute())
+	var rerr redis.Error
+	if errors.As(err, &rerr) && n.knownAbsolute() && !isRefusal(refusedGrant(err)) {
+		// A server before 7 answers an INFO of several sections with a syntax error: the one
+		// the index was built from was replaced by an older one at the same address.
+		return n.readIdentityOnce(ctx, false)
+	}
+	return id, keyspace, now, err
+}
+
+// readIdentityOnce is readIdentity's pipeline. manySections reads the three INFO sections in one
+// INFO, as Redis 7 and later take them; servers before 7 take one section at a time.
+func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id serverIdentity, keyspace, now int64, err error) {
 	pipe := n.client.Pipeline()
-	server := pipe.Info(ctx, "server")
-	repl := pipe.Info(ctx, "replication")
-	stats := pipe.Info(ctx, "commandstats")
+	var infos []*redis.StringCmd
+	if manySections {
+		infos = append(infos, pipe.Info(ctx, "server", "replication", "commandstats"))
+	} else {
+		infos = append(infos, pipe.Info(ctx, "server"), pipe.Info(ctx, "replication"), pipe.Info(ctx, "commandstats"))
+	}
 	tm := pipe.Time(ctx)
 	size := pipe.DBSize(ctx)
 	var slots *redis.ClusterSlotsCmd
@@ -97,16 +113,27 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 	received := time.Now()
 	n.clock.set(tm.Val().UnixMilli(), sent, received)
 	n.replies.Mark(n.client.Options().Addr, received)
-	id = serverIdentity{
-		runID: infoField(server.Val(), "run_id"),
-		role:  infoField(repl.Val(), "role"),
+	var info strings.Builder
+	for _, cmd := range infos {
+		info.WriteString(cmd.Val())
 	}
-	id.major, _ = strconv.Atoi(strings.SplitN(infoField(server.Val(), "redis_version"), ".", 2)[0])
-	id.commands = index.ParseCommandStats(stats.Val())
+	id = serverIdentity{
+		runID:    infoField(info.String(), "run_id"),
+		role:     infoField(info.String(), "role"),
+		commands: index.ParseCommandStats(info.String()),
+	}
+	id.major, _ = strconv.Atoi(strings.SplitN(infoField(info.String(), "redis_version"), ".", 2)[0])
 	if slots != nil {
 		id.slots = slotMap(slots.Val(), n.client.Options().Addr)
 	}
 	return id, size.Val(), tm.Val().UnixMilli(), nil
+}
+
+// knownAbsolute reports whether the index was built from Redis 7 or later.
+func (n *indexNode) knownAbsolute() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.absolute
 }
 
 // slotMap is the ranges of a CLUSTER SLOTS reply whose master is at self, in slot order, or
