@@ -37,7 +37,7 @@ func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Cli
 	if w == nil {
 		return closedResult(parent.opts)
 	}
-	return walkedCopy(w.scan(ctx), nil)
+	return walkedCopy(w.scan(ctx), parent.opts.Namespaces, nil)
 }
 
 func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walker {
@@ -60,7 +60,7 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []N
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := newWalker(context.Background(), c, opts)
+	w := newWalker(context.Background(), c, walkOptionsOf(opts, nil))
 	if mw.walkers == nil {
 		mw.walkers = map[string]*masterWalker{}
 	}

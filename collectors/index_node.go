@@ -334,7 +334,7 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newWalkRun(ctx, opts, n.cls, n.replies, start, start.Add(buildTimeout))
+	f := newWalkRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(buildTimeout))
 	f.sink = b
 	n.setBuilding(f)
 	n.walker.walkNode(f, n.client)
@@ -346,7 +346,7 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 
 // buildOutcome judges a build's walk: the namespaces it cut at the key budget (truncated), or
 // the error that makes the build fail (a refused grant refuses the index).
-func buildOutcome(res *Result) (truncated []int, err error) {
+func buildOutcome(res *walkResult) (truncated []int, err error) {
 	if !res.Up {
 		return nil, refusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}

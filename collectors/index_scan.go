@@ -150,7 +150,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	}
 	var walked *Result
 	if len(walkPos) > 0 {
-		walked = walkedCopy(ix.walkerFor(served.walk).scan(ctx), nil)
+		walked = walkedCopy(ix.walkerFor(served.walk).scan(ctx), ix.opts.Namespaces, nil)
 	}
 	// A cluster namespace that some masters served from their index and others by a walk of
 	// just those masters reports the walk: this scrape cost Redis a walk of them.
@@ -160,7 +160,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 
 	res := ix.mergeServed(served, walked, idx.counts(), walkPos)
 	res.lifecycle = ix.lifecycleReport(res)
-	// One scrape, one line: the walker beside the index logs nothing of its own (quiet).
+	// One scrape, one line: the walker beside the index logs nothing of its own (no Report).
 	ix.logMerged(res, began)
 	ix.readmitShrunk(idx, res)
 	return res
@@ -255,8 +255,8 @@ func (ix *indexer) walkerFor(mask uint64) *walker {
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := newWalker(context.Background(), ix.client, opts)
-	w.quiet = true // scanIndexed logs the merged result
+	// No report: scanIndexed logs the merged result.
+	w := newWalker(context.Background(), ix.client, walkOptionsOf(opts, nil))
 	ix.walker, ix.walkerSet = w, mask
 	return w
 }

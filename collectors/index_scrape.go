@@ -62,7 +62,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 	if f == nil {
 		return nil, false
 	}
-	return f.snapshot(time.Now()), true
+	return publicResult(f.snapshot(time.Now()), n.opts.Namespaces), true
 }
 
 // collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking

@@ -110,7 +110,7 @@ func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
 		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
 			st := f.ns[i]
 			st.inspected++
-			if r.err == nil && !r.gone && f.opts.Namespaces[i].wants(r.typ) {
+			if r.err == nil && !r.gone && f.opts.Namespaces[i].Wants(r.typ) {
 				st.merge(r.info, idleKnown)
 			}
 		}
@@ -122,12 +122,12 @@ func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
 // error of its own. Node goroutines all start within microseconds of the slot map being loaded,
 // long before any waiter's deadline, so a node that has not registered yet is not a practical
 // concern.
-func (f *walkRun) snapshot(at time.Time) *Result {
+func (f *walkRun) snapshot(at time.Time) *walkResult {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	reached := f.allReached()
 	passDone := f.nodeErr == nil && f.nodesStarted > 0 && f.nodesDone == f.nodesStarted
-	res := &Result{
+	res := &walkResult{
 		Err:               f.nodeErr,
 		IdleTimeAvailable: !f.noIdle,
 		ScanCalls:         f.scanCalls,
@@ -158,10 +158,10 @@ func (f *walkRun) snapshot(at time.Time) *Result {
 }
 
 // namespaceResult is namespace i's part of a snapshot; f.mu is held.
-func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
+func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) walkNamespaceResult {
 	st := f.ns[i]
 	capped := st.truncated && st.inspected == st.examined
-	return NamespaceResult{
+	return walkNamespaceResult{
 		Namespace:      f.opts.Namespaces[i],
 		Keys:           st.keys,
 		KeysWithoutTTL: st.noTTL,
@@ -170,10 +170,10 @@ func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) Names
 		HasTTL:         st.hasTTL,
 		MaxIdle:        st.maxIdle,
 		HasIdle:        st.hasIdle,
-		Stalest:        publicKeys(f.withHolders(st.top.Sorted())),
-		StalestNoTTL:   publicKeys(f.withHolders(st.noTTLTop.Sorted())),
-		Soonest:        publicKeys(st.soonest.SortedOrNil()),
-		LongestHeld:    publicKeys(st.heldTop.Sorted()),
+		Stalest:        f.withHolders(st.top.Sorted()),
+		StalestNoTTL:   f.withHolders(st.noTTLTop.Sorted()),
+		Soonest:        st.soonest.SortedOrNil(),
+		LongestHeld:    st.heldTop.Sorted(),
 		MaxHeld:        st.maxHeld,
 		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,

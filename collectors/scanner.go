@@ -3,6 +3,8 @@ package collectors
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -61,7 +63,9 @@ func newScanner(client redis.UniversalClient, opts Options) *Scanner {
 		client: client,
 		opts:   opts,
 		subs:   newConcerns(),
-		walk:   newWalker(base, client, opts),
+		walk: newWalker(base, client, walkOptionsOf(opts, func(res *walkResult) {
+			logResult(opts.Logger, publicResult(res, opts.Namespaces), nil)
+		})),
 		base:   base,
 		cancel: cancel,
 	}
@@ -97,7 +101,16 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 	if s.index != nil {
 		return s.index.scan(ctx)
 	}
-	return walkedCopy(s.walk.scan(ctx), s.walkWhy)
+	return walkedCopy(s.walk.scan(ctx), s.opts.Namespaces, s.walkWhy)
+}
+
+// closedResult is the Result of a scan after its Scanner closed: every namespace unknown.
+func closedResult(opts Options) *Result {
+	res := &Result{Err: ErrScannerClosed, IdleTimeAvailable: true}
+	for _, ns := range opts.Namespaces {
+		res.Namespaces = append(res.Namespaces, NamespaceResult{Namespace: ns})
+	}
+	return res
 }
 
 // Close stops a scan in flight and waits for it. Later Scan calls report ErrScannerClosed.
@@ -108,5 +121,27 @@ func (s *Scanner) Close() {
 	s.running.Wait()
 	if s.index != nil {
 		s.index.close()
+	}
+}
+
+// logResult logs a failed scrape to log as one line, or each failed namespace as one. A line
+// for which repeated (when not nil) reports true is left out.
+func logResult(log *slog.Logger, res *Result, repeated func(line string) bool) {
+	if !res.Up {
+		if repeated == nil || !repeated(fmt.Sprint(res.Err)) {
+			log.Warn("lock key scan failed", "err", res.Err)
+		}
+		return
+	}
+	for _, ns := range res.Namespaces {
+		switch {
+		case ns.Err != nil:
+			if repeated == nil || !repeated(ns.Namespace.Name+"\x00"+ns.Err.Error()) {
+				log.Warn("lock key scan failed for one namespace", "lock_namespace", ns.Namespace.Name, "err", ns.Err)
+			}
+		case !ns.Complete:
+			log.Debug("lock key scan cut by its deadline", "lock_namespace", ns.Namespace.Name,
+				"keys_seen", ns.Keys, "after", ns.Duration)
+		}
 	}
 }

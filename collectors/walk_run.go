@@ -34,12 +34,12 @@ const commandGrace = time.Second
 // walk cut at an earlier deadline (so a client with a short timeout cannot truncate Prometheus'
 // scrape). At most one walk per Scanner sends commands before its deadline.
 type walkRun struct {
-	opts    Options
+	opts    walkOptions
 	cls     *walk.Classifier
 	replies *walk.ReplyClock
 	start   time.Time
 	done    chan struct{}
-	final   *Result // set before done is closed
+	final   *walkResult // set before done is closed
 
 	// ctx is cancelled at the deadline (by timer) or when the Scanner closes; the scan stops
 	// sending commands once it is done.
@@ -86,7 +86,7 @@ type node struct {
 	reached bool
 }
 
-func newWalkRun(base context.Context, opts Options, cls *walk.Classifier, replies *walk.ReplyClock, start, deadline time.Time) *walkRun {
+func newWalkRun(base context.Context, opts walkOptions, cls *walk.Classifier, replies *walk.ReplyClock, start, deadline time.Time) *walkRun {
 	f := &walkRun{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)

@@ -2,9 +2,6 @@ package collectors
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -18,12 +15,10 @@ import (
 // keeps more for what it cannot serve in a scrape.
 type walker struct {
 	client   redis.UniversalClient
-	opts     Options
+	opts     walkOptions
 	cls      *walk.Classifier
 	typeScan *walk.TypeSupport
 	replies  *walk.ReplyClock
-	// quiet: the walker logs none of its walks' results, since its owner logs the scrape's.
-	quiet bool
 
 	// base parents every walk, so that a walk outlives the scrape that started it (later
 	// scrapes may be waiting on it) while close can still stop it.
@@ -38,12 +33,12 @@ type walker struct {
 
 // newWalker returns a walker reading opts.Namespaces through client, with options that hold
 // defaults and are valid; parent ends every walk.
-func newWalker(parent context.Context, client redis.UniversalClient, opts Options) *walker {
+func newWalker(parent context.Context, client redis.UniversalClient, opts walkOptions) *walker {
 	base, cancel := context.WithCancel(parent)
 	return &walker{
 		client:   client,
 		opts:     opts,
-		cls:      walk.NewClassifier(walkNamespaces(opts.Namespaces)),
+		cls:      walk.NewClassifier(opts.Namespaces),
 		typeScan: walk.NewTypeSupport(),
 		replies:  walk.NewReplyClock(),
 		base:     base,
@@ -54,7 +49,7 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts Option
 // scan returns what the walk in flight (or a new one) saw by the time it ended or ctx ended,
 // whichever comes first: Scanner.Scan says how walks are shared. The Result is shared with the
 // other scrapes of its walk: read it, never change it.
-func (w *walker) scan(ctx context.Context) *Result {
+func (w *walker) scan(ctx context.Context) *walkResult {
 	now := time.Now()
 	deadline := now.Add(w.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -64,7 +59,7 @@ func (w *walker) scan(ctx context.Context) *Result {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return closedResult(w.opts)
+		return closedWalk(w.opts)
 	}
 	f := w.inFlight
 	// A walk past its deadline has stopped sending commands and is only waiting for the last
@@ -88,23 +83,11 @@ func (w *walker) scan(ctx context.Context) *Result {
 	return f.snapshot(time.Now())
 }
 
-// walkedCopy labels a copy of a walk's Result, whose final form is shared by every scrape that
-// waited on its walk, as walked, each namespace for the reason in why (by position).
-func walkedCopy(shared *Result, why map[int]string) *Result {
-	res := *shared
-	res.Namespaces = slices.Clone(shared.Namespaces)
-	for i := range res.Namespaces {
-		res.Namespaces[i].Mode = modeWalk
-		res.Namespaces[i].ModeReason = why[i]
-	}
-	return &res
-}
-
-// closedResult is the Result of a scan after its Scanner closed: every namespace unknown.
-func closedResult(opts Options) *Result {
-	res := &Result{Err: ErrScannerClosed, IdleTimeAvailable: true}
+// closedWalk is the result of a walk asked for after its walker closed: every namespace unknown.
+func closedWalk(opts walkOptions) *walkResult {
+	res := &walkResult{Err: ErrScannerClosed, IdleTimeAvailable: true}
 	for _, ns := range opts.Namespaces {
-		res.Namespaces = append(res.Namespaces, NamespaceResult{Namespace: ns})
+		res.Namespaces = append(res.Namespaces, walkNamespaceResult{Namespace: ns})
 	}
 	return res
 }
@@ -140,29 +123,7 @@ func (w *walker) run(f *walkRun) {
 	}
 	w.mu.Unlock()
 	f.finish(time.Now())
-	if !w.quiet {
-		logResult(w.opts.Logger, f.final, nil)
-	}
-}
-
-// logResult logs a failed scrape to log as one line, or each failed namespace as one. A line
-// for which repeated (when not nil) reports true is left out.
-func logResult(log *slog.Logger, res *Result, repeated func(line string) bool) {
-	if !res.Up {
-		if repeated == nil || !repeated(fmt.Sprint(res.Err)) {
-			log.Warn("lock key scan failed", "err", res.Err)
-		}
-		return
-	}
-	for _, ns := range res.Namespaces {
-		switch {
-		case ns.Err != nil:
-			if repeated == nil || !repeated(ns.Namespace.Name+"\x00"+ns.Err.Error()) {
-				log.Warn("lock key scan failed for one namespace", "lock_namespace", ns.Namespace.Name, "err", ns.Err)
-			}
-		case !ns.Complete:
-			log.Debug("lock key scan cut by its deadline", "lock_namespace", ns.Namespace.Name,
-				"keys_seen", ns.Keys, "after", ns.Duration)
-		}
+	if w.opts.Report != nil {
+		w.opts.Report(f.final)
 	}
 }
