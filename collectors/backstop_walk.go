@@ -200,7 +200,7 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.namespaces}
 	for k := range replies {
 		key := b.keys[k]
-		if replies[k].err != nil || fresh[key] {
+		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
 		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.budget.overMask()

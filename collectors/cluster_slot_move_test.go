@@ -86,11 +86,11 @@ func TestInspectDuringSlotMove(t *testing.T) {
 			in := &inspector{c: tc.server.Client(t), noIdle: new(atomic.Bool), expireTime: true}
 			replies, _ := in.inspect(ctx, []string{key}, true)
 			r := replies[0]
-			if r.err != nil || r.gone != tc.gone {
-				t.Fatalf("err %v gone %v: want no error, gone %v", r.err, r.gone, tc.gone)
+			if r.Err != nil || r.Gone != tc.gone {
+				t.Fatalf("err %v gone %v: want no error, gone %v", r.Err, r.Gone, tc.gone)
 			}
-			if !tc.gone && (r.info.TTL <= 0 || r.info.TTL > time.Minute || r.typ != TypeString || r.expireAt <= 0) {
-				t.Errorf("TTL %v type %q expiry %d: want the key's TTL under a minute, string, an expiry", r.info.TTL, r.typ, r.expireAt)
+			if !tc.gone && (r.Info.TTL <= 0 || r.Info.TTL > time.Minute || r.Type != TypeString || r.ExpireAt <= 0) {
+				t.Errorf("TTL %v type %q expiry %d: want the key's TTL under a minute, string, an expiry", r.Info.TTL, r.Type, r.ExpireAt)
 			}
 		})
 	}
@@ -100,7 +100,7 @@ func TestInspectDuringSlotMove(t *testing.T) {
 		in := &inspector{c: c, noIdle: new(atomic.Bool)}
 		replies, _ := in.inspect(ctx, []string{key}, true)
 		var rerr redis.Error
-		if err := replies[0].err; !errors.As(err, &rerr) || !isMoved(err) || !strings.Contains(err.Error(), "+asking") {
+		if err := replies[0].Err; !errors.As(err, &rerr) || !isMoved(err) || !strings.Contains(err.Error(), "+asking") {
 			t.Errorf("err %v: want the MOVED reply, naming the +asking grant", err)
 		}
 	})

@@ -48,8 +48,8 @@ func (in *inspector) heldFor(j int, r *keyReply) {
 		return
 	}
 	if rec := lockkeys.ParseHolder(v); !rec.Acquired.IsZero() {
-		r.info.Held, r.info.HasHeld = max(0, now.Sub(rec.Acquired)), true
-		r.acquired = rec.Acquired.UnixMilli()
+		r.Info.Held, r.Info.HasHeld = max(0, now.Sub(rec.Acquired)), true
+		r.AcquiredAt = rec.Acquired.UnixMilli()
 	}
 }
 

@@ -55,17 +55,17 @@ func (in *inspector) holderOf(j int, r *keyReply) {
 		return
 	}
 	switch {
-	case r.typ == TypeString && in.values[j] != nil:
+	case r.Type == TypeString && in.values[j] != nil:
 		v, err := in.values[j].Result()
 		if err != nil {
-			r.holderErr = err
+			r.HolderErr = err
 			return
 		}
-		r.holder = in.hashHolder(v)
-	case r.typ == TypeHash && in.fields[j] != nil:
+		r.HolderHash = in.hashHolder(v)
+	case r.Type == TypeHash && in.fields[j] != nil:
 		kv, cursor, err := in.fields[j].Result()
 		if err != nil {
-			r.holderErr = err
+			r.HolderErr = err
 			return
 		}
 		if cursor != 0 {
@@ -76,7 +76,7 @@ func (in *inspector) holderOf(j int, r *keyReply) {
 			names = append(names, kv[i])
 		}
 		slices.Sort(names)
-		r.holder = in.hashHolder(names...)
+		r.HolderHash = in.hashHolder(names...)
 	}
 }
 

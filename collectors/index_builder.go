@@ -107,7 +107,7 @@ func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int
 	b.lock()
 	defer b.unlock()
 	for k := range replies {
-		if replies[k].err != nil {
+		if replies[k].Err != nil {
 			continue // the walk marks the namespace failed, and the build with it
 		}
 		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]])&^b.exclude, &replies[k], st)

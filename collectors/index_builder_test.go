@@ -31,9 +31,9 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 			bt.ns = append(bt.ns, int32(trailingZeros(m)))
 		}
 		bt.off = append(bt.off, int32(len(bt.ns)))
-		reply := keyReply{info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, typ: TypeString, expireAt: -1, gone: r.ns == 0, fence: r.fence}
+		reply := keyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
 		if r.ttl > 0 {
-			reply.info.TTL, reply.expireAt = r.ttl, at+r.ttl.Milliseconds()
+			reply.Info.TTL, reply.ExpireAt = r.ttl, at+r.ttl.Milliseconds()
 		}
 		b.add(bt, []keyReply{reply}, true, at)
 	}

@@ -225,7 +225,7 @@ func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
 // names a command, never a value.
 func (n *indexNode) noteHolderRefusals(replies []keyReply) {
 	for i := range replies {
-		err := replies[i].holderErr
+		err := replies[i].HolderErr
 		if err == nil || !isNoPerm(err) && !commandRefused(err) {
 			continue
 		}

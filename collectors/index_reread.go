@@ -89,7 +89,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	// again, and they are counted when applied, not twice.
 	st := readStamp{at: n.clock.now(), absolute: absolute, namespaces: n.namespaces}
 	for _, k := range gone {
-		removed := keyReply{gone: true}
+		removed := keyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
 			return err
 		}
@@ -138,30 +138,30 @@ func isRemoval(event string) bool {
 func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp, follow uint64) error {
 	mask := n.maskOf(key)
 	switch {
-	case unanswered(r.err):
-		return r.err
-	case commandRefused(r.err):
-		return &errTrackingRefused{r.err}
-	case isRedirect(r.err):
+	case unanswered(r.Err):
+		return r.Err
+	case commandRefused(r.Err):
+		return &errTrackingRefused{r.Err}
+	case isRedirect(r.Err):
 		// The key's slot is being migrated: the node's keys change by MIGRATE, whose
 		// invalidations a re-read during the move cannot follow. Resync the node.
 		n.mu.Lock()
 		n.redirected = true
 		n.mu.Unlock()
-	case r.err != nil:
-		return n.noteUnreadable(key, mask, r.err)
+	case r.Err != nil:
+		return n.noteUnreadable(key, mask, r.Err)
 	default:
 		delete(n.unreadable, key)
 		old, had := idx.get(key)
 		returned, back := n.returnedHold(key, had, r)
-		if r.migrating || back {
+		if r.Migrating || back {
 			// MIGRATE moved the key: neither an end here nor an acquisition on its new master.
 			n.noteSlotMove()
 			n.noteDeparture(key, old, had, r)
 			follow = 0
 		}
 		idx.apply(key, mask, r, st)
-		n.observe(idx, key, old, had, r.holder, st, follow)
+		n.observe(idx, key, old, had, r.HolderHash, st, follow)
 		if cur, ok := idx.get(key); back && ok {
 			cur.WithHold(returned)
 			idx.set(key, cur)

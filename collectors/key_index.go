@@ -106,25 +106,25 @@ func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool 
 // namespace of the mask counts it, whatever its type.
 func entryOf(ns uint64, r *keyReply, st readStamp) (e index.Entry, keep bool) {
 	switch {
-	case r.gone, ns == 0:
+	case r.Gone, ns == 0:
 		// A key no indexed namespace holds (all of them walked for the key budget) is not kept.
 		return e, false
-	case r.fence:
+	case r.Fence:
 		e = index.Entry{Mask: ns, Fence: true}
-	case !wantedByAny(ns, r.typ, st.namespaces):
+	case !wantedByAny(ns, r.Type, st.namespaces):
 		return e, false
 	default:
-		e = index.Entry{Mask: ns, Type: typeCode(r.typ), Acquired: r.acquired}
+		e = index.Entry{Mask: ns, Type: typeCode(r.Type), Acquired: r.AcquiredAt}
 	}
 	switch {
-	case r.info.TTL == walk.NoTTL:
-	case st.absolute && r.expireAt > 0:
-		e.ExpireAt = r.expireAt
+	case r.Info.TTL == walk.NoTTL:
+	case st.absolute && r.ExpireAt > 0:
+		e.ExpireAt = r.ExpireAt
 	default:
-		e.ExpireAt = st.at + r.info.TTL.Milliseconds()
+		e.ExpireAt = st.at + r.Info.TTL.Milliseconds()
 	}
-	if st.idleKnown && !r.fence {
-		e.Touched = st.at - r.info.Idle.Milliseconds()
+	if st.idleKnown && !r.Fence {
+		e.Touched = st.at - r.Info.Idle.Milliseconds()
 	}
 	return e, true
 }

@@ -42,9 +42,9 @@ func BenchmarkIndexHeapPerKey(b *testing.B) {
 func fillIndex(n int, st readStamp) *keyIndex {
 	x := newKeyIndex()
 	for i := range n {
-		r := keyReply{info: walk.KeyInfo{TTL: walk.NoTTL, Idle: time.Duration(i%600) * time.Second}, typ: TypeString, expireAt: -1}
+		r := keyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: time.Duration(i%600) * time.Second}, Type: TypeString, ExpireAt: -1}
 		if i%3 == 0 {
-			r.info.TTL, r.expireAt = time.Minute, st.at+60_000
+			r.Info.TTL, r.ExpireAt = time.Minute, st.at+60_000
 		}
 		x.apply("locks:job:"+strconv.Itoa(100_000+i), 1, &r, st)
 	}

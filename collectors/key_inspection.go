@@ -24,28 +24,29 @@ const inspectWorkers = 3
 
 // keyReply is what the inspection of one key found.
 type keyReply struct {
-	info walk.KeyInfo
-	typ  string
-	gone bool  // expired or deleted since SCAN returned it
-	err  error // the first command error on the key
-	// expireAt is PEXPIRETIME (Unix milliseconds on the server's clock, -1 for no expiry), read
+	Info walk.KeyInfo
+	// Type is the key's Redis type: TYPE's reply, or TypeString when SCAN filtered by type.
+	Type string
+	Gone bool  // expired or deleted since SCAN returned it
+	Err  error // the first command error on the key
+	// ExpireAt is PEXPIRETIME (Unix milliseconds on the server's clock, -1 for no expiry), read
 	// only by an inspector with expireTime set (the index's reads on Redis 7 and later).
-	expireAt int64
-	// acquired is the acquisition time in the lock's holder record (Unix milliseconds on the
+	ExpireAt int64
+	// AcquiredAt is the acquisition time in the lock's holder record (Unix milliseconds on the
 	// server's clock), read for namespaces that declare ExpectedMaxHold; 0 when none was read.
 	// The index keeps it, so that a hold age is exact at any later scrape.
-	acquired int64
-	// fence marks the reply of a fence key read for its expiry alone (inspector.fenceExpiry):
-	// info.TTL is NoTTL for a key without expiry, otherwise expireAt (PEXPIRETIME) or info.TTL
+	AcquiredAt int64
+	// Fence marks the reply of a fence key read for its expiry alone (inspector.fenceExpiry):
+	// Info.TTL is NoTTL for a key without expiry, otherwise ExpireAt (PEXPIRETIME) or Info.TTL
 	// (PTTL) holds the expiry; nothing else is read.
-	fence bool
-	// holder is the hash of the lock's holder (holder_value.go), read by the index's re-reads
-	// where granted; 0 when not read. holderErr is that read's error.
-	holder    uint64
-	holderErr error
-	// migrating marks a reply settleRedirects settled: the key's slot is migrating between
+	Fence bool
+	// HolderHash is the hash of the lock's holder (holder_value.go), read by the index's
+	// re-reads where granted; 0 when not read. HolderErr is that read's error.
+	HolderHash uint64
+	HolderErr  error
+	// Migrating marks a reply settleRedirects settled: the key's slot is migrating between
 	// this master and another, and the key left (ASK) or arrived (MOVED) by MIGRATE.
-	migrating bool
+	Migrating bool
 }
 
 // inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
@@ -160,7 +161,7 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 	if in.fences[j] {
 		return in.fenceReply(j, key)
 	}
-	r := keyReply{info: walk.KeyInfo{Key: key}, typ: TypeString}
+	r := keyReply{Info: walk.KeyInfo{Key: key}, Type: TypeString}
 	if !in.replyExpiry(j, &r) {
 		return r
 	}
@@ -180,20 +181,20 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 	ttl, err := in.ttls[j].Result()
 	if err != nil {
-		r.err = err
+		r.Err = err
 		return false
 	}
 	// go-redis returns PTTL's -2 (no such key) and -1 (no expiry) as raw -2ns and -1ns, not
 	// scaled to milliseconds like real TTLs.
 	switch ttl {
 	case -2:
-		r.gone = true
+		r.Gone = true
 		return false
 	case -1:
 		ttl = walk.NoTTL
 	}
-	r.info.TTL = ttl
-	r.expireAt = -1
+	r.Info.TTL = ttl
+	r.ExpireAt = -1
 	if !in.expireTime {
 		return true
 	}
@@ -201,13 +202,13 @@ func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 	at, err := in.expires[j].Result()
 	switch {
 	case err != nil:
-		r.err = err
+		r.Err = err
 		return false
 	case at == -2:
-		r.gone = true
+		r.Gone = true
 		return false
 	case at > 0:
-		r.expireAt = at.Milliseconds()
+		r.ExpireAt = at.Milliseconds()
 	}
 	return true
 }
@@ -217,14 +218,14 @@ func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 func (in *inspector) replyType(j int, r *keyReply) bool {
 	typ, err := in.types[j].Result()
 	if err != nil {
-		r.err = err
+		r.Err = err
 		return false
 	}
 	if typ == "none" {
-		r.gone = true
+		r.Gone = true
 		return false
 	}
-	r.typ = typ
+	r.Type = typ
 	return true
 }
 
@@ -233,21 +234,21 @@ func (in *inspector) replyType(j int, r *keyReply) bool {
 func (in *inspector) replyIdle(j int, r *keyReply) bool {
 	idle, err := in.idles[j].Result()
 	if errors.Is(err, redis.Nil) {
-		r.gone = true // expired or deleted between the commands
+		r.Gone = true // expired or deleted between the commands
 		return false
 	}
 	if err != nil {
-		r.err = err
+		r.Err = err
 		return false
 	}
-	r.info.Idle = idle
+	r.Info.Idle = idle
 	return true
 }
 
 // fenceReply is fence key j's reply from its one expiry command: PEXPIRETIME when the inspector
 // reads it, else PTTL. go-redis keeps either's -1 (no expiry) and -2 (no key) raw.
 func (in *inspector) fenceReply(j int, key string) keyReply {
-	r := keyReply{info: walk.KeyInfo{Key: key, TTL: walk.NoTTL}, expireAt: -1, fence: true}
+	r := keyReply{Info: walk.KeyInfo{Key: key, TTL: walk.NoTTL}, ExpireAt: -1, Fence: true}
 	cmd := in.ttls[j]
 	if in.expireTime {
 		cmd = in.expires[j]
@@ -255,14 +256,14 @@ func (in *inspector) fenceReply(j int, key string) keyReply {
 	v, err := cmd.Result()
 	switch {
 	case err != nil:
-		r.err = err
+		r.Err = err
 	case v == -2:
-		r.gone = true
+		r.Gone = true
 	case v == -1: // no expiry: NoTTL
 	case in.expireTime:
-		r.expireAt, r.info.TTL = v.Milliseconds(), 0
+		r.ExpireAt, r.Info.TTL = v.Milliseconds(), 0
 	default:
-		r.info.TTL = v
+		r.Info.TTL = v
 	}
 	return r
 }

@@ -24,12 +24,12 @@ func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies
 	var moved []int
 	for j := range replies {
 		switch r := &replies[j]; {
-		case isAsk(r.err):
-			r.err, r.gone, r.migrating = nil, true, true
-		case isMoved(r.err) && !in.asking:
+		case isAsk(r.Err):
+			r.Err, r.Gone, r.Migrating = nil, true, true
+		case isMoved(r.Err) && !in.asking:
 			moved = append(moved, j)
-		case isMoved(r.err):
-			r.err = fmt.Errorf("%w (this master imports the key's slot: reading it takes ASKING; grant +asking)", r.err)
+		case isMoved(r.Err):
+			r.Err = fmt.Errorf("%w (this master imports the key's slot: reading it takes ASKING; grant +asking)", r.Err)
 		}
 	}
 	if len(moved) == 0 {
@@ -44,7 +44,7 @@ func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies
 	read, _ := imported.inspect(ctx, again, withType)
 	for i, j := range moved {
 		replies[j] = read[i]
-		replies[j].migrating = true
+		replies[j].Migrating = true
 	}
 }
 

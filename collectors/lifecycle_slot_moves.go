@@ -77,7 +77,7 @@ func (n *indexNode) takeLifecycleGap() bool {
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
 func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *keyReply) {
 	h := holdOf(old, had)
-	if !r.gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts) {
+	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts) {
 		return
 	}
 	if n.departed == nil {
@@ -92,15 +92,15 @@ func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *keyR
 // held.
 func (n *indexNode) returnedHold(key string, had bool, r *keyReply) (lifecycle.Hold, bool) {
 	h, ok := n.departed[key]
-	if !ok || had || r.gone || len(n.drainEvents[key]) > 0 {
+	if !ok || had || r.Gone || len(n.drainEvents[key]) > 0 {
 		return lifecycle.Hold{}, false
 	}
 	delete(n.departed, key)
-	if h.Holder != 0 && r.holder != 0 && h.Holder != r.holder {
+	if h.Holder != 0 && r.HolderHash != 0 && h.Holder != r.HolderHash {
 		return lifecycle.Hold{}, false
 	}
-	if r.holder != 0 {
-		h.Holder = r.holder
+	if r.HolderHash != 0 {
+		h.Holder = r.HolderHash
 	}
 	return h, true
 }

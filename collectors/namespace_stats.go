@@ -104,14 +104,14 @@ func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, r := range replies {
-		if r.fence {
+		if r.Fence {
 			continue // counted when admitted
 		}
 		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
 			st := f.ns[i]
 			st.inspected++
-			if r.err == nil && !r.gone && f.opts.Namespaces[i].Wants(r.typ) {
-				st.merge(r.info, idleKnown)
+			if r.Err == nil && !r.Gone && f.opts.Namespaces[i].Wants(r.Type) {
+				st.merge(r.Info, idleKnown)
 			}
 		}
 	}

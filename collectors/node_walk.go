@@ -181,18 +181,18 @@ func (w *walker) inspectBatch(f *walkRun, n *node, in *inspector, b *batch, with
 	if f.sink != nil {
 		f.sink.add(b, replies, idleKnown, at)
 	}
-	if len(replies) > 0 && !isConnectionError(replies[len(replies)-1].err) {
+	if len(replies) > 0 && !isConnectionError(replies[len(replies)-1].Err) {
 		f.answered(n) // the last reply came back, so Redis answered the whole pipeline
 	}
 	if !idleKnown {
 		f.idleUnavailable()
 	}
 	for k, r := range replies {
-		if r.err == nil {
+		if r.Err == nil {
 			continue
 		}
 		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
-			f.failNamespace(int(i), r.err)
+			f.failNamespace(int(i), r.Err)
 		}
 	}
 	f.merge(b, replies, idleKnown)
