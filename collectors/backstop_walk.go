@@ -91,18 +91,18 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
 	f := newWalkRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(24*time.Hour))
-	f.sink = chk
-	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
-	n.walker.walkNode(f, n.client)
-	f.passEnded(time.Now())
-	f.finish(time.Now())
-	if !f.final.Up || chk.aborted || ctx.Err() != nil {
+	f.Sink = chk
+	f.Pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
+	n.walker.WalkNode(f, n.client)
+	f.PassEnded(time.Now())
+	f.Finish(time.Now())
+	if !f.Final.Up || chk.aborted || ctx.Err() != nil {
 		return false
 	}
 	// A namespace walked for the key budget is not judged: the index holds none of its keys,
 	// and the walk reads at most the budget of them.
 	over := n.budget.overMask()
-	for b, ns := range f.final.Namespaces {
+	for b, ns := range f.Final.Namespaces {
 		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
 			return false
 		}
@@ -162,8 +162,8 @@ type backstopCheck struct {
 	aborted  bool
 }
 
-func (c *backstopCheck) expireTime() bool { return c.absolute }
-func (c *backstopCheck) now() int64       { return c.n.clock.now() }
+func (c *backstopCheck) ExpireTime() bool { return c.absolute }
+func (c *backstopCheck) Now() int64       { return c.n.clock.now() }
 
 // drained brings the index up to now before a comparison, and reports false when the index is
 // no longer following its feed (the walk is then abandoned: a resync walks anyway). syncMu is held.
@@ -186,7 +186,7 @@ func (c *backstopCheck) drained(ctx context.Context) bool {
 // add judges one batch (lock keys, and fence keys read for their expiry): after a drain, the
 // index holds every change the feed named up to now, so a key the feed has not named since the
 // walk began must read as the index says, or the feed missed something.
-func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int64) {
+func (c *backstopCheck) Add(b *batch, replies []keyReply, idleKnown bool, at int64) {
 	c.n.syncMu.Lock()
 	defer c.n.syncMu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, feedCommandTimeout)
@@ -199,11 +199,11 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 	fresh := c.n.changedSince
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.namespaces}
 	for k := range replies {
-		key := b.keys[k]
+		key := b.Keys[k]
 		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.budget.overMask()
+		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.overMask()
 		if mask == 0 {
 			continue
 		}

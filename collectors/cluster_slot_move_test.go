@@ -84,7 +84,7 @@ func TestInspectDuringSlotMove(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &inspector{c: tc.server.Client(t), noIdle: new(atomic.Bool), expireTime: true}
-			replies, _ := in.inspect(ctx, []string{key}, true)
+			replies, _ := in.Inspect(ctx, []string{key}, true)
 			r := replies[0]
 			if r.Err != nil || r.Gone != tc.gone {
 				t.Fatalf("err %v gone %v: want no error, gone %v", r.Err, r.Gone, tc.gone)
@@ -98,7 +98,7 @@ func TestInspectDuringSlotMove(t *testing.T) {
 		c := to.Client(t)
 		denyAsking(t, to)
 		in := &inspector{c: c, noIdle: new(atomic.Bool)}
-		replies, _ := in.inspect(ctx, []string{key}, true)
+		replies, _ := in.Inspect(ctx, []string{key}, true)
 		var rerr redis.Error
 		if err := replies[0].Err; !errors.As(err, &rerr) || !isMoved(err) || !strings.Contains(err.Error(), "+asking") {
 			t.Errorf("err %v: want the MOVED reply, naming the +asking grant", err)

@@ -48,7 +48,7 @@ func (in *inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner
 }
 
 // holderOf sets r's holder hash from key j's read of the type r found; a refused read sets
-// holderErr. A key of another type (WRONGTYPE), or a hash with more fields than one call
+// HolderErr. A key of another type (WRONGTYPE), or a hash with more fields than one call
 // returns, leaves the holder unknown (0).
 func (in *inspector) holderOf(j int, r *keyReply) {
 	if in.holderValue == nil || j >= len(in.values) {

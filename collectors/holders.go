@@ -10,13 +10,6 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// holderLabel renders a holder description for the holder label: escaped and length-capped by
-// the same rules as the key label (KeyLabel), so a hostile value cannot break the exposition
-// format or grow a series without bound.
-func holderLabel(holder string) string {
-	return KeyLabel(holder)
-}
-
 // readHolders GETs the holder key ({L}:holder, internal/lockkeys) of every key in the walk's top-K lists,
 // once the walk has ended and before its final Result is built, in one pipeline routed by slot.
 // It never reads a lock key (the value is the owner's token), only the companion the lease

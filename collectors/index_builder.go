@@ -99,10 +99,10 @@ func (b *indexBuilder) chargeTo(budget *keyBudget, owner *indexNode) {
 	b.budget, b.owner, b.exclude = budget, owner, budget.overMask()
 }
 
-func (b *indexBuilder) expireTime() bool { return b.absolute }
-func (b *indexBuilder) now() int64       { return b.clock.now() }
+func (b *indexBuilder) ExpireTime() bool { return b.absolute }
+func (b *indexBuilder) Now() int64       { return b.clock.now() }
 
-func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int64) {
+func (b *indexBuilder) Add(bt *batch, replies []keyReply, idleKnown bool, at int64) {
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: b.absolute, namespaces: b.namespaces}
 	b.lock()
 	defer b.unlock()
@@ -110,8 +110,8 @@ func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int
 		if replies[k].Err != nil {
 			continue // the walk marks the namespace failed, and the build with it
 		}
-		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]])&^b.exclude, &replies[k], st)
-		b.record(bt.keys[k], e, keep)
+		e, keep := entryOf(maskOf(bt.NS[bt.Off[k]:bt.Off[k+1]])&^b.exclude, &replies[k], st)
+		b.record(bt.Keys[k], e, keep)
 		b.keepWithinBudget()
 	}
 }

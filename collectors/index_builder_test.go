@@ -26,16 +26,16 @@ type reading struct {
 func feedBuild(b *indexBuilder, rs []reading, at int64) {
 	for _, r := range rs {
 		bt := newBatch(1)
-		bt.keys = append(bt.keys, r.key)
+		bt.Keys = append(bt.Keys, r.key)
 		for m := r.ns | 1; m != 0; m &= m - 1 { // a gone key was still classified
-			bt.ns = append(bt.ns, int32(trailingZeros(m)))
+			bt.NS = append(bt.NS, int32(trailingZeros(m)))
 		}
-		bt.off = append(bt.off, int32(len(bt.ns)))
+		bt.Off = append(bt.Off, int32(len(bt.NS)))
 		reply := keyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
 		if r.ttl > 0 {
 			reply.Info.TTL, reply.ExpireAt = r.ttl, at+r.ttl.Milliseconds()
 		}
-		b.add(bt, []keyReply{reply}, true, at)
+		b.Add(bt, []keyReply{reply}, true, at)
 	}
 }
 

@@ -37,7 +37,7 @@ func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Cli
 	if w == nil {
 		return closedResult(parent.opts)
 	}
-	return walkedCopy(w.scan(ctx), parent.opts.Namespaces, nil)
+	return walkedCopy(w.Scan(ctx), parent.opts.Namespaces, nil)
 }
 
 func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walker {
@@ -51,7 +51,7 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []N
 		if w.mask == mask {
 			return w.w
 		}
-		w.w.close() // a scrape still reading it gets the walk it shares, or closedResult
+		w.w.Close() // a scrape still reading it gets the walk it shares, or closedResult
 	}
 	opts := parent.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
@@ -75,7 +75,7 @@ func (mw *masterWalkers) forget(addr string) {
 	delete(mw.walkers, addr)
 	mw.mu.Unlock()
 	if w != nil {
-		w.w.close()
+		w.w.Close()
 	}
 }
 
@@ -86,7 +86,7 @@ func (mw *masterWalkers) close() {
 	mw.walkers = nil
 	mw.mu.Unlock()
 	for _, w := range walkers {
-		w.w.close()
+		w.w.Close()
 	}
 }
 

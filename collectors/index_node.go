@@ -335,12 +335,12 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
 	f := newWalkRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(buildTimeout))
-	f.sink = b
+	f.Sink = b
 	n.setBuilding(f)
-	n.walker.walkNode(f, n.client)
-	f.passEnded(time.Now())
-	f.finish(time.Now())
-	truncated, err = buildOutcome(f.final)
+	n.walker.WalkNode(f, n.client)
+	f.PassEnded(time.Now())
+	f.Finish(time.Now())
+	truncated, err = buildOutcome(f.Final)
 	return b, included, truncated, err
 }
 

@@ -10,7 +10,7 @@ import (
 // nodeWalker walks one node's keyspace in a walk: the keyspace walk by which an index node
 // builds its index and runs its backstop walk.
 type nodeWalker interface {
-	walkNode(f *walkRun, c walk.NodeClient)
+	WalkNode(f *walkRun, c walk.NodeClient)
 }
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,

@@ -68,13 +68,13 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	absolute := n.absolute
 	n.mu.Unlock()
 	keys, gone := n.knownGone(keys)
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, fenceExpiry: true, readHolder: n.cls.HolderReader(),
-		holderValue: n.holderValueReader(), hashHolder: n.life.HolderHash}
+	in := newInspector(n.client, &n.noIdle, inspectOptions{ExpireTime: absolute, FenceExpiry: true, ReadHolder: n.cls.HolderReader(),
+		HolderValue: n.holderValueReader(), HashHolder: n.life.HolderHash})
 	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
 		at := n.clock.now()
-		replies, idleKnown := in.inspect(ctx, batch, true)
+		replies, idleKnown := in.Inspect(ctx, batch, true)
 		n.noteHolderRefusals(replies)
 		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
 		follow := n.lifecycleMask()

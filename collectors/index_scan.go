@@ -123,7 +123,7 @@ func (ix *indexer) close() {
 	ix.lockIndex().close()
 	ix.walkerMu.Lock()
 	if ix.walker != nil {
-		ix.walker.close()
+		ix.walker.Close()
 	}
 	ix.walkerMu.Unlock()
 }
@@ -150,7 +150,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	}
 	var walked *Result
 	if len(walkPos) > 0 {
-		walked = walkedCopy(ix.walkerFor(served.walk).scan(ctx), ix.opts.Namespaces, nil)
+		walked = walkedCopy(ix.walkerFor(served.walk).Scan(ctx), ix.opts.Namespaces, nil)
 	}
 	// A cluster namespace that some masters served from their index and others by a walk of
 	// just those masters reports the walk: this scrape cost Redis a walk of them.
@@ -242,7 +242,7 @@ func (ix *indexer) walkerFor(mask uint64) *walker {
 		return ix.walker
 	}
 	if ix.walker != nil {
-		ix.walker.close()
+		ix.walker.Close()
 	}
 	opts := ix.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil

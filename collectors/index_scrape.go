@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
@@ -62,7 +61,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 	if f == nil {
 		return nil, false
 	}
-	return publicResult(f.snapshot(time.Now()), n.opts.Namespaces), true
+	return publicResult(f.Snapshot(time.Now()), n.opts.Namespaces), true
 }
 
 // collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
@@ -426,7 +425,7 @@ func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue
-		case err != nil && strings.HasPrefix(err.Error(), lfuIdleError):
+		case lfuRefused(err):
 			n.noIdle.Store(true)
 			return n.readIdle(ctx, keys, now)
 		case isConnectionError(err):

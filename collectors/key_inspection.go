@@ -89,11 +89,30 @@ type inspector struct {
 	fields      []*redis.ScanCmd
 }
 
-// inspect pipelines the commands for keys and returns one reply per key, valid until the next
+// inspectOptions are what an inspector reads besides a key's expiry, idle time and type (see
+// inspector's fields of the same names): the index's re-reads set them.
+type inspectOptions struct {
+	ExpireTime, FenceExpiry bool
+	ReadHolder              func(key string) bool
+	HolderValue             func(key string) (str, hash bool)
+	HashHolder              func(parts ...string) uint64
+}
+
+// newInspector returns an inspector of c's keys; noIdle is shared by the inspectors of one node.
+func newInspector(c walk.NodeClient, noIdle *atomic.Bool, o inspectOptions) *inspector {
+	return &inspector{c: c, noIdle: noIdle, expireTime: o.ExpireTime, fenceExpiry: o.FenceExpiry, readHolder: o.ReadHolder,
+		holderValue: o.HolderValue, hashHolder: o.HashHolder}
+}
+
+// lfuRefused reports whether err is OBJECT IDLETIME refused because the maxmemory-policy is an
+// LFU policy.
+func lfuRefused(err error) bool { return err != nil && strings.HasPrefix(err.Error(), lfuIdleError) }
+
+// Inspect pipelines the commands for keys and returns one reply per key, valid until the next
 // call. None of the commands touches the key, so the scan does not disturb the idle time it
 // measures, and none reads the value (the owner's token), except the holder read of the index's
 // re-reads (holderValue), which follows a write to the key and keeps only a hash of it.
-func (in *inspector) inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
+func (in *inspector) Inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
 	wantIdle := !in.noIdle.Load()
 	pipe := in.c.Pipeline()
 	in.ttls, in.idles, in.types, in.expires, in.fences = in.ttls[:0], in.idles[:0], in.types[:0], in.expires[:0], in.fences[:0]

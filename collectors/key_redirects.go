@@ -41,7 +41,7 @@ func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies
 	}
 	imported := inspector{c: in.c, noIdle: in.noIdle, expireTime: in.expireTime, fenceExpiry: in.fenceExpiry, readHolder: in.readHolder,
 		holderValue: in.holderValue, hashHolder: in.hashHolder, asking: true}
-	read, _ := imported.inspect(ctx, again, withType)
+	read, _ := imported.Inspect(ctx, again, withType)
 	for i, j := range moved {
 		replies[j] = read[i]
 		replies[j].Migrating = true

@@ -37,7 +37,7 @@ func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := from
-	for ; k < len(reply.Keys) && len(b.keys) < limit; k++ {
+	for ; k < len(reply.Keys) && len(b.Keys) < limit; k++ {
 		key := reply.Keys[k]
 		matches := reply.NS[reply.Off[k]:reply.Off[k+1]]
 		switch reply.Companion[k] {
@@ -45,27 +45,27 @@ func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (
 			for _, i := range matches {
 				f.ns[i].fence++
 			}
-			if f.sink != nil {
-				b.ns = append(b.ns, matches...)
-				b.keys = append(b.keys, key)
-				b.off = append(b.off, int32(len(b.ns)))
+			if f.Sink != nil {
+				b.NS = append(b.NS, matches...)
+				b.Keys = append(b.Keys, key)
+				b.Off = append(b.Off, int32(len(b.NS)))
 			}
 			continue
 		case lockkeys.HolderCompanion:
 			continue // lives and dies with its lock, which is counted
 		}
-		start := len(b.ns)
+		start := len(b.NS)
 		for _, i := range matches {
 			if st := f.ns[i]; st.examined < f.opts.MaxKeys {
 				st.examined++
-				b.ns = append(b.ns, i)
+				b.NS = append(b.NS, i)
 			} else {
 				st.truncated = true
 			}
 		}
-		if len(b.ns) > start {
-			b.keys = append(b.keys, key)
-			b.off = append(b.off, int32(len(b.ns)))
+		if len(b.NS) > start {
+			b.Keys = append(b.Keys, key)
+			b.Off = append(b.Off, int32(len(b.NS)))
 		}
 	}
 	for _, st := range f.ns {
@@ -107,7 +107,7 @@ func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
 		if r.Fence {
 			continue // counted when admitted
 		}
-		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
+		for _, i := range b.NS[b.Off[k]:b.Off[k+1]] {
 			st := f.ns[i]
 			st.inspected++
 			if r.Err == nil && !r.Gone && f.opts.Namespaces[i].Wants(r.Type) {
@@ -117,12 +117,12 @@ func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
 	}
 }
 
-// snapshot copies the state as of at. A namespace is complete once every node that started has
+// Snapshot copies the state as of at. A namespace is complete once every node that started has
 // finished the walk (or the namespace reached its cap and all its keys came back) without an
 // error of its own. Node goroutines all start within microseconds of the slot map being loaded,
 // long before any waiter's deadline, so a node that has not registered yet is not a practical
 // concern.
-func (f *walkRun) snapshot(at time.Time) *walkResult {
+func (f *walkRun) Snapshot(at time.Time) *walkResult {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	reached := f.allReached()

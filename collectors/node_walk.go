@@ -13,19 +13,19 @@ import (
 // batch is up to BatchSize keys to inspect, each with the namespaces it was admitted to, in the
 // same layout as classified.
 type batch struct {
-	keys []string
-	off  []int32
-	ns   []int32
+	Keys []string
+	Off  []int32
+	NS   []int32
 }
 
 func newBatch(size int) *batch {
-	return &batch{keys: make([]string, 0, size), off: append(make([]int32, 0, size+1), 0), ns: make([]int32, 0, size)}
+	return &batch{Keys: make([]string, 0, size), Off: append(make([]int32, 0, size+1), 0), NS: make([]int32, 0, size)}
 }
 
-// walkNode walks one node's keyspace for the walk: a single SCAN cursor whose keys
+// WalkNode walks one node's keyspace for the walk: a single SCAN cursor whose keys
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
-func (w *walker) walkNode(f *walkRun, c walk.NodeClient) {
+func (w *walker) WalkNode(f *walkRun, c walk.NodeClient) {
 	n := f.startNode(walk.NodeAddr(c))
 	if size, err := w.dbSize(f, c); err == nil {
 		f.answered(n)
@@ -38,7 +38,7 @@ func (w *walker) walkNode(f *walkRun, c walk.NodeClient) {
 	for range inspectWorkers {
 		wg.Go(func() {
 			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.HolderReader(),
-				expireTime: f.sink != nil && f.sink.expireTime(), fenceExpiry: f.sink != nil}
+				expireTime: f.Sink != nil && f.Sink.ExpireTime(), fenceExpiry: f.Sink != nil}
 			for b := range batches {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
@@ -69,7 +69,7 @@ func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batch
 	var reply walk.Classified
 	b := newBatch(size)
 	send := func() bool {
-		if len(b.keys) == 0 {
+		if len(b.Keys) == 0 {
 			return true
 		}
 		select {
@@ -97,7 +97,7 @@ func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batch
 		capsReached := false
 		for from := 0; from < len(reply.Keys); {
 			from, capsReached = f.admit(&reply, from, b, size)
-			if len(b.keys) >= size && !send() {
+			if len(b.Keys) >= size && !send() {
 				return false
 			}
 		}
@@ -146,9 +146,9 @@ func (w *walker) fetch(f *walkRun, c walk.NodeClient, n *node, typed *bool, out 
 			return
 		}
 		cursor = next
-		if f.pace > 0 {
+		if f.Pace > 0 {
 			select {
-			case <-time.After(f.pace):
+			case <-time.After(f.Pace):
 			case <-stop:
 				return
 			case <-f.ctx.Done():
@@ -174,12 +174,12 @@ func (w *walker) inspectBatch(f *walkRun, n *node, in *inspector, b *batch, with
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	var at int64
-	if f.sink != nil {
-		at = f.sink.now()
+	if f.Sink != nil {
+		at = f.Sink.Now()
 	}
-	replies, idleKnown := in.inspect(ctx, b.keys, withType)
-	if f.sink != nil {
-		f.sink.add(b, replies, idleKnown, at)
+	replies, idleKnown := in.Inspect(ctx, b.Keys, withType)
+	if f.Sink != nil {
+		f.Sink.Add(b, replies, idleKnown, at)
 	}
 	if len(replies) > 0 && !isConnectionError(replies[len(replies)-1].Err) {
 		f.answered(n) // the last reply came back, so Redis answered the whole pipeline
@@ -191,7 +191,7 @@ func (w *walker) inspectBatch(f *walkRun, n *node, in *inspector, b *batch, with
 		if r.Err == nil {
 			continue
 		}
-		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
+		for _, i := range b.NS[b.Off[k]:b.Off[k+1]] {
 			f.failNamespace(int(i), r.Err)
 		}
 	}

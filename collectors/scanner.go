@@ -101,7 +101,7 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 	if s.index != nil {
 		return s.index.scan(ctx)
 	}
-	return walkedCopy(s.walk.scan(ctx), s.opts.Namespaces, s.walkWhy)
+	return walkedCopy(s.walk.Scan(ctx), s.opts.Namespaces, s.walkWhy)
 }
 
 // closedResult is the Result of a scan after its Scanner closed: every namespace unknown.
@@ -117,7 +117,7 @@ func closedResult(opts Options) *Result {
 // The Redis client is the caller's to close.
 func (s *Scanner) Close() {
 	s.cancel()
-	s.walk.close()
+	s.walk.Close()
 	s.running.Wait()
 	if s.index != nil {
 		s.index.close()

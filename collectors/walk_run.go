@@ -39,7 +39,7 @@ type walkRun struct {
 	replies *walk.ReplyClock
 	start   time.Time
 	done    chan struct{}
-	final   *walkResult // set before done is closed
+	Final   *walkResult // set before done is closed
 
 	// ctx is cancelled at the deadline (by timer) or when the Scanner closes; the scan stops
 	// sending commands once it is done.
@@ -62,22 +62,22 @@ type walkRun struct {
 	endedAt      time.Time
 	holders      map[string]string // by whole key name; set by readHolders after the walk
 
-	// sink, when set, receives every key the walk reads: the index's builds and backstop walks
+	// Sink, when set, receives every key the walk reads: the index's builds and backstop walks
 	// are walks with a sink.
-	sink keySink
-	// pace, when set, is the pause after each SCAN call: the backstop walk's keys per second.
-	pace time.Duration
+	Sink keySink
+	// Pace, when set, is the pause after each SCAN call: the backstop walk's keys per second.
+	Pace time.Duration
 }
 
 // keySink receives every key a walk reads: the index's build and its backstop walk are walks.
 type keySink interface {
-	// add records one inspected batch, fence keys read for their expiry among its keys; at is
+	// Add records one inspected batch, fence keys read for their expiry among its keys; at is
 	// the server time (ms) taken before it was sent.
-	add(b *batch, replies []keyReply, idleKnown bool, at int64)
-	// expireTime says whether the inspector reads PEXPIRETIME.
-	expireTime() bool
-	// now is the server's time, ms.
-	now() int64
+	Add(b *batch, replies []keyReply, idleKnown bool, at int64)
+	// ExpireTime says whether the inspector reads PEXPIRETIME.
+	ExpireTime() bool
+	// Now is the server's time, ms.
+	Now() int64
 }
 
 // node tracks one Redis node's part in this walk.
@@ -147,10 +147,10 @@ func (f *walkRun) cut(err error) bool {
 	return !time.Now().Before(f.deadline)
 }
 
-func (f *walkRun) finish(at time.Time) {
+func (f *walkRun) Finish(at time.Time) {
 	f.timer.Stop()
 	f.stop()
-	f.final = f.snapshot(at)
+	f.Final = f.Snapshot(at)
 	close(f.done)
 }
 
@@ -235,8 +235,8 @@ func (f *walkRun) idleUnavailable() {
 	f.noIdle = true
 }
 
-// passEnded records when the last node's walk ended.
-func (f *walkRun) passEnded(at time.Time) {
+// PassEnded records when the last node's walk ended.
+func (f *walkRun) PassEnded(at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.endedAt = at

@@ -46,10 +46,10 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts walkOp
 	}
 }
 
-// scan returns what the walk in flight (or a new one) saw by the time it ended or ctx ended,
+// Scan returns what the walk in flight (or a new one) saw by the time it ended or ctx ended,
 // whichever comes first: Scanner.Scan says how walks are shared. The Result is shared with the
 // other scrapes of its walk: read it, never change it.
-func (w *walker) scan(ctx context.Context) *walkResult {
+func (w *walker) Scan(ctx context.Context) *walkResult {
 	now := time.Now()
 	deadline := now.Add(w.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -76,11 +76,11 @@ func (w *walker) scan(ctx context.Context) *walkResult {
 	defer wait.Stop()
 	select {
 	case <-f.done:
-		return f.final
+		return f.Final
 	case <-ctx.Done():
 	case <-wait.C:
 	}
-	return f.snapshot(time.Now())
+	return f.Snapshot(time.Now())
 }
 
 // closedWalk is the result of a walk asked for after its walker closed: every namespace unknown.
@@ -92,8 +92,8 @@ func closedWalk(opts walkOptions) *walkResult {
 	return res
 }
 
-// close stops a walk in flight and waits for it. Later scans report ErrScannerClosed.
-func (w *walker) close() {
+// Close stops a walk in flight and waits for it. Later scans report ErrScannerClosed.
+func (w *walker) Close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
@@ -106,15 +106,15 @@ func (w *walker) run(f *walkRun) {
 	if cc, ok := w.client.(*redis.ClusterClient); ok {
 		ctx, cancel := f.commandContext(f.ctx)
 		// fn records its own failures, so the only error left is loading the cluster's slot map.
-		err := walk.ForEachMaster(ctx, cc, func(node *redis.Client) { w.walkNode(f, node) })
+		err := walk.ForEachMaster(ctx, cc, func(node *redis.Client) { w.WalkNode(f, node) })
 		cancel()
 		if err != nil {
 			f.failNode(err)
 		}
 	} else {
-		w.walkNode(f, w.client)
+		w.WalkNode(f, w.client)
 	}
-	f.passEnded(time.Now())
+	f.PassEnded(time.Now())
 	w.readHolders(f)
 
 	w.mu.Lock()
@@ -122,8 +122,8 @@ func (w *walker) run(f *walkRun) {
 		w.inFlight = nil
 	}
 	w.mu.Unlock()
-	f.finish(time.Now())
+	f.Finish(time.Now())
 	if w.opts.Report != nil {
-		w.opts.Report(f.final)
+		w.opts.Report(f.Final)
 	}
 }
