@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // DefaultBackstopKeysPerSecond paces the backstop walk: the keys per second its SCAN visits. At
@@ -90,7 +91,7 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newWalkRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(24*time.Hour))
+	f := walk.NewRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(24*time.Hour))
 	f.Sink = chk
 	f.Pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
 	n.walker.WalkNode(f, n.client)
@@ -186,7 +187,7 @@ func (c *backstopCheck) drained(ctx context.Context) bool {
 // add judges one batch (lock keys, and fence keys read for their expiry): after a drain, the
 // index holds every change the feed named up to now, so a key the feed has not named since the
 // walk began must read as the index says, or the feed missed something.
-func (c *backstopCheck) Add(b *batch, replies []keyReply, idleKnown bool, at int64) {
+func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
 	c.n.syncMu.Lock()
 	defer c.n.syncMu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, feedCommandTimeout)

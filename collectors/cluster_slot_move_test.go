@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -83,7 +84,7 @@ func TestInspectDuringSlotMove(t *testing.T) {
 		{"target: the key arrived", to, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &inspector{c: tc.server.Client(t), noIdle: new(atomic.Bool), expireTime: true}
+			in := walk.NewInspector(tc.server.Client(t), new(atomic.Bool), walk.InspectOptions{ExpireTime: true})
 			replies, _ := in.Inspect(ctx, []string{key}, true)
 			r := replies[0]
 			if r.Err != nil || r.Gone != tc.gone {
@@ -97,10 +98,11 @@ func TestInspectDuringSlotMove(t *testing.T) {
 	t.Run("target without ASKING granted", func(t *testing.T) {
 		c := to.Client(t)
 		denyAsking(t, to)
-		in := &inspector{c: c, noIdle: new(atomic.Bool)}
+		in := walk.NewInspector(c, new(atomic.Bool), walk.InspectOptions{})
 		replies, _ := in.Inspect(ctx, []string{key}, true)
 		var rerr redis.Error
-		if err := replies[0].Err; !errors.As(err, &rerr) || !isMoved(err) || !strings.Contains(err.Error(), "+asking") {
+		err := replies[0].Err
+		if _, moved := redis.IsMovedError(err); !errors.As(err, &rerr) || !moved || !strings.Contains(err.Error(), "+asking") {
 			t.Errorf("err %v: want the MOVED reply, naming the +asking grant", err)
 		}
 	})

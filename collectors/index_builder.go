@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // serverClock converts the exporter's clock to the server's, from the offset measured at the
@@ -102,7 +103,7 @@ func (b *indexBuilder) chargeTo(budget *keyBudget, owner *indexNode) {
 func (b *indexBuilder) ExpireTime() bool { return b.absolute }
 func (b *indexBuilder) Now() int64       { return b.clock.now() }
 
-func (b *indexBuilder) Add(bt *batch, replies []keyReply, idleKnown bool, at int64) {
+func (b *indexBuilder) Add(bt *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: b.absolute, namespaces: b.namespaces}
 	b.lock()
 	defer b.unlock()

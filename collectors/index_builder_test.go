@@ -25,17 +25,17 @@ type reading struct {
 // feedBuild gives a builder the readings, one batch each, as a walk would.
 func feedBuild(b *indexBuilder, rs []reading, at int64) {
 	for _, r := range rs {
-		bt := newBatch(1)
+		bt := walk.NewBatch(1)
 		bt.Keys = append(bt.Keys, r.key)
 		for m := r.ns | 1; m != 0; m &= m - 1 { // a gone key was still classified
 			bt.NS = append(bt.NS, int32(trailingZeros(m)))
 		}
 		bt.Off = append(bt.Off, int32(len(bt.NS)))
-		reply := keyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
+		reply := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
 		if r.ttl > 0 {
 			reply.Info.TTL, reply.ExpireAt = r.ttl, at+r.ttl.Milliseconds()
 		}
-		b.Add(bt, []keyReply{reply}, true, at)
+		b.Add(bt, []walk.KeyReply{reply}, true, at)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +23,7 @@ type masterWalkers struct {
 
 type masterWalker struct {
 	mask uint64
-	w    *walker
+	w    *walk.Walker
 }
 
 // walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
@@ -40,7 +41,7 @@ func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Cli
 	return walkedCopy(w.Scan(ctx), parent.opts.Namespaces, nil)
 }
 
-func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walker {
+func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walk.Walker {
 	addr := c.Options().Addr
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
@@ -60,7 +61,7 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []N
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := newWalker(context.Background(), c, walkOptionsOf(opts, nil))
+	w := walk.NewWalker(context.Background(), c, walkOptionsOf(opts, nil))
 	if mw.walkers == nil {
 		mw.walkers = map[string]*masterWalker{}
 	}

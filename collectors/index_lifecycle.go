@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
@@ -223,10 +224,10 @@ func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
 // noteHolderRefusals turns the holder read off for the node at the first refusal among
 // replies, with one INFO line: the grant is optional, nothing fails without it. The refusal
 // names a command, never a value.
-func (n *indexNode) noteHolderRefusals(replies []keyReply) {
+func (n *indexNode) noteHolderRefusals(replies []walk.KeyReply) {
 	for i := range replies {
 		err := replies[i].HolderErr
-		if err == nil || !isNoPerm(err) && !commandRefused(err) {
+		if err == nil || !walk.IsNoPerm(err) && !commandRefused(err) {
 			continue
 		}
 		if n.noHolder.CompareAndSwap(false, true) {

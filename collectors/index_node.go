@@ -312,7 +312,7 @@ func (n *indexNode) setBuildStart(began time.Time) {
 
 // setBuilding records the first build's walk while it runs (nil when none runs), for a scrape
 // to share. A walk after the first complete build is not shared: the index serves meanwhile.
-func (n *indexNode) setBuilding(f *walkRun) {
+func (n *indexNode) setBuilding(f *walk.Run) {
 	n.mu.Lock()
 	if f == nil || !n.built {
 		n.building = f
@@ -334,7 +334,7 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newWalkRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(buildTimeout))
+	f := walk.NewRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(buildTimeout))
 	f.Sink = b
 	n.setBuilding(f)
 	n.walker.WalkNode(f, n.client)
@@ -346,7 +346,7 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 
 // buildOutcome judges a build's walk: the namespaces it cut at the key budget (truncated), or
 // the error that makes the build fail (a refused grant refuses the index).
-func buildOutcome(res *walkResult) (truncated []int, err error) {
+func buildOutcome(res *walk.Result) (truncated []int, err error) {
 	if !res.Up {
 		return nil, refusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -68,7 +69,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	absolute := n.absolute
 	n.mu.Unlock()
 	keys, gone := n.knownGone(keys)
-	in := newInspector(n.client, &n.noIdle, inspectOptions{ExpireTime: absolute, FenceExpiry: true, ReadHolder: n.cls.HolderReader(),
+	in := walk.NewInspector(n.client, &n.noIdle, walk.InspectOptions{ExpireTime: absolute, FenceExpiry: true, ReadHolder: n.cls.HolderReader(),
 		HolderValue: n.holderValueReader(), HashHolder: n.life.HolderHash})
 	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
@@ -89,7 +90,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	// again, and they are counted when applied, not twice.
 	st := readStamp{at: n.clock.now(), absolute: absolute, namespaces: n.namespaces}
 	for _, k := range gone {
-		removed := keyReply{Gone: true}
+		removed := walk.KeyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
 			return err
 		}
@@ -135,14 +136,14 @@ func isRemoval(event string) bool {
 // applyReread applies one key's re-read to idx, and counts what it changed in the lifecycles of
 // the namespaces in follow (lifecycleMask), or returns the error that ends the re-read. syncMu
 // is held.
-func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp, follow uint64) error {
+func (n *indexNode) applyReread(idx *keyIndex, key string, r *walk.KeyReply, st readStamp, follow uint64) error {
 	mask := n.maskOf(key)
 	switch {
 	case unanswered(r.Err):
 		return r.Err
 	case commandRefused(r.Err):
 		return &errTrackingRefused{r.Err}
-	case isRedirect(r.Err):
+	case walk.IsRedirect(r.Err):
 		// The key's slot is being migrated: the node's keys change by MIGRATE, whose
 		// invalidations a re-read during the move cannot follow. Resync the node.
 		n.mu.Lock()
@@ -241,7 +242,7 @@ func isRefusal(err error) bool {
 // serve yet (BUSY, LOADING, ...): the keys are read again later, as after a timeout.
 func unanswered(err error) bool {
 	var rerr redis.Error
-	return isConnectionError(err) || errors.As(err, &rerr) && transientReply(rerr.Error())
+	return walk.IsConnectionError(err) || errors.As(err, &rerr) && transientReply(rerr.Error())
 }
 
 // commandRefused reports whether err is Redis refusing a command itself rather than one key:

@@ -21,7 +21,7 @@ type indexer struct {
 	client redis.UniversalClient
 	opts   Options
 	// walk is the Scanner's walker: the index's builds and backstop walks are its walks.
-	walk *walker
+	walk *walk.Walker
 	// base ends with the Scanner: every index goroutine and scan is under it.
 	base context.Context
 
@@ -34,8 +34,8 @@ type indexer struct {
 	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
 	walkWhy    map[int]string     // Options.Namespaces position → why it is walked, decided at start
 	walkerMu   sync.Mutex
-	walker     *walker // walks the namespaces the index does not serve, for this scrape
-	walkerSet  uint64  // which of indexedPos walker also walks
+	walker     *walk.Walker // walks the namespaces the index does not serve, for this scrape
+	walkerSet  uint64       // which of indexedPos walker also walks
 
 	// lifeResyncs is the index's resync count at the last lifecycle report: a resync since then
 	// means the counters missed what changed during it.
@@ -52,7 +52,7 @@ type indexer struct {
 // namespace is walked when --scan.mode=walk, when its pattern has no literal prefix (tracking
 // would be told about every key), and beyond the 64th indexed namespace. It returns why each
 // walked namespace is walked, and the indexer (nil when every namespace is walked).
-func startIndex(base context.Context, client redis.UniversalClient, opts Options, w *walker) (map[int]string, *indexer) {
+func startIndex(base context.Context, client redis.UniversalClient, opts Options, w *walk.Walker) (map[int]string, *indexer) {
 	ix := &indexer{client: client, opts: opts, walk: w, base: base}
 	indexed := ix.decideModes()
 	if len(indexed) == 0 {
@@ -235,7 +235,7 @@ func (ix *indexer) logMerged(res *Result, began time.Time) {
 // walkerFor returns a walker over the namespaces not indexed at start plus the indexed ones in
 // mask, made anew when that set changes (rarely: a refusal, the key budget, or the first build
 // finishing).
-func (ix *indexer) walkerFor(mask uint64) *walker {
+func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 	ix.walkerMu.Lock()
 	defer ix.walkerMu.Unlock()
 	if ix.walker != nil && ix.walkerSet == mask {
@@ -256,7 +256,7 @@ func (ix *indexer) walkerFor(mask uint64) *walker {
 		}
 	}
 	// No report: scanIndexed logs the merged result.
-	w := newWalker(context.Background(), ix.client, walkOptionsOf(opts, nil))
+	w := walk.NewWalker(context.Background(), ix.client, walkOptionsOf(opts, nil))
 	ix.walker, ix.walkerSet = w, mask
 	return w
 }

@@ -233,7 +233,7 @@ func indexedResult(ns Namespace, a indexAggregate, k int, idle bool) NamespaceRe
 func appendHolderKeys(keys []string, r NamespaceResult) []string {
 	for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
 		for _, ki := range list {
-			if _, ok := holderKeyOf(ki.Key); ok && !ki.Cut {
+			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
 				keys = append(keys, ki.Key)
 			}
 		}
@@ -247,7 +247,7 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceRes
 	if len(holderKeys) == 0 {
 		return
 	}
-	found, herr := readHolderValues(ctx, n.client, holderKeys)
+	found, herr := walk.ReadHolderValues(ctx, n.client, holderKeys)
 	if herr != nil {
 		n.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
 	}
@@ -315,7 +315,7 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 	if !ok {
 		return false, n.feed.ping(ctx)
 	}
-	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.Add(commandGrace))
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.Add(walk.CommandGrace))
 	feed, done := n.feed, make(chan error, 1)
 	go func() {
 		done <- feed.ping(pctx)
@@ -425,10 +425,10 @@ func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue
-		case lfuRefused(err):
+		case walk.LFURefused(err):
 			n.noIdle.Store(true)
 			return n.readIdle(ctx, keys, now)
-		case isConnectionError(err):
+		case walk.IsConnectionError(err):
 			return nil, false, err
 		case err != nil:
 			continue // the key's namespaces report the error from its re-read

@@ -89,7 +89,7 @@ type readStamp struct {
 
 // apply records one key's reply; ns is the mask of indexed namespaces whose pattern matches it.
 // It reports whether the entry changed (the backstop walk counts those as corrections).
-func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool {
+func (x *keyIndex) apply(key string, ns uint64, r *walk.KeyReply, st readStamp) bool {
 	old, had := x.keys.Get(key)
 	e, keep := entryOf(ns, r, st)
 	if !keep {
@@ -104,7 +104,7 @@ func (x *keyIndex) apply(key string, ns uint64, r *keyReply, st readStamp) bool 
 // entryOf is the entry a reply describes, and keep false when the key is not indexed (gone, or a
 // type no namespace of the mask counts). A fence key's entry holds its expiry alone: every
 // namespace of the mask counts it, whatever its type.
-func entryOf(ns uint64, r *keyReply, st readStamp) (e index.Entry, keep bool) {
+func entryOf(ns uint64, r *walk.KeyReply, st readStamp) (e index.Entry, keep bool) {
 	switch {
 	case r.Gone, ns == 0:
 		// A key no indexed namespace holds (all of them walked for the key budget) is not kept.

@@ -42,7 +42,7 @@ func BenchmarkIndexHeapPerKey(b *testing.B) {
 func fillIndex(n int, st readStamp) *keyIndex {
 	x := newKeyIndex()
 	for i := range n {
-		r := keyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: time.Duration(i%600) * time.Second}, Type: TypeString, ExpireAt: -1}
+		r := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: time.Duration(i%600) * time.Second}, Type: TypeString, ExpireAt: -1}
 		if i%3 == 0 {
 			r.Info.TTL, r.ExpireAt = time.Minute, st.at+60_000
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // A Redis Cluster reshard moves a slot's keys with MIGRATE: on the source master the key is
@@ -75,7 +76,7 @@ func (n *indexNode) takeLifecycleGap() bool {
 
 // noteDeparture keeps the live hold of key, which a re-read redirected by a slot move found
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
-func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *keyReply) {
+func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *walk.KeyReply) {
 	h := holdOf(old, had)
 	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts) {
 		return
@@ -90,7 +91,7 @@ func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *keyR
 // left with by a slot move: it came back, and its hold goes on. A holder read that differs is
 // another hold. Only the tracking feed needs it (no events of the key in this drain). syncMu is
 // held.
-func (n *indexNode) returnedHold(key string, had bool, r *keyReply) (lifecycle.Hold, bool) {
+func (n *indexNode) returnedHold(key string, had bool, r *walk.KeyReply) (lifecycle.Hold, bool) {
 	h, ok := n.departed[key]
 	if !ok || had || r.Gone || len(n.drainEvents[key]) > 0 {
 		return lifecycle.Hold{}, false

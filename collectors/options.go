@@ -130,8 +130,8 @@ func walkNamespaces(namespaces []Namespace) []walk.Namespace {
 
 // walkOptionsOf is what a walk reads of opts, which hold defaults and are valid; report, when
 // not nil, receives each walk's final result.
-func walkOptionsOf(opts Options, report func(*walkResult)) walkOptions {
-	return walkOptions{
+func walkOptionsOf(opts Options, report func(*walk.Result)) walk.Options {
+	return walk.Options{
 		Namespaces: walkNamespaces(opts.Namespaces),
 		BatchSize:  opts.BatchSize,
 		MaxKeys:    opts.MaxKeys,

@@ -158,7 +158,7 @@ func publicKeys(keys []walk.KeyInfo) []KeyInfo {
 // walkedCopy is the Result of a walk's result, whose final form is shared by every scrape that
 // waited on its walk: each namespace of all (the Scanner's, found by name) labelled as walked,
 // for the reason in why (by position in the walk).
-func walkedCopy(shared *walkResult, all []Namespace, why map[int]string) *Result {
+func walkedCopy(shared *walk.Result, all []Namespace, why map[int]string) *Result {
 	res := publicResult(shared, all)
 	for i := range res.Namespaces {
 		res.Namespaces[i].Mode = modeWalk
@@ -169,10 +169,10 @@ func walkedCopy(shared *walkResult, all []Namespace, why map[int]string) *Result
 
 // publicResult converts a walk's result into the API's, each namespace of all found by name:
 // the one place where what a walk saw becomes a Result.
-func publicResult(w *walkResult, all []Namespace) *Result {
+func publicResult(w *walk.Result, all []Namespace) *Result {
 	res := &Result{
 		Up:                w.Up,
-		Err:               w.Err,
+		Err:               publicErr(w.Err),
 		IdleTimeAvailable: w.IdleTimeAvailable,
 		Namespaces:        make([]NamespaceResult, len(w.Namespaces)),
 		ScanCalls:         w.ScanCalls,
@@ -185,7 +185,7 @@ func publicResult(w *walkResult, all []Namespace) *Result {
 	return res
 }
 
-func publicNamespaceResult(w walkNamespaceResult, ns Namespace) NamespaceResult {
+func publicNamespaceResult(w walk.NamespaceResult, ns Namespace) NamespaceResult {
 	return NamespaceResult{
 		Namespace:      ns,
 		Keys:           w.Keys,
@@ -206,6 +206,18 @@ func publicNamespaceResult(w walkNamespaceResult, ns Namespace) NamespaceResult 
 		Err:            w.Err,
 		Duration:       w.Duration,
 	}
+}
+
+// publicErr is a walk's error with the walk's sentinel errors, which it returns unwrapped,
+// replaced by the API's.
+func publicErr(err error) error {
+	switch err {
+	case walk.ErrNoAnswer:
+		return ErrNoAnswer
+	case walk.ErrClosed:
+		return ErrScannerClosed
+	}
+	return err
 }
 
 // namespaceNamed is the namespace of all named name (names are unique).

@@ -7,11 +7,17 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
 // ErrScannerClosed is the Result error of a Scan called after Close.
 var ErrScannerClosed = errors.New("collectors: scanner closed")
+
+// ErrNoAnswer explains Up false when no command failed but some node never answered before the
+// deadline: a paused or unreachable server whose connection attempts hang, or a deadline too
+// short for the first reply of a healthy one. Only a later command can tell those apart.
+var ErrNoAnswer = errors.New("redis did not answer before the scrape deadline")
 
 // Scanner scans the configured lock namespaces in Redis. It is safe for concurrent use:
 // concurrent Scan calls share the walk in flight (extending its deadline to the latest of
@@ -22,7 +28,7 @@ type Scanner struct {
 	subs   []concern
 	// walk reads the namespaces by a walk of the keyspace: all of them in ModeWalk, and the
 	// index's builds and backstop walks.
-	walk *walker
+	walk *walk.Walker
 	// uncounted looks for keys of types the namespaces do not count (nil: not asked for).
 	uncounted *uncountedTypes
 
@@ -63,7 +69,7 @@ func newScanner(client redis.UniversalClient, opts Options) *Scanner {
 		client: client,
 		opts:   opts,
 		subs:   newConcerns(),
-		walk: newWalker(base, client, walkOptionsOf(opts, func(res *walkResult) {
+		walk: walk.NewWalker(base, client, walkOptionsOf(opts, func(res *walk.Result) {
 			logResult(opts.Logger, publicResult(res, opts.Namespaces), nil)
 		})),
 		base:   base,

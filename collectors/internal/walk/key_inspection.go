@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,16 +14,16 @@ import (
 // maxmemory-policy is an LFU policy (idle time is not tracked then).
 const lfuIdleError = "ERR An LFU maxmemory policy is selected"
 
-// inspectWorkers is how many PTTL/OBJECT IDLETIME pipelines are in flight on a node at once,
+// InspectWorkers is how many PTTL/OBJECT IDLETIME pipelines are in flight on a node at once,
 // each on its own connection. While one pipeline's replies are decoded here, Redis executes
 // another's commands and the next SCAN, so neither side waits for the other. Three kept Redis
 // busier than two (BenchmarkScrape; the measured speed-up is in docs/performance.md, "Exporter:
 // heap and linearity"); beyond that, a single-threaded Redis gains nothing from more connections.
-const inspectWorkers = 3
+const InspectWorkers = 3
 
-// keyReply is what the inspection of one key found.
-type keyReply struct {
-	Info walk.KeyInfo
+// KeyReply is what the inspection of one key found.
+type KeyReply struct {
+	Info KeyInfo
 	// Type is the key's Redis type: TYPE's reply, or TypeString when SCAN filtered by type.
 	Type string
 	Gone bool  // expired or deleted since SCAN returned it
@@ -49,12 +48,12 @@ type keyReply struct {
 	Migrating bool
 }
 
-// inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
+// Inspector pipelines PTTL, OBJECT IDLETIME and, where needed, TYPE for batches of keys, for
 // one worker. Its slices are reused from batch to batch: at a thousand keys a batch they were a
 // large share of a scan's allocations, and the garbage collector's work competed with Redis for
 // the CPU.
-type inspector struct {
-	c      walk.NodeClient
+type Inspector struct {
+	c      NodeClient
 	noIdle *atomic.Bool // shared by the node's workers: set once the node refused OBJECT IDLETIME
 	// expireTime adds PEXPIRETIME (Redis 7 and later) beside PTTL, for the index: an absolute
 	// expiry keeps a key's TTL exact between reads, where read time + PTTL carries the pipeline's
@@ -73,7 +72,7 @@ type inspector struct {
 	idles   []*redis.DurationCmd
 	types   []*redis.StatusCmd
 	fences  []bool
-	replies []keyReply
+	replies []KeyReply
 	// readHolder picks the keys whose holder record is read for their hold age (see
 	// classifier.holderReader); nil reads none. holders has a GET per key (nil where none was
 	// queued) and now the server's TIME, for the batch in flight.
@@ -89,30 +88,30 @@ type inspector struct {
 	fields      []*redis.ScanCmd
 }
 
-// inspectOptions are what an inspector reads besides a key's expiry, idle time and type (see
-// inspector's fields of the same names): the index's re-reads set them.
-type inspectOptions struct {
+// InspectOptions are what an inspector reads besides a key's expiry, idle time and type (see
+// Inspector's fields of the same names): the index's re-reads set them.
+type InspectOptions struct {
 	ExpireTime, FenceExpiry bool
 	ReadHolder              func(key string) bool
 	HolderValue             func(key string) (str, hash bool)
 	HashHolder              func(parts ...string) uint64
 }
 
-// newInspector returns an inspector of c's keys; noIdle is shared by the inspectors of one node.
-func newInspector(c walk.NodeClient, noIdle *atomic.Bool, o inspectOptions) *inspector {
-	return &inspector{c: c, noIdle: noIdle, expireTime: o.ExpireTime, fenceExpiry: o.FenceExpiry, readHolder: o.ReadHolder,
+// NewInspector returns an inspector of c's keys; noIdle is shared by the inspectors of one node.
+func NewInspector(c NodeClient, noIdle *atomic.Bool, o InspectOptions) *Inspector {
+	return &Inspector{c: c, noIdle: noIdle, expireTime: o.ExpireTime, fenceExpiry: o.FenceExpiry, readHolder: o.ReadHolder,
 		holderValue: o.HolderValue, hashHolder: o.HashHolder}
 }
 
-// lfuRefused reports whether err is OBJECT IDLETIME refused because the maxmemory-policy is an
+// LFURefused reports whether err is OBJECT IDLETIME refused because the maxmemory-policy is an
 // LFU policy.
-func lfuRefused(err error) bool { return err != nil && strings.HasPrefix(err.Error(), lfuIdleError) }
+func LFURefused(err error) bool { return err != nil && strings.HasPrefix(err.Error(), lfuIdleError) }
 
 // Inspect pipelines the commands for keys and returns one reply per key, valid until the next
 // call. None of the commands touches the key, so the scan does not disturb the idle time it
 // measures, and none reads the value (the owner's token), except the holder read of the index's
 // re-reads (holderValue), which follows a write to the key and keeps only a hash of it.
-func (in *inspector) Inspect(ctx context.Context, keys []string, withType bool) (replies []keyReply, idleKnown bool) {
+func (in *Inspector) Inspect(ctx context.Context, keys []string, withType bool) (replies []KeyReply, idleKnown bool) {
 	wantIdle := !in.noIdle.Load()
 	pipe := in.c.Pipeline()
 	in.ttls, in.idles, in.types, in.expires, in.fences = in.ttls[:0], in.idles[:0], in.types[:0], in.expires[:0], in.fences[:0]
@@ -149,7 +148,7 @@ func (in *inspector) Inspect(ctx context.Context, keys []string, withType bool) 
 }
 
 // queueKey adds key's commands to pipe, and to the inspector's lists a command or nil each.
-func (in *inspector) queueKey(ctx context.Context, pipe redis.Pipeliner, key string, wantIdle, withType bool) {
+func (in *Inspector) queueKey(ctx context.Context, pipe redis.Pipeliner, key string, wantIdle, withType bool) {
 	fence := in.fenceExpiry && isFenceKey(key)
 	var ttl, expire, idle *redis.DurationCmd
 	var typ *redis.StatusCmd
@@ -176,11 +175,11 @@ func (in *inspector) queueKey(ctx context.Context, pipe redis.Pipeliner, key str
 
 // reply is key j's reply from its pipelined commands, read in the order they were queued; the
 // first error or sign that the key is gone ends it.
-func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply {
+func (in *Inspector) reply(j int, key string, idleKnown, withType bool) KeyReply {
 	if in.fences[j] {
 		return in.fenceReply(j, key)
 	}
-	r := keyReply{Info: walk.KeyInfo{Key: key}, Type: TypeString}
+	r := KeyReply{Info: KeyInfo{Key: key}, Type: TypeString}
 	if !in.replyExpiry(j, &r) {
 		return r
 	}
@@ -197,7 +196,7 @@ func (in *inspector) reply(j int, key string, idleKnown, withType bool) keyReply
 
 // replyExpiry sets r's TTL (PTTL) and, when the inspector reads it, its expiry time
 // (PEXPIRETIME). It reports false when r is complete: an error, or the key gone.
-func (in *inspector) replyExpiry(j int, r *keyReply) bool {
+func (in *Inspector) replyExpiry(j int, r *KeyReply) bool {
 	ttl, err := in.ttls[j].Result()
 	if err != nil {
 		r.Err = err
@@ -210,7 +209,7 @@ func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 		r.Gone = true
 		return false
 	case -1:
-		ttl = walk.NoTTL
+		ttl = NoTTL
 	}
 	r.Info.TTL = ttl
 	r.ExpireAt = -1
@@ -234,7 +233,7 @@ func (in *inspector) replyExpiry(j int, r *keyReply) bool {
 
 // replyType sets r's type from TYPE. It reports false when r is complete: an error, or the key
 // gone.
-func (in *inspector) replyType(j int, r *keyReply) bool {
+func (in *Inspector) replyType(j int, r *KeyReply) bool {
 	typ, err := in.types[j].Result()
 	if err != nil {
 		r.Err = err
@@ -250,7 +249,7 @@ func (in *inspector) replyType(j int, r *keyReply) bool {
 
 // replyIdle sets r's idle time from OBJECT IDLETIME. It reports false when r is complete: an
 // error, or the key gone.
-func (in *inspector) replyIdle(j int, r *keyReply) bool {
+func (in *Inspector) replyIdle(j int, r *KeyReply) bool {
 	idle, err := in.idles[j].Result()
 	if errors.Is(err, redis.Nil) {
 		r.Gone = true // expired or deleted between the commands
@@ -266,8 +265,8 @@ func (in *inspector) replyIdle(j int, r *keyReply) bool {
 
 // fenceReply is fence key j's reply from its one expiry command: PEXPIRETIME when the inspector
 // reads it, else PTTL. go-redis keeps either's -1 (no expiry) and -2 (no key) raw.
-func (in *inspector) fenceReply(j int, key string) keyReply {
-	r := keyReply{Info: walk.KeyInfo{Key: key, TTL: walk.NoTTL}, ExpireAt: -1, Fence: true}
+func (in *Inspector) fenceReply(j int, key string) KeyReply {
+	r := KeyReply{Info: KeyInfo{Key: key, TTL: NoTTL}, ExpireAt: -1, Fence: true}
 	cmd := in.ttls[j]
 	if in.expireTime {
 		cmd = in.expires[j]

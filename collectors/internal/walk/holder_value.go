@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"context"
@@ -24,7 +24,7 @@ const holderFields = 16
 
 // queueHolderValues adds, for each key that holderValue selects, a bounded read of its holder:
 // the first companions.MaxValueBytes bytes of a string, one HSCAN call of a hash.
-func (in *inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner, keys []string) {
+func (in *Inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner, keys []string) {
 	in.values, in.fields = in.values[:0], in.fields[:0]
 	if in.holderValue == nil {
 		return
@@ -50,7 +50,7 @@ func (in *inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner
 // holderOf sets r's holder hash from key j's read of the type r found; a refused read sets
 // HolderErr. A key of another type (WRONGTYPE), or a hash with more fields than one call
 // returns, leaves the holder unknown (0).
-func (in *inspector) holderOf(j int, r *keyReply) {
+func (in *Inspector) holderOf(j int, r *KeyReply) {
 	if in.holderValue == nil || j >= len(in.values) {
 		return
 	}
@@ -80,8 +80,8 @@ func (in *inspector) holderOf(j int, r *keyReply) {
 	}
 }
 
-// isNoPerm reports whether err is an ACL refusal, of the command or of the key.
-func isNoPerm(err error) bool {
+// IsNoPerm reports whether err is an ACL refusal, of the command or of the key.
+func IsNoPerm(err error) bool {
 	var rerr redis.Error
 	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM ")
 }

@@ -1,10 +1,9 @@
-package collectors
+package walk
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -17,10 +16,10 @@ type nsState struct {
 	hasTTL             bool
 	maxIdle            time.Duration
 	hasIdle            bool
-	top                *walk.TopK // stalest keys
-	noTTLTop           *walk.TopK // stalest keys without expiry
-	soonest            *walk.TopK // keys with the shortest TTL; nil unless Options.Soonest
-	heldTop            *walk.TopK // longest-held keys (namespaces with ExpectedMaxHold)
+	top                *TopK // stalest keys
+	noTTLTop           *TopK // stalest keys without expiry
+	soonest            *TopK // keys with the shortest TTL; nil unless Options.Soonest
+	heldTop            *TopK // longest-held keys (namespaces with ExpectedMaxHold)
 	maxHeld            time.Duration
 	hasHeld            bool
 	truncated          bool
@@ -33,7 +32,7 @@ type nsState struct {
 // every namespace has reached its cap, so the walk can stop. A walk for the index (sink set)
 // adds fence keys to b too, outside the caps, for their expiry: the index must stop counting
 // one when it expires, where a walk's SCAN no longer returns it.
-func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (next int, capsReached bool) {
+func (f *Run) admit(reply *Classified, from int, b *Batch, limit int) (next int, capsReached bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := from
@@ -77,9 +76,9 @@ func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (
 }
 
 // merge folds one inspected key into namespace i; idleKnown says whether k.Idle was read.
-func (st *nsState) merge(k walk.KeyInfo, idleKnown bool) {
+func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 	st.keys++
-	if k.TTL == walk.NoTTL {
+	if k.TTL == NoTTL {
 		st.noTTL++
 		st.noTTLTop.Offer(k)
 	} else {
@@ -100,7 +99,7 @@ func (st *nsState) merge(k walk.KeyInfo, idleKnown bool) {
 }
 
 // merge folds one inspected batch into the namespaces its keys were admitted to.
-func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
+func (f *Run) merge(b *Batch, replies []KeyReply, idleKnown bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, r := range replies {
@@ -122,12 +121,12 @@ func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
 // error of its own. Node goroutines all start within microseconds of the slot map being loaded,
 // long before any waiter's deadline, so a node that has not registered yet is not a practical
 // concern.
-func (f *walkRun) Snapshot(at time.Time) *walkResult {
+func (f *Run) Snapshot(at time.Time) *Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	reached := f.allReached()
 	passDone := f.nodeErr == nil && f.nodesStarted > 0 && f.nodesDone == f.nodesStarted
-	res := &walkResult{
+	res := &Result{
 		Err:               f.nodeErr,
 		IdleTimeAvailable: !f.noIdle,
 		ScanCalls:         f.scanCalls,
@@ -158,10 +157,10 @@ func (f *walkRun) Snapshot(at time.Time) *walkResult {
 }
 
 // namespaceResult is namespace i's part of a snapshot; f.mu is held.
-func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) walkNamespaceResult {
+func (f *Run) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
 	st := f.ns[i]
 	capped := st.truncated && st.inspected == st.examined
-	return walkNamespaceResult{
+	return NamespaceResult{
 		Namespace:      f.opts.Namespaces[i],
 		Keys:           st.keys,
 		KeysWithoutTTL: st.noTTL,

@@ -1,24 +1,27 @@
-package collectors
+package walk
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// walker reads namespaces by a walk of the keyspace: one walk per node, shared by the scrapes
+// ErrClosed is the error of a walk asked for after its walker closed; collectors reports it as
+// ErrScannerClosed.
+var ErrClosed = errors.New("collectors: scanner closed")
+
+// Walker reads namespaces by a walk of the keyspace: one walk per node, shared by the scrapes
 // that overlap it. A Scanner has one for its own namespaces and its index's builds; the index
 // keeps more for what it cannot serve in a scrape.
-type walker struct {
+type Walker struct {
 	client   redis.UniversalClient
-	opts     walkOptions
-	cls      *walk.Classifier
-	typeScan *walk.TypeSupport
-	replies  *walk.ReplyClock
+	opts     Options
+	cls      *Classifier
+	typeScan *TypeSupport
+	replies  *ReplyClock
 
 	// base parents every walk, so that a walk outlives the scrape that started it (later
 	// scrapes may be waiting on it) while close can still stop it.
@@ -26,21 +29,21 @@ type walker struct {
 	cancel context.CancelFunc
 
 	mu       sync.Mutex
-	inFlight *walkRun
+	inFlight *Run
 	closed   bool
 	running  sync.WaitGroup
 }
 
-// newWalker returns a walker reading opts.Namespaces through client, with options that hold
+// NewWalker returns a walker reading opts.Namespaces through client, with options that hold
 // defaults and are valid; parent ends every walk.
-func newWalker(parent context.Context, client redis.UniversalClient, opts walkOptions) *walker {
+func NewWalker(parent context.Context, client redis.UniversalClient, opts Options) *Walker {
 	base, cancel := context.WithCancel(parent)
-	return &walker{
+	return &Walker{
 		client:   client,
 		opts:     opts,
-		cls:      walk.NewClassifier(opts.Namespaces),
-		typeScan: walk.NewTypeSupport(),
-		replies:  walk.NewReplyClock(),
+		cls:      NewClassifier(opts.Namespaces),
+		typeScan: NewTypeSupport(),
+		replies:  NewReplyClock(),
 		base:     base,
 		cancel:   cancel,
 	}
@@ -49,7 +52,7 @@ func newWalker(parent context.Context, client redis.UniversalClient, opts walkOp
 // Scan returns what the walk in flight (or a new one) saw by the time it ended or ctx ended,
 // whichever comes first: Scanner.Scan says how walks are shared. The Result is shared with the
 // other scrapes of its walk: read it, never change it.
-func (w *walker) Scan(ctx context.Context) *walkResult {
+func (w *Walker) Scan(ctx context.Context) *Result {
 	now := time.Now()
 	deadline := now.Add(w.opts.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -65,7 +68,7 @@ func (w *walker) Scan(ctx context.Context) *walkResult {
 	// A walk past its deadline has stopped sending commands and is only waiting for the last
 	// replies: start afresh rather than hand its state to a new scrape.
 	if f == nil || !f.extend(deadline) {
-		f = newWalkRun(w.base, w.opts, w.cls, w.replies, now, deadline)
+		f = NewRun(w.base, w.opts, w.cls, w.replies, now, deadline)
 		w.inFlight = f
 		w.running.Add(1)
 		go w.run(f)
@@ -84,16 +87,19 @@ func (w *walker) Scan(ctx context.Context) *walkResult {
 }
 
 // closedWalk is the result of a walk asked for after its walker closed: every namespace unknown.
-func closedWalk(opts walkOptions) *walkResult {
-	res := &walkResult{Err: ErrScannerClosed, IdleTimeAvailable: true}
+func closedWalk(opts Options) *Result {
+	res := &Result{Err: ErrClosed, IdleTimeAvailable: true}
 	for _, ns := range opts.Namespaces {
-		res.Namespaces = append(res.Namespaces, walkNamespaceResult{Namespace: ns})
+		res.Namespaces = append(res.Namespaces, NamespaceResult{Namespace: ns})
 	}
 	return res
 }
 
-// Close stops a walk in flight and waits for it. Later scans report ErrScannerClosed.
-func (w *walker) Close() {
+// Replies is when each node last answered one of the walker's walks: the index's walks share it.
+func (w *Walker) Replies() *ReplyClock { return w.replies }
+
+// Close stops a walk in flight and waits for it. Later scans report ErrClosed.
+func (w *Walker) Close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
@@ -101,12 +107,12 @@ func (w *walker) Close() {
 	w.running.Wait()
 }
 
-func (w *walker) run(f *walkRun) {
+func (w *Walker) run(f *Run) {
 	defer w.running.Done()
 	if cc, ok := w.client.(*redis.ClusterClient); ok {
 		ctx, cancel := f.commandContext(f.ctx)
 		// fn records its own failures, so the only error left is loading the cluster's slot map.
-		err := walk.ForEachMaster(ctx, cc, func(node *redis.Client) { w.WalkNode(f, node) })
+		err := ForEachMaster(ctx, cc, func(node *redis.Client) { w.WalkNode(f, node) })
 		cancel()
 		if err != nil {
 			f.failNode(err)
