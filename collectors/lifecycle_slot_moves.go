@@ -28,8 +28,8 @@ import (
 // late it comes back. Keyspace notifications name its "restore", never an acquisition.
 //
 // A re-read is redirected by the move on both masters: on the source a key that left answers
-// ASK, on the target a key that arrived answers MOVED to a read without ASKING (keyReply.
-// migrating). A target that reads an arrived key only after the slot became its own reads it
+// ASK, on the target a key that arrived answers MOVED to a read without ASKING (walk.KeyReply.
+// Migrating). A target that reads an arrived key only after the slot became its own reads it
 // plainly, but that read's counts are pending until the next check of the server's identity,
 // which finds the slots changed and discards them (settleLifecycle).
 
