@@ -3,8 +3,6 @@ package collectors
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,23 +32,12 @@ type notificationSource struct {
 	count     int // events held in events
 }
 
-// openNotificationFeed subscribes to the keyspace events of the node's prefixes on a
-// connection of its own. config is nil where CONFIG GET is refused. A subscription the server
-// refuses (an ACL without the channel rule) is a refusal.
-func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*changeFeed, error) {
-	sub, err := keyspace.Subscribe(ctx, n.client.Options(), n.prefixes, keyspace.DefaultMaxPending)
-	if errors.Is(err, keyspace.ErrSubscribeRefused) {
-		rules := keyspace.ChannelRules(n.client.Options().DB, n.prefixes)
-		return nil, &errTrackingRefused{fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
-	}
-	if err != nil {
-		return nil, refusal(err)
-	}
-	src := &notificationSource{sub: sub, events: map[string][]string{}, checkedAt: time.Now()}
-	if support != nil {
-		src.config = n.client
-	}
-	return &changeFeed{admit: admit, pending: map[string]int64{}, notes: src, clock: &n.clock}, nil
+// newNotificationFeed is a change feed whose source is the keyspace notifications sub receives;
+// config re-reads the server's setting, nil where CONFIG GET is refused. clock stamps the
+// feed's round trips.
+func newNotificationFeed(sub *keyspace.Subscriber, config keyspace.ConfigReader, admit func(string) bool, clock *serverClock) *changeFeed {
+	src := &notificationSource{sub: sub, config: config, events: map[string][]string{}, checkedAt: time.Now()}
+	return &changeFeed{admit: admit, pending: map[string]int64{}, notes: src, clock: clock}
 }
 
 // pingNotifications is ping for a notifications feed: a round trip on the subscription, the

@@ -123,3 +123,22 @@ func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support)
 		n.opts.Logger.Info("lock key index: following keyspace notifications", "addr", addr, "setting", support.Value)
 	}
 }
+
+// openNotificationFeed subscribes to the keyspace events of the node's prefixes on a
+// connection of its own. config is nil where CONFIG GET is refused. A subscription the server
+// refuses (an ACL without the channel rule) is a refusal.
+func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*changeFeed, error) {
+	sub, err := keyspace.Subscribe(ctx, n.client.Options(), n.prefixes, keyspace.DefaultMaxPending)
+	if errors.Is(err, keyspace.ErrSubscribeRefused) {
+		rules := keyspace.ChannelRules(n.client.Options().DB, n.prefixes)
+		return nil, &errTrackingRefused{fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
+	}
+	if err != nil {
+		return nil, refusal(err)
+	}
+	var config keyspace.ConfigReader
+	if support != nil {
+		config = n.client
+	}
+	return newNotificationFeed(sub, config, admit, &n.clock), nil
+}

@@ -2,49 +2,11 @@ package collectors
 
 import (
 	"sync"
-	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
-
-// serverClock converts the exporter's clock to the server's, from the offset measured at the
-// node's last TIME: the index keeps server times, so that a TTL from PEXPIRETIME and the scrape's
-// TIME compare on one clock whatever the skew between the hosts.
-type serverClock struct {
-	mu     sync.Mutex
-	offset int64 // server ms − local ms
-	// least is the least the offset can be: the server read its TIME before the reply was
-	// received. 0 until the first TIME.
-	least int64
-	known bool
-}
-
-func (c *serverClock) now() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().UnixMilli() + c.offset
-}
-
-// set records the server's TIME (ms) read between the local times sent and received.
-func (c *serverClock) set(server int64, sent, received time.Time) {
-	mid := sent.UnixMilli() + received.Sub(sent).Milliseconds()/2
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset = server - mid
-	c.least, c.known = server-received.UnixMilli(), true
-}
-
-// earliest is the earliest the server's clock (ms) can have read at local time t: a lower
-// bound, where now is an estimate; 0 before the first TIME.
-func (c *serverClock) earliest(t time.Time) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.known {
-		return 0
-	}
-	return t.UnixMilli() - 1 + c.least // t's milliseconds are truncated
-}
 
 // indexBuilder receives a walk's keys (a walk with sink set) into a new index. On a rebuild
 // (a resync) the index served meanwhile is its base: a key the walk reads as the base holds it
@@ -244,4 +206,18 @@ func maskOf(ns []int32) uint64 {
 		m |= 1 << i
 	}
 	return m
+}
+
+// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
+// matches key.
+func (n *indexNode) maskOf(key string) uint64 {
+	var buf [maxIndexedNamespaces]int32
+	var m uint64
+	// As the walk sorts keys: a companion counts under its lock's namespace too.
+	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
+		m = maskOf(n.cls.Classify(key, buf[:0]))
+	} else {
+		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
+	}
+	return m &^ n.budget.overMask()
 }
