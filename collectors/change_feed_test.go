@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestChangeFeedBesideTheFirstDial opens change feeds with the options of a caller's client.
@@ -70,12 +71,12 @@ func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
 	}
 	var last int64
 	for round := range 5 {
-		before := serverNow(t, c)
+		before := testkit.ServerNow(t, c)
 		c.Set(ctx, fmt.Sprintf("jobs:%d", round), "v", 0)
 		if err := feed.ping(ctx); err != nil {
 			t.Fatal(err)
 		}
-		after := serverNow(t, c)
+		after := testkit.ServerNow(t, c)
 		changed, _ := feed.take()
 		stamp, named := changed[fmt.Sprintf("jobs:%d", round)]
 		complete := feed.complete()

@@ -437,13 +437,13 @@ func TestLifecycleHoldAges(t *testing.T) {
 	}
 	t.Cleanup(s.Close)
 	waitCurrent(t, s)
-	t0 := serverNow(t, c)
+	t0 := testkit.ServerNow(t, c)
 	acquire(t, c, "jobs:redis-py", "tok", time.Minute)
 	s.Scan(ctx) // the feed's re-read: the hold began between t0 and t1
-	t1 := serverNow(t, c)
+	t1 := testkit.ServerNow(t, c)
 	awaitServerTime(t, c, t1+1000)
 	got := gather(t, s.Collector(ctx))
-	t2 := serverNow(t, c)
+	t2 := testkit.ServerNow(t, c)
 	held := map[string]float64{}
 	for _, sm := range got["lock_key_held_seconds"] {
 		held[sm.labels["key"]] = sm.value
@@ -462,16 +462,6 @@ func TestLifecycleHoldAges(t *testing.T) {
 	if got := gather(t, s.Collector(ctx)); len(got["lock_key_held_seconds"]) != 0 {
 		t.Errorf("after the release: %v, want no hold", got["lock_key_held_seconds"])
 	}
-}
-
-// serverNow is the server's clock (Unix ms).
-func serverNow(t *testing.T, c *redis.Client) int64 {
-	t.Helper()
-	now, err := c.Time(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return now.UnixMilli()
 }
 
 // TestLifecycleCluster: on a Cluster each master's feed counts its own keys, summed per
