@@ -164,7 +164,7 @@ type backstopCheck struct {
 }
 
 func (c *backstopCheck) ExpireTime() bool { return c.absolute }
-func (c *backstopCheck) Now() int64       { return c.n.clock.now() }
+func (c *backstopCheck) Now() int64       { return c.n.clock.Now() }
 
 // drained brings the index up to now before a comparison, and reports false when the index is
 // no longer following its feed (the walk is then abandoned: a resync walks anyway). syncMu is held.

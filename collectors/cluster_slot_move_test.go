@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -163,7 +164,7 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			freshWalk(t, cc, ns)
 			oneWalk := scanCallsOnServer(t, clients[from]) - before
 			s := indexed(t, cc, ns)
-			movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[resyncSlotsMoved] }
+			movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[index.ResyncSlotsMoved] }
 			entries := func(m *redistest.Server) int { return clusterNode(t, s.index.cluster, m.Addr).counts().entries }
 			scans := func() [2]int { return [2]int{scanCallsOnServer(t, clients[from]), scanCallsOnServer(t, clients[to])} }
 			resyncsBefore, scansBefore := movedResyncs(), scans()
@@ -266,7 +267,7 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	}
 	t.Cleanup(s.Close)
 	waitCurrent(t, s)
-	movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[resyncSlotsMoved] }
+	movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[index.ResyncSlotsMoved] }
 	before := movedResyncs()
 
 	move := cluster.BeginSlotMigration(t, cluster.Slot(t, key), to)

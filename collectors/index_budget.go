@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // keyBudget is the index key budget (Options.IndexKeyBudget) of one Scanner: the most keys its
@@ -176,7 +178,7 @@ func (n *indexNode) readmit(b int) {
 	n.mu.Lock()
 	n.returning |= 1 << b
 	n.mu.Unlock()
-	n.lose(resyncKeyBudget)
+	n.lose(index.ResyncKeyBudget)
 }
 
 // budgetWalked is the mask of namespaces the node's scrapes walk for the key budget: those past

@@ -16,7 +16,7 @@ import (
 // holds one index plus the changes instead of two whole indexes (the memory peak of a resync
 // at the index key budget: docs/exporter.md, "Cost").
 type indexBuilder struct {
-	clock      *serverClock
+	clock      *index.ServerClock
 	absolute   bool
 	namespaces []Namespace
 
@@ -43,7 +43,7 @@ type indexBuilder struct {
 	forgetHolds bool
 }
 
-func newIndexBuilder(clock *serverClock, absolute bool, namespaces []Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
+func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
 	b := &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: newKeyIndex(), base: base, baseMu: baseMu}
 	if base != nil {
 		// A new epoch per build, kept in the base at once: stamps of a build that failed must
@@ -63,7 +63,7 @@ func (b *indexBuilder) chargeTo(budget *keyBudget, owner *indexNode) {
 }
 
 func (b *indexBuilder) ExpireTime() bool { return b.absolute }
-func (b *indexBuilder) Now() int64       { return b.clock.now() }
+func (b *indexBuilder) Now() int64       { return b.clock.Now() }
 
 func (b *indexBuilder) Add(bt *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
 	st := readStamp{at: at, idleKnown: idleKnown, absolute: b.absolute, namespaces: b.namespaces}

@@ -72,7 +72,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 			return rs
 		}
 		var mu sync.Mutex
-		clock := &serverClock{}
+		clock := &index.ServerClock{}
 		first := newIndexBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, randomReadings(60), at)
 		base := first.result()
@@ -151,7 +151,7 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 	excluded := 0
 	for round := range 300 {
 		var mu sync.Mutex
-		clock := &serverClock{}
+		clock := &index.ServerClock{}
 		first := newIndexBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, readings(80), at)
 		base := first.result()

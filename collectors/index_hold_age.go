@@ -6,7 +6,6 @@ import (
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // Hold ages from the index. A lock's hold age is the server's TIME less the acquisition time in
@@ -72,23 +71,4 @@ func ttlAt(e index.Entry, now int64) time.Duration {
 // withHeld sets r's hold ages from the namespace's aggregate, as the walk sets them.
 func (a heldAggregate) withHeld(r *NamespaceResult) {
 	r.LongestHeld, r.MaxHeld, r.HasHeld = publicKeys(a.top.Sorted()), a.max, a.has
-}
-
-// feedKeys is the keys to re-read for a key the change feed named: the key itself, except for a
-// holder key, which is never indexed: its lock is re-read instead, with its holder record, so
-// that a new acquisition time reaches the index even when only the holder key was written. A
-// holder key names one or two possible locks (lockkeys.LockOf); a lock that does not exist
-// reads as gone, which changes nothing.
-func feedKeys(key string) []string {
-	kind, base, unwrapped := lockkeys.LockOf(key)
-	if kind != lockkeys.HolderCompanion {
-		return []string{key}
-	}
-	var locks []string
-	for _, l := range []string{base, unwrapped} {
-		if l != "" {
-			locks = append(locks, l)
-		}
-	}
-	return locks
 }

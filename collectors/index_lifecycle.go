@@ -145,7 +145,7 @@ func eventsType(events []string) uint8 {
 }
 
 // sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by the
-// instant up to which the feed has named every change (changeFeed.complete), never later than
+// instant up to which the feed has named every change (index.ChangeFeed.Complete), never later than
 // now (server ms): a renewal after that instant may not be named yet, and ending its hold would
 // count a lapse that did not happen. An end happens when the expiry passes, not when Redis
 // reclaims the key (and the invalidation of that is not counted again). syncMu is held.
@@ -154,7 +154,7 @@ func (n *indexNode) sweepLifecycle(now int64) {
 	if follow == 0 || n.idx == nil || n.feed == nil {
 		return
 	}
-	now = min(now, n.feed.complete())
+	now = min(now, n.feed.Complete())
 	n.mu.Lock()
 	slack := slackOf(n.absolute)
 	n.mu.Unlock()

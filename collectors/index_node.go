@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
@@ -58,7 +59,7 @@ type indexNode struct {
 	namespaces []Namespace // the indexed namespaces; bit b of a mask is namespaces[b]
 	cls        *walk.Classifier
 	prefixes   []string
-	clock      serverClock
+	clock      index.ServerClock
 	noHolder   atomic.Bool       // the holder read was refused: the lifecycle goes on without holders
 	lifeSrc    *lifecycle.Source // the lifecycle counts of the node's re-reads, until settleLifecycle
 
@@ -116,7 +117,7 @@ func (n *indexNode) close() {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 	n.budget.release(n)
@@ -134,13 +135,13 @@ func (n *indexNode) run() {
 			close(n.tried)
 			first = false
 		}
-		var refused *errTrackingRefused
+		var refused *index.TrackingRefusedError
 		if errors.As(err, &refused) {
 			n.refuse(err)
 			return
 		}
 		var lost *errFeedLost
-		if errors.As(err, &lost) && lost.reason == resyncSlotsMoved {
+		if errors.As(err, &lost) && lost.reason == index.ResyncSlotsMoved {
 			// A slot began to move during the build: build again once it has moved.
 			n.awaitMoveEnd()
 			continue
@@ -173,7 +174,7 @@ func (n *indexNode) run() {
 		n.resyncs[reason]++
 		n.mu.Unlock()
 		n.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
-		if reason == resyncSlotsMoved {
+		if reason == index.ResyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
 	}
@@ -193,7 +194,7 @@ const defaultMoveWaitMax = time.Minute
 func (n *indexNode) awaitMoveEnd() {
 	n.syncMu.Lock()
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 	built := n.ident
@@ -263,7 +264,7 @@ func (n *indexNode) build() error {
 	n.settleLifecycle(n.lostReason())
 	n.syncMu.Lock()
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 	n.syncMu.Unlock()
@@ -278,8 +279,8 @@ func (n *indexNode) build() error {
 	}
 	ident, _, _, err := n.readIdentity(ctx)
 	if err != nil {
-		feed.close()
-		return refusedGrant(err)
+		feed.Close()
+		return index.RefusedGrant(err)
 	}
 	n.mu.Lock()
 	n.absolute = ident.major >= 7
@@ -290,7 +291,7 @@ func (n *indexNode) build() error {
 	defer n.setBuilding(nil)
 	b, included, truncated, err := n.buildWalk(ctx, absolute)
 	if err != nil {
-		feed.close()
+		feed.Close()
 		return err
 	}
 	n.syncMu.Lock()
@@ -347,14 +348,14 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 // the error that makes the build fail (a refused grant refuses the index).
 func buildOutcome(res *walk.Result) (truncated []int, err error) {
 	if !res.Up {
-		return nil, refusedGrant(fmt.Errorf("index build: %w", res.Err))
+		return nil, index.RefusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}
 	for i, ns := range res.Namespaces {
 		switch {
 		case ns.Truncated:
 			truncated = append(truncated, i)
 		case ns.Err != nil:
-			return nil, refusedGrant(fmt.Errorf("index build: %w", ns.Err))
+			return nil, index.RefusedGrant(fmt.Errorf("index build: %w", ns.Err))
 		case !ns.Complete:
 			return nil, fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
 		}
@@ -365,7 +366,7 @@ func buildOutcome(res *walk.Result) (truncated []int, err error) {
 // install makes idx, built from the server ident, the node's index following feed, and drains
 // the feed once: the changes made during the build are re-read. It returns errFeedLost when
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
-func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int, feed *changeFeed, ident serverIdentity) error {
+func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int, feed *index.ChangeFeed, ident serverIdentity) error {
 	for _, i := range truncated {
 		n.budget.overflow(i)
 	}
@@ -373,7 +374,7 @@ func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int,
 	n.feed, n.idx, n.ident, n.unreadable, n.absentHolds = feed, idx, ident, nil, nil
 	if reason, err := n.drain(ctx); reason != "" || err != nil {
 		// Lost already: the index is complete but may be behind; the next round builds afresh.
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 		if err == nil {
 			err = &errFeedLost{reason: reason}
@@ -401,7 +402,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 		n.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
-		n.lose(resyncKeyBudget)
+		n.lose(index.ResyncKeyBudget)
 	}
 }
 

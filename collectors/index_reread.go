@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,9 +18,9 @@ import (
 // did not answer the re-reads (the keys stay queued). syncMu is held.
 func (n *indexNode) drain(ctx context.Context) (string, error) {
 	if n.feed == nil {
-		return resyncConnectionLost, nil
+		return index.ResyncConnectionLost, nil
 	}
-	return n.drainPinged(ctx, n.feed.ping(ctx))
+	return n.drainPinged(ctx, n.feed.Ping(ctx))
 }
 
 // drainPinged is drain after the feed's round trip, which returned pingErr. syncMu is held.
@@ -28,9 +29,9 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return resyncConnectionLost, nil
+		return index.ResyncConnectionLost, nil
 	}
-	changed, lost := n.feed.take()
+	changed, lost := n.feed.Take()
 	keys := slices.Collect(maps.Keys(changed))
 	if n.changedSince != nil {
 		for _, k := range keys {
@@ -40,10 +41,10 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	if lost != "" {
 		return lost, nil
 	}
-	n.drainEvents, n.drainChanged = n.feed.takeEvents(), changed
+	n.drainEvents, n.drainChanged = n.feed.TakeEvents(), changed
 	defer func() { n.drainEvents, n.drainChanged = nil, nil }()
 	if err := n.reread(ctx, n.idx, keys); err != nil {
-		n.feed.requeue(changed, n.drainEvents)
+		n.feed.Requeue(changed, n.drainEvents)
 		return "", err
 	}
 	n.handOverEvents()
@@ -52,7 +53,7 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	n.redirected = false
 	n.mu.Unlock()
 	if redirected {
-		return resyncSlotsMoved, nil
+		return index.ResyncSlotsMoved, nil
 	}
 	return "", nil
 }
@@ -74,7 +75,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
-		at := n.clock.now()
+		at := n.clock.Now()
 		replies, idleKnown := in.Inspect(ctx, batch, true)
 		n.noteHolderRefusals(replies)
 		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
@@ -88,7 +89,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	}
 	// Applied once every read succeeded: a failed re-read queues the drain's keys and events
 	// again, and they are counted when applied, not twice.
-	st := readStamp{at: n.clock.now(), absolute: absolute, namespaces: n.namespaces}
+	st := readStamp{at: n.clock.Now(), absolute: absolute, namespaces: n.namespaces}
 	for _, k := range gone {
 		removed := walk.KeyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
@@ -142,7 +143,7 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *walk.KeyReply, st 
 	case unanswered(r.Err):
 		return r.Err
 	case commandRefused(r.Err):
-		return &errTrackingRefused{r.Err}
+		return &index.TrackingRefusedError{Err: r.Err}
 	case walk.IsRedirect(r.Err):
 		// The key's slot is being migrated: the node's keys change by MIGRATE, whose
 		// invalidations a re-read during the move cannot follow. Resync the node.
@@ -184,7 +185,7 @@ func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
 	}
 	n.unreadable[key] = err
 	if len(n.unreadable) > n.opts.IndexKeyBudget {
-		return &errTrackingRefused{fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
+		return &index.TrackingRefusedError{Err: fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
 	}
 	return nil
 }
@@ -227,14 +228,14 @@ func (n *indexNode) unreadableErrs() map[int]error {
 func (n *indexNode) refuseIndex(err error) {
 	n.refuse(err)
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 }
 
-// isRefusal reports whether err is a refused grant (errTrackingRefused).
+// isRefusal reports whether err is a refused grant (index.TrackingRefusedError).
 func isRefusal(err error) bool {
-	var refused *errTrackingRefused
+	var refused *index.TrackingRefusedError
 	return errors.As(err, &refused)
 }
 
@@ -242,7 +243,7 @@ func isRefusal(err error) bool {
 // serve yet (BUSY, LOADING, ...): the keys are read again later, as after a timeout.
 func unanswered(err error) bool {
 	var rerr redis.Error
-	return walk.IsConnectionError(err) || errors.As(err, &rerr) && transientReply(rerr.Error())
+	return walk.IsConnectionError(err) || errors.As(err, &rerr) && index.TransientReply(rerr.Error())
 }
 
 // commandRefused reports whether err is Redis refusing a command itself rather than one key:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
@@ -136,7 +137,7 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 // still holds this server's data; otherwise the scrape walks. syncMu is held.
 func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time.Time) indexServe {
 	ident, keyspace, now, err := n.readIdentity(ctx)
-	if refused := refusedGrant(err); refused != err {
+	if refused := index.RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)
 		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
@@ -276,7 +277,7 @@ func (out indexServe) walkAll(n int, why string) indexServe {
 // which may hand syncMu over: handed true), and the keys whose re-read was refused read again.
 // A lost feed marks the index behind (lose). syncMu is held.
 func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
-	reason := resyncConnectionLost
+	reason := index.ResyncConnectionLost
 	if n.feed != nil {
 		handed, pingErr := n.scrapePing(ctx)
 		if handed {
@@ -297,13 +298,13 @@ func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
 // keys, not merely miss recent changes: it must not be served while the resync runs.
 func dataReplaced(reason string) bool {
 	switch reason {
-	case resyncFlush, resyncSwapDB, resyncStatsReset, resyncRestart, resyncRole, resyncSlotsMoved:
+	case index.ResyncFlush, index.ResyncSwapDB, index.ResyncStatsReset, index.ResyncRestart, index.ResyncRole, index.ResyncSlotsMoved:
 		return true
 	}
 	return false
 }
 
-// scrapePing runs a scrape's round trip (changeFeed.ping) on the tracking connection with the
+// scrapePing runs a scrape's round trip (index.ChangeFeed.Ping) on the tracking connection with the
 // scrape's deadline plus commandGrace on the socket, not the deadline itself: a read timeout
 // closes the connection and with it tracking, so a scrape that ends while the reply is on its
 // way (a short X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node
@@ -313,12 +314,12 @@ func dataReplaced(reason string) bool {
 func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 	d, ok := ctx.Deadline()
 	if !ok {
-		return false, n.feed.ping(ctx)
+		return false, n.feed.Ping(ctx)
 	}
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.Add(walk.CommandGrace))
 	feed, done := n.feed, make(chan error, 1)
 	go func() {
-		done <- feed.ping(pctx)
+		done <- feed.Ping(pctx)
 		cancel()
 	}()
 	select {

@@ -684,7 +684,7 @@ func TestLifecycleSwapDB(t *testing.T) {
 		if got := lifecycleOf(t, s)["jobs"]; got.counts() != (life{ends: ends()}).counts() {
 			t.Fatalf("after SWAPDB: %s, want nothing counted", got.counts())
 		}
-		if res.IndexResyncs[resyncSwapDB] > 0 && indexCurrent(s, res) {
+		if res.IndexResyncs[index.ResyncSwapDB] > 0 && indexCurrent(s, res) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -32,11 +32,11 @@ type serverIdentity struct {
 func (id serverIdentity) changed(now serverIdentity) string {
 	switch {
 	case id.runID != now.runID:
-		return resyncRestart
+		return index.ResyncRestart
 	case id.role != now.role:
-		return resyncRole
+		return index.ResyncRole
 	case id.slots != now.slots:
-		return resyncSlotsMoved
+		return index.ResyncSlotsMoved
 	}
 	return dataChangeResync(id.commands.DatasetChange(now.commands))
 }
@@ -46,11 +46,11 @@ func (id serverIdentity) changed(now serverIdentity) string {
 func dataChangeResync(c index.DataChange) string {
 	switch c {
 	case index.DataSwapped:
-		return resyncSwapDB
+		return index.ResyncSwapDB
 	case index.DataFlushed:
-		return resyncFlush
+		return index.ResyncFlush
 	case index.CountsReset:
-		return resyncStatsReset
+		return index.ResyncStatsReset
 	}
 	return ""
 }
@@ -65,7 +65,7 @@ func (n *indexNode) checkIdentity(ident serverIdentity) string {
 	if reason == "" && ident.commands.RanSince(n.ident.commands, "config|set") && n.followsNotifications() {
 		// A CONFIG SET may have switched notifications off and on again between two readings
 		// of the setting: what was published meanwhile is lost.
-		reason = resyncNotificationsOff
+		reason = index.ResyncNotificationsOff
 	}
 	if reason == "" {
 		n.ident = ident
@@ -95,7 +95,7 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 		return serverIdentity{}, 0, 0, err
 	}
 	received := time.Now()
-	n.clock.set(tm.Val().UnixMilli(), sent, received)
+	n.clock.Set(tm.Val().UnixMilli(), sent, received)
 	n.replies.Mark(n.client.Options().Addr, received)
 	id = serverIdentity{
 		runID: infoField(server.Val(), "run_id"),

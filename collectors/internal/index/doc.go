@@ -1,5 +1,8 @@
 // Package index holds the parts of the exporter's lock-key index that stand on their own: the
-// entry kept for every indexed key, the key store that maps key names to entries in a few large
-// allocations, the prefixes the change feed follows, and the reading of INFO commandstats that
-// tells a SWAPDB or a flush the feed does not report.
+// change feed (a ChangeFeed, from RESP3 client tracking or keyspace notifications, that names
+// every key written under the tracked prefixes, and the resync reasons it and the index give),
+// the ServerClock the index keeps its times on, the entry kept for every indexed key, the key
+// store that maps key names to entries in a few large allocations, the prefixes the change feed
+// follows, and the reading of INFO commandstats that tells a SWAPDB or a flush the feed does not
+// report.
 package index

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -39,14 +39,14 @@ func TestChangeFeedBesideTheFirstDial(t *testing.T) {
 					MaintNotificationsConfig: &maintnotifications.Config{Mode: tt.mode}})
 				var wg sync.WaitGroup
 				wg.Go(func() { c.Ping(ctx) })
-				feed, err := openChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
+				feed, err := OpenChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
 				wg.Wait()
 				c.Close()
 				if err != nil {
 					t.Fatalf("open the feed: %v", err)
 				}
 				mode := feed.client.Options().MaintNotificationsConfig.Mode
-				feed.close()
+				feed.Close()
 				if mode != maintnotifications.ModeDisabled {
 					t.Fatalf("feed's maintenance notifications %q, want its own %q", mode, maintnotifications.ModeDisabled)
 				}
@@ -61,25 +61,25 @@ func TestChangeFeedBesideTheFirstDial(t *testing.T) {
 func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t).Client(t)
-	feed, err := openChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
+	feed, err := OpenChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(feed.close)
-	if got := feed.complete(); got != 0 {
+	t.Cleanup(feed.Close)
+	if got := feed.Complete(); got != 0 {
 		t.Fatalf("complete before any round trip: %d, want 0 (not known)", got)
 	}
 	var last int64
 	for round := range 5 {
 		before := testkit.ServerNow(t, c)
 		c.Set(ctx, fmt.Sprintf("jobs:%d", round), "v", 0)
-		if err := feed.ping(ctx); err != nil {
+		if err := feed.Ping(ctx); err != nil {
 			t.Fatal(err)
 		}
 		after := testkit.ServerNow(t, c)
-		changed, _ := feed.take()
+		changed, _ := feed.Take()
 		stamp, named := changed[fmt.Sprintf("jobs:%d", round)]
-		complete := feed.complete()
+		complete := feed.Complete()
 		switch {
 		case !named:
 			t.Fatalf("round %d: not named: %v", round, changed)
