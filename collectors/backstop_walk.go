@@ -198,7 +198,7 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 	// A key the feed named since the walk began may have changed after the walk read it: the
 	// feed's re-read is the newer, so the walk does not judge it.
 	fresh := c.n.changedSince
-	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.namespaces}
+	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.keySide}
 	for k := range replies {
 		key := b.Keys[k]
 		if replies[k].Err != nil || fresh[key] {

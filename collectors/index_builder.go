@@ -18,7 +18,7 @@ import (
 type indexBuilder struct {
 	clock      *index.ServerClock
 	absolute   bool
-	namespaces []Namespace
+	namespaces []walk.Namespace
 
 	mu  sync.Mutex
 	idx *keyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
@@ -43,7 +43,7 @@ type indexBuilder struct {
 	forgetHolds bool
 }
 
-func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
+func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
 	b := &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: newKeyIndex(), base: base, baseMu: baseMu}
 	if base != nil {
 		// A new epoch per build, kept in the base at once: stamps of a build that failed must

@@ -55,7 +55,7 @@ func snapshot(x *keyIndex) map[string]index.Entry {
 // returned twice with different readings), whatever a failed build before it stamped; and while
 // it runs the served index keeps its figures (idle times aside).
 func TestIndexRebuildOnBase(t *testing.T) {
-	ns := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}}
+	ns := walkNamespaces([]Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}})
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
@@ -136,7 +136,8 @@ func countsDiffer(x *keyIndex) string {
 // build had stamped in the base or read anew when the budget sent it to the walk, and with its
 // counts per namespace equal to its entries.
 func TestIndexRebuildWithinBudget(t *testing.T) {
-	ns := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}, {Name: "c", Pattern: "k*"}}
+	namespaces := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}, {Name: "c", Pattern: "k*"}}
+	ns := walkNamespaces(namespaces)
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(3, 4))
 	readings := func(n int) []reading {
@@ -157,7 +158,7 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		base := first.result()
 
 		rebuild := readings(80)
-		budget := newKeyBudget(10+r.IntN(40), ns, slog.New(slog.DiscardHandler))
+		budget := newKeyBudget(10+r.IntN(40), namespaces, slog.New(slog.DiscardHandler))
 		b := newIndexBuilder(clock, true, ns, base, &mu)
 		b.chargeTo(budget, &indexNode{})
 		feedBuild(b, rebuild, at)

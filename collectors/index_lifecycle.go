@@ -191,16 +191,6 @@ func slackOf(absolute bool) int64 {
 	return expirySlack
 }
 
-// heldSince is when the entry's hold began, for its hold age: the lease holder record's
-// acquisition time where read, else (fromFeed) when the feed saw the hold begin; 0 when neither
-// is known (a hold that began before the index was built) or the hold ended.
-func heldSince(e *index.Entry, fromFeed bool) int64 {
-	if e.Acquired != 0 || !fromFeed || e.Ended {
-		return e.Acquired
-	}
-	return e.Began
-}
-
 // holderReadOffMessage is logged, at INFO, when a node stops reading lock holders.
 const holderReadOffMessage = "lock key index: lock holders cannot be read (an optional grant); lifecycle counts go on without them"
 

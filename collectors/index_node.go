@@ -56,7 +56,8 @@ const buildTimeout = time.Hour
 type indexNode struct {
 	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
-	namespaces []Namespace // the indexed namespaces; bit b of a mask is namespaces[b]
+	namespaces []Namespace      // the indexed namespaces; bit b of a mask is namespaces[b]
+	keySide    []walk.Namespace // namespaces as the key index reads them, by the same bits
 	cls        *walk.Classifier
 	prefixes   []string
 	clock      index.ServerClock
@@ -95,8 +96,9 @@ func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, pre
 }
 
 func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+	keySide := walkNamespaces(namespaces)
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(walkNamespaces(namespaces)), prefixes: prefixes, lifeSrc: env.life.NewSource(),
+		nodeEnv: env, client: client, namespaces: namespaces, keySide: keySide, cls: walk.NewClassifier(keySide), prefixes: prefixes, lifeSrc: env.life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
@@ -327,7 +329,7 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b = newIndexBuilder(&n.clock, absolute, n.keySide, base, n.syncMu)
 	b.forgetHolds = dataReplaced(n.lostReason())
 	b.chargeTo(n.budget, n)
 	included = ^b.exclude // namespaces coming back that this build reads

@@ -78,7 +78,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 		at := n.clock.Now()
 		replies, idleKnown := in.Inspect(ctx, batch, true)
 		n.noteHolderRefusals(replies)
-		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
+		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.keySide}
 		follow := n.lifecycleMask()
 		for k := range replies {
 			if err := n.applyReread(idx, batch[k], &replies[k], st, follow); err != nil {
@@ -89,7 +89,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	}
 	// Applied once every read succeeded: a failed re-read queues the drain's keys and events
 	// again, and they are counted when applied, not twice.
-	st := readStamp{at: n.clock.Now(), absolute: absolute, namespaces: n.namespaces}
+	st := readStamp{at: n.clock.Now(), absolute: absolute, namespaces: n.keySide}
 	for _, k := range gone {
 		removed := walk.KeyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {

@@ -196,7 +196,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	}
 	out.noIdle = !idle
 	k := n.opts.TopK
-	held := n.idx.heldAges(n.namespaces, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
+	held := n.idx.heldAges(n.keySide, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
@@ -352,7 +352,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 	k := n.opts.TopK
 	m := max(4*k, k+16)
 	for {
-		aggs := n.idx.aggregate(n.namespaces, now, m)
+		aggs := n.idx.aggregate(n.keySide, now, m)
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {

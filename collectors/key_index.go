@@ -8,6 +8,10 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
+// maxIndexedNamespaces is how many namespaces one index serves: an indexed key records the
+// namespaces it belongs to in one 64-bit mask.
+const maxIndexedNamespaces = 64
+
 // keyIndex is one node's lock keys, as last read: for every key some indexed namespace matches,
 // what a walk would learn from it (type, expiry, idle time), so that a scrape can aggregate from
 // memory. Times are Unix milliseconds on the server's clock, so a TTL computed at scrape time
@@ -84,7 +88,7 @@ type readStamp struct {
 	at         int64 // server ms, taken just before the pipeline was sent
 	idleKnown  bool
 	absolute   bool // replies carry PEXPIRETIME
-	namespaces []Namespace
+	namespaces []walk.Namespace
 }
 
 // apply records one key's reply; ns is the mask of indexed namespaces whose pattern matches it.
@@ -147,9 +151,9 @@ func differs(a, b index.Entry, absolute bool) bool {
 }
 
 // wantedByAny reports whether some namespace in the mask counts keys of type typ.
-func wantedByAny(ns uint64, typ string, namespaces []Namespace) bool {
+func wantedByAny(ns uint64, typ string, namespaces []walk.Namespace) bool {
 	for m := ns; m != 0; m &= m - 1 {
-		if namespaces[bits.TrailingZeros64(m)].wants(typ) {
+		if namespaces[bits.TrailingZeros64(m)].Wants(typ) {
 			return true
 		}
 	}
@@ -192,7 +196,7 @@ func idleEstimate(e *index.Entry, now int64) time.Duration {
 // the m stalest keys by estimate per namespace as candidates for the exact idle re-read. Keys
 // whose expiry has passed are left out: Redis has not deleted them yet, but any command would
 // find them gone, as a walk's PTTL does.
-func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAggregate {
+func (x *keyIndex) aggregate(namespaces []walk.Namespace, now int64, m int) []indexAggregate {
 	out := make([]indexAggregate, len(namespaces))
 	for i := range out {
 		out[i].top, out[i].noTTLTop = walk.NewTopK(m, true), walk.NewTopK(m, true)
@@ -207,7 +211,7 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 				a.fence++
 				continue
 			}
-			if !namespaces[bits.TrailingZeros64(mask)].wants(typeName(e.Type)) {
+			if !namespaces[bits.TrailingZeros64(mask)].Wants(typeName(e.Type)) {
 				continue
 			}
 			a.keys++
@@ -227,4 +231,64 @@ func (x *keyIndex) aggregate(namespaces []Namespace, now int64, m int) []indexAg
 	return out
 }
 
-func trailingZeros(m uint64) int { return bits.TrailingZeros64(m) }
+// heldAggregate is one namespace's hold ages from the index, as a walk's nsState keeps them.
+type heldAggregate struct {
+	max time.Duration
+	has bool
+	top *walk.TopK // longest held first
+}
+
+// heldAges computes every namespace's longest hold and top-K by hold age as of now (server ms),
+// over the keys aggregate counts (not expired, not a fence key, a type the namespace counts).
+// It returns nil, without a look at the entries, when no namespace declares ExpectedMaxHold:
+// then no entry carries an acquisition time.
+func (x *keyIndex) heldAges(namespaces []walk.Namespace, now int64, k int, full, fromFeed bool) []heldAggregate {
+	declared := false
+	for _, ns := range namespaces {
+		declared = declared || ns.ReadsHolders
+	}
+	if !declared {
+		return nil
+	}
+	out := make([]heldAggregate, len(namespaces))
+	for i := range out {
+		out[i].top = walk.NewTopKBy(k, full, walk.LongerHeld)
+	}
+	for key, e := range x.keys.All() {
+		since := heldSince(e, fromFeed)
+		if since == 0 || e.Fence || e.ExpireAt != 0 && e.ExpireAt < now {
+			continue
+		}
+		held := max(0, time.Duration(now-since)*time.Millisecond)
+		for mask := e.Mask; mask != 0; mask &= mask - 1 {
+			b := bits.TrailingZeros64(mask)
+			if !namespaces[b].Wants(typeName(e.Type)) {
+				continue
+			}
+			a := &out[b]
+			if !a.has || held > a.max {
+				a.max, a.has = held, true
+			}
+			a.top.Offer(walk.KeyInfo{Key: key, TTL: ttlAt(*e, now), Held: held, HasHeld: true})
+		}
+	}
+	return out
+}
+
+// ttlAt is the entry's remaining TTL at now (server ms), or NoTTL.
+func ttlAt(e index.Entry, now int64) time.Duration {
+	if e.ExpireAt == 0 {
+		return walk.NoTTL
+	}
+	return time.Duration(e.ExpireAt-now) * time.Millisecond
+}
+
+// heldSince is when the entry's hold began, for its hold age: the lease holder record's
+// acquisition time where read, else (fromFeed) when the feed saw the hold begin; 0 when neither
+// is known (a hold that began before the index was built) or the hold ended.
+func heldSince(e *index.Entry, fromFeed bool) int64 {
+	if e.Acquired != 0 || !fromFeed || e.Ended {
+		return e.Acquired
+	}
+	return e.Began
+}

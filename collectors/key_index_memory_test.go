@@ -19,7 +19,7 @@ import (
 func BenchmarkIndexHeapPerKey(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			ns := []Namespace{{Name: "jobs", Pattern: "locks:job:*"}}
+			ns := walkNamespaces([]Namespace{{Name: "jobs", Pattern: "locks:job:*"}})
 			st := readStamp{at: 1_700_000_000_000, idleKnown: true, absolute: true, namespaces: ns}
 			var perKey float64
 			for b.Loop() {

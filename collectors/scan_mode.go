@@ -69,7 +69,3 @@ var reasonText = map[string]string{
 	reasonIndexUnavailable: "no current lock-key index (no build has succeeded yet, the last one failed and is retried, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 }
-
-// maxIndexedNamespaces is how many namespaces one index serves: an indexed key records the
-// namespaces it belongs to in one 64-bit mask.
-const maxIndexedNamespaces = 64
