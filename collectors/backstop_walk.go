@@ -72,14 +72,14 @@ func (n *indexNode) backstop(ctx context.Context) {
 
 // beginBackstop starts a new epoch of the node's index and the collection of the keys drains
 // re-read from now on (changedSince), and returns the index; nil when no index exists yet.
-func (n *indexNode) beginBackstop() *keyIndex {
+func (n *indexNode) beginBackstop() *index.KeyIndex {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	idx := n.idx
 	if idx == nil {
 		return nil
 	}
-	idx.epoch++
+	idx.Epoch++
 	n.changedSince = map[string]bool{}
 	return idx
 }
@@ -114,13 +114,13 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 // correctUnseen re-reads every entry of idx the backstop walk did not see and returns how many
 // the re-read changed or removed; ok is false when the re-read failed (a refused grant refuses
 // the index). syncMu is held.
-func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute bool) (fixed int, ok bool) {
+func (n *indexNode) correctUnseen(ctx context.Context, idx *index.KeyIndex, absolute bool) (fixed int, ok bool) {
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
 	before := map[string]index.Entry{}
-	for k, e := range idx.keys.All() {
-		if e.Epoch != idx.epoch {
+	for k, e := range idx.All() {
+		if e.Epoch != idx.Epoch {
 			unseen = append(unseen, k)
 			before[k] = *e
 		}
@@ -132,8 +132,8 @@ func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute b
 		return 0, false
 	}
 	for _, k := range unseen {
-		after, ok := idx.get(k)
-		if !ok || differs(before[k], after, absolute) {
+		after, ok := idx.Get(k)
+		if !ok || index.Differs(before[k], after, absolute) {
 			fixed++
 		}
 	}
@@ -157,7 +157,7 @@ func (n *indexNode) countBackstop(corrections int) {
 type backstopCheck struct {
 	ctx      context.Context
 	n        *indexNode
-	idx      *keyIndex
+	idx      *index.KeyIndex
 	absolute bool
 	fixed    int
 	aborted  bool
@@ -198,7 +198,7 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 	// A key the feed named since the walk began may have changed after the walk read it: the
 	// feed's re-read is the newer, so the walk does not judge it.
 	fresh := c.n.changedSince
-	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.keySide}
+	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: c.absolute, Namespaces: c.n.keySide}
 	for k := range replies {
 		key := b.Keys[k]
 		if replies[k].Err != nil || fresh[key] {
@@ -208,23 +208,23 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 		if mask == 0 {
 			continue
 		}
-		old, had := c.idx.get(key)
-		want, keep := entryOf(mask, &replies[k], st)
+		old, had := c.idx.Get(key)
+		want, keep := index.EntryOf(mask, &replies[k], st)
 		switch {
 		case !keep && had:
 			c.fixed++
-			c.idx.remove(key)
-		case keep && (!had || differs(old, want, c.absolute)):
+			c.idx.Remove(key)
+		case keep && (!had || index.Differs(old, want, c.absolute)):
 			c.fixed++
-			want.Epoch = c.idx.epoch
+			want.Epoch = c.idx.Epoch
 			if had {
 				want.KeepHold(old)
 			}
-			c.idx.set(key, want)
+			c.idx.Set(key, want)
 			c.n.keepWithinBudget(c.idx)
 		case keep:
-			old.Epoch = c.idx.epoch
-			c.idx.set(key, old)
+			old.Epoch = c.idx.Epoch
+			c.idx.Set(key, old)
 		}
 	}
 }

@@ -36,7 +36,7 @@
 // flight, which runs until the latest of their deadlines.
 //
 // With Options.Mode ModeAuto (lock-exporter's default) a namespace whose pattern has a literal
-// prefix is served instead from a lock-key index (index_*.go, key_index.go, internal/index): a
+// prefix is served instead from a lock-key index (index_*.go, internal/index): a
 // build fills it with one walk, the change feed names every key that changes under the
 // prefixes, and each named key is re-read with the walk's own inspector. A scrape drains that
 // feed first, so its figures are as of the scrape, like a walk's; anything the feed cannot vouch
@@ -52,19 +52,22 @@
 // # Layout
 //
 // The engine's parts point one way, down: the Scanner and the exposition (scanner.go,
-// collector.go, metrics_*.go) use the index (an indexer, index_*.go, key_index.go,
-// backstop_walk.go, feed_*.go, server_identity.go, lifecycle_slot_moves.go), which owns walkers
-// for what it cannot serve; both use the rooms under internal/, which use none of this package.
+// collector.go, metrics_*.go) use the index (an indexer, index_*.go, backstop_walk.go,
+// feed_*.go, server_identity.go, lifecycle_slot_moves.go), which owns walkers for what it
+// cannot serve; both use the rooms under internal/, which use none of this package.
 // internal/walk is the walk: the walker and its walks in flight, each node's SCAN loop, the
 // inspection of keys, the per-namespace aggregates and top-K lists, the holder reads, and the
 // parts those stand on (the namespace classifier, the node client, the reply clock, SCAN's glob
 // and TYPE filter, the key label). It reads options of its own, built once from [Options], and
 // returns a result of its own, which scan_result.go turns into a [Result] in one place
-// (publicResult), the top-K lists converted to [KeyInfo] there, so no internal type is API. internal/index holds the index's parts that stand alone: the change feed (client
-// tracking or keyspace notifications, and the resync reasons), the server clock the index keeps
-// its times on, the key store, the tracking prefixes and the command counts. internal/keyspace
-// and internal/lifecycle hold the notifications feed's subscription and the lock lifecycle.
-// Options, Namespace and the result types are the vocabulary of this package.
+// (publicResult), the top-K lists converted to [KeyInfo] there, so no internal type is API.
+// internal/index holds the index's parts that stand alone: the change feed (client tracking or
+// keyspace notifications, and the resync reasons), the server clock the index keeps its times
+// on, the key index (each node's indexed keys as last read, and their aggregation per
+// namespace) over its key store, the tracking prefixes and the command counts; it uses
+// internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
+// subscription and the lock lifecycle. Options, Namespace and the result types are the
+// vocabulary of this package.
 //
 // # Words
 //

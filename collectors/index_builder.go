@@ -21,12 +21,12 @@ type indexBuilder struct {
 	namespaces []walk.Namespace
 
 	mu  sync.Mutex
-	idx *keyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
+	idx *index.KeyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
 	// base is the index served during the rebuild (nil on a first build), guarded by baseMu
 	// (the node's syncMu, taken before mu); epoch stamps the base entries the walk read as
 	// they are, stamped counts them (a key is stamped in the base or held in idx, never
 	// both), in total and per namespace.
-	base    *keyIndex
+	base    *index.KeyIndex
 	baseMu  sync.Locker
 	epoch   uint32
 	stamped budgetCharge
@@ -43,14 +43,14 @@ type indexBuilder struct {
 	forgetHolds bool
 }
 
-func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
-	b := &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: newKeyIndex(), base: base, baseMu: baseMu}
+func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.Namespace, base *index.KeyIndex, baseMu sync.Locker) *indexBuilder {
+	b := &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: index.NewKeyIndex(), base: base, baseMu: baseMu}
 	if base != nil {
 		// A new epoch per build, kept in the base at once: stamps of a build that failed must
 		// not pass for this one's.
 		b.baseMu.Lock()
-		base.epoch++
-		b.epoch = base.epoch
+		base.Epoch++
+		b.epoch = base.Epoch
 		b.baseMu.Unlock()
 	}
 	return b
@@ -66,14 +66,14 @@ func (b *indexBuilder) ExpireTime() bool { return b.absolute }
 func (b *indexBuilder) Now() int64       { return b.clock.Now() }
 
 func (b *indexBuilder) Add(bt *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
-	st := readStamp{at: at, idleKnown: idleKnown, absolute: b.absolute, namespaces: b.namespaces}
+	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: b.absolute, Namespaces: b.namespaces}
 	b.lock()
 	defer b.unlock()
 	for k := range replies {
 		if replies[k].Err != nil {
 			continue // the walk marks the namespace failed, and the build with it
 		}
-		e, keep := entryOf(maskOf(bt.NS[bt.Off[k]:bt.Off[k+1]])&^b.exclude, &replies[k], st)
+		e, keep := index.EntryOf(maskOf(bt.NS[bt.Off[k]:bt.Off[k+1]])&^b.exclude, &replies[k], st)
 		b.record(bt.Keys[k], e, keep)
 		b.keepWithinBudget()
 	}
@@ -98,29 +98,29 @@ func (b *indexBuilder) unlock() {
 func (b *indexBuilder) record(key string, e index.Entry, keep bool) {
 	if b.base == nil {
 		if keep {
-			b.idx.set(key, e)
+			b.idx.Set(key, e)
 		} else {
-			b.idx.remove(key)
+			b.idx.Remove(key)
 		}
 		return
 	}
 	e.Epoch = b.epoch
-	old, had := b.base.get(key)
+	old, had := b.base.Get(key)
 	switch {
-	case keep && had && !differs(old, e, b.absolute):
+	case keep && had && !index.Differs(old, e, b.absolute):
 		if old.Epoch != b.epoch {
 			b.stamp(e.Mask, 1)
 		}
 		if !b.forgetHolds {
 			e.KeepHold(old)
 		}
-		b.base.set(key, e)
-		b.idx.remove(key)
+		b.base.Set(key, e)
+		b.idx.Remove(key)
 	case keep:
 		b.unstamp(key, old, had)
-		b.idx.set(key, e)
+		b.idx.Set(key, e)
 	default:
-		b.idx.remove(key)
+		b.idx.Remove(key)
 		b.unstamp(key, old, had)
 	}
 }
@@ -131,7 +131,7 @@ func (b *indexBuilder) unstamp(key string, old index.Entry, had bool) {
 	if had && old.Epoch == b.epoch {
 		b.stamp(old.Mask&^b.exclude, -1)
 		old.Epoch--
-		b.base.set(key, old)
+		b.base.Set(key, old)
 	}
 }
 
@@ -148,8 +148,8 @@ func (b *indexBuilder) stamp(mask uint64, d int) {
 func (b *indexBuilder) keepWithinBudget() {
 	for b.budget != nil {
 		c := b.stamped
-		c.keys += b.idx.len()
-		for i, n := range b.idx.perNamespace {
+		c.keys += b.idx.Len()
+		for i, n := range b.idx.PerNamespace {
 			c.perNamespace[i] += n
 		}
 		drop := b.budget.settle(b.owner, &c)
@@ -165,11 +165,11 @@ func (b *indexBuilder) keepWithinBudget() {
 // served meanwhile), and a stamped entry of no other namespace loses its stamp. b.mu is held.
 func (b *indexBuilder) excludeNamespace(x int) {
 	b.exclude |= 1 << x
-	b.idx.dropNamespace(x)
+	b.idx.DropNamespace(x)
 	if b.base == nil || b.stamped.perNamespace[x] == 0 {
 		return
 	}
-	for k, e := range b.base.keys.All() {
+	for k, e := range b.base.All() {
 		if e.Epoch == b.epoch && e.Mask&(1<<x) != 0 && e.Mask&^b.exclude == 0 {
 			b.unstamp(k, *e, true)
 		}
@@ -180,22 +180,22 @@ func (b *indexBuilder) excludeNamespace(x int) {
 // result is the built index; on a rebuild the base, changed in place: the walk's other readings
 // set, and the keys it did not read removed. Namespaces the budget excluded during the build
 // are dropped from it. baseMu is held.
-func (b *indexBuilder) result() *keyIndex {
+func (b *indexBuilder) result() *index.KeyIndex {
 	x := b.idx
 	if b.base != nil {
 		x = b.base
-		for k, e := range x.keys.All() {
+		for k, e := range x.All() {
 			if e.Epoch != b.epoch {
-				x.remove(k)
+				x.Remove(k)
 			}
 		}
-		for k, e := range b.idx.keys.All() {
-			x.set(k, *e)
+		for k, e := range b.idx.All() {
+			x.Set(k, *e)
 		}
-		x.epoch, b.idx = b.epoch, nil
+		x.Epoch, b.idx = b.epoch, nil
 	}
 	for m := b.exclude; m != 0; m &= m - 1 {
-		x.dropNamespace(trailingZeros(m))
+		x.DropNamespace(trailingZeros(m))
 	}
 	return x
 }
@@ -211,7 +211,7 @@ func maskOf(ns []int32) uint64 {
 // maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
 // matches key.
 func (n *indexNode) maskOf(key string) uint64 {
-	var buf [maxIndexedNamespaces]int32
+	var buf [index.MaxNamespaces]int32
 	var m uint64
 	// As the walk sorts keys: a companion counts under its lock's namespace too.
 	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {

@@ -40,9 +40,9 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 }
 
 // snapshot is an index's keys and what aggregation reads of them (not the epoch).
-func snapshot(x *keyIndex) map[string]index.Entry {
+func snapshot(x *index.KeyIndex) map[string]index.Entry {
 	out := map[string]index.Entry{}
-	for k, e := range x.keys.All() {
+	for k, e := range x.All() {
 		c := *e
 		c.Epoch = 0
 		out[k] = c
@@ -100,7 +100,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 		feedBuild(fresh, rebuild, at)
 		want := snapshot(fresh.result())
 		mu.Lock()
-		counted := b.stamped.keys + b.idx.len()
+		counted := b.stamped.keys + b.idx.Len()
 		result := b.result()
 		got := snapshot(result)
 		mu.Unlock()
@@ -118,15 +118,15 @@ func TestIndexRebuildOnBase(t *testing.T) {
 }
 
 // countsDiffer says how x's counts per namespace differ from its entries, or "".
-func countsDiffer(x *keyIndex) string {
-	var want [maxIndexedNamespaces]int
-	for _, e := range x.keys.All() {
+func countsDiffer(x *index.KeyIndex) string {
+	var want [index.MaxNamespaces]int
+	for _, e := range x.All() {
 		for m := e.Mask; m != 0; m &= m - 1 {
 			want[trailingZeros(m)]++
 		}
 	}
-	if want != x.perNamespace {
-		return fmt.Sprintf("counts per namespace %v, entries say %v", x.perNamespace[:4], want[:4])
+	if want != x.PerNamespace {
+		return fmt.Sprintf("counts per namespace %v, entries say %v", x.PerNamespace[:4], want[:4])
 	}
 	return ""
 }
@@ -176,7 +176,7 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		feedBuild(fresh, rebuild, at)
 		want := fresh.result()
 		for m := budget.overMask(); m != 0; m &= m - 1 {
-			want.dropNamespace(trailingZeros(m))
+			want.DropNamespace(trailingZeros(m))
 			excluded++
 		}
 		if !maps.Equal(got, snapshot(want)) {

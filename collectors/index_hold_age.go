@@ -2,6 +2,8 @@ package collectors
 
 import (
 	"math/bits"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // Hold ages from the index. A lock's hold age is the server's TIME less the acquisition time in
@@ -12,9 +14,9 @@ import (
 // the feed names the holder key then (its "{…" prefix is tracked), so a scrape ages the kept
 // times against its own TIME and serves what a fresh walk would read.
 
-// withHeld sets r's hold ages from the namespace's aggregate, as the walk sets them.
-func (a heldAggregate) withHeld(r *NamespaceResult) {
-	r.LongestHeld, r.MaxHeld, r.HasHeld = publicKeys(a.top.Sorted()), a.max, a.has
+// withHeld sets r's hold ages from its namespace's aggregate a, as the walk sets them.
+func withHeld(r *NamespaceResult, a index.HeldAggregate) {
+	r.LongestHeld, r.MaxHeld, r.HasHeld = publicKeys(a.Top.Sorted()), a.Max, a.Has
 }
 
 func trailingZeros(m uint64) int { return bits.TrailingZeros64(m) }

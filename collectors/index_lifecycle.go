@@ -65,7 +65,7 @@ func (n *indexNode) lifecycleMask() uint64 {
 func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 	out := mask
 	for m := mask; m != 0; m &= m - 1 {
-		if b := trailingZeros(m); !n.namespaces[b].wants(typeName(typ)) {
+		if b := trailingZeros(m); !n.namespaces[b].wants(index.TypeName(typ)) {
 			out &^= 1 << b
 		}
 	}
@@ -77,12 +77,12 @@ func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 // key's events of the drain are counted instead: they tell a handoff within one drain apart
 // from a renewal, which two readings cannot. follow is lifecycleMask.
 // syncMu is held.
-func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool, holder uint64, st readStamp, follow uint64) {
-	cur, has := idx.get(key)
+func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, had bool, holder uint64, st index.ReadStamp, follow uint64) {
+	cur, has := idx.Get(key)
 	if had && old.Fence || has && cur.Fence {
 		return
 	}
-	r := lifecycle.Reading{Slack: slackOf(st.absolute), ChangedAfter: n.drainChanged[key]}
+	r := lifecycle.Reading{Slack: slackOf(st.Absolute), ChangedAfter: n.drainChanged[key]}
 	typ := old.Type
 	if has {
 		r.Present, r.ExpireAt, r.Holder = true, cur.ExpireAt, holder
@@ -90,10 +90,10 @@ func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool
 	}
 	var h lifecycle.Hold
 	if events := n.drainEvents[key]; len(events) > 0 {
-		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.at, follow)
+		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.At, follow)
 	} else {
 		mask := n.typeMask((old.Mask|cur.Mask)&follow, typ)
-		h = n.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.at)
+		h = n.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.At)
 	}
 	if has {
 		if !h.Present {
@@ -102,7 +102,7 @@ func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool
 			h.Ended = true
 		}
 		cur.WithHold(h)
-		idx.set(key, cur)
+		idx.Set(key, cur)
 	}
 }
 
@@ -138,10 +138,10 @@ func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ 
 func eventsType(events []string) uint8 {
 	for _, ev := range events {
 		if strings.HasPrefix(ev, "h") {
-			return typeCodeHash
+			return index.TypeCodeHash
 		}
 	}
-	return typeCodeString
+	return index.TypeCodeString
 }
 
 // sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by the
@@ -159,7 +159,7 @@ func (n *indexNode) sweepLifecycle(now int64) {
 	slack := slackOf(n.absolute)
 	n.mu.Unlock()
 	life := n.life
-	for key, e := range n.idx.keys.All() {
+	for key, e := range n.idx.All() {
 		if e.Fence || e.Ended || e.ExpireAt == 0 || e.ExpireAt+slack >= now {
 			continue
 		}
@@ -188,7 +188,7 @@ func slackOf(absolute bool) int64 {
 	if absolute {
 		return 0
 	}
-	return expirySlack
+	return index.ExpirySlack
 }
 
 // holderReadOffMessage is logged, at INFO, when a node stops reading lock holders.

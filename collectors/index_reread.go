@@ -65,7 +65,7 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 // say): the caller keeps the keys queued. A command the ACL refuses is a refused grant: the
 // index cannot follow any change, and the error says so (isRefusal). A key whose own read
 // failed (NOPERM on the key) is kept in unreadable, see noteUnreadable. syncMu is held.
-func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) error {
+func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []string) error {
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
@@ -78,7 +78,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 		at := n.clock.Now()
 		replies, idleKnown := in.Inspect(ctx, batch, true)
 		n.noteHolderRefusals(replies)
-		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.keySide}
+		st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: absolute, Namespaces: n.keySide}
 		follow := n.lifecycleMask()
 		for k := range replies {
 			if err := n.applyReread(idx, batch[k], &replies[k], st, follow); err != nil {
@@ -89,7 +89,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	}
 	// Applied once every read succeeded: a failed re-read queues the drain's keys and events
 	// again, and they are counted when applied, not twice.
-	st := readStamp{at: n.clock.Now(), absolute: absolute, namespaces: n.keySide}
+	st := index.ReadStamp{At: n.clock.Now(), Absolute: absolute, Namespaces: n.keySide}
 	for _, k := range gone {
 		removed := walk.KeyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
@@ -98,7 +98,7 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	}
 	n.keepWithinBudget(idx) // a namespace another master's index sent to the walk
 	n.mu.Lock()
-	n.entries = idx.len()
+	n.entries = idx.Len()
 	n.mu.Unlock()
 	return nil
 }
@@ -137,7 +137,7 @@ func isRemoval(event string) bool {
 // applyReread applies one key's re-read to idx, and counts what it changed in the lifecycles of
 // the namespaces in follow (lifecycleMask), or returns the error that ends the re-read. syncMu
 // is held.
-func (n *indexNode) applyReread(idx *keyIndex, key string, r *walk.KeyReply, st readStamp, follow uint64) error {
+func (n *indexNode) applyReread(idx *index.KeyIndex, key string, r *walk.KeyReply, st index.ReadStamp, follow uint64) error {
 	mask := n.maskOf(key)
 	switch {
 	case unanswered(r.Err):
@@ -154,7 +154,7 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *walk.KeyReply, st 
 		return n.noteUnreadable(key, mask, r.Err)
 	default:
 		delete(n.unreadable, key)
-		old, had := idx.get(key)
+		old, had := idx.Get(key)
 		returned, back := n.returnedHold(key, had, r)
 		if r.Migrating || back {
 			// MIGRATE moved the key: neither an end here nor an acquisition on its new master.
@@ -162,11 +162,11 @@ func (n *indexNode) applyReread(idx *keyIndex, key string, r *walk.KeyReply, st 
 			n.noteDeparture(key, old, had, r)
 			follow = 0
 		}
-		idx.apply(key, mask, r, st)
+		idx.Apply(key, mask, r, st)
 		n.observe(idx, key, old, had, r.HolderHash, st, follow)
-		if cur, ok := idx.get(key); back && ok {
+		if cur, ok := idx.Get(key); back && ok {
 			cur.WithHold(returned)
-			idx.set(key, cur)
+			idx.Set(key, cur)
 		}
 	}
 	return nil

@@ -94,7 +94,7 @@ func (ix *indexer) decideModes() []Namespace {
 			why = reasonIndexUnavailable
 		case walk.LiteralPrefix(ns.Pattern) == "":
 			why = reasonNoLiteralPrefix
-		case len(indexed) == maxIndexedNamespaces:
+		case len(indexed) == index.MaxNamespaces:
 			why = reasonTooManyIndexed
 		}
 		if why != "" {

@@ -196,7 +196,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	}
 	out.noIdle = !idle
 	k := n.opts.TopK
-	held := n.idx.heldAges(n.keySide, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
+	held := n.idx.HeldAges(n.keySide, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
@@ -206,7 +206,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
 		r.lifecycleGap = lifeGap
 		if held != nil {
-			held[b].withHeld(&r)
+			withHeld(&r, held[b])
 		}
 		holderKeys = appendHolderKeys(holderKeys, r)
 		out.results[b] = r
@@ -217,13 +217,13 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 
 // indexedResult is namespace ns's result from its aggregate a, with its k stalest keys; idle is
 // false when the server does not track idle time.
-func indexedResult(ns Namespace, a indexAggregate, k int, idle bool) NamespaceResult {
+func indexedResult(ns Namespace, a index.NamespaceAggregate, k int, idle bool) NamespaceResult {
 	r := NamespaceResult{
-		Namespace: ns, Keys: a.keys, KeysWithoutTTL: a.noTTL, FenceKeys: a.fence,
-		MinTTL: a.minTTL, HasTTL: a.hasTTL, Complete: true, Indexed: true,
+		Namespace: ns, Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
+		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true, Indexed: true,
 	}
-	r.Stalest = firstK(a.top, k)
-	r.StalestNoTTL = firstK(a.noTTLTop, k)
+	r.Stalest = firstK(a.Top, k)
+	r.StalestNoTTL = firstK(a.NoTTLTop, k)
 	if idle && len(r.Stalest) > 0 {
 		r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
 	}
@@ -348,15 +348,15 @@ func firstK(t *walk.TopK, k int) []KeyInfo {
 // (every key not re-read is at most that idle, to that resolution). The returned aggregates' top lists hold the re-read keys with their true idle time,
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
-func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, bool, error) {
+func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceAggregate, bool, error) {
 	k := n.opts.TopK
 	m := max(4*k, k+16)
 	for {
-		aggs := n.idx.aggregate(n.keySide, now, m)
+		aggs := n.idx.Aggregate(n.keySide, now, m)
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {
-			for _, t := range []*walk.TopK{a.top, a.noTTLTop} {
+			for _, t := range []*walk.TopK{a.Top, a.NoTTLTop} {
 				for _, ki := range t.Items() {
 					if !seen[ki.Key] {
 						seen[ki.Key] = true
@@ -372,7 +372,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		exact := true
 		for i := range aggs {
 			a := &aggs[i]
-			for _, t := range []**walk.TopK{&a.top, &a.noTTLTop} {
+			for _, t := range []**walk.TopK{&a.Top, &a.NoTTLTop} {
 				cands := *t
 				final := walk.NewTopK(k, n.opts.FullKeys)
 				for _, ki := range cands.Items() {
@@ -394,7 +394,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 				*t = final
 			}
 		}
-		if exact || !idle || m >= n.idx.len() {
+		if exact || !idle || m >= n.idx.Len() {
 			return aggs, idle, nil
 		}
 		m *= 4
@@ -435,9 +435,9 @@ func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map
 			continue // the key's namespaces report the error from its re-read
 		}
 		out[keys[i]] = v
-		if e, ok := n.idx.get(keys[i]); ok {
+		if e, ok := n.idx.Get(keys[i]); ok {
 			e.Touched = now - v.Milliseconds()
-			n.idx.set(keys[i], e)
+			n.idx.Set(keys[i], e)
 		}
 	}
 	return out, true, nil

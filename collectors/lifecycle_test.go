@@ -150,7 +150,7 @@ func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e index.Entry, h
 		var e index.Entry
 		var has bool
 		if idx != nil {
-			e, has = idx.get(key)
+			e, has = idx.Get(key)
 		}
 		s.index.node.syncMu.Unlock()
 		if idx != nil && ok(e, has) {
@@ -165,7 +165,7 @@ func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e index.Entry, h
 // indexedWithExpiry matches an entry that holds the key with expiry at (ms), within the slack.
 func indexedWithExpiry(at int64) func(index.Entry, bool) bool {
 	return func(e index.Entry, has bool) bool {
-		return has && e.ExpireAt >= at-expirySlack && e.ExpireAt <= at+expirySlack
+		return has && e.ExpireAt >= at-index.ExpirySlack && e.ExpireAt <= at+index.ExpirySlack
 	}
 }
 
@@ -246,7 +246,7 @@ func namespaceCases() []lifecycleCase {
 		{"the sweep ends an expiry once, Redis reclaiming the key later", nil, func(t *testing.T, c *redis.Client, s *Scanner) {
 			acquire(t, c, "jobs:s", "tok-1", 300*time.Millisecond)
 			lifecycleOf(t, s)
-			awaitServerTime(t, c, expiryOf(t, c, "jobs:s")+expirySlack+1) // untouched: not reclaimed
+			awaitServerTime(t, c, expiryOf(t, c, "jobs:s")+index.ExpirySlack+1) // untouched: not reclaimed
 			lifecycleOf(t, s)
 			awaitGone(t, c, "jobs:s")
 		}, map[string]life{"jobs": {acq: 1, holds: 1, ends: ends("expired", 1)}}},
