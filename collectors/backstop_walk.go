@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // DefaultBackstopKeysPerSecond paces the backstop walk: the keys per second its SCAN visits. At
@@ -71,14 +72,14 @@ func (n *indexNode) backstop(ctx context.Context) {
 
 // beginBackstop starts a new epoch of the node's index and the collection of the keys drains
 // re-read from now on (changedSince), and returns the index; nil when no index exists yet.
-func (n *indexNode) beginBackstop() *keyIndex {
+func (n *indexNode) beginBackstop() *index.KeyIndex {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	idx := n.idx
 	if idx == nil {
 		return nil
 	}
-	idx.epoch++
+	idx.Epoch++
 	n.changedSince = map[string]bool{}
 	return idx
 }
@@ -90,19 +91,19 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newWalkRun(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
-	f.sink = chk
-	f.pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
-	n.walker.walkNode(f, n.client)
-	f.passEnded(time.Now())
-	f.finish(time.Now())
-	if !f.final.Up || chk.aborted || ctx.Err() != nil {
+	f := walk.NewRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(24*time.Hour))
+	f.Sink = chk
+	f.Pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
+	n.walker.WalkNode(f, n.client)
+	f.PassEnded(time.Now())
+	f.Finish(time.Now())
+	if !f.Final.Up || chk.aborted || ctx.Err() != nil {
 		return false
 	}
 	// A namespace walked for the key budget is not judged: the index holds none of its keys,
 	// and the walk reads at most the budget of them.
 	over := n.budget.overMask()
-	for b, ns := range f.final.Namespaces {
+	for b, ns := range f.Final.Namespaces {
 		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
 			return false
 		}
@@ -113,13 +114,13 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 // correctUnseen re-reads every entry of idx the backstop walk did not see and returns how many
 // the re-read changed or removed; ok is false when the re-read failed (a refused grant refuses
 // the index). syncMu is held.
-func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute bool) (fixed int, ok bool) {
+func (n *indexNode) correctUnseen(ctx context.Context, idx *index.KeyIndex, absolute bool) (fixed int, ok bool) {
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
 	before := map[string]index.Entry{}
-	for k, e := range idx.keys.All() {
-		if e.Epoch != idx.epoch {
+	for k, e := range idx.All() {
+		if e.Epoch != idx.Epoch {
 			unseen = append(unseen, k)
 			before[k] = *e
 		}
@@ -131,8 +132,8 @@ func (n *indexNode) correctUnseen(ctx context.Context, idx *keyIndex, absolute b
 		return 0, false
 	}
 	for _, k := range unseen {
-		after, ok := idx.get(k)
-		if !ok || differs(before[k], after, absolute) {
+		after, ok := idx.Get(k)
+		if !ok || index.Differs(before[k], after, absolute) {
 			fixed++
 		}
 	}
@@ -156,14 +157,14 @@ func (n *indexNode) countBackstop(corrections int) {
 type backstopCheck struct {
 	ctx      context.Context
 	n        *indexNode
-	idx      *keyIndex
+	idx      *index.KeyIndex
 	absolute bool
 	fixed    int
 	aborted  bool
 }
 
-func (c *backstopCheck) expireTime() bool { return c.absolute }
-func (c *backstopCheck) now() int64       { return c.n.clock.now() }
+func (c *backstopCheck) ExpireTime() bool { return c.absolute }
+func (c *backstopCheck) Now() int64       { return c.n.clock.Now() }
 
 // drained brings the index up to now before a comparison, and reports false when the index is
 // no longer following its feed (the walk is then abandoned: a resync walks anyway). syncMu is held.
@@ -186,7 +187,7 @@ func (c *backstopCheck) drained(ctx context.Context) bool {
 // add judges one batch (lock keys, and fence keys read for their expiry): after a drain, the
 // index holds every change the feed named up to now, so a key the feed has not named since the
 // walk began must read as the index says, or the feed missed something.
-func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int64) {
+func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
 	c.n.syncMu.Lock()
 	defer c.n.syncMu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, feedCommandTimeout)
@@ -197,33 +198,33 @@ func (c *backstopCheck) add(b *batch, replies []keyReply, idleKnown bool, at int
 	// A key the feed named since the walk began may have changed after the walk read it: the
 	// feed's re-read is the newer, so the walk does not judge it.
 	fresh := c.n.changedSince
-	st := readStamp{at: at, idleKnown: idleKnown, absolute: c.absolute, namespaces: c.n.namespaces}
+	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: c.absolute, Namespaces: c.n.keySide}
 	for k := range replies {
-		key := b.keys[k]
-		if replies[k].err != nil || fresh[key] {
+		key := b.Keys[k]
+		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.ns[b.off[k]:b.off[k+1]]) &^ c.n.budget.overMask()
+		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.overMask()
 		if mask == 0 {
 			continue
 		}
-		old, had := c.idx.get(key)
-		want, keep := entryOf(mask, &replies[k], st)
+		old, had := c.idx.Get(key)
+		want, keep := index.EntryOf(mask, &replies[k], st)
 		switch {
 		case !keep && had:
 			c.fixed++
-			c.idx.remove(key)
-		case keep && (!had || differs(old, want, c.absolute)):
+			c.idx.Remove(key)
+		case keep && (!had || index.Differs(old, want, c.absolute)):
 			c.fixed++
-			want.Epoch = c.idx.epoch
+			want.Epoch = c.idx.Epoch
 			if had {
 				want.KeepHold(old)
 			}
-			c.idx.set(key, want)
+			c.idx.Set(key, want)
 			c.n.keepWithinBudget(c.idx)
 		case keep:
-			old.Epoch = c.idx.epoch
-			c.idx.set(key, old)
+			old.Epoch = c.idx.Epoch
+			c.idx.Set(key, old)
 		}
 	}
 }

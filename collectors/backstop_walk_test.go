@@ -49,12 +49,12 @@ func TestIndexBackstopCorrectsDrift(t *testing.T) {
 	n := s.index.node
 
 	n.syncMu.Lock()
-	n.idx.remove("jobs:7")                                     // missed: a new key
-	n.idx.set("jobs:ghost", index.Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
-	e, _ := n.idx.get("jobs:8")
+	n.idx.Remove("jobs:7")                                     // missed: a new key
+	n.idx.Set("jobs:ghost", index.Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
+	e, _ := n.idx.Get("jobs:8")
 	e.ExpireAt += 5000 // missed: a renewal
-	n.idx.set("jobs:8", e)
-	n.idx.remove(lockkeys.Fence("jobs:1")) // missed: a fence key
+	n.idx.Set("jobs:8", e)
+	n.idx.Remove(lockkeys.Fence("jobs:1")) // missed: a fence key
 	n.syncMu.Unlock()
 	if got := compareQuiet(t, s, c); got == 0 {
 		t.Fatal("the injected drift does not show: the test cannot fail")

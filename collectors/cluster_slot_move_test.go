@@ -13,6 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -83,24 +85,25 @@ func TestInspectDuringSlotMove(t *testing.T) {
 		{"target: the key arrived", to, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &inspector{c: tc.server.Client(t), noIdle: new(atomic.Bool), expireTime: true}
-			replies, _ := in.inspect(ctx, []string{key}, true)
+			in := walk.NewInspector(tc.server.Client(t), new(atomic.Bool), walk.InspectOptions{ExpireTime: true})
+			replies, _ := in.Inspect(ctx, []string{key}, true)
 			r := replies[0]
-			if r.err != nil || r.gone != tc.gone {
-				t.Fatalf("err %v gone %v: want no error, gone %v", r.err, r.gone, tc.gone)
+			if r.Err != nil || r.Gone != tc.gone {
+				t.Fatalf("err %v gone %v: want no error, gone %v", r.Err, r.Gone, tc.gone)
 			}
-			if !tc.gone && (r.info.TTL <= 0 || r.info.TTL > time.Minute || r.typ != TypeString || r.expireAt <= 0) {
-				t.Errorf("TTL %v type %q expiry %d: want the key's TTL under a minute, string, an expiry", r.info.TTL, r.typ, r.expireAt)
+			if !tc.gone && (r.Info.TTL <= 0 || r.Info.TTL > time.Minute || r.Type != TypeString || r.ExpireAt <= 0) {
+				t.Errorf("TTL %v type %q expiry %d: want the key's TTL under a minute, string, an expiry", r.Info.TTL, r.Type, r.ExpireAt)
 			}
 		})
 	}
 	t.Run("target without ASKING granted", func(t *testing.T) {
 		c := to.Client(t)
 		denyAsking(t, to)
-		in := &inspector{c: c, noIdle: new(atomic.Bool)}
-		replies, _ := in.inspect(ctx, []string{key}, true)
+		in := walk.NewInspector(c, new(atomic.Bool), walk.InspectOptions{})
+		replies, _ := in.Inspect(ctx, []string{key}, true)
 		var rerr redis.Error
-		if err := replies[0].err; !errors.As(err, &rerr) || !isMoved(err) || !strings.Contains(err.Error(), "+asking") {
+		err := replies[0].Err
+		if _, moved := redis.IsMovedError(err); !errors.As(err, &rerr) || !moved || !strings.Contains(err.Error(), "+asking") {
 			t.Errorf("err %v: want the MOVED reply, naming the +asking grant", err)
 		}
 	})
@@ -161,7 +164,7 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			freshWalk(t, cc, ns)
 			oneWalk := scanCallsOnServer(t, clients[from]) - before
 			s := indexed(t, cc, ns)
-			movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[resyncSlotsMoved] }
+			movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[index.ResyncSlotsMoved] }
 			entries := func(m *redistest.Server) int { return clusterNode(t, s.index.cluster, m.Addr).counts().entries }
 			scans := func() [2]int { return [2]int{scanCallsOnServer(t, clients[from]), scanCallsOnServer(t, clients[to])} }
 			resyncsBefore, scansBefore := movedResyncs(), scans()
@@ -264,7 +267,7 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	}
 	t.Cleanup(s.Close)
 	waitCurrent(t, s)
-	movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[resyncSlotsMoved] }
+	movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[index.ResyncSlotsMoved] }
 	before := movedResyncs()
 
 	move := cluster.BeginSlotMigration(t, cluster.Slot(t, key), to)

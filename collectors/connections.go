@@ -1,5 +1,7 @@
 package collectors
 
+import "github.com/lockwatch/lockwatch/collectors/internal/walk"
+
 // ConnectionsPerNode is the most connections scans hold on one Redis node at once, whatever the
 // number of namespaces: a walk has one SCAN loop and inspectWorkers PTTL/OBJECT IDLETIME
 // pipelines in flight per node, and besides the walk that is sending commands, one that reached
@@ -15,5 +17,5 @@ package collectors
 // scan cannot tell from a Redis fault: the scrape would report lock_exporter_up 0 while Redis is
 // fine.
 func ConnectionsPerNode() int {
-	return 3*(1+inspectWorkers) + 2
+	return 3*(1+walk.InspectWorkers) + 2
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -102,9 +103,9 @@ func TestConnectionsPerNode(t *testing.T) {
 			bound := ConnectionsPerNode()
 			// The lower check shows the test built up the concurrency it is about; the upper
 			// one, that one walk holds at most its SCAN loop and its workers.
-			if peak := hook.max(); peak > 1+inspectWorkers || peak < inspectWorkers || peak > bound {
+			if peak := hook.max(); peak > 1+walk.InspectWorkers || peak < walk.InspectWorkers || peak > bound {
 				t.Errorf("peak calls in flight %d, want between %d (every worker busy) and %d (ConnectionsPerNode = %d)",
-					peak, inspectWorkers, 1+inspectWorkers, bound)
+					peak, walk.InspectWorkers, 1+walk.InspectWorkers, bound)
 			}
 		})
 	}

@@ -36,7 +36,7 @@
 // flight, which runs until the latest of their deadlines.
 //
 // With Options.Mode ModeAuto (lock-exporter's default) a namespace whose pattern has a literal
-// prefix is served instead from a lock-key index (index_*.go, change_feed.go, key_index.go): a
+// prefix is served instead from a lock-key index (index_*.go, internal/index): a
 // build fills it with one walk, the change feed names every key that changes under the
 // prefixes, and each named key is re-read with the walk's own inspector. A scrape drains that
 // feed first, so its figures are as of the scrape, like a walk's; anything the feed cannot vouch
@@ -52,17 +52,22 @@
 // # Layout
 //
 // The engine's parts point one way, down: the Scanner and the exposition (scanner.go,
-// collector.go, metrics_*.go) use the index (an indexer, index_*.go, change_feed.go,
-// key_index.go, backstop_walk.go, feed_*.go), which owns walkers for what it cannot serve; the
-// index uses the walk (a walker, walker.go, walk_run.go, node_walk.go, key_inspection.go,
-// namespace_stats.go); both use the rooms under internal/, which use none of this package:
-// internal/walk holds the walk's parts that stand alone (the namespace classifier, the top-K
-// lists and the engine's key type, the node client, the reply clock, SCAN's glob and TYPE
-// filter, the key label), internal/index the index's (the key store, the tracking prefixes,
-// the command counts), and internal/keyspace and internal/lifecycle the notifications feed and
-// the lock lifecycle. The engine keeps its top-K lists in the walk's key type and converts
-// them to [KeyInfo] once per scrape, where a result is built, so no internal type is API. Options,
-// Namespace and the result types are the vocabulary the rest share.
+// collector.go, metrics_*.go) use the index (an indexer, index_*.go, backstop_walk.go,
+// feed_*.go, server_identity.go, lifecycle_slot_moves.go), which owns walkers for what it
+// cannot serve; both use the rooms under internal/, which use none of this package.
+// internal/walk is the walk: the walker and its walks in flight, each node's SCAN loop, the
+// inspection of keys, the per-namespace aggregates and top-K lists, the holder reads, and the
+// parts those stand on (the namespace classifier, the node client, the reply clock, SCAN's glob
+// and TYPE filter, the key label). It reads options of its own, built once from [Options], and
+// returns a result of its own, which scan_result.go turns into a [Result] in one place
+// (publicResult), the top-K lists converted to [KeyInfo] there, so no internal type is API.
+// internal/index holds the index's parts that stand alone: the change feed (client tracking or
+// keyspace notifications, and the resync reasons), the server clock the index keeps its times
+// on, the key index (each node's indexed keys as last read, and their aggregation per
+// namespace) over its key store, the tracking prefixes and the command counts; it uses
+// internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
+// subscription and the lock lifecycle. Options, Namespace and the result types are the
+// vocabulary of this package.
 //
 // # Words
 //
@@ -70,7 +75,7 @@
 //   - scan: one [Scanner.Scan], a scrape's read of every namespace, each served by the index or
 //     by a walk.
 //   - walk: the full read of the keyspace: SCAN on every node, the keys sorted into namespaces,
-//     the lock keys inspected, counted and ranked. A walk in flight (walkRun) is shared by the
+//     the lock keys inspected, counted and ranked. A walk in flight (a run) is shared by the
 //     scrapes that overlap it. The backstop walk is a paced walk that checks the index.
 //   - index: the indexed namespaces' lock keys held in memory, kept current by the feed.
 //   - build: filling an index with one walk, at start and again after each resync.

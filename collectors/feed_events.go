@@ -3,6 +3,8 @@ package collectors
 import (
 	"maps"
 	"slices"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // EventsFunc receives, after a drain of a keyspace-notifications feed has re-read them, the
@@ -21,7 +23,7 @@ func (n *indexNode) handOverEvents() {
 	if hook == nil || len(events) == 0 {
 		return
 	}
-	at := n.clock.now()
+	at := n.clock.Now()
 	for _, key := range slices.Sorted(maps.Keys(events)) {
 		hook(key, n.maskOf(key), events[key], at)
 	}
@@ -48,7 +50,7 @@ func (n *indexNode) followsNotifications() bool {
 // (switched off where CONFIG GET cannot tell, say). Tracking's corrections are only counted.
 // syncMu is held.
 func (n *indexNode) judgeFeedByBackstop(corrections int) {
-	if corrections > 0 && n.feed.fromNotifications() {
-		n.lose(resyncNotificationsOff)
+	if corrections > 0 && n.feed.FromNotifications() {
+		n.lose(index.ResyncNotificationsOff)
 	}
 }

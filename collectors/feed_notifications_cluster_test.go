@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -73,8 +74,8 @@ func TestClusterFeedNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc.Set(ctx, "jobs:multi", "c", time.Minute)
-	res := awaitResync(t, s, resyncConnectionLost)
-	if got := res.IndexResyncs[resyncConnectionLost]; got != 1 {
+	res := awaitResync(t, s, index.ResyncConnectionLost)
+	if got := res.IndexResyncs[index.ResyncConnectionLost]; got != 1 {
 		t.Errorf("one master's subscription killed: %d resyncs, want 1", got)
 	}
 	requireIndexed(t, waitCurrent(t, s), "resync")

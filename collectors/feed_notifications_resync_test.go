@@ -44,24 +44,24 @@ func TestFeedNotificationsResyncs(t *testing.T) {
 		return redis.NewClient(&redis.Options{Addr: srv.Addr, DB: db})
 	}
 	for _, tc := range []resyncCase{
-		{"subscription killed", resyncConnectionLost, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
+		{"subscription killed", index.ResyncConnectionLost, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
 			if err := c.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
 				t.Fatal(err)
 			}
 			c.Set(ctx, "jobs:after-kill", "t", time.Minute)
 		}},
-		{"FLUSHALL", resyncFlush, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
+		{"FLUSHALL", index.ResyncFlush, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
 			if err := c.FlushAll(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
 			c.Set(ctx, "jobs:after-flush", "t", time.Minute)
 		}},
-		{"FLUSHDB", resyncFlush, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
+		{"FLUSHDB", index.ResyncFlush, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
 			if err := c.FlushDB(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"SWAPDB", resyncSwapDB, func(t *testing.T, srv *redistest.Server, c *redis.Client, _ *Scanner) {
+		{"SWAPDB", index.ResyncSwapDB, func(t *testing.T, srv *redistest.Server, c *redis.Client, _ *Scanner) {
 			db1 := other(srv, 1)
 			defer db1.Close()
 			for i := range 7 {
@@ -105,7 +105,7 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 			setNotifications(t, c, "")
 			c.Set(ctx, "jobs:unannounced", "t", time.Minute) // no event: only the re-read setting tells
 			if feed == FeedAuto {
-				awaitResync(t, s, resyncNotificationsOff)
+				awaitResync(t, s, index.ResyncNotificationsOff)
 				compareNow(t, s, c, "notifications off")
 				if s.index.node.followsNotifications() || !s.index.node.following() {
 					t.Fatalf("auto after notifications_off: follows %s, following %v; want tracking, true", sourceName(s.index.node.followsNotifications()), s.index.node.following())
@@ -115,7 +115,7 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 			deadline := time.Now().Add(20 * time.Second)
 			for {
 				res := s.Scan(ctx)
-				if res.IndexResyncs[resyncNotificationsOff] > 0 && res.Namespaces[0].ModeReason == reasonIndexUnavailable {
+				if res.IndexResyncs[index.ResyncNotificationsOff] > 0 && res.Namespaces[0].ModeReason == reasonIndexUnavailable {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -162,14 +162,14 @@ func TestFeedNotificationsBackstopFindsSilence(t *testing.T) {
 		setNotifications(t, admin, "")
 		admin.Set(ctx, "jobs:unannounced", "t", time.Minute)
 		setNotifications(t, admin, "KEA") // back on before any re-read of the setting could tell
-		awaitResync(t, s, resyncNotificationsOff)
+		awaitResync(t, s, index.ResyncNotificationsOff)
 		compareNow(t, s, admin, "CONFIG SET counted")
 	})
 	t.Run("backstop", func(t *testing.T) {
 		s.index.node.syncMu.Lock()
 		s.index.node.judgeFeedByBackstop(1)
 		s.index.node.syncMu.Unlock()
-		awaitResyncCount(t, s, resyncNotificationsOff, 2)
+		awaitResyncCount(t, s, index.ResyncNotificationsOff, 2)
 		compareNow(t, s, admin, "backstop found the silence")
 	})
 }

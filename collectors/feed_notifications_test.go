@@ -277,11 +277,11 @@ func TestFeedNotificationsEventsInOrder(t *testing.T) {
 	log := newEventLog()
 	s := indexedFeed(t, c, indexNamespaces, FeedNotifications, log)
 
-	tracking, err := openChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
+	tracking, err := index.OpenChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tracking.close()
+	defer tracking.Close()
 
 	multi := func() {
 		_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -314,18 +314,18 @@ func TestFeedNotificationsEventsInOrder(t *testing.T) {
 		t.Errorf("mask of jobs:1: %b, want %b", got, want)
 	}
 
-	if err := tracking.ping(ctx); err != nil {
+	if err := tracking.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if changed, _, _ := tracking.take(); !slices.Equal(slices.Collect(maps.Keys(changed)), []string{"jobs:1"}) {
+	if changed, _, _ := tracking.Take(); !slices.Equal(slices.Collect(maps.Keys(changed)), []string{"jobs:1"}) {
 		t.Fatalf("tracking before the MULTI: %v", changed)
 	}
 	multi()
 	compareNow(t, s, c, "the second MULTI")
-	if err := tracking.ping(ctx); err != nil {
+	if err := tracking.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-	changed, _, _ := tracking.take()
+	changed, _, _ := tracking.Take()
 	keys := slices.Collect(maps.Keys(changed))
 	second := log.of("jobs:1")[5:]
 	t.Logf("the same MULTI: notifications hand over %v; tracking names %v", second, keys)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 )
 
@@ -47,13 +48,13 @@ type feedState struct {
 
 // openFeed opens the node's change feed from the source Options.Feed chooses. With FeedAuto, a
 // notifications subscription the ACL refuses falls back to tracking.
-func (n *indexNode) openFeed(ctx context.Context) (*changeFeed, error) {
+func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 	admit := func(k string) bool { return n.maskOf(k) != 0 }
 	source, support, err := n.chooseFeed(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var feed *changeFeed
+	var feed *index.ChangeFeed
 	if source == FeedNotifications {
 		feed, err = n.openNotificationFeed(ctx, admit, support)
 		if err != nil && isRefusal(err) && n.opts.Feed == FeedAuto {
@@ -62,7 +63,7 @@ func (n *indexNode) openFeed(ctx context.Context) (*changeFeed, error) {
 		}
 	}
 	if source == FeedTracking {
-		feed, err = openChangeFeed(ctx, n.client.Options(), n.prefixes, admit)
+		feed, err = index.OpenChangeFeed(ctx, n.client.Options(), n.prefixes, admit)
 	}
 	if err == nil {
 		n.noteFeedSource(source, support)
@@ -122,4 +123,23 @@ func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support)
 	default:
 		n.opts.Logger.Info("lock key index: following keyspace notifications", "addr", addr, "setting", support.Value)
 	}
+}
+
+// openNotificationFeed subscribes to the keyspace events of the node's prefixes on a
+// connection of its own. config is nil where CONFIG GET is refused. A subscription the server
+// refuses (an ACL without the channel rule) is a refusal.
+func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*index.ChangeFeed, error) {
+	sub, err := keyspace.Subscribe(ctx, n.client.Options(), n.prefixes, keyspace.DefaultMaxPending)
+	if errors.Is(err, keyspace.ErrSubscribeRefused) {
+		rules := keyspace.ChannelRules(n.client.Options().DB, n.prefixes)
+		return nil, &index.TrackingRefusedError{Err: fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
+	}
+	if err != nil {
+		return nil, index.Refusal(err)
+	}
+	var config keyspace.ConfigReader
+	if support != nil {
+		config = n.client
+	}
+	return index.NewNotificationFeed(sub, config, admit, &n.clock), nil
 }

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // keyBudget is the index key budget (Options.IndexKeyBudget) of one Scanner: the most keys its
@@ -34,7 +36,7 @@ type keyBudget struct {
 // in two namespaces counts in both).
 type budgetCharge struct {
 	keys         int
-	perNamespace [maxIndexedNamespaces]int
+	perNamespace [index.MaxNamespaces]int
 }
 
 func newKeyBudget(limit int, namespaces []Namespace, logger *slog.Logger) *keyBudget {
@@ -154,19 +156,19 @@ func (kb *keyBudget) release(n *indexNode) {
 }
 
 // chargeOf is what idx holds, for the budget.
-func chargeOf(idx *keyIndex) *budgetCharge {
-	return &budgetCharge{keys: idx.len(), perNamespace: idx.perNamespace}
+func chargeOf(idx *index.KeyIndex) *budgetCharge {
+	return &budgetCharge{keys: idx.Len(), perNamespace: idx.PerNamespace}
 }
 
 // keepWithinBudget charges idx (the node's index, syncMu held) to the budget and drops from it
 // every namespace the budget sends to the walk, until the indexes fit in the budget.
-func (n *indexNode) keepWithinBudget(idx *keyIndex) {
+func (n *indexNode) keepWithinBudget(idx *index.KeyIndex) {
 	for {
 		b := n.budget.settle(n, chargeOf(idx))
 		if b < 0 {
 			return
 		}
-		idx.dropNamespace(b)
+		idx.DropNamespace(b)
 	}
 }
 
@@ -176,7 +178,7 @@ func (n *indexNode) readmit(b int) {
 	n.mu.Lock()
 	n.returning |= 1 << b
 	n.mu.Unlock()
-	n.lose(resyncKeyBudget)
+	n.lose(index.ResyncKeyBudget)
 }
 
 // budgetWalked is the mask of namespaces the node's scrapes walk for the key budget: those past

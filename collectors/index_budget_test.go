@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -129,7 +130,7 @@ func TestIndexKeyBudgetNamespaceComesBack(t *testing.T) {
 	deleteKeys(60, 150)
 	for range 5 {
 		res := budgetScrape(t, s, budget)
-		if !res.Up || !namespaceIs(res.Namespaces[0], true, 60, 0) || res.IndexResyncs[resyncKeyBudget] != 0 {
+		if !res.Up || !namespaceIs(res.Namespaces[0], true, 60, 0) || res.IndexResyncs[index.ResyncKeyBudget] != 0 {
 			t.Fatalf("a at 60 keys (b 10, budget %d): %v, %d keys, resyncs %v; want walked for the budget",
 				budget, modes(res), res.Namespaces[0].Keys, res.IndexResyncs)
 		}
@@ -141,7 +142,7 @@ func TestIndexKeyBudgetNamespaceComesBack(t *testing.T) {
 		last = budgetScrape(t, s, budget)
 		return last.Up && namespaceIs(last.Namespaces[0], false, 30, 0) && namespaceIs(last.Namespaces[1], false, 10, 0)
 	})
-	if got := last.IndexResyncs[resyncKeyBudget]; got != 1 {
+	if got := last.IndexResyncs[index.ResyncKeyBudget]; got != 1 {
 		t.Errorf("resyncs %v, want one for key_budget", last.IndexResyncs)
 	}
 	matchesFreshWalk(t, s, c, budgetNamespaces)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
@@ -137,7 +138,7 @@ func TestIndexThatCannotBuildSaysSo(t *testing.T) {
 	res := waitCurrent(t, s)
 	// One line per run of failed builds: a build the killer missed (followed, then killed: a
 	// connection_lost resync) starts a new run.
-	runs := 1 + int(res.IndexResyncs[resyncConnectionLost])
+	runs := 1 + int(res.IndexResyncs[index.ResyncConnectionLost])
 	if got := log.count(buildFailedMessage); got < 1 || got > runs {
 		t.Errorf("%d builds killed in %d run(s): %d %q lines, want 1 per run: %q", killer.kills.Load(), runs, got, buildFailedMessage, log.lines)
 	}

@@ -1,6 +1,10 @@
 package collectors
 
-import "time"
+import (
+	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
+)
 
 // buildState is the part of an indexNode that builds the index and resyncs it: whether a
 // complete index exists and follows the feed, why it does not, and how builds go. The feed loop
@@ -18,10 +22,10 @@ type buildState struct {
 	lost      string    // a resync reason a scrape found, for the feed loop
 	resyncs   map[string]int64
 	refused   error
-	returning uint64   // namespaces back under the key budget that no build has read yet: walked
-	failing   bool     // the last build failed: scrapes walk until one succeeds
-	building  *walkRun // the first build's walk while it runs: a scrape meanwhile shares it
-	built     bool     // a complete index exists
+	returning uint64    // namespaces back under the key budget that no build has read yet: walked
+	failing   bool      // the last build failed: scrapes walk until one succeeds
+	building  *walk.Run // the first build's walk while it runs: a scrape meanwhile shares it
+	built     bool      // a complete index exists
 	// buildStart is when the build under way began (zero between builds), buildTook how long
 	// the last complete one took: a cluster scrape judges by them whether to await a resync.
 	buildStart time.Time

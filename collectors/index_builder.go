@@ -2,48 +2,11 @@ package collectors
 
 import (
 	"sync"
-	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
-
-// serverClock converts the exporter's clock to the server's, from the offset measured at the
-// node's last TIME: the index keeps server times, so that a TTL from PEXPIRETIME and the scrape's
-// TIME compare on one clock whatever the skew between the hosts.
-type serverClock struct {
-	mu     sync.Mutex
-	offset int64 // server ms − local ms
-	// least is the least the offset can be: the server read its TIME before the reply was
-	// received. 0 until the first TIME.
-	least int64
-	known bool
-}
-
-func (c *serverClock) now() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().UnixMilli() + c.offset
-}
-
-// set records the server's TIME (ms) read between the local times sent and received.
-func (c *serverClock) set(server int64, sent, received time.Time) {
-	mid := sent.UnixMilli() + received.Sub(sent).Milliseconds()/2
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset = server - mid
-	c.least, c.known = server-received.UnixMilli(), true
-}
-
-// earliest is the earliest the server's clock (ms) can have read at local time t: a lower
-// bound, where now is an estimate; 0 before the first TIME.
-func (c *serverClock) earliest(t time.Time) int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.known {
-		return 0
-	}
-	return t.UnixMilli() - 1 + c.least // t's milliseconds are truncated
-}
 
 // indexBuilder receives a walk's keys (a walk with sink set) into a new index. On a rebuild
 // (a resync) the index served meanwhile is its base: a key the walk reads as the base holds it
@@ -53,17 +16,17 @@ func (c *serverClock) earliest(t time.Time) int64 {
 // holds one index plus the changes instead of two whole indexes (the memory peak of a resync
 // at the index key budget: docs/exporter.md, "Cost").
 type indexBuilder struct {
-	clock      *serverClock
+	clock      *index.ServerClock
 	absolute   bool
-	namespaces []Namespace
+	namespaces []walk.Namespace
 
 	mu  sync.Mutex
-	idx *keyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
+	idx *index.KeyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
 	// base is the index served during the rebuild (nil on a first build), guarded by baseMu
 	// (the node's syncMu, taken before mu); epoch stamps the base entries the walk read as
 	// they are, stamped counts them (a key is stamped in the base or held in idx, never
 	// both), in total and per namespace.
-	base    *keyIndex
+	base    *index.KeyIndex
 	baseMu  sync.Locker
 	epoch   uint32
 	stamped budgetCharge
@@ -80,14 +43,14 @@ type indexBuilder struct {
 	forgetHolds bool
 }
 
-func newIndexBuilder(clock *serverClock, absolute bool, namespaces []Namespace, base *keyIndex, baseMu sync.Locker) *indexBuilder {
-	b := &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: newKeyIndex(), base: base, baseMu: baseMu}
+func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.Namespace, base *index.KeyIndex, baseMu sync.Locker) *indexBuilder {
+	b := &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: index.NewKeyIndex(), base: base, baseMu: baseMu}
 	if base != nil {
 		// A new epoch per build, kept in the base at once: stamps of a build that failed must
 		// not pass for this one's.
 		b.baseMu.Lock()
-		base.epoch++
-		b.epoch = base.epoch
+		base.Epoch++
+		b.epoch = base.Epoch
 		b.baseMu.Unlock()
 	}
 	return b
@@ -99,19 +62,19 @@ func (b *indexBuilder) chargeTo(budget *keyBudget, owner *indexNode) {
 	b.budget, b.owner, b.exclude = budget, owner, budget.overMask()
 }
 
-func (b *indexBuilder) expireTime() bool { return b.absolute }
-func (b *indexBuilder) now() int64       { return b.clock.now() }
+func (b *indexBuilder) ExpireTime() bool { return b.absolute }
+func (b *indexBuilder) Now() int64       { return b.clock.Now() }
 
-func (b *indexBuilder) add(bt *batch, replies []keyReply, idleKnown bool, at int64) {
-	st := readStamp{at: at, idleKnown: idleKnown, absolute: b.absolute, namespaces: b.namespaces}
+func (b *indexBuilder) Add(bt *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
+	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: b.absolute, Namespaces: b.namespaces}
 	b.lock()
 	defer b.unlock()
 	for k := range replies {
-		if replies[k].err != nil {
+		if replies[k].Err != nil {
 			continue // the walk marks the namespace failed, and the build with it
 		}
-		e, keep := entryOf(maskOf(bt.ns[bt.off[k]:bt.off[k+1]])&^b.exclude, &replies[k], st)
-		b.record(bt.keys[k], e, keep)
+		e, keep := index.EntryOf(maskOf(bt.NS[bt.Off[k]:bt.Off[k+1]])&^b.exclude, &replies[k], st)
+		b.record(bt.Keys[k], e, keep)
 		b.keepWithinBudget()
 	}
 }
@@ -135,29 +98,29 @@ func (b *indexBuilder) unlock() {
 func (b *indexBuilder) record(key string, e index.Entry, keep bool) {
 	if b.base == nil {
 		if keep {
-			b.idx.set(key, e)
+			b.idx.Set(key, e)
 		} else {
-			b.idx.remove(key)
+			b.idx.Remove(key)
 		}
 		return
 	}
 	e.Epoch = b.epoch
-	old, had := b.base.get(key)
+	old, had := b.base.Get(key)
 	switch {
-	case keep && had && !differs(old, e, b.absolute):
+	case keep && had && !index.Differs(old, e, b.absolute):
 		if old.Epoch != b.epoch {
 			b.stamp(e.Mask, 1)
 		}
 		if !b.forgetHolds {
 			e.KeepHold(old)
 		}
-		b.base.set(key, e)
-		b.idx.remove(key)
+		b.base.Set(key, e)
+		b.idx.Remove(key)
 	case keep:
 		b.unstamp(key, old, had)
-		b.idx.set(key, e)
+		b.idx.Set(key, e)
 	default:
-		b.idx.remove(key)
+		b.idx.Remove(key)
 		b.unstamp(key, old, had)
 	}
 }
@@ -168,7 +131,7 @@ func (b *indexBuilder) unstamp(key string, old index.Entry, had bool) {
 	if had && old.Epoch == b.epoch {
 		b.stamp(old.Mask&^b.exclude, -1)
 		old.Epoch--
-		b.base.set(key, old)
+		b.base.Set(key, old)
 	}
 }
 
@@ -185,8 +148,8 @@ func (b *indexBuilder) stamp(mask uint64, d int) {
 func (b *indexBuilder) keepWithinBudget() {
 	for b.budget != nil {
 		c := b.stamped
-		c.keys += b.idx.len()
-		for i, n := range b.idx.perNamespace {
+		c.keys += b.idx.Len()
+		for i, n := range b.idx.PerNamespace {
 			c.perNamespace[i] += n
 		}
 		drop := b.budget.settle(b.owner, &c)
@@ -202,11 +165,11 @@ func (b *indexBuilder) keepWithinBudget() {
 // served meanwhile), and a stamped entry of no other namespace loses its stamp. b.mu is held.
 func (b *indexBuilder) excludeNamespace(x int) {
 	b.exclude |= 1 << x
-	b.idx.dropNamespace(x)
+	b.idx.DropNamespace(x)
 	if b.base == nil || b.stamped.perNamespace[x] == 0 {
 		return
 	}
-	for k, e := range b.base.keys.All() {
+	for k, e := range b.base.All() {
 		if e.Epoch == b.epoch && e.Mask&(1<<x) != 0 && e.Mask&^b.exclude == 0 {
 			b.unstamp(k, *e, true)
 		}
@@ -217,22 +180,22 @@ func (b *indexBuilder) excludeNamespace(x int) {
 // result is the built index; on a rebuild the base, changed in place: the walk's other readings
 // set, and the keys it did not read removed. Namespaces the budget excluded during the build
 // are dropped from it. baseMu is held.
-func (b *indexBuilder) result() *keyIndex {
+func (b *indexBuilder) result() *index.KeyIndex {
 	x := b.idx
 	if b.base != nil {
 		x = b.base
-		for k, e := range x.keys.All() {
+		for k, e := range x.All() {
 			if e.Epoch != b.epoch {
-				x.remove(k)
+				x.Remove(k)
 			}
 		}
-		for k, e := range b.idx.keys.All() {
-			x.set(k, *e)
+		for k, e := range b.idx.All() {
+			x.Set(k, *e)
 		}
-		x.epoch, b.idx = b.epoch, nil
+		x.Epoch, b.idx = b.epoch, nil
 	}
 	for m := b.exclude; m != 0; m &= m - 1 {
-		x.dropNamespace(trailingZeros(m))
+		x.DropNamespace(trailingZeros(m))
 	}
 	return x
 }
@@ -243,4 +206,18 @@ func maskOf(ns []int32) uint64 {
 		m |= 1 << i
 	}
 	return m
+}
+
+// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
+// matches key.
+func (n *indexNode) maskOf(key string) uint64 {
+	var buf [index.MaxNamespaces]int32
+	var m uint64
+	// As the walk sorts keys: a companion counts under its lock's namespace too.
+	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
+		m = maskOf(n.cls.Classify(key, buf[:0]))
+	} else {
+		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
+	}
+	return m &^ n.budget.overMask()
 }

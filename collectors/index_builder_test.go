@@ -25,24 +25,24 @@ type reading struct {
 // feedBuild gives a builder the readings, one batch each, as a walk would.
 func feedBuild(b *indexBuilder, rs []reading, at int64) {
 	for _, r := range rs {
-		bt := newBatch(1)
-		bt.keys = append(bt.keys, r.key)
+		bt := walk.NewBatch(1)
+		bt.Keys = append(bt.Keys, r.key)
 		for m := r.ns | 1; m != 0; m &= m - 1 { // a gone key was still classified
-			bt.ns = append(bt.ns, int32(trailingZeros(m)))
+			bt.NS = append(bt.NS, int32(trailingZeros(m)))
 		}
-		bt.off = append(bt.off, int32(len(bt.ns)))
-		reply := keyReply{info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, typ: TypeString, expireAt: -1, gone: r.ns == 0, fence: r.fence}
+		bt.Off = append(bt.Off, int32(len(bt.NS)))
+		reply := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
 		if r.ttl > 0 {
-			reply.info.TTL, reply.expireAt = r.ttl, at+r.ttl.Milliseconds()
+			reply.Info.TTL, reply.ExpireAt = r.ttl, at+r.ttl.Milliseconds()
 		}
-		b.add(bt, []keyReply{reply}, true, at)
+		b.Add(bt, []walk.KeyReply{reply}, true, at)
 	}
 }
 
 // snapshot is an index's keys and what aggregation reads of them (not the epoch).
-func snapshot(x *keyIndex) map[string]index.Entry {
+func snapshot(x *index.KeyIndex) map[string]index.Entry {
 	out := map[string]index.Entry{}
-	for k, e := range x.keys.All() {
+	for k, e := range x.All() {
 		c := *e
 		c.Epoch = 0
 		out[k] = c
@@ -55,7 +55,7 @@ func snapshot(x *keyIndex) map[string]index.Entry {
 // returned twice with different readings), whatever a failed build before it stamped; and while
 // it runs the served index keeps its figures (idle times aside).
 func TestIndexRebuildOnBase(t *testing.T) {
-	ns := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}}
+	ns := walkNamespaces([]Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}})
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
@@ -72,7 +72,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 			return rs
 		}
 		var mu sync.Mutex
-		clock := &serverClock{}
+		clock := &index.ServerClock{}
 		first := newIndexBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, randomReadings(60), at)
 		base := first.result()
@@ -100,7 +100,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 		feedBuild(fresh, rebuild, at)
 		want := snapshot(fresh.result())
 		mu.Lock()
-		counted := b.stamped.keys + b.idx.len()
+		counted := b.stamped.keys + b.idx.Len()
 		result := b.result()
 		got := snapshot(result)
 		mu.Unlock()
@@ -118,15 +118,15 @@ func TestIndexRebuildOnBase(t *testing.T) {
 }
 
 // countsDiffer says how x's counts per namespace differ from its entries, or "".
-func countsDiffer(x *keyIndex) string {
-	var want [maxIndexedNamespaces]int
-	for _, e := range x.keys.All() {
+func countsDiffer(x *index.KeyIndex) string {
+	var want [index.MaxNamespaces]int
+	for _, e := range x.All() {
 		for m := e.Mask; m != 0; m &= m - 1 {
 			want[trailingZeros(m)]++
 		}
 	}
-	if want != x.perNamespace {
-		return fmt.Sprintf("counts per namespace %v, entries say %v", x.perNamespace[:4], want[:4])
+	if want != x.PerNamespace {
+		return fmt.Sprintf("counts per namespace %v, entries say %v", x.PerNamespace[:4], want[:4])
 	}
 	return ""
 }
@@ -136,7 +136,8 @@ func countsDiffer(x *keyIndex) string {
 // build had stamped in the base or read anew when the budget sent it to the walk, and with its
 // counts per namespace equal to its entries.
 func TestIndexRebuildWithinBudget(t *testing.T) {
-	ns := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}, {Name: "c", Pattern: "k*"}}
+	namespaces := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}, {Name: "c", Pattern: "k*"}}
+	ns := walkNamespaces(namespaces)
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(3, 4))
 	readings := func(n int) []reading {
@@ -151,13 +152,13 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 	excluded := 0
 	for round := range 300 {
 		var mu sync.Mutex
-		clock := &serverClock{}
+		clock := &index.ServerClock{}
 		first := newIndexBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, readings(80), at)
 		base := first.result()
 
 		rebuild := readings(80)
-		budget := newKeyBudget(10+r.IntN(40), ns, slog.New(slog.DiscardHandler))
+		budget := newKeyBudget(10+r.IntN(40), namespaces, slog.New(slog.DiscardHandler))
 		b := newIndexBuilder(clock, true, ns, base, &mu)
 		b.chargeTo(budget, &indexNode{})
 		feedBuild(b, rebuild, at)
@@ -175,7 +176,7 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		feedBuild(fresh, rebuild, at)
 		want := fresh.result()
 		for m := budget.overMask(); m != 0; m &= m - 1 {
-			want.dropNamespace(trailingZeros(m))
+			want.DropNamespace(trailingZeros(m))
 			excluded++
 		}
 		if !maps.Equal(got, snapshot(want)) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
@@ -207,7 +208,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 		ci.retiring.Go(n.close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
-		ci.ix.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", resyncTopology,
+		ci.ix.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
 			"masters", slices.Sorted(maps.Keys(masters)), "started", added, "stopped", len(gone))
 	}
 	return nil
@@ -218,7 +219,7 @@ func (ci *clusterIndex) counts() indexCounts {
 	nodes := slices.Collect(maps.Values(ci.nodes))
 	out := indexCounts{resyncs: map[string]int64{}}
 	out.add(ci.retired)
-	out.resyncs[resyncTopology] += ci.topology
+	out.resyncs[index.ResyncTopology] += ci.topology
 	ci.mu.Unlock()
 	for _, n := range nodes {
 		out.add(n.counts())

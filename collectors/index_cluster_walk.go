@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +23,7 @@ type masterWalkers struct {
 
 type masterWalker struct {
 	mask uint64
-	w    *walker
+	w    *walk.Walker
 }
 
 // walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
@@ -37,10 +38,10 @@ func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Cli
 	if w == nil {
 		return closedResult(parent.opts)
 	}
-	return walkedCopy(w.scan(ctx), nil)
+	return walkedCopy(w.Scan(ctx), parent.opts.Namespaces, nil)
 }
 
-func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walker {
+func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walk.Walker {
 	addr := c.Options().Addr
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
@@ -51,7 +52,7 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []N
 		if w.mask == mask {
 			return w.w
 		}
-		w.w.close() // a scrape still reading it gets the walk it shares, or closedResult
+		w.w.Close() // a scrape still reading it gets the walk it shares, or closedResult
 	}
 	opts := parent.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
@@ -60,7 +61,7 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []N
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := newWalker(context.Background(), c, opts)
+	w := walk.NewWalker(context.Background(), c, walkOptionsOf(opts, nil))
 	if mw.walkers == nil {
 		mw.walkers = map[string]*masterWalker{}
 	}
@@ -75,7 +76,7 @@ func (mw *masterWalkers) forget(addr string) {
 	delete(mw.walkers, addr)
 	mw.mu.Unlock()
 	if w != nil {
-		w.w.close()
+		w.w.Close()
 	}
 }
 
@@ -86,7 +87,7 @@ func (mw *masterWalkers) close() {
 	mw.walkers = nil
 	mw.mu.Unlock()
 	for _, w := range walkers {
-		w.w.close()
+		w.w.Close()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -20,7 +21,7 @@ func TestShortDeadlinesKeepTheChangeFeed(t *testing.T) {
 		c.Set(ctx, fmt.Sprintf("jobs:%d", i), "t", time.Minute)
 	}
 	s := indexed(t, c, []Namespace{{Name: "jobs", Pattern: "jobs:*"}})
-	before := s.Scan(ctx).IndexResyncs[resyncConnectionLost]
+	before := s.Scan(ctx).IndexResyncs[index.ResyncConnectionLost]
 	for i := range 60 {
 		// From already past to a few round trips: some end while the PING is in flight.
 		short, cancel := context.WithTimeout(ctx, time.Duration(i%12)*100*time.Microsecond)
@@ -28,7 +29,7 @@ func TestShortDeadlinesKeepTheChangeFeed(t *testing.T) {
 		cancel()
 	}
 	res := waitCurrent(t, s)
-	if got := res.IndexResyncs[resyncConnectionLost] - before; got != 0 {
+	if got := res.IndexResyncs[index.ResyncConnectionLost] - before; got != 0 {
 		t.Fatalf("60 scrapes with short deadlines made the index resync %d times (connection_lost)", got)
 	}
 	compareNow(t, s, c, "after short scrapes")

@@ -84,7 +84,7 @@ func TestIndexExpiredKeysNotCounted(t *testing.T) {
 			n := s.index.node
 			n.syncMu.Lock()
 			for i := range expiringKeys {
-				n.idx.remove(lockkeys.Fence(fmt.Sprintf("jobs:%d", i)))
+				n.idx.Remove(lockkeys.Fence(fmt.Sprintf("jobs:%d", i)))
 			}
 			n.syncMu.Unlock()
 			n.backstop(ctx)

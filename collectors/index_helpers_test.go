@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -241,7 +242,7 @@ func writeKeys(t *testing.T, c redis.UniversalClient, batches ...keyBatch) {
 		for i := range b.n {
 			key := fmt.Sprintf(b.format, i)
 			ttl := time.Hour
-			if isFenceKey(key) {
+			if lockkeys.KindOf(key) == lockkeys.FenceCompanion {
 				ttl = 0
 			}
 			pipe.Set(ctx, key, "1", ttl)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
@@ -64,7 +65,7 @@ func (n *indexNode) lifecycleMask() uint64 {
 func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 	out := mask
 	for m := mask; m != 0; m &= m - 1 {
-		if b := trailingZeros(m); !n.namespaces[b].wants(typeName(typ)) {
+		if b := trailingZeros(m); !n.namespaces[b].wants(index.TypeName(typ)) {
 			out &^= 1 << b
 		}
 	}
@@ -76,12 +77,12 @@ func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 // key's events of the drain are counted instead: they tell a handoff within one drain apart
 // from a renewal, which two readings cannot. follow is lifecycleMask.
 // syncMu is held.
-func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool, holder uint64, st readStamp, follow uint64) {
-	cur, has := idx.get(key)
+func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, had bool, holder uint64, st index.ReadStamp, follow uint64) {
+	cur, has := idx.Get(key)
 	if had && old.Fence || has && cur.Fence {
 		return
 	}
-	r := lifecycle.Reading{Slack: slackOf(st.absolute), ChangedAfter: n.drainChanged[key], ChangedBy: n.drainChangedBy}
+	r := lifecycle.Reading{Slack: slackOf(st.Absolute), ChangedAfter: n.drainChanged[key], ChangedBy: n.drainChangedBy}
 	typ := old.Type
 	if has {
 		r.Present, r.ExpireAt, r.Holder = true, cur.ExpireAt, holder
@@ -89,10 +90,10 @@ func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool
 	}
 	var h lifecycle.Hold
 	if events := n.drainEvents[key]; len(events) > 0 {
-		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.at, follow)
+		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.At, follow)
 	} else {
 		mask := n.typeMask((old.Mask|cur.Mask)&follow, typ)
-		h = n.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.at)
+		h = n.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.At)
 	}
 	if has {
 		if !h.Present {
@@ -101,7 +102,7 @@ func (n *indexNode) observe(idx *keyIndex, key string, old index.Entry, had bool
 			h.Ended = true
 		}
 		cur.WithHold(h)
-		idx.set(key, cur)
+		idx.Set(key, cur)
 	}
 }
 
@@ -137,14 +138,14 @@ func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ 
 func eventsType(events []string) uint8 {
 	for _, ev := range events {
 		if strings.HasPrefix(ev, "h") {
-			return typeCodeHash
+			return index.TypeCodeHash
 		}
 	}
-	return typeCodeString
+	return index.TypeCodeString
 }
 
 // sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by the
-// instant up to which the feed has named every change (changeFeed.complete), never later than
+// instant up to which the feed has named every change (index.ChangeFeed.Complete), never later than
 // now (server ms): a renewal after that instant may not be named yet, and ending its hold would
 // count a lapse that did not happen. An end happens when the expiry passes, not when Redis
 // reclaims the key (and the invalidation of that is not counted again). syncMu is held.
@@ -153,12 +154,12 @@ func (n *indexNode) sweepLifecycle(now int64) {
 	if follow == 0 || n.idx == nil || n.feed == nil {
 		return
 	}
-	now = min(now, n.feed.complete())
+	now = min(now, n.feed.Complete())
 	n.mu.Lock()
 	slack := slackOf(n.absolute)
 	n.mu.Unlock()
 	life := n.life
-	for key, e := range n.idx.keys.All() {
+	for key, e := range n.idx.All() {
 		if e.Fence || e.Ended || e.ExpireAt == 0 || e.ExpireAt+slack >= now {
 			continue
 		}
@@ -187,17 +188,7 @@ func slackOf(absolute bool) int64 {
 	if absolute {
 		return 0
 	}
-	return expirySlack
-}
-
-// heldSince is when the entry's hold began, for its hold age: the lease holder record's
-// acquisition time where read, else (fromFeed) when the feed saw the hold begin; 0 when neither
-// is known (a hold that began before the index was built) or the hold ended.
-func heldSince(e *index.Entry, fromFeed bool) int64 {
-	if e.Acquired != 0 || !fromFeed || e.Ended {
-		return e.Acquired
-	}
-	return e.Began
+	return index.ExpirySlack
 }
 
 // holderReadOffMessage is logged, at INFO, when a node stops reading lock holders.
@@ -223,10 +214,10 @@ func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
 // noteHolderRefusals turns the holder read off for the node at the first refusal among
 // replies, with one INFO line: the grant is optional, nothing fails without it. The refusal
 // names a command, never a value.
-func (n *indexNode) noteHolderRefusals(replies []keyReply) {
+func (n *indexNode) noteHolderRefusals(replies []walk.KeyReply) {
 	for i := range replies {
-		err := replies[i].holderErr
-		if err == nil || !isNoPerm(err) && !commandRefused(err) {
+		err := replies[i].HolderErr
+		if err == nil || !walk.IsNoPerm(err) && !commandRefused(err) {
 			continue
 		}
 		if n.noHolder.CompareAndSwap(false, true) {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // feedInterval is how often the feed loop reads the tracking connection (a TIME round trip) and
@@ -56,10 +56,11 @@ const buildTimeout = time.Hour
 type indexNode struct {
 	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
-	namespaces []Namespace // the indexed namespaces; bit b of a mask is namespaces[b]
+	namespaces []Namespace      // the indexed namespaces; bit b of a mask is namespaces[b]
+	keySide    []walk.Namespace // namespaces as the key index reads them, by the same bits
 	cls        *walk.Classifier
 	prefixes   []string
-	clock      serverClock
+	clock      index.ServerClock
 	noHolder   atomic.Bool       // the holder read was refused: the lifecycle goes on without holders
 	lifeSrc    *lifecycle.Source // the lifecycle counts of the node's re-reads, until settleLifecycle
 
@@ -71,8 +72,8 @@ type indexNode struct {
 	// of a new index; idx and ident, and the feed follower's feed state, are read and written
 	// under it. A scrape can stop waiting for it at its deadline.
 	syncMu syncLock
-	idx    *keyIndex      // the last complete index; nil before the first build
-	ident  serverIdentity // of the server idx was built from
+	idx    *index.KeyIndex // the last complete index; nil before the first build
+	ident  serverIdentity  // of the server idx was built from
 
 	// mu guards the build state, the scrape's counts and the follower's redirected flag: short
 	// sections, never held across a Redis round trip. Taken after syncMu when both are held.
@@ -95,8 +96,9 @@ func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, pre
 }
 
 func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
+	keySide := walkNamespaces(namespaces)
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(walkNamespaces(namespaces)), prefixes: prefixes, lifeSrc: env.life.NewSource(),
+		nodeEnv: env, client: client, namespaces: namespaces, keySide: keySide, cls: walk.NewClassifier(keySide), prefixes: prefixes, lifeSrc: env.life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
@@ -117,7 +119,7 @@ func (n *indexNode) close() {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 	n.budget.release(n)
@@ -135,13 +137,13 @@ func (n *indexNode) run() {
 			close(n.tried)
 			first = false
 		}
-		var refused *errTrackingRefused
+		var refused *index.TrackingRefusedError
 		if errors.As(err, &refused) {
 			n.refuse(err)
 			return
 		}
 		var lost *errFeedLost
-		if errors.As(err, &lost) && lost.reason == resyncSlotsMoved {
+		if errors.As(err, &lost) && lost.reason == index.ResyncSlotsMoved {
 			// A slot began to move during the build: build again once it has moved.
 			n.awaitMoveEnd()
 			continue
@@ -174,7 +176,7 @@ func (n *indexNode) run() {
 		n.resyncs[reason]++
 		n.mu.Unlock()
 		n.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
-		if reason == resyncSlotsMoved {
+		if reason == index.ResyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
 	}
@@ -194,7 +196,7 @@ const defaultMoveWaitMax = time.Minute
 func (n *indexNode) awaitMoveEnd() {
 	n.syncMu.Lock()
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 	built := n.ident
@@ -264,7 +266,7 @@ func (n *indexNode) build() error {
 	n.settleLifecycle(n.lostReason())
 	n.syncMu.Lock()
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 	n.syncMu.Unlock()
@@ -279,8 +281,8 @@ func (n *indexNode) build() error {
 	}
 	ident, _, _, err := n.readIdentity(ctx)
 	if err != nil {
-		feed.close()
-		return refusedGrant(err)
+		feed.Close()
+		return index.RefusedGrant(err)
 	}
 	n.mu.Lock()
 	n.absolute = ident.major >= 7
@@ -291,7 +293,7 @@ func (n *indexNode) build() error {
 	defer n.setBuilding(nil)
 	b, included, truncated, err := n.buildWalk(ctx, absolute)
 	if err != nil {
-		feed.close()
+		feed.Close()
 		return err
 	}
 	n.syncMu.Lock()
@@ -312,7 +314,7 @@ func (n *indexNode) setBuildStart(began time.Time) {
 
 // setBuilding records the first build's walk while it runs (nil when none runs), for a scrape
 // to share. A walk after the first complete build is not shared: the index serves meanwhile.
-func (n *indexNode) setBuilding(f *walkRun) {
+func (n *indexNode) setBuilding(f *walk.Run) {
 	n.mu.Lock()
 	if f == nil || !n.built {
 		n.building = f
@@ -327,35 +329,35 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b = newIndexBuilder(&n.clock, absolute, n.keySide, base, n.syncMu)
 	b.forgetHolds = dataReplaced(n.lostReason())
 	b.chargeTo(n.budget, n)
 	included = ^b.exclude // namespaces coming back that this build reads
 	opts := n.opts
 	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := newWalkRun(ctx, opts, n.cls, n.replies, start, start.Add(buildTimeout))
-	f.sink = b
+	f := walk.NewRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(buildTimeout))
+	f.Sink = b
 	n.setBuilding(f)
-	n.walker.walkNode(f, n.client)
-	f.passEnded(time.Now())
-	f.finish(time.Now())
-	truncated, err = buildOutcome(f.final)
+	n.walker.WalkNode(f, n.client)
+	f.PassEnded(time.Now())
+	f.Finish(time.Now())
+	truncated, err = buildOutcome(f.Final)
 	return b, included, truncated, err
 }
 
 // buildOutcome judges a build's walk: the namespaces it cut at the key budget (truncated), or
 // the error that makes the build fail (a refused grant refuses the index).
-func buildOutcome(res *Result) (truncated []int, err error) {
+func buildOutcome(res *walk.Result) (truncated []int, err error) {
 	if !res.Up {
-		return nil, refusedGrant(fmt.Errorf("index build: %w", res.Err))
+		return nil, index.RefusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}
 	for i, ns := range res.Namespaces {
 		switch {
 		case ns.Truncated:
 			truncated = append(truncated, i)
 		case ns.Err != nil:
-			return nil, refusedGrant(fmt.Errorf("index build: %w", ns.Err))
+			return nil, index.RefusedGrant(fmt.Errorf("index build: %w", ns.Err))
 		case !ns.Complete:
 			return nil, fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
 		}
@@ -366,7 +368,7 @@ func buildOutcome(res *Result) (truncated []int, err error) {
 // install makes idx, built from the server ident, the node's index following feed, and drains
 // the feed once: the changes made during the build are re-read. It returns errFeedLost when
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
-func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int, feed *changeFeed, ident serverIdentity) error {
+func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident serverIdentity) error {
 	for _, i := range truncated {
 		n.budget.overflow(i)
 	}
@@ -374,7 +376,7 @@ func (n *indexNode) install(ctx context.Context, idx *keyIndex, truncated []int,
 	n.feed, n.idx, n.ident, n.unreadable, n.absentHolds = feed, idx, ident, nil, nil
 	if reason, err := n.drain(ctx); reason != "" || err != nil {
 		// Lost already: the index is complete but may be behind; the next round builds afresh.
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 		if err == nil {
 			err = &errFeedLost{reason: reason}
@@ -402,7 +404,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 		n.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
-		n.lose(resyncKeyBudget)
+		n.lose(index.ResyncKeyBudget)
 	}
 }
 
@@ -483,18 +485,4 @@ func (n *indexNode) lose(reason string) {
 		n.current = false
 		n.lost = reason
 	}
-}
-
-// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
-// matches key.
-func (n *indexNode) maskOf(key string) uint64 {
-	var buf [maxIndexedNamespaces]int32
-	var m uint64
-	// As the walk sorts keys: a companion counts under its lock's namespace too.
-	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
-		m = maskOf(n.cls.Classify(key, buf[:0]))
-	} else {
-		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
-	}
-	return m &^ n.budget.overMask()
 }

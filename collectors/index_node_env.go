@@ -10,7 +10,7 @@ import (
 // nodeWalker walks one node's keyspace in a walk: the keyspace walk by which an index node
 // builds its index and runs its backstop walk.
 type nodeWalker interface {
-	walkNode(f *walkRun, c walk.NodeClient)
+	WalkNode(f *walk.Run, c walk.NodeClient)
 }
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,
@@ -31,5 +31,5 @@ type nodeEnv struct {
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
 func (ix *indexer) indexEnv() nodeEnv {
-	return nodeEnv{opts: ix.opts, budget: ix.budget, replies: ix.walk.replies, walker: ix.walk, base: ix.base, life: ix.life}
+	return nodeEnv{opts: ix.opts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
 }

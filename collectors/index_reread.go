@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,9 +18,9 @@ import (
 // did not answer the re-reads (the keys stay queued). syncMu is held.
 func (n *indexNode) drain(ctx context.Context) (string, error) {
 	if n.feed == nil {
-		return resyncConnectionLost, nil
+		return index.ResyncConnectionLost, nil
 	}
-	return n.drainPinged(ctx, n.feed.ping(ctx))
+	return n.drainPinged(ctx, n.feed.Ping(ctx))
 }
 
 // drainPinged is drain after the feed's round trip, which returned pingErr. syncMu is held.
@@ -27,9 +29,9 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return resyncConnectionLost, nil
+		return index.ResyncConnectionLost, nil
 	}
-	changed, changedBy, lost := n.feed.take()
+	changed, changedBy, lost := n.feed.Take()
 	keys := slices.Collect(maps.Keys(changed))
 	if n.changedSince != nil {
 		for _, k := range keys {
@@ -39,10 +41,10 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	if lost != "" {
 		return lost, nil
 	}
-	n.drainEvents, n.drainChanged, n.drainChangedBy = n.feed.takeEvents(), changed, changedBy
+	n.drainEvents, n.drainChanged, n.drainChangedBy = n.feed.TakeEvents(), changed, changedBy
 	defer func() { n.drainEvents, n.drainChanged, n.drainChangedBy = nil, nil, 0 }()
 	if err := n.reread(ctx, n.idx, keys); err != nil {
-		n.feed.requeue(changed, n.drainEvents)
+		n.feed.Requeue(changed, n.drainEvents)
 		return "", err
 	}
 	n.handOverEvents()
@@ -51,7 +53,7 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	n.redirected = false
 	n.mu.Unlock()
 	if redirected {
-		return resyncSlotsMoved, nil
+		return index.ResyncSlotsMoved, nil
 	}
 	return "", nil
 }
@@ -63,20 +65,20 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 // say): the caller keeps the keys queued. A command the ACL refuses is a refused grant: the
 // index cannot follow any change, and the error says so (isRefusal). A key whose own read
 // failed (NOPERM on the key) is kept in unreadable, see noteUnreadable. syncMu is held.
-func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) error {
+func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []string) error {
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
 	keys, gone := n.knownGone(keys)
-	in := &inspector{c: n.client, noIdle: &n.noIdle, expireTime: absolute, expiryAlone: true, fenceExpiry: true, readHolder: n.cls.HolderReader(),
-		holderValue: n.holderValueReader(), hashHolder: n.life.HolderHash}
+	in := walk.NewInspector(n.client, &n.noIdle, walk.InspectOptions{ExpireTime: absolute, ExpiryAlone: true, FenceExpiry: true, ReadHolder: n.cls.HolderReader(),
+		HolderValue: n.holderValueReader(), HashHolder: n.life.HolderHash})
 	size := n.opts.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
-		at := n.clock.now()
-		replies, idleKnown := in.inspect(ctx, batch, true)
+		at := n.clock.Now()
+		replies, idleKnown := in.Inspect(ctx, batch, true)
 		n.noteHolderRefusals(replies)
-		st := readStamp{at: at, idleKnown: idleKnown, absolute: absolute, namespaces: n.namespaces}
+		st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: absolute, Namespaces: n.keySide}
 		follow := n.lifecycleMask()
 		for k := range replies {
 			if err := n.applyReread(idx, batch[k], &replies[k], st, follow); err != nil {
@@ -87,16 +89,16 @@ func (n *indexNode) reread(ctx context.Context, idx *keyIndex, keys []string) er
 	}
 	// Applied once every read succeeded: a failed re-read queues the drain's keys and events
 	// again, and they are counted when applied, not twice.
-	st := readStamp{at: n.clock.now(), absolute: absolute, namespaces: n.namespaces}
+	st := index.ReadStamp{At: n.clock.Now(), Absolute: absolute, Namespaces: n.keySide}
 	for _, k := range gone {
-		removed := keyReply{gone: true}
+		removed := walk.KeyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
 			return err
 		}
 	}
 	n.keepWithinBudget(idx) // a namespace another master's index sent to the walk
 	n.mu.Lock()
-	n.entries = idx.len()
+	n.entries = idx.Len()
 	n.mu.Unlock()
 	return nil
 }
@@ -135,36 +137,36 @@ func isRemoval(event string) bool {
 // applyReread applies one key's re-read to idx, and counts what it changed in the lifecycles of
 // the namespaces in follow (lifecycleMask), or returns the error that ends the re-read. syncMu
 // is held.
-func (n *indexNode) applyReread(idx *keyIndex, key string, r *keyReply, st readStamp, follow uint64) error {
+func (n *indexNode) applyReread(idx *index.KeyIndex, key string, r *walk.KeyReply, st index.ReadStamp, follow uint64) error {
 	mask := n.maskOf(key)
 	switch {
-	case unanswered(r.err):
-		return r.err
-	case commandRefused(r.err):
-		return &errTrackingRefused{r.err}
-	case isRedirect(r.err):
+	case unanswered(r.Err):
+		return r.Err
+	case commandRefused(r.Err):
+		return &index.TrackingRefusedError{Err: r.Err}
+	case walk.IsRedirect(r.Err):
 		// The key's slot is being migrated: the node's keys change by MIGRATE, whose
 		// invalidations a re-read during the move cannot follow. Resync the node.
 		n.mu.Lock()
 		n.redirected = true
 		n.mu.Unlock()
-	case r.err != nil:
-		return n.noteUnreadable(key, mask, r.err)
+	case r.Err != nil:
+		return n.noteUnreadable(key, mask, r.Err)
 	default:
 		delete(n.unreadable, key)
-		old, had := idx.get(key)
+		old, had := idx.Get(key)
 		returned, back := n.returnedHold(key, had, r)
-		if r.migrating || back {
+		if r.Migrating || back {
 			// MIGRATE moved the key: neither an end here nor an acquisition on its new master.
 			n.noteSlotMove()
 			n.noteDeparture(key, old, had, r)
 			follow = 0
 		}
-		idx.apply(key, mask, r, st)
-		n.observe(idx, key, old, had, r.holder, st, follow)
-		if cur, ok := idx.get(key); back && ok {
+		idx.Apply(key, mask, r, st)
+		n.observe(idx, key, old, had, r.HolderHash, st, follow)
+		if cur, ok := idx.Get(key); back && ok {
 			cur.WithHold(returned)
-			idx.set(key, cur)
+			idx.Set(key, cur)
 		}
 	}
 	return nil
@@ -183,7 +185,7 @@ func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
 	}
 	n.unreadable[key] = err
 	if len(n.unreadable) > n.opts.IndexKeyBudget {
-		return &errTrackingRefused{fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
+		return &index.TrackingRefusedError{Err: fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
 	}
 	return nil
 }
@@ -226,14 +228,14 @@ func (n *indexNode) unreadableErrs() map[int]error {
 func (n *indexNode) refuseIndex(err error) {
 	n.refuse(err)
 	if n.feed != nil {
-		n.feed.close()
+		n.feed.Close()
 		n.feed = nil
 	}
 }
 
-// isRefusal reports whether err is a refused grant (errTrackingRefused).
+// isRefusal reports whether err is a refused grant (index.TrackingRefusedError).
 func isRefusal(err error) bool {
-	var refused *errTrackingRefused
+	var refused *index.TrackingRefusedError
 	return errors.As(err, &refused)
 }
 
@@ -241,7 +243,7 @@ func isRefusal(err error) bool {
 // serve yet (BUSY, LOADING, ...): the keys are read again later, as after a timeout.
 func unanswered(err error) bool {
 	var rerr redis.Error
-	return isConnectionError(err) || errors.As(err, &rerr) && transientReply(rerr.Error())
+	return walk.IsConnectionError(err) || errors.As(err, &rerr) && index.TransientReply(rerr.Error())
 }
 
 // commandRefused reports whether err is Redis refusing a command itself rather than one key:

@@ -21,7 +21,7 @@ type indexer struct {
 	client redis.UniversalClient
 	opts   Options
 	// walk is the Scanner's walker: the index's builds and backstop walks are its walks.
-	walk *walker
+	walk *walk.Walker
 	// base ends with the Scanner: every index goroutine and scan is under it.
 	base context.Context
 
@@ -34,8 +34,8 @@ type indexer struct {
 	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
 	walkWhy    map[int]string     // Options.Namespaces position → why it is walked, decided at start
 	walkerMu   sync.Mutex
-	walker     *walker // walks the namespaces the index does not serve, for this scrape
-	walkerSet  uint64  // which of indexedPos walker also walks
+	walker     *walk.Walker // walks the namespaces the index does not serve, for this scrape
+	walkerSet  uint64       // which of indexedPos walker also walks
 
 	// lifeResyncs is the index's resync count at the last lifecycle report: a resync since then
 	// means the counters missed what changed during it.
@@ -52,7 +52,7 @@ type indexer struct {
 // namespace is walked when --scan.mode=walk, when its pattern has no literal prefix (tracking
 // would be told about every key), and beyond the 64th indexed namespace. It returns why each
 // walked namespace is walked, and the indexer (nil when every namespace is walked).
-func startIndex(base context.Context, client redis.UniversalClient, opts Options, w *walker) (map[int]string, *indexer) {
+func startIndex(base context.Context, client redis.UniversalClient, opts Options, w *walk.Walker) (map[int]string, *indexer) {
 	ix := &indexer{client: client, opts: opts, walk: w, base: base}
 	indexed := ix.decideModes()
 	if len(indexed) == 0 {
@@ -94,7 +94,7 @@ func (ix *indexer) decideModes() []Namespace {
 			why = reasonIndexUnavailable
 		case walk.LiteralPrefix(ns.Pattern) == "":
 			why = reasonNoLiteralPrefix
-		case len(indexed) == maxIndexedNamespaces:
+		case len(indexed) == index.MaxNamespaces:
 			why = reasonTooManyIndexed
 		}
 		if why != "" {
@@ -123,7 +123,7 @@ func (ix *indexer) close() {
 	ix.lockIndex().close()
 	ix.walkerMu.Lock()
 	if ix.walker != nil {
-		ix.walker.close()
+		ix.walker.Close()
 	}
 	ix.walkerMu.Unlock()
 }
@@ -150,7 +150,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	}
 	var walked *Result
 	if len(walkPos) > 0 {
-		walked = walkedCopy(ix.walkerFor(served.walk).scan(ctx), nil)
+		walked = walkedCopy(ix.walkerFor(served.walk).Scan(ctx), ix.opts.Namespaces, nil)
 	}
 	// A cluster namespace that some masters served from their index and others by a walk of
 	// just those masters reports the walk: this scrape cost Redis a walk of them.
@@ -160,7 +160,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 
 	res := ix.mergeServed(served, walked, idx.counts(), walkPos)
 	res.lifecycle = ix.lifecycleReport(res)
-	// One scrape, one line: the walker beside the index logs nothing of its own (quiet).
+	// One scrape, one line: the walker beside the index logs nothing of its own (no Report).
 	ix.logMerged(res, began)
 	ix.readmitShrunk(idx, res)
 	return res
@@ -235,14 +235,14 @@ func (ix *indexer) logMerged(res *Result, began time.Time) {
 // walkerFor returns a walker over the namespaces not indexed at start plus the indexed ones in
 // mask, made anew when that set changes (rarely: a refusal, the key budget, or the first build
 // finishing).
-func (ix *indexer) walkerFor(mask uint64) *walker {
+func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 	ix.walkerMu.Lock()
 	defer ix.walkerMu.Unlock()
 	if ix.walker != nil && ix.walkerSet == mask {
 		return ix.walker
 	}
 	if ix.walker != nil {
-		ix.walker.close()
+		ix.walker.Close()
 	}
 	opts := ix.opts
 	opts.Mode, opts.Namespaces = ModeWalk, nil
@@ -255,8 +255,8 @@ func (ix *indexer) walkerFor(mask uint64) *walker {
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := newWalker(context.Background(), ix.client, opts)
-	w.quiet = true // scanIndexed logs the merged result
+	// No report: scanIndexed logs the merged result.
+	w := walk.NewWalker(context.Background(), ix.client, walkOptionsOf(opts, nil))
 	ix.walker, ix.walkerSet = w, mask
 	return w
 }

@@ -3,9 +3,9 @@ package collectors
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
@@ -62,7 +62,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 	if f == nil {
 		return nil, false
 	}
-	return f.snapshot(time.Now()), true
+	return publicResult(f.Snapshot(time.Now()), n.opts.Namespaces), true
 }
 
 // collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
@@ -137,7 +137,7 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 // still holds this server's data; otherwise the scrape walks. syncMu is held.
 func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time.Time) indexServe {
 	ident, keyspace, now, err := n.readIdentity(ctx)
-	if refused := refusedGrant(err); refused != err {
+	if refused := index.RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)
 		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
@@ -196,7 +196,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	}
 	out.noIdle = !idle
 	k := n.opts.TopK
-	held := n.idx.heldAges(n.namespaces, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
+	held := n.idx.HeldAges(n.keySide, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b, ns := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
@@ -206,7 +206,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
 		r.lifecycleGap = lifeGap
 		if held != nil {
-			held[b].withHeld(&r)
+			withHeld(&r, held[b])
 		}
 		holderKeys = appendHolderKeys(holderKeys, r)
 		out.results[b] = r
@@ -217,13 +217,13 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 
 // indexedResult is namespace ns's result from its aggregate a, with its k stalest keys; idle is
 // false when the server does not track idle time.
-func indexedResult(ns Namespace, a indexAggregate, k int, idle bool) NamespaceResult {
+func indexedResult(ns Namespace, a index.NamespaceAggregate, k int, idle bool) NamespaceResult {
 	r := NamespaceResult{
-		Namespace: ns, Keys: a.keys, KeysWithoutTTL: a.noTTL, FenceKeys: a.fence,
-		MinTTL: a.minTTL, HasTTL: a.hasTTL, Complete: true, Indexed: true,
+		Namespace: ns, Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
+		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true, Indexed: true,
 	}
-	r.Stalest = firstK(a.top, k)
-	r.StalestNoTTL = firstK(a.noTTLTop, k)
+	r.Stalest = firstK(a.Top, k)
+	r.StalestNoTTL = firstK(a.NoTTLTop, k)
 	if idle && len(r.Stalest) > 0 {
 		r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
 	}
@@ -234,7 +234,7 @@ func indexedResult(ns Namespace, a indexAggregate, k int, idle bool) NamespaceRe
 func appendHolderKeys(keys []string, r NamespaceResult) []string {
 	for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
 		for _, ki := range list {
-			if _, ok := holderKeyOf(ki.Key); ok && !ki.Cut {
+			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
 				keys = append(keys, ki.Key)
 			}
 		}
@@ -248,7 +248,7 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceRes
 	if len(holderKeys) == 0 {
 		return
 	}
-	found, herr := readHolderValues(ctx, n.client, holderKeys)
+	found, herr := walk.ReadHolderValues(ctx, n.client, holderKeys)
 	if herr != nil {
 		n.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
 	}
@@ -277,7 +277,7 @@ func (out indexServe) walkAll(n int, why string) indexServe {
 // which may hand syncMu over: handed true), and the keys whose re-read was refused read again.
 // A lost feed marks the index behind (lose). syncMu is held.
 func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
-	reason := resyncConnectionLost
+	reason := index.ResyncConnectionLost
 	if n.feed != nil {
 		handed, pingErr := n.scrapePing(ctx)
 		if handed {
@@ -298,13 +298,13 @@ func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
 // keys, not merely miss recent changes: it must not be served while the resync runs.
 func dataReplaced(reason string) bool {
 	switch reason {
-	case resyncFlush, resyncSwapDB, resyncStatsReset, resyncRestart, resyncRole, resyncSlotsMoved:
+	case index.ResyncFlush, index.ResyncSwapDB, index.ResyncStatsReset, index.ResyncRestart, index.ResyncRole, index.ResyncSlotsMoved:
 		return true
 	}
 	return false
 }
 
-// scrapePing runs a scrape's round trip (changeFeed.ping) on the tracking connection with the
+// scrapePing runs a scrape's round trip (index.ChangeFeed.Ping) on the tracking connection with the
 // scrape's deadline plus commandGrace on the socket, not the deadline itself: a read timeout
 // closes the connection and with it tracking, so a scrape that ends while the reply is on its
 // way (a short X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node
@@ -314,12 +314,12 @@ func dataReplaced(reason string) bool {
 func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 	d, ok := ctx.Deadline()
 	if !ok {
-		return false, n.feed.ping(ctx)
+		return false, n.feed.Ping(ctx)
 	}
-	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.Add(commandGrace))
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.Add(walk.CommandGrace))
 	feed, done := n.feed, make(chan error, 1)
 	go func() {
-		done <- feed.ping(pctx)
+		done <- feed.Ping(pctx)
 		cancel()
 	}()
 	select {
@@ -348,15 +348,15 @@ func firstK(t *walk.TopK, k int) []KeyInfo {
 // (every key not re-read is at most that idle, to that resolution). The returned aggregates' top lists hold the re-read keys with their true idle time,
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
-func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, bool, error) {
+func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceAggregate, bool, error) {
 	k := n.opts.TopK
 	m := max(4*k, k+16)
 	for {
-		aggs := n.idx.aggregate(n.namespaces, now, m)
+		aggs := n.idx.Aggregate(n.keySide, now, m)
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {
-			for _, t := range []*walk.TopK{a.top, a.noTTLTop} {
+			for _, t := range []*walk.TopK{a.Top, a.NoTTLTop} {
 				for _, ki := range t.Items() {
 					if !seen[ki.Key] {
 						seen[ki.Key] = true
@@ -372,7 +372,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 		exact := true
 		for i := range aggs {
 			a := &aggs[i]
-			for _, t := range []**walk.TopK{&a.top, &a.noTTLTop} {
+			for _, t := range []**walk.TopK{&a.Top, &a.NoTTLTop} {
 				cands := *t
 				final := walk.NewTopK(k, n.opts.FullKeys)
 				for _, ki := range cands.Items() {
@@ -394,7 +394,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]indexAggregate, 
 				*t = final
 			}
 		}
-		if exact || !idle || m >= n.idx.len() {
+		if exact || !idle || m >= n.idx.Len() {
 			return aggs, idle, nil
 		}
 		m *= 4
@@ -426,18 +426,18 @@ func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue
-		case err != nil && strings.HasPrefix(err.Error(), lfuIdleError):
+		case walk.LFURefused(err):
 			n.noIdle.Store(true)
 			return n.readIdle(ctx, keys, now)
-		case isConnectionError(err):
+		case walk.IsConnectionError(err):
 			return nil, false, err
 		case err != nil:
 			continue // the key's namespaces report the error from its re-read
 		}
 		out[keys[i]] = v
-		if e, ok := n.idx.get(keys[i]); ok {
+		if e, ok := n.idx.Get(keys[i]); ok {
 			e.Touched = now - v.Milliseconds()
-			n.idx.set(keys[i], e)
+			n.idx.Set(keys[i], e)
 		}
 	}
 	return out, true, nil

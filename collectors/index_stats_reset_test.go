@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -60,7 +61,7 @@ func TestIndexSeesSwapDBHiddenByResetStat(t *testing.T) {
 			if got := res.Namespaces[0].Keys; got != tc.want {
 				t.Fatalf("index current again: %d keys, want %d", got, tc.want)
 			}
-			if n := res.IndexResyncs[resyncStatsReset] + res.IndexResyncs[resyncSwapDB]; n != 1 {
+			if n := res.IndexResyncs[index.ResyncStatsReset] + res.IndexResyncs[index.ResyncSwapDB]; n != 1 {
 				t.Errorf("resyncs %v: want one, for the stats reset or the SWAPDB", res.IndexResyncs)
 			}
 			matchesFreshWalk(t, s, c, namespaces)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -122,13 +123,13 @@ type resyncCase struct {
 func TestIndexResyncs(t *testing.T) {
 	ctx := context.Background()
 	cases := []resyncCase{
-		{"tracking connection killed", resyncConnectionLost, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
+		{"tracking connection killed", index.ResyncConnectionLost, func(t *testing.T, _ *redistest.Server, c *redis.Client, _ *Scanner) {
 			if err := c.Do(ctx, "CLIENT", "KILL", "ID", testkit.TrackingClientID(t, c)).Err(); err != nil {
 				t.Fatal(err)
 			}
 			c.Set(ctx, "jobs:after-kill", "t", time.Minute)
 		}},
-		{"FLUSHDB of another database", resyncFlush, func(t *testing.T, srv *redistest.Server, _ *redis.Client, _ *Scanner) {
+		{"FLUSHDB of another database", index.ResyncFlush, func(t *testing.T, srv *redistest.Server, _ *redis.Client, _ *Scanner) {
 			other := redis.NewClient(&redis.Options{Addr: srv.Addr, DB: 5})
 			defer other.Close()
 			other.Set(ctx, "x", "y", 0)
@@ -136,7 +137,7 @@ func TestIndexResyncs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"SWAPDB", resyncSwapDB, func(t *testing.T, srv *redistest.Server, c *redis.Client, _ *Scanner) {
+		{"SWAPDB", index.ResyncSwapDB, func(t *testing.T, srv *redistest.Server, c *redis.Client, _ *Scanner) {
 			other := redis.NewClient(&redis.Options{Addr: srv.Addr, DB: 1})
 			defer other.Close()
 			for i := range 7 {
@@ -146,7 +147,7 @@ func TestIndexResyncs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"restart without persistence", resyncConnectionLost, func(t *testing.T, srv *redistest.Server, c *redis.Client, _ *Scanner) {
+		{"restart without persistence", index.ResyncConnectionLost, func(t *testing.T, srv *redistest.Server, c *redis.Client, _ *Scanner) {
 			srv.Restart()
 			for i := range 3 {
 				c.Set(ctx, fmt.Sprintf("jobs:reborn:%d", i), "t", time.Minute)
@@ -198,7 +199,7 @@ func TestIndexServesLastCompleteIndexDuringResync(t *testing.T) {
 		if res.Up && ns.Indexed && ns.Keys == 1 && ns.IndexAge > 0 {
 			break // served stale, and said so
 		}
-		if res.Up && ns.IndexAge == 0 && res.IndexResyncs[resyncConnectionLost] > 0 {
+		if res.Up && ns.IndexAge == 0 && res.IndexResyncs[index.ResyncConnectionLost] > 0 {
 			break // the resync was faster than this loop: also correct
 		}
 		if time.Now().After(deadline) {

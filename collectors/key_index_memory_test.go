@@ -19,8 +19,8 @@ import (
 func BenchmarkIndexHeapPerKey(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			ns := []Namespace{{Name: "jobs", Pattern: "locks:job:*"}}
-			st := readStamp{at: 1_700_000_000_000, idleKnown: true, absolute: true, namespaces: ns}
+			ns := walkNamespaces([]Namespace{{Name: "jobs", Pattern: "locks:job:*"}})
+			st := index.ReadStamp{At: 1_700_000_000_000, IdleKnown: true, Absolute: true, Namespaces: ns}
 			var perKey float64
 			for b.Loop() {
 				before := testkit.LiveHeap()
@@ -29,7 +29,7 @@ func BenchmarkIndexHeapPerKey(b *testing.B) {
 				perKey = float64(after-before) / float64(n)
 				b.StopTimer()
 				start := time.Now()
-				x.aggregate(ns, st.at, 10)
+				x.Aggregate(ns, st.At, 10)
 				b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(n), "aggregate-ns/key")
 				runtime.KeepAlive(x)
 				b.StartTimer()
@@ -39,14 +39,14 @@ func BenchmarkIndexHeapPerKey(b *testing.B) {
 	}
 }
 
-func fillIndex(n int, st readStamp) *keyIndex {
-	x := newKeyIndex()
+func fillIndex(n int, st index.ReadStamp) *index.KeyIndex {
+	x := index.NewKeyIndex()
 	for i := range n {
-		r := keyReply{info: walk.KeyInfo{TTL: walk.NoTTL, Idle: time.Duration(i%600) * time.Second}, typ: TypeString, expireAt: -1}
+		r := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: time.Duration(i%600) * time.Second}, Type: TypeString, ExpireAt: -1}
 		if i%3 == 0 {
-			r.info.TTL, r.expireAt = time.Minute, st.at+60_000
+			r.Info.TTL, r.ExpireAt = time.Minute, st.At+60_000
 		}
-		x.apply("locks:job:"+strconv.Itoa(100_000+i), 1, &r, st)
+		x.Apply("locks:job:"+strconv.Itoa(100_000+i), 1, &r, st)
 	}
 	return x
 }
@@ -59,17 +59,17 @@ func BenchmarkKeyIndexSetGet(b *testing.B) {
 		keys[i] = "locks:job:" + strconv.Itoa(100_000+i)
 	}
 	for b.Loop() {
-		x := newKeyIndex()
+		x := index.NewKeyIndex()
 		for i, k := range keys {
-			x.set(k, index.Entry{Mask: 1, ExpireAt: int64(i)})
+			x.Set(k, index.Entry{Mask: 1, ExpireAt: int64(i)})
 		}
 		for _, k := range keys {
-			if _, ok := x.get(k); !ok {
+			if _, ok := x.Get(k); !ok {
 				b.Fatalf("%s not found", k)
 			}
 		}
 		for _, k := range keys[:len(keys)/2] {
-			x.remove(k)
+			x.Remove(k)
 		}
 	}
 }

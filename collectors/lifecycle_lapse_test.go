@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
@@ -124,7 +125,7 @@ func TestLifecycleRenewalBeforeExpiryReadAfterIt(t *testing.T) {
 		{"the re-read after the expiry", func(admin *redis.Client, key string, expireAt int64) *gateHook {
 			// The re-read's time is taken before it is sent: the first one, held past the
 			// expiry, goes unanswered, and the next drain reads the key again after it.
-			g := newGateHook(rereadOf(key), func() { waitServerPast(t, admin, expireAt+expirySlack+20) })
+			g := newGateHook(rereadOf(key), func() { waitServerPast(t, admin, expireAt+index.ExpirySlack+20) })
 			g.unanswered = true
 			return g
 		}, func(t *testing.T, admin *redis.Client, s *Scanner, g *gateHook, key string) {
@@ -134,7 +135,7 @@ func TestLifecycleRenewalBeforeExpiryReadAfterIt(t *testing.T) {
 		{"the sweep after the expiry, renewed since the drain", func(admin *redis.Client, key string, expireAt int64) *gateHook {
 			return newGateHook(identityOfGatedScrape, func() {
 				renew(t, admin, key)
-				waitServerPast(t, admin, expireAt+expirySlack+20)
+				waitServerPast(t, admin, expireAt+index.ExpirySlack+20)
 			})
 		}, func(t *testing.T, admin *redis.Client, s *Scanner, g *gateHook, key string) {
 			s.Scan(context.WithValue(context.Background(), sweepGate{}, true))

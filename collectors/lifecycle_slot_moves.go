@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // A Redis Cluster reshard moves a slot's keys with MIGRATE: on the source master the key is
@@ -27,8 +28,8 @@ import (
 // late it comes back. Keyspace notifications name its "restore", never an acquisition.
 //
 // A re-read is redirected by the move on both masters: on the source a key that left answers
-// ASK, on the target a key that arrived answers MOVED to a read without ASKING (keyReply.
-// migrating). A target that reads an arrived key only after the slot became its own reads it
+// ASK, on the target a key that arrived answers MOVED to a read without ASKING (walk.KeyReply.
+// Migrating). A target that reads an arrived key only after the slot became its own reads it
 // plainly, but that read's counts are pending until the next check of the server's identity,
 // which finds the slots changed and discards them (settleLifecycle).
 
@@ -75,9 +76,9 @@ func (n *indexNode) takeLifecycleGap() bool {
 
 // noteDeparture keeps the live hold of key, which a re-read redirected by a slot move found
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
-func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *keyReply) {
+func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *walk.KeyReply) {
 	h := holdOf(old, had)
-	if !r.gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts) {
+	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts) {
 		return
 	}
 	if n.departed == nil {
@@ -90,17 +91,17 @@ func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *keyR
 // left with by a slot move: it came back, and its hold goes on. A holder read that differs is
 // another hold. Only the tracking feed needs it (no events of the key in this drain). syncMu is
 // held.
-func (n *indexNode) returnedHold(key string, had bool, r *keyReply) (lifecycle.Hold, bool) {
+func (n *indexNode) returnedHold(key string, had bool, r *walk.KeyReply) (lifecycle.Hold, bool) {
 	h, ok := n.departed[key]
-	if !ok || had || r.gone || len(n.drainEvents[key]) > 0 {
+	if !ok || had || r.Gone || len(n.drainEvents[key]) > 0 {
 		return lifecycle.Hold{}, false
 	}
 	delete(n.departed, key)
-	if h.Holder != 0 && r.holder != 0 && h.Holder != r.holder {
+	if h.Holder != 0 && r.HolderHash != 0 && h.Holder != r.HolderHash {
 		return lifecycle.Hold{}, false
 	}
-	if r.holder != 0 {
-		h.Holder = r.holder
+	if r.HolderHash != 0 {
+		h.Holder = r.HolderHash
 	}
 	return h, true
 }

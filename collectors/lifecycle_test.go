@@ -150,7 +150,7 @@ func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e index.Entry, h
 		var e index.Entry
 		var has bool
 		if idx != nil {
-			e, has = idx.get(key)
+			e, has = idx.Get(key)
 		}
 		s.index.node.syncMu.Unlock()
 		if idx != nil && ok(e, has) {
@@ -165,7 +165,7 @@ func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e index.Entry, h
 // indexedWithExpiry matches an entry that holds the key with expiry at (ms), within the slack.
 func indexedWithExpiry(at int64) func(index.Entry, bool) bool {
 	return func(e index.Entry, has bool) bool {
-		return has && e.ExpireAt >= at-expirySlack && e.ExpireAt <= at+expirySlack
+		return has && e.ExpireAt >= at-index.ExpirySlack && e.ExpireAt <= at+index.ExpirySlack
 	}
 }
 
@@ -246,7 +246,7 @@ func namespaceCases() []lifecycleCase {
 		{"the sweep ends an expiry once, Redis reclaiming the key later", nil, func(t *testing.T, c *redis.Client, s *Scanner) {
 			acquire(t, c, "jobs:s", "tok-1", 300*time.Millisecond)
 			lifecycleOf(t, s)
-			awaitServerTime(t, c, expiryOf(t, c, "jobs:s")+expirySlack+1) // untouched: not reclaimed
+			awaitServerTime(t, c, expiryOf(t, c, "jobs:s")+index.ExpirySlack+1) // untouched: not reclaimed
 			lifecycleOf(t, s)
 			awaitGone(t, c, "jobs:s")
 		}, map[string]life{"jobs": {acq: 1, holds: 1, ends: ends("expired", 1)}}},
@@ -437,13 +437,13 @@ func TestLifecycleHoldAges(t *testing.T) {
 	}
 	t.Cleanup(s.Close)
 	waitCurrent(t, s)
-	t0 := serverNow(t, c)
+	t0 := testkit.ServerNow(t, c)
 	acquire(t, c, "jobs:redis-py", "tok", time.Minute)
 	s.Scan(ctx) // the feed's re-read: the hold began between t0 and t1
-	t1 := serverNow(t, c)
+	t1 := testkit.ServerNow(t, c)
 	awaitServerTime(t, c, t1+1000)
 	got := gather(t, s.Collector(ctx))
-	t2 := serverNow(t, c)
+	t2 := testkit.ServerNow(t, c)
 	held := map[string]float64{}
 	for _, sm := range got["lock_key_held_seconds"] {
 		held[sm.labels["key"]] = sm.value
@@ -462,16 +462,6 @@ func TestLifecycleHoldAges(t *testing.T) {
 	if got := gather(t, s.Collector(ctx)); len(got["lock_key_held_seconds"]) != 0 {
 		t.Errorf("after the release: %v, want no hold", got["lock_key_held_seconds"])
 	}
-}
-
-// serverNow is the server's clock (Unix ms).
-func serverNow(t *testing.T, c *redis.Client) int64 {
-	t.Helper()
-	now, err := c.Time(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return now.UnixMilli()
 }
 
 // TestLifecycleCluster: on a Cluster each master's feed counts its own keys, summed per
@@ -694,7 +684,7 @@ func TestLifecycleSwapDB(t *testing.T) {
 		if got := lifecycleOf(t, s)["jobs"]; got.counts() != (life{ends: ends()}).counts() {
 			t.Fatalf("after SWAPDB: %s, want nothing counted", got.counts())
 		}
-		if res.IndexResyncs[resyncSwapDB] > 0 && indexCurrent(s, res) {
+		if res.IndexResyncs[index.ResyncSwapDB] > 0 && indexCurrent(s, res) {
 			break
 		}
 		if time.Now().After(deadline) {

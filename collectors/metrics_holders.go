@@ -36,3 +36,10 @@ func (h *holderInfo) update(res *Result, ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// holderLabel renders a holder description for the holder label: escaped and length-capped by
+// the same rules as the key label (KeyLabel), so a hostile value cannot break the exposition
+// format or grow a series without bound.
+func holderLabel(holder string) string {
+	return KeyLabel(holder)
+}

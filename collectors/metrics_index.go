@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/duration"
 )
 
@@ -58,7 +59,7 @@ func (d *indexStats) update(res *Result, ch chan<- prometheus.Metric) {
 	ch <- gauge(d.entries, float64(res.IndexEntries))
 	ch <- prometheus.MustNewConstMetric(d.corrections, prometheus.CounterValue, float64(res.IndexCorrections))
 	ch <- prometheus.MustNewConstMetric(d.backstops, prometheus.CounterValue, float64(res.IndexBackstops))
-	reasons := []string{resyncConnectionLost, resyncFlush, resyncRedirectBroken, resyncRestart, resyncRole, resyncSwapDB, resyncStatsReset}
+	reasons := []string{index.ResyncConnectionLost, index.ResyncFlush, index.ResyncRedirectBroken, index.ResyncRestart, index.ResyncRole, index.ResyncSwapDB, index.ResyncStatsReset}
 	for r := range res.IndexResyncs {
 		if !slices.Contains(reasons, r) {
 			reasons = append(reasons, r)

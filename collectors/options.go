@@ -106,17 +106,7 @@ const (
 )
 
 // wants reports whether keys of Redis type typ count as locks of the namespace.
-func (n Namespace) wants(typ string) bool {
-	if len(n.Types) == 0 {
-		return typ == TypeString
-	}
-	for _, t := range n.Types {
-		if t == typ {
-			return true
-		}
-	}
-	return false
-}
+func (n Namespace) wants(typ string) bool { return walk.Namespace{Types: n.Types}.Wants(typ) }
 
 // stringsOnly reports whether the namespace counts string keys and nothing else.
 func (n Namespace) stringsOnly() bool {
@@ -132,9 +122,26 @@ func (n Namespace) stringsOnly() bool {
 func walkNamespaces(namespaces []Namespace) []walk.Namespace {
 	out := make([]walk.Namespace, len(namespaces))
 	for i, ns := range namespaces {
-		out[i] = walk.Namespace{Pattern: ns.Pattern, StringsOnly: ns.stringsOnly(), ReadsHolders: ns.ExpectedMaxHold > 0}
+		out[i] = walk.Namespace{Name: ns.Name, Pattern: ns.Pattern, Types: ns.Types, StringsOnly: ns.stringsOnly(),
+			ReadsHolders: ns.ExpectedMaxHold > 0}
 	}
 	return out
+}
+
+// walkOptionsOf is what a walk reads of opts, which hold defaults and are valid; report, when
+// not nil, receives each walk's final result.
+func walkOptionsOf(opts Options, report func(*walk.Result)) walk.Options {
+	return walk.Options{
+		Namespaces: walkNamespaces(opts.Namespaces),
+		BatchSize:  opts.BatchSize,
+		MaxKeys:    opts.MaxKeys,
+		TopK:       opts.TopK,
+		Timeout:    opts.Timeout,
+		FullKeys:   opts.FullKeys,
+		Soonest:    opts.Soonest,
+		Logger:     opts.Logger,
+		Report:     report,
+	}
 }
 
 // Options configures a Scanner. Zero values take the documented defaults.

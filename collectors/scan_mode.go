@@ -3,6 +3,8 @@ package collectors
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // ScanMode says how a Scanner reads its namespaces.
@@ -63,13 +65,9 @@ const (
 var reasonText = map[string]string{
 	reasonWalkConfigured:   "--scan.mode=walk",
 	reasonNoLiteralPrefix:  "pattern has no literal prefix",
-	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", maxIndexedNamespaces),
+	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", index.MaxNamespaces),
 	reasonTrackingRefused:  "the server refused RESP3 client tracking or a command the lock-key index needs",
 	reasonKeyBudget:        "the indexed namespaces would hold more keys than the index key budget, this one the most",
 	reasonIndexUnavailable: "no current lock-key index (no build has succeeded yet, the last one failed and is retried, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 }
-
-// maxIndexedNamespaces is how many namespaces one index serves: an indexed key records the
-// namespaces it belongs to in one 64-bit mask.
-const maxIndexedNamespaces = 64

@@ -154,3 +154,78 @@ func publicKeys(keys []walk.KeyInfo) []KeyInfo {
 	}
 	return out
 }
+
+// walkedCopy is the Result of a walk's result, whose final form is shared by every scrape that
+// waited on its walk: each namespace of all (the Scanner's, found by name) labelled as walked,
+// for the reason in why (by position in the walk).
+func walkedCopy(shared *walk.Result, all []Namespace, why map[int]string) *Result {
+	res := publicResult(shared, all)
+	for i := range res.Namespaces {
+		res.Namespaces[i].Mode = modeWalk
+		res.Namespaces[i].ModeReason = why[i]
+	}
+	return res
+}
+
+// publicResult converts a walk's result into the API's, each namespace of all found by name:
+// the one place where what a walk saw becomes a Result.
+func publicResult(w *walk.Result, all []Namespace) *Result {
+	res := &Result{
+		Up:                w.Up,
+		Err:               publicErr(w.Err),
+		IdleTimeAvailable: w.IdleTimeAvailable,
+		Namespaces:        make([]NamespaceResult, len(w.Namespaces)),
+		ScanCalls:         w.ScanCalls,
+		KeysScanned:       w.KeysScanned,
+		Keyspace:          w.Keyspace,
+	}
+	for i, ns := range w.Namespaces {
+		res.Namespaces[i] = publicNamespaceResult(ns, namespaceNamed(all, ns.Namespace.Name))
+	}
+	return res
+}
+
+func publicNamespaceResult(w walk.NamespaceResult, ns Namespace) NamespaceResult {
+	return NamespaceResult{
+		Namespace:      ns,
+		Keys:           w.Keys,
+		KeysWithoutTTL: w.KeysWithoutTTL,
+		FenceKeys:      w.FenceKeys,
+		MinTTL:         w.MinTTL,
+		HasTTL:         w.HasTTL,
+		MaxIdle:        w.MaxIdle,
+		HasIdle:        w.HasIdle,
+		Stalest:        publicKeys(w.Stalest),
+		StalestNoTTL:   publicKeys(w.StalestNoTTL),
+		Soonest:        publicKeys(w.Soonest),
+		LongestHeld:    publicKeys(w.LongestHeld),
+		MaxHeld:        w.MaxHeld,
+		HasHeld:        w.HasHeld,
+		Truncated:      w.Truncated,
+		Complete:       w.Complete,
+		Err:            w.Err,
+		Duration:       w.Duration,
+	}
+}
+
+// publicErr is a walk's error with the walk's sentinel errors, which it returns unwrapped,
+// replaced by the API's.
+func publicErr(err error) error {
+	switch err {
+	case walk.ErrNoAnswer:
+		return ErrNoAnswer
+	case walk.ErrClosed:
+		return ErrScannerClosed
+	}
+	return err
+}
+
+// namespaceNamed is the namespace of all named name (names are unique).
+func namespaceNamed(all []Namespace, name string) Namespace {
+	for _, ns := range all {
+		if ns.Name == name {
+			return ns
+		}
+	}
+	return Namespace{Name: name}
+}

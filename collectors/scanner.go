@@ -3,13 +3,21 @@ package collectors
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
 // ErrScannerClosed is the Result error of a Scan called after Close.
 var ErrScannerClosed = errors.New("collectors: scanner closed")
+
+// ErrNoAnswer explains Up false when no command failed but some node never answered before the
+// deadline: a paused or unreachable server whose connection attempts hang, or a deadline too
+// short for the first reply of a healthy one. Only a later command can tell those apart.
+var ErrNoAnswer = errors.New("redis did not answer before the scrape deadline")
 
 // Scanner scans the configured lock namespaces in Redis. It is safe for concurrent use:
 // concurrent Scan calls share the walk in flight (extending its deadline to the latest of
@@ -20,7 +28,7 @@ type Scanner struct {
 	subs   []concern
 	// walk reads the namespaces by a walk of the keyspace: all of them in ModeWalk, and the
 	// index's builds and backstop walks.
-	walk *walker
+	walk *walk.Walker
 	// uncounted looks for keys of types the namespaces do not count (nil: not asked for).
 	uncounted *uncountedTypes
 
@@ -61,7 +69,9 @@ func newScanner(client redis.UniversalClient, opts Options) *Scanner {
 		client: client,
 		opts:   opts,
 		subs:   newConcerns(),
-		walk:   newWalker(base, client, opts),
+		walk: walk.NewWalker(base, client, walkOptionsOf(opts, func(res *walk.Result) {
+			logResult(opts.Logger, publicResult(res, opts.Namespaces), nil)
+		})),
 		base:   base,
 		cancel: cancel,
 	}
@@ -97,16 +107,47 @@ func (s *Scanner) Scan(ctx context.Context) *Result {
 	if s.index != nil {
 		return s.index.scan(ctx)
 	}
-	return walkedCopy(s.walk.scan(ctx), s.walkWhy)
+	return walkedCopy(s.walk.Scan(ctx), s.opts.Namespaces, s.walkWhy)
+}
+
+// closedResult is the Result of a scan after its Scanner closed: every namespace unknown.
+func closedResult(opts Options) *Result {
+	res := &Result{Err: ErrScannerClosed, IdleTimeAvailable: true}
+	for _, ns := range opts.Namespaces {
+		res.Namespaces = append(res.Namespaces, NamespaceResult{Namespace: ns})
+	}
+	return res
 }
 
 // Close stops a scan in flight and waits for it. Later Scan calls report ErrScannerClosed.
 // The Redis client is the caller's to close.
 func (s *Scanner) Close() {
 	s.cancel()
-	s.walk.close()
+	s.walk.Close()
 	s.running.Wait()
 	if s.index != nil {
 		s.index.close()
+	}
+}
+
+// logResult logs a failed scrape to log as one line, or each failed namespace as one. A line
+// for which repeated (when not nil) reports true is left out.
+func logResult(log *slog.Logger, res *Result, repeated func(line string) bool) {
+	if !res.Up {
+		if repeated == nil || !repeated(fmt.Sprint(res.Err)) {
+			log.Warn("lock key scan failed", "err", res.Err)
+		}
+		return
+	}
+	for _, ns := range res.Namespaces {
+		switch {
+		case ns.Err != nil:
+			if repeated == nil || !repeated(ns.Namespace.Name+"\x00"+ns.Err.Error()) {
+				log.Warn("lock key scan failed for one namespace", "lock_namespace", ns.Namespace.Name, "err", ns.Err)
+			}
+		case !ns.Complete:
+			log.Debug("lock key scan cut by its deadline", "lock_namespace", ns.Namespace.Name,
+				"keys_seen", ns.Keys, "after", ns.Duration)
+		}
 	}
 }

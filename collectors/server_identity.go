@@ -33,11 +33,11 @@ type serverIdentity struct {
 func (id serverIdentity) changed(now serverIdentity) string {
 	switch {
 	case id.runID != now.runID:
-		return resyncRestart
+		return index.ResyncRestart
 	case id.role != now.role:
-		return resyncRole
+		return index.ResyncRole
 	case id.slots != now.slots:
-		return resyncSlotsMoved
+		return index.ResyncSlotsMoved
 	}
 	return dataChangeResync(id.commands.DatasetChange(now.commands))
 }
@@ -47,11 +47,11 @@ func (id serverIdentity) changed(now serverIdentity) string {
 func dataChangeResync(c index.DataChange) string {
 	switch c {
 	case index.DataSwapped:
-		return resyncSwapDB
+		return index.ResyncSwapDB
 	case index.DataFlushed:
-		return resyncFlush
+		return index.ResyncFlush
 	case index.CountsReset:
-		return resyncStatsReset
+		return index.ResyncStatsReset
 	}
 	return ""
 }
@@ -66,7 +66,7 @@ func (n *indexNode) checkIdentity(ident serverIdentity) string {
 	if reason == "" && ident.commands.RanSince(n.ident.commands, "config|set") && n.followsNotifications() {
 		// A CONFIG SET may have switched notifications off and on again between two readings
 		// of the setting: what was published meanwhile is lost.
-		reason = resyncNotificationsOff
+		reason = index.ResyncNotificationsOff
 	}
 	if reason == "" {
 		n.ident = ident
@@ -82,7 +82,7 @@ func (n *indexNode) checkIdentity(ident serverIdentity) string {
 func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspace, now int64, err error) {
 	id, keyspace, now, err = n.readIdentityOnce(ctx, n.knownAbsolute())
 	var rerr redis.Error
-	if errors.As(err, &rerr) && n.knownAbsolute() && !isRefusal(refusedGrant(err)) {
+	if errors.As(err, &rerr) && n.knownAbsolute() && !isRefusal(index.RefusedGrant(err)) {
 		// A server before 7 answers an INFO of several sections with a syntax error: the one
 		// the index was built from was replaced by an older one at the same address.
 		return n.readIdentityOnce(ctx, false)
@@ -111,7 +111,7 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id
 		return serverIdentity{}, 0, 0, err
 	}
 	received := time.Now()
-	n.clock.set(tm.Val().UnixMilli(), sent, received)
+	n.clock.Set(tm.Val().UnixMilli(), sent, received)
 	n.replies.Mark(n.client.Options().Addr, received)
 	var info strings.Builder
 	for _, cmd := range infos {

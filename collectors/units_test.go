@@ -54,23 +54,6 @@ func TestOptionsValidation(t *testing.T) {
 	}
 }
 
-// TestHolderKeyOfMatchesLease checks holderKeyOf against lockkeys.Holder, and that it declines
-// exactly the keys whose holder key would not share the lock's cluster slot (lease refuses to
-// record a holder for those).
-func TestHolderKeyOfMatchesLease(t *testing.T) {
-	for _, lock := range []string{"jobs:1", "{jobs}:1", "cordum:wf:run:lock:abc", "", "{", "}{x}", "x{y}z", "w:deploy:holder"} {
-		got, ok := holderKeyOf(lock)
-		if !ok || got != lockkeys.Holder(lock) {
-			t.Errorf("holderKeyOf(%q) = %q, %v; want %q, true", lock, got, ok, lockkeys.Holder(lock))
-		}
-	}
-	for _, lock := range []string{"}", "a}b", "{}"} {
-		if got, ok := holderKeyOf(lock); ok {
-			t.Errorf("holderKeyOf(%q) = %q, true; want false (no valid tag, and a '}')", lock, got)
-		}
-	}
-}
-
 func FuzzPrefixPushdown(f *testing.F) {
 	for _, seed := range [][2]string{{"jobs:*", "jobs:1"}, {"jobs", "jobs"}, {`a\*b`, "a*b"}, {"a[bc]d", "acd"}, {"*", ""}, {"^a-]b:*", "^a-]b:1"}, {"{jobs*", "{jobs:1"}} {
 		f.Add(seed[0], seed[1])

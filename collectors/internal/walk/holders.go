@@ -1,21 +1,13 @@
-package collectors
+package walk
 
 import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/companions"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
-
-// holderLabel renders a holder description for the holder label: escaped and length-capped by
-// the same rules as the key label (KeyLabel), so a hostile value cannot break the exposition
-// format or grow a series without bound.
-func holderLabel(holder string) string {
-	return KeyLabel(holder)
-}
 
 // readHolders GETs the holder key ({L}:holder, internal/lockkeys) of every key in the walk's top-K lists,
 // once the walk has ended and before its final Result is built, in one pipeline routed by slot.
@@ -24,7 +16,7 @@ func holderLabel(holder string) string {
 // cut by its deadline skips it: its waiters already have their answer. A holder that cannot be
 // read (an ACL without GET on *:holder, a key of another type) is left out, not an error: the
 // lock is still counted and listed.
-func (w *walker) readHolders(f *walkRun) {
+func (w *Walker) readHolders(f *Run) {
 	if f.ctx.Err() != nil {
 		return
 	}
@@ -34,17 +26,17 @@ func (w *walker) readHolders(f *walkRun) {
 	}
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
-	found, firstErr := readHolderValues(ctx, w.client, keys)
+	found, firstErr := ReadHolderValues(ctx, w.client, keys)
 	f.setHolders(found)
 	if firstErr != nil {
 		w.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", firstErr)
 	}
 }
 
-// readHolderValues GETs the holder key of each of keys (lock keys that can have one) in one
+// ReadHolderValues GETs the holder key of each of keys (lock keys that can have one) in one
 // pipeline, and returns the descriptions found by lock key, each bounded by
 // companions.MaxValueBytes. The scan never reads fence values: only inspect shows them.
-func readHolderValues(ctx context.Context, c redis.Cmdable, keys []string) (map[string]string, error) {
+func ReadHolderValues(ctx context.Context, c redis.Cmdable, keys []string) (map[string]string, error) {
 	found := make(map[string]string, len(keys))
 	var firstErr error
 	for i, v := range companions.Read(ctx, c, keys, false) {
@@ -60,15 +52,15 @@ func readHolderValues(ctx context.Context, c redis.Cmdable, keys []string) (map[
 
 // holderCandidates lists, once each, the whole key names in every namespace's top-K lists that
 // can have a holder key.
-func (f *walkRun) holderCandidates() []string {
+func (f *Run) holderCandidates() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	seen := map[string]bool{}
 	var keys []string
 	for _, st := range f.ns {
-		for _, list := range [][]walk.KeyInfo{st.top.Items(), st.noTTLTop.Items()} {
+		for _, list := range [][]KeyInfo{st.top.Items(), st.noTTLTop.Items()} {
 			for _, k := range list {
-				if _, ok := holderKeyOf(k.Key); ok && !k.Cut && !seen[k.Key] {
+				if _, ok := HolderKeyOf(k.Key); ok && !k.Cut && !seen[k.Key] {
 					seen[k.Key] = true
 					keys = append(keys, k.Key)
 				}
@@ -78,14 +70,14 @@ func (f *walkRun) holderCandidates() []string {
 	return keys
 }
 
-func (f *walkRun) setHolders(holders map[string]string) {
+func (f *Run) setHolders(holders map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.holders = holders
 }
 
 // withHolders sets the Holder of each listed key that has one; f.mu is held.
-func (f *walkRun) withHolders(keys []walk.KeyInfo) []walk.KeyInfo {
+func (f *Run) withHolders(keys []KeyInfo) []KeyInfo {
 	for i, k := range keys {
 		if !k.Cut {
 			keys[i].Holder = f.holders[k.Key]
@@ -94,9 +86,9 @@ func (f *walkRun) withHolders(keys []walk.KeyInfo) []walk.KeyInfo {
 	return keys
 }
 
-// holderKeyOf is lockKey's holder key, and ok false for a key lease refuses to record a holder
+// HolderKeyOf is lockKey's holder key, and ok false for a key lease refuses to record a holder
 // for (a '}' without a valid hash tag: its holder key could not share the lock's slot).
-func holderKeyOf(lockKey string) (key string, ok bool) {
+func HolderKeyOf(lockKey string) (key string, ok bool) {
 	if !lockkeys.SameSlot(lockKey) {
 		return "", false
 	}

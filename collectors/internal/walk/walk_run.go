@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"context"
@@ -6,40 +6,39 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // ErrNoAnswer explains Up false when no command failed but some node never answered before the
 // deadline: a paused or unreachable server whose connection attempts hang, or a deadline too
 // short for the first reply of a healthy one. Only a later command can tell those apart.
+// collectors reports it as its own ErrNoAnswer.
 var ErrNoAnswer = errors.New("redis did not answer before the scrape deadline")
 
 // errAllNamespacesFailed explains Up false when Redis answered but every namespace's commands
 // failed (an ACL that allows SCAN but no key the exporter needs, for example).
 var errAllNamespacesFailed = errors.New("every namespace failed")
 
-// commandGrace is how long past the scan's deadline a command sent before it may take. The scan
+// CommandGrace is how long past the scan's deadline a command sent before it may take. The scan
 // stops sending at its deadline by itself; if the socket carried the deadline instead, the
 // command in flight would fail with an i/o timeout a moment before the context expired, which
 // cannot be told from a failing Redis (that was the cause of lock_exporter_up 0 on a healthy,
 // merely large keyspace).
-const commandGrace = time.Second
+const CommandGrace = time.Second
 
-// walkRun is one walk over every node's keyspace in progress. Node workers merge each batch into
+// Run is one walk over every node's keyspace in progress. Node workers merge each batch into
 // the shared state under mu, so any waiter can take a consistent snapshot at any moment.
 //
 // Its deadline can only move later: a scrape that arrives while it runs and has a later deadline
 // extends it rather than start a second walk (so identical scrapes share one) or accept a
 // walk cut at an earlier deadline (so a client with a short timeout cannot truncate Prometheus'
 // scrape). At most one walk per Scanner sends commands before its deadline.
-type walkRun struct {
+type Run struct {
 	opts    Options
-	cls     *walk.Classifier
-	replies *walk.ReplyClock
+	cls     *Classifier
+	replies *ReplyClock
 	start   time.Time
 	done    chan struct{}
-	final   *Result // set before done is closed
+	Final   *Result // set before done is closed
 
 	// ctx is cancelled at the deadline (by timer) or when the Scanner closes; the scan stops
 	// sending commands once it is done.
@@ -62,22 +61,22 @@ type walkRun struct {
 	endedAt      time.Time
 	holders      map[string]string // by whole key name; set by readHolders after the walk
 
-	// sink, when set, receives every key the walk reads: the index's builds and backstop walks
+	// Sink, when set, receives every key the walk reads: the index's builds and backstop walks
 	// are walks with a sink.
-	sink keySink
-	// pace, when set, is the pause after each SCAN call: the backstop walk's keys per second.
-	pace time.Duration
+	Sink KeySink
+	// Pace, when set, is the pause after each SCAN call: the backstop walk's keys per second.
+	Pace time.Duration
 }
 
-// keySink receives every key a walk reads: the index's build and its backstop walk are walks.
-type keySink interface {
-	// add records one inspected batch, fence keys read for their expiry among its keys; at is
+// KeySink receives every key a walk reads: the index's build and its backstop walk are walks.
+type KeySink interface {
+	// Add records one inspected batch, fence keys read for their expiry among its keys; at is
 	// the server time (ms) taken before it was sent.
-	add(b *batch, replies []keyReply, idleKnown bool, at int64)
-	// expireTime says whether the inspector reads PEXPIRETIME.
-	expireTime() bool
-	// now is the server's time, ms.
-	now() int64
+	Add(b *Batch, replies []KeyReply, idleKnown bool, at int64)
+	// ExpireTime says whether the inspector reads PEXPIRETIME.
+	ExpireTime() bool
+	// Now is the server's time, ms.
+	Now() int64
 }
 
 // node tracks one Redis node's part in this walk.
@@ -86,22 +85,22 @@ type node struct {
 	reached bool
 }
 
-func newWalkRun(base context.Context, opts Options, cls *walk.Classifier, replies *walk.ReplyClock, start, deadline time.Time) *walkRun {
-	f := &walkRun{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
+func NewRun(base context.Context, opts Options, cls *Classifier, replies *ReplyClock, start, deadline time.Time) *Run {
+	f := &Run{opts: opts, cls: cls, replies: replies, start: start, deadline: deadline, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(base)
 	f.timer = time.AfterFunc(time.Until(deadline), f.expire)
 	for range opts.Namespaces {
-		st := &nsState{top: walk.NewTopK(opts.TopK, opts.FullKeys), noTTLTop: walk.NewTopK(opts.TopK, opts.FullKeys),
-			heldTop: walk.NewTopKBy(opts.TopK, opts.FullKeys, walk.LongerHeld)}
+		st := &nsState{top: NewTopK(opts.TopK, opts.FullKeys), noTTLTop: NewTopK(opts.TopK, opts.FullKeys),
+			heldTop: NewTopKBy(opts.TopK, opts.FullKeys, LongerHeld)}
 		if opts.Soonest {
-			st.soonest = walk.NewTopKBy(opts.TopK, opts.FullKeys, walk.Sooner)
+			st.soonest = NewTopKBy(opts.TopK, opts.FullKeys, Sooner)
 		}
 		f.ns = append(f.ns, st)
 	}
 	return f
 }
 
-func (f *walkRun) expire() {
+func (f *Run) expire() {
 	f.mu.Lock()
 	f.expired = true
 	f.mu.Unlock()
@@ -110,7 +109,7 @@ func (f *walkRun) expire() {
 
 // extend moves the deadline to d when d is later. It reports false when the walk has already
 // reached its deadline: the caller then needs a walk of its own.
-func (f *walkRun) extend(d time.Time) bool {
+func (f *Run) extend(d time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.expired {
@@ -129,16 +128,16 @@ func (f *walkRun) extend(d time.Time) bool {
 
 // commandContext bounds one command (or pipeline): the deadline plus commandGrace, so that the
 // deadline is enforced by the scan loop and not by the socket.
-func (f *walkRun) commandContext(base context.Context) (context.Context, context.CancelFunc) {
+func (f *Run) commandContext(base context.Context) (context.Context, context.CancelFunc) {
 	f.mu.Lock()
 	d := f.deadline
 	f.mu.Unlock()
-	return context.WithDeadline(base, d.Add(commandGrace))
+	return context.WithDeadline(base, d.Add(CommandGrace))
 }
 
 // cut reports whether an error is the scan being cut short (its deadline passed or the scanner
 // closed) rather than a Redis fault.
-func (f *walkRun) cut(err error) bool {
+func (f *Run) cut(err error) bool {
 	if f.ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return true
 	}
@@ -147,14 +146,14 @@ func (f *walkRun) cut(err error) bool {
 	return !time.Now().Before(f.deadline)
 }
 
-func (f *walkRun) finish(at time.Time) {
+func (f *Run) Finish(at time.Time) {
 	f.timer.Stop()
 	f.stop()
-	f.final = f.snapshot(at)
+	f.Final = f.Snapshot(at)
 	close(f.done)
 }
 
-func (f *walkRun) startNode(addr string) *node {
+func (f *Run) startNode(addr string) *node {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodesStarted++
@@ -164,7 +163,7 @@ func (f *walkRun) startNode(addr string) *node {
 }
 
 // answered records that n answered a command.
-func (f *walkRun) answered(n *node) {
+func (f *Run) answered(n *node) {
 	f.replies.Mark(n.addr, time.Now())
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -172,7 +171,7 @@ func (f *walkRun) answered(n *node) {
 }
 
 // scanned records one SCAN reply of n (keys returned after the server's filters).
-func (f *walkRun) scanned(n *node, keys int) {
+func (f *Run) scanned(n *node, keys int) {
 	f.answered(n)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -181,7 +180,7 @@ func (f *walkRun) scanned(n *node, keys int) {
 }
 
 // allReached reports whether every node answered since the walk started; f.mu is held.
-func (f *walkRun) allReached() bool {
+func (f *Run) allReached() bool {
 	if f.nodesStarted == 0 {
 		return false
 	}
@@ -193,20 +192,20 @@ func (f *walkRun) allReached() bool {
 	return true
 }
 
-func (f *walkRun) addKeyspace(keys int64) {
+func (f *Run) addKeyspace(keys int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keyspace += keys
 }
 
-func (f *walkRun) nodeDone() {
+func (f *Run) nodeDone() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodesDone++
 }
 
 // failNode records a failure of a whole node (its SCAN, or loading the cluster's slot map).
-func (f *walkRun) failNode(err error) {
+func (f *Run) failNode(err error) {
 	if f.cut(err) {
 		return
 	}
@@ -218,7 +217,7 @@ func (f *walkRun) failNode(err error) {
 }
 
 // failNamespace records an error confined to namespace i (a command on one of its keys failed).
-func (f *walkRun) failNamespace(i int, err error) {
+func (f *Run) failNamespace(i int, err error) {
 	if f.cut(err) {
 		return
 	}
@@ -229,14 +228,14 @@ func (f *walkRun) failNamespace(i int, err error) {
 	}
 }
 
-func (f *walkRun) idleUnavailable() {
+func (f *Run) idleUnavailable() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.noIdle = true
 }
 
-// passEnded records when the last node's walk ended.
-func (f *walkRun) passEnded(at time.Time) {
+// PassEnded records when the last node's walk ended.
+func (f *Run) PassEnded(at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.endedAt = at

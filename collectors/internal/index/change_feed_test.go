@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // TestChangeFeedBesideTheFirstDial opens change feeds with the options of a caller's client.
@@ -38,14 +39,14 @@ func TestChangeFeedBesideTheFirstDial(t *testing.T) {
 					MaintNotificationsConfig: &maintnotifications.Config{Mode: tt.mode}})
 				var wg sync.WaitGroup
 				wg.Go(func() { c.Ping(ctx) })
-				feed, err := openChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
+				feed, err := OpenChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
 				wg.Wait()
 				c.Close()
 				if err != nil {
 					t.Fatalf("open the feed: %v", err)
 				}
 				mode := feed.client.Options().MaintNotificationsConfig.Mode
-				feed.close()
+				feed.Close()
 				if mode != maintnotifications.ModeDisabled {
 					t.Fatalf("feed's maintenance notifications %q, want its own %q", mode, maintnotifications.ModeDisabled)
 				}
@@ -61,25 +62,25 @@ func TestChangeFeedBesideTheFirstDial(t *testing.T) {
 func TestChangeFeedStampsBeforeTheChange(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t).Client(t)
-	feed, err := openChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
+	feed, err := OpenChangeFeed(ctx, c.Options(), []string{"jobs:"}, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(feed.close)
-	if got := feed.complete(); got != 0 {
+	t.Cleanup(feed.Close)
+	if got := feed.Complete(); got != 0 {
 		t.Fatalf("complete before any round trip: %d, want 0 (not known)", got)
 	}
 	var last int64
 	for round := range 5 {
-		before := serverNow(t, c)
+		before := testkit.ServerNow(t, c)
 		written := writeAt(t, c, fmt.Sprintf("jobs:%d", round))
-		if err := feed.ping(ctx); err != nil {
+		if err := feed.Ping(ctx); err != nil {
 			t.Fatal(err)
 		}
-		after := serverNow(t, c)
-		changed, by, _ := feed.take()
+		after := testkit.ServerNow(t, c)
+		changed, by, _ := feed.Take()
 		stamp, named := changed[fmt.Sprintf("jobs:%d", round)]
-		complete := feed.complete()
+		complete := feed.Complete()
 		switch {
 		case !named:
 			t.Fatalf("round %d: not named: %v", round, changed)

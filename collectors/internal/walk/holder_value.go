@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"context"
@@ -24,7 +24,7 @@ const holderFields = 16
 
 // queueHolderValues adds, for each key that holderValue selects, a bounded read of its holder:
 // the first companions.MaxValueBytes bytes of a string, one HSCAN call of a hash.
-func (in *inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner, keys []string) {
+func (in *Inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner, keys []string) {
 	in.values, in.fields = in.values[:0], in.fields[:0]
 	if in.holderValue == nil {
 		return
@@ -48,24 +48,24 @@ func (in *inspector) queueHolderValues(ctx context.Context, pipe redis.Pipeliner
 }
 
 // holderOf sets r's holder hash from key j's read of the type r found; a refused read sets
-// holderErr. A key of another type (WRONGTYPE), or a hash with more fields than one call
+// HolderErr. A key of another type (WRONGTYPE), or a hash with more fields than one call
 // returns, leaves the holder unknown (0).
-func (in *inspector) holderOf(j int, r *keyReply) {
+func (in *Inspector) holderOf(j int, r *KeyReply) {
 	if in.holderValue == nil || j >= len(in.values) {
 		return
 	}
 	switch {
-	case r.typ == TypeString && in.values[j] != nil:
+	case r.Type == TypeString && in.values[j] != nil:
 		v, err := in.values[j].Result()
 		if err != nil {
-			r.holderErr = err
+			r.HolderErr = err
 			return
 		}
-		r.holder = in.hashHolder(v)
-	case r.typ == TypeHash && in.fields[j] != nil:
+		r.HolderHash = in.hashHolder(v)
+	case r.Type == TypeHash && in.fields[j] != nil:
 		kv, cursor, err := in.fields[j].Result()
 		if err != nil {
-			r.holderErr = err
+			r.HolderErr = err
 			return
 		}
 		if cursor != 0 {
@@ -76,12 +76,12 @@ func (in *inspector) holderOf(j int, r *keyReply) {
 			names = append(names, kv[i])
 		}
 		slices.Sort(names)
-		r.holder = in.hashHolder(names...)
+		r.HolderHash = in.hashHolder(names...)
 	}
 }
 
-// isNoPerm reports whether err is an ACL refusal, of the command or of the key.
-func isNoPerm(err error) bool {
+// IsNoPerm reports whether err is an ACL refusal, of the command or of the key.
+func IsNoPerm(err error) bool {
 	var rerr redis.Error
 	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM ")
 }

@@ -1,11 +1,10 @@
-package collectors
+package walk
 
 import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -13,7 +12,7 @@ import (
 // read for their expiry alone aside (nil where it does not), and, when there is one and the
 // batch has no TIME yet, a TIME: the server's clock, against which the holder records'
 // acquisition times are aged, so the exporter's clock plays no part.
-func (in *inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, keys []string) {
+func (in *Inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, keys []string) {
 	in.holders = in.holders[:0]
 	if in.readHolder == nil {
 		return
@@ -35,7 +34,7 @@ func (in *inspector) queueHolders(ctx context.Context, pipe redis.Pipeliner, key
 // heldFor sets r's hold age from key j's holder record. A record that is missing, unreadable
 // (an ACL without GET on *:holder, a key of another type) or written before lease recorded the
 // time leaves the key without one: it is still counted and listed by idle time.
-func (in *inspector) heldFor(j int, r *keyReply) {
+func (in *Inspector) heldFor(j int, r *KeyReply) {
 	if in.now == nil || j >= len(in.holders) || in.holders[j] == nil {
 		return
 	}
@@ -48,13 +47,13 @@ func (in *inspector) heldFor(j int, r *keyReply) {
 		return
 	}
 	if rec := lockkeys.ParseHolder(v); !rec.Acquired.IsZero() {
-		r.info.Held, r.info.HasHeld = max(0, now.Sub(rec.Acquired)), true
-		r.acquired = rec.Acquired.UnixMilli()
+		r.Info.Held, r.Info.HasHeld = max(0, now.Sub(rec.Acquired)), true
+		r.AcquiredAt = rec.Acquired.UnixMilli()
 	}
 }
 
 // mergeHeld folds a key's hold age into the namespace's; k.HasHeld must be true.
-func (st *nsState) mergeHeld(k walk.KeyInfo) {
+func (st *nsState) mergeHeld(k KeyInfo) {
 	if !st.hasHeld || k.Held > st.maxHeld {
 		st.maxHeld, st.hasHeld = k.Held, true
 	}

@@ -1,10 +1,9 @@
-package collectors
+package walk
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
@@ -17,10 +16,10 @@ type nsState struct {
 	hasTTL             bool
 	maxIdle            time.Duration
 	hasIdle            bool
-	top                *walk.TopK // stalest keys
-	noTTLTop           *walk.TopK // stalest keys without expiry
-	soonest            *walk.TopK // keys with the shortest TTL; nil unless Options.Soonest
-	heldTop            *walk.TopK // longest-held keys (namespaces with ExpectedMaxHold)
+	top                *TopK // stalest keys
+	noTTLTop           *TopK // stalest keys without expiry
+	soonest            *TopK // keys with the shortest TTL; nil unless Options.Soonest
+	heldTop            *TopK // longest-held keys (namespaces with ExpectedMaxHold)
 	maxHeld            time.Duration
 	hasHeld            bool
 	truncated          bool
@@ -33,11 +32,11 @@ type nsState struct {
 // every namespace has reached its cap, so the walk can stop. A walk for the index (sink set)
 // adds fence keys to b too, outside the caps, for their expiry: the index must stop counting
 // one when it expires, where a walk's SCAN no longer returns it.
-func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (next int, capsReached bool) {
+func (f *Run) admit(reply *Classified, from int, b *Batch, limit int) (next int, capsReached bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := from
-	for ; k < len(reply.Keys) && len(b.keys) < limit; k++ {
+	for ; k < len(reply.Keys) && len(b.Keys) < limit; k++ {
 		key := reply.Keys[k]
 		matches := reply.NS[reply.Off[k]:reply.Off[k+1]]
 		switch reply.Companion[k] {
@@ -45,27 +44,27 @@ func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (
 			for _, i := range matches {
 				f.ns[i].fence++
 			}
-			if f.sink != nil {
-				b.ns = append(b.ns, matches...)
-				b.keys = append(b.keys, key)
-				b.off = append(b.off, int32(len(b.ns)))
+			if f.Sink != nil {
+				b.NS = append(b.NS, matches...)
+				b.Keys = append(b.Keys, key)
+				b.Off = append(b.Off, int32(len(b.NS)))
 			}
 			continue
 		case lockkeys.HolderCompanion:
 			continue // lives and dies with its lock, which is counted
 		}
-		start := len(b.ns)
+		start := len(b.NS)
 		for _, i := range matches {
 			if st := f.ns[i]; st.examined < f.opts.MaxKeys {
 				st.examined++
-				b.ns = append(b.ns, i)
+				b.NS = append(b.NS, i)
 			} else {
 				st.truncated = true
 			}
 		}
-		if len(b.ns) > start {
-			b.keys = append(b.keys, key)
-			b.off = append(b.off, int32(len(b.ns)))
+		if len(b.NS) > start {
+			b.Keys = append(b.Keys, key)
+			b.Off = append(b.Off, int32(len(b.NS)))
 		}
 	}
 	for _, st := range f.ns {
@@ -77,9 +76,9 @@ func (f *walkRun) admit(reply *walk.Classified, from int, b *batch, limit int) (
 }
 
 // merge folds one inspected key into namespace i; idleKnown says whether k.Idle was read.
-func (st *nsState) merge(k walk.KeyInfo, idleKnown bool) {
+func (st *nsState) merge(k KeyInfo, idleKnown bool) {
 	st.keys++
-	if k.TTL == walk.NoTTL {
+	if k.TTL == NoTTL {
 		st.noTTL++
 		st.noTTLTop.Offer(k)
 	} else {
@@ -100,29 +99,29 @@ func (st *nsState) merge(k walk.KeyInfo, idleKnown bool) {
 }
 
 // merge folds one inspected batch into the namespaces its keys were admitted to.
-func (f *walkRun) merge(b *batch, replies []keyReply, idleKnown bool) {
+func (f *Run) merge(b *Batch, replies []KeyReply, idleKnown bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, r := range replies {
-		if r.fence {
+		if r.Fence {
 			continue // counted when admitted
 		}
-		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
+		for _, i := range b.NS[b.Off[k]:b.Off[k+1]] {
 			st := f.ns[i]
 			st.inspected++
-			if r.err == nil && !r.gone && f.opts.Namespaces[i].wants(r.typ) {
-				st.merge(r.info, idleKnown)
+			if r.Err == nil && !r.Gone && f.opts.Namespaces[i].Wants(r.Type) {
+				st.merge(r.Info, idleKnown)
 			}
 		}
 	}
 }
 
-// snapshot copies the state as of at. A namespace is complete once every node that started has
+// Snapshot copies the state as of at. A namespace is complete once every node that started has
 // finished the walk (or the namespace reached its cap and all its keys came back) without an
 // error of its own. Node goroutines all start within microseconds of the slot map being loaded,
 // long before any waiter's deadline, so a node that has not registered yet is not a practical
 // concern.
-func (f *walkRun) snapshot(at time.Time) *Result {
+func (f *Run) Snapshot(at time.Time) *Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	reached := f.allReached()
@@ -158,7 +157,7 @@ func (f *walkRun) snapshot(at time.Time) *Result {
 }
 
 // namespaceResult is namespace i's part of a snapshot; f.mu is held.
-func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
+func (f *Run) namespaceResult(i int, passDone bool, dur time.Duration) NamespaceResult {
 	st := f.ns[i]
 	capped := st.truncated && st.inspected == st.examined
 	return NamespaceResult{
@@ -170,10 +169,10 @@ func (f *walkRun) namespaceResult(i int, passDone bool, dur time.Duration) Names
 		HasTTL:         st.hasTTL,
 		MaxIdle:        st.maxIdle,
 		HasIdle:        st.hasIdle,
-		Stalest:        publicKeys(f.withHolders(st.top.Sorted())),
-		StalestNoTTL:   publicKeys(f.withHolders(st.noTTLTop.Sorted())),
-		Soonest:        publicKeys(st.soonest.SortedOrNil()),
-		LongestHeld:    publicKeys(st.heldTop.Sorted()),
+		Stalest:        f.withHolders(st.top.Sorted()),
+		StalestNoTTL:   f.withHolders(st.noTTLTop.Sorted()),
+		Soonest:        st.soonest.SortedOrNil(),
+		LongestHeld:    st.heldTop.Sorted(),
 		MaxHeld:        st.maxHeld,
 		HasHeld:        st.hasHeld,
 		Truncated:      st.truncated,

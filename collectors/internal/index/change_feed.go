@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -8,47 +8,48 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/redis/go-redis/v9/push"
 )
 
-// errTrackingRefused wraps the server's refusal of the change feed: HELLO 3 or CLIENT TRACKING
+// TrackingRefusedError wraps the server's refusal of the change feed: HELLO 3 or CLIENT TRACKING
 // answered with an error (Redis before 6, a proxy, an ACL without the grants), or a connection
 // that did not negotiate RESP3. The node's namespaces then go back to the walk, for good.
-// Replies after which a new connection may succeed (transientReply) are not refusals.
-type errTrackingRefused struct{ err error }
+// Replies after which a new connection may succeed (TransientReply) are not refusals.
+type TrackingRefusedError struct{ Err error }
 
-func (e *errTrackingRefused) Error() string { return "lock-key index refused: " + e.err.Error() }
-func (e *errTrackingRefused) Unwrap() error { return e.err }
+func (e *TrackingRefusedError) Error() string { return "lock-key index refused: " + e.Err.Error() }
+func (e *TrackingRefusedError) Unwrap() error { return e.Err }
 
 // Resync reasons: the reason label of lock_exporter_index_resyncs_total.
 const (
-	resyncConnectionLost = "connection_lost"
-	resyncFlush          = "flush"
-	resyncRedirectBroken = "redirect_broken"
-	resyncRestart        = "run_id_changed"
-	resyncRole           = "role_changed"
-	resyncSwapDB         = "swapdb"
+	ResyncConnectionLost = "connection_lost"
+	ResyncFlush          = "flush"
+	ResyncRedirectBroken = "redirect_broken"
+	ResyncRestart        = "run_id_changed"
+	ResyncRole           = "role_changed"
+	ResyncSwapDB         = "swapdb"
 	// INFO commandstats' counts were zeroed (CONFIG RESETSTAT): a SWAPDB or a flush may
 	// hide behind it.
-	resyncStatsReset = "stats_reset"
+	ResyncStatsReset = "stats_reset"
 	// Redis Cluster: a re-read was redirected (a slot is migrating) or the slots a master
 	// serves changed: resync that master. The set of masters changed (a failover, a master
 	// added or removed): start or stop the masters' indexes.
-	resyncSlotsMoved = "slots_moved"
-	resyncTopology   = "topology_changed"
+	ResyncSlotsMoved = "slots_moved"
+	ResyncTopology   = "topology_changed"
 	// A namespace walked for the key budget came back under it: the index is rebuilt with it.
-	resyncKeyBudget = "key_budget"
+	ResyncKeyBudget = "key_budget"
 )
 
-// changeFeed is one node's RESP3 tracking connection in broadcasting mode: Redis pushes an
+// ChangeFeed is one node's RESP3 tracking connection in broadcasting mode: Redis pushes an
 // "invalidate" message naming every key under the prefixes that is written, expires, is evicted
 // or renamed, in any database, and a null one when a database is flushed. go-redis reads pushes
-// only while the connection runs a command, so the owner must keep calling ping (the node's feed
+// only while the connection runs a command, so the owner must keep calling Ping (the node's feed
 // loop does, every feedInterval): an unread feed grows the server's output buffer for this
 // client until the server drops it.
-type changeFeed struct {
+type ChangeFeed struct {
 	client *redis.Client
 	conn   *redis.Conn
 	// admit filters the pushed names: tracking ignores the database number and ACL key
@@ -60,7 +61,7 @@ type changeFeed struct {
 	notes *notificationSource
 
 	// clock, on a notifications feed, stamps its round trips (a subscription cannot run TIME).
-	clock *serverClock
+	clock *ServerClock
 
 	mu sync.Mutex
 	// pending holds each key named since the last take, with the instant (server ms) its first
@@ -77,9 +78,9 @@ type changeFeed struct {
 	namedBy int64
 }
 
-// openChangeFeed dials a dedicated connection with opts (the scan client's, so the same
+// OpenChangeFeed dials a dedicated connection with opts (the scan client's, so the same
 // address, credentials, TLS and Sentinel master), negotiates RESP3 and turns tracking on.
-func openChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string, admit func(string) bool) (*changeFeed, error) {
+func OpenChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string, admit func(string) bool) (*ChangeFeed, error) {
 	o := *opts
 	o.Protocol = 3
 	o.PoolSize, o.MinIdleConns, o.MaxIdleConns = 1, 0, 1
@@ -94,16 +95,16 @@ func openChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string,
 	// NewClient would read them beside that write. The feed's one connection wants no
 	// maintenance notifications anyway.
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	feed := &changeFeed{client: redis.NewClient(&o), admit: admit, pending: map[string]int64{}}
+	feed := &ChangeFeed{client: redis.NewClient(&o), admit: admit, pending: map[string]int64{}}
 	for _, name := range []string{"invalidate", "tracking-redir-broken"} {
 		if err := feed.client.RegisterPushNotificationHandler(name, feed, true); err != nil {
-			feed.close()
+			feed.Close()
 			return nil, err
 		}
 	}
 	feed.conn = feed.client.Conn()
 	if err := feed.start(ctx, prefixes); err != nil {
-		feed.close()
+		feed.Close()
 		return nil, err
 	}
 	return feed, nil
@@ -111,49 +112,49 @@ func openChangeFeed(ctx context.Context, opts *redis.Options, prefixes []string,
 
 // start checks that RESP3 was really negotiated (go-redis falls back to RESP2 without a word
 // when HELLO 3 is refused, and RESP2 carries no pushes) and turns tracking on.
-func (feed *changeFeed) start(ctx context.Context, prefixes []string) error {
+func (feed *ChangeFeed) start(ctx context.Context, prefixes []string) error {
 	hello, err := feed.conn.Do(ctx, "HELLO", "3").Result()
 	if err != nil {
-		return refusal(err)
+		return Refusal(err)
 	}
 	if proto := helloProto(hello); fmt.Sprint(proto) != "3" {
-		return &errTrackingRefused{fmt.Errorf("HELLO 3 negotiated protocol %v", proto)}
+		return &TrackingRefusedError{fmt.Errorf("HELLO 3 negotiated protocol %v", proto)}
 	}
 	args := []any{"CLIENT", "TRACKING", "ON", "BCAST"}
 	for _, p := range prefixes {
 		args = append(args, "PREFIX", p)
 	}
 	if err := feed.conn.Do(ctx, args...).Err(); err != nil {
-		return refusal(err)
+		return Refusal(err)
 	}
 	return nil
 }
 
-// refusal tells a server's error reply (a refusal: the walk takes over) from a connection error
+// Refusal tells a server's error reply (a refusal: the walk takes over) from a connection error
 // (Redis down: try again later). Error replies that say the server cannot serve this client
 // yet, rather than that it does not do tracking, are not refusals either: the credentials
 // (WRONGPASS, NOAUTH: a password file rotated late, an ACL user created after the exporter),
 // a dataset still loading, a busy script, a replica without its master, a full client table.
 // Taken for refusals, they sent the namespaces to the walk until a restart.
-func refusal(err error) error {
+func Refusal(err error) error {
 	var rerr redis.Error
-	if errors.As(err, &rerr) && !transientReply(rerr.Error()) {
-		return &errTrackingRefused{err}
+	if errors.As(err, &rerr) && !TransientReply(rerr.Error()) {
+		return &TrackingRefusedError{err}
 	}
 	return err
 }
 
-// refusedGrant wraps, as a refusal, an error reply to one of the other commands the index needs
+// RefusedGrant wraps, as a refusal, an error reply to one of the other commands the index needs
 // (INFO, TIME, PEXPIRETIME) that no retry changes: NOPERM (an ACL without the grant) or an
 // unknown command (renamed away). Retried, the builds failed for ever, silently; the
 // namespaces now go back to the walk with one line that names the command. Other errors pass.
-func refusedGrant(err error) error {
+func RefusedGrant(err error) error {
 	var rerr redis.Error
 	if err == nil || !errors.As(err, &rerr) {
 		return err
 	}
 	if msg := rerr.Error(); strings.HasPrefix(msg, "NOPERM ") || strings.HasPrefix(msg, "ERR unknown command") {
-		return &errTrackingRefused{err}
+		return &TrackingRefusedError{err}
 	}
 	return err
 }
@@ -168,7 +169,7 @@ var transientReplies = []string{
 	"ERR AUTH <password> called without any password configured",
 }
 
-func transientReply(msg string) bool {
+func TransientReply(msg string) bool {
 	for _, p := range transientReplies {
 		if strings.HasPrefix(msg, p) {
 			return true
@@ -193,19 +194,19 @@ func helloProto(reply any) any {
 	return nil
 }
 
-// HandlePushNotification receives the feed's pushes, on the goroutine running ping.
-func (feed *changeFeed) HandlePushNotification(_ context.Context, _ push.NotificationHandlerContext, n []any) error {
+// HandlePushNotification receives the feed's pushes, on the goroutine running Ping.
+func (feed *ChangeFeed) HandlePushNotification(_ context.Context, _ push.NotificationHandlerContext, n []any) error {
 	if len(n) == 0 {
 		return nil
 	}
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
 	if n[0] == "tracking-redir-broken" {
-		feed.lost = resyncRedirectBroken
+		feed.lost = ResyncRedirectBroken
 		return nil
 	}
 	if len(n) < 2 || n[1] == nil {
-		feed.lost = resyncFlush // FLUSHDB or FLUSHALL, of any database
+		feed.lost = ResyncFlush // FLUSHDB or FLUSHALL, of any database
 		return nil
 	}
 	keys, _ := n[1].([]any)
@@ -221,7 +222,7 @@ func (feed *changeFeed) HandlePushNotification(_ context.Context, _ push.Notific
 
 // name queues key, and a holder key's lock for its hold age, for a re-read, stamped with the
 // instant its change came after if it is the first naming since the last take. feed.mu is held.
-func (feed *changeFeed) name(key string) {
+func (feed *ChangeFeed) name(key string) {
 	for _, key := range feedKeys(key) {
 		if _, queued := feed.pending[key]; !queued && feed.admit(key) {
 			feed.pending[key] = feed.completeTo
@@ -237,26 +238,26 @@ func (feed *changeFeed) name(key string) {
 // loop began once the TIME had arrived: such a write, and every later one, came after arrived.
 // A slower round trip can bound its arrival below an earlier one's, which still holds: the
 // instant never moves back.
-func (feed *changeFeed) completeAt(arrived int64) {
+func (feed *ChangeFeed) completeAt(arrived int64) {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
 	feed.completeTo = max(feed.completeTo, arrived)
 }
 
-// complete is the instant (server ms) up to which every change has been named by the round
+// Complete is the instant (server ms) up to which every change has been named by the round
 // trips so far; 0 when not yet known.
-func (feed *changeFeed) complete() int64 {
+func (feed *ChangeFeed) Complete() int64 {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
 	return feed.completeTo
 }
 
-// ping runs one round trip on the tracking connection: every push the server sent before its
+// Ping runs one round trip on the tracking connection: every push the server sent before its
 // reply has been handled when it returns. An error means the connection is gone, and with it
 // tracking (a new connection would have none): the node must resync. The round trip is a TIME,
 // which the index needs granted anyway, not a PING: an ACL may leave PING out (the documented
 // one calls it optional), and a refused round trip reads as a lost feed, at every build.
-func (feed *changeFeed) ping(ctx context.Context) error {
+func (feed *ChangeFeed) Ping(ctx context.Context) error {
 	if feed.notes != nil {
 		return feed.pingNotifications(ctx)
 	}
@@ -279,10 +280,10 @@ func ceilMillis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// take returns the keys named since the last take, each with the instant its first change
+// Take returns the keys named since the last take, each with the instant its first change
 // since came after (see name), the instant by which they had all changed (namedBy; 0 when
 // unknown), and the resync reason a push gave.
-func (feed *changeFeed) take() (changed map[string]int64, by int64, lost string) {
+func (feed *ChangeFeed) Take() (changed map[string]int64, by int64, lost string) {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
 	changed = feed.pending
@@ -290,7 +291,7 @@ func (feed *changeFeed) take() (changed map[string]int64, by int64, lost string)
 	return changed, feed.namedBy, feed.lost
 }
 
-func (feed *changeFeed) close() {
+func (feed *ChangeFeed) Close() {
 	if feed.notes != nil {
 		feed.notes.sub.Close()
 	}
@@ -300,4 +301,23 @@ func (feed *changeFeed) close() {
 	if feed.client != nil {
 		_ = feed.client.Close()
 	}
+}
+
+// feedKeys is the keys to re-read for a key the change feed named: the key itself, except for a
+// holder key, which is never indexed: its lock is re-read instead, with its holder record, so
+// that a new acquisition time reaches the index even when only the holder key was written. A
+// holder key names one or two possible locks (lockkeys.LockOf); a lock that does not exist
+// reads as gone, which changes nothing.
+func feedKeys(key string) []string {
+	kind, base, unwrapped := lockkeys.LockOf(key)
+	if kind != lockkeys.HolderCompanion {
+		return []string{key}
+	}
+	var locks []string
+	for _, l := range []string{base, unwrapped} {
+		if l != "" {
+			locks = append(locks, l)
+		}
+	}
+	return locks
 }

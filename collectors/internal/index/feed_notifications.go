@@ -1,10 +1,8 @@
-package collectors
+package index
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,10 +11,10 @@ import (
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// resyncNotificationsOff: the keyspace-notifications feed stopped naming every change: CONFIG
+// ResyncNotificationsOff: the keyspace-notifications feed stopped naming every change: CONFIG
 // GET shows the setting no longer publishes what the index needs (switched off at run time),
 // or the backstop walk corrected keys the feed never named.
-const resyncNotificationsOff = "notifications_off"
+const ResyncNotificationsOff = "notifications_off"
 
 // configRecheckEvery is how often a notifications feed re-reads the server's setting: a
 // setting switched off publishes nothing, and nothing else would tell.
@@ -34,33 +32,22 @@ type notificationSource struct {
 	count     int // events held in events
 }
 
-// openNotificationFeed subscribes to the keyspace events of the node's prefixes on a
-// connection of its own. config is nil where CONFIG GET is refused. A subscription the server
-// refuses (an ACL without the channel rule) is a refusal.
-func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*changeFeed, error) {
-	sub, err := keyspace.Subscribe(ctx, n.client.Options(), n.prefixes, keyspace.DefaultMaxPending)
-	if errors.Is(err, keyspace.ErrSubscribeRefused) {
-		rules := keyspace.ChannelRules(n.client.Options().DB, n.prefixes)
-		return nil, &errTrackingRefused{fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
-	}
-	if err != nil {
-		return nil, refusal(err)
-	}
-	src := &notificationSource{sub: sub, events: map[string][]string{}, checkedAt: time.Now()}
-	if support != nil {
-		src.config = n.client
-	}
-	return &changeFeed{admit: admit, pending: map[string]int64{}, notes: src, clock: &n.clock}, nil
+// NewNotificationFeed is a change feed whose source is the keyspace notifications sub receives;
+// config re-reads the server's setting, nil where CONFIG GET is refused. clock stamps the
+// feed's round trips.
+func NewNotificationFeed(sub *keyspace.Subscriber, config keyspace.ConfigReader, admit func(string) bool, clock *ServerClock) *ChangeFeed {
+	src := &notificationSource{sub: sub, config: config, events: map[string][]string{}, checkedAt: time.Now()}
+	return &ChangeFeed{admit: admit, pending: map[string]int64{}, notes: src, clock: clock}
 }
 
-// pingNotifications is ping for a notifications feed: a round trip on the subscription, the
+// pingNotifications is Ping for a notifications feed: a round trip on the subscription, the
 // events up to it noted, and, every configRecheckEvery, the setting read again. A setting that
 // no longer suffices loses the feed (notifications_off).
-func (feed *changeFeed) pingNotifications(ctx context.Context) error {
+func (feed *ChangeFeed) pingNotifications(ctx context.Context) error {
 	// Redis publishes a keyspace event in the command that makes it, so every event of a write
 	// made before the sync's PING arrived precedes its reply; the PING arrived after it was
 	// sent, by the server's clock no earlier than earliest says.
-	arrived := feed.clock.earliest(time.Now())
+	arrived := feed.clock.Earliest(time.Now())
 	events, err := feed.notes.sub.Sync(ctx)
 	if err != nil {
 		return err
@@ -74,7 +61,7 @@ func (feed *changeFeed) pingNotifications(ctx context.Context) error {
 	if !feed.notes.stillOn(ctx) {
 		feed.mu.Lock()
 		if feed.lost == "" {
-			feed.lost = resyncNotificationsOff
+			feed.lost = ResyncNotificationsOff
 		}
 		feed.mu.Unlock()
 	}
@@ -83,14 +70,14 @@ func (feed *changeFeed) pingNotifications(ctx context.Context) error {
 
 // noteEvent queues the keys an event names for a re-read, and keeps a lock key's event in
 // order. Past the subscriber's bound of held events the feed is lost. feed.mu is held.
-func (feed *changeFeed) noteEvent(ev keyspace.Event) {
+func (feed *ChangeFeed) noteEvent(ev keyspace.Event) {
 	feed.name(ev.Key)
 	if kind, _, _ := lockkeys.LockOf(ev.Key); kind != lockkeys.NotCompanion || !feed.admit(ev.Key) {
 		return
 	}
 	if feed.notes.count >= keyspace.DefaultMaxPending {
 		if feed.lost == "" {
-			feed.lost = resyncConnectionLost
+			feed.lost = ResyncConnectionLost
 		}
 		return
 	}
@@ -114,8 +101,8 @@ func (src *notificationSource) stillOn(ctx context.Context) bool {
 	return err != nil || support.Sufficient()
 }
 
-// takeEvents returns the lock keys' events noted since the last take.
-func (feed *changeFeed) takeEvents() map[string][]string {
+// TakeEvents returns the lock keys' events noted since the last take.
+func (feed *ChangeFeed) TakeEvents() map[string][]string {
 	if feed == nil || feed.notes == nil {
 		return nil
 	}
@@ -128,10 +115,10 @@ func (feed *changeFeed) takeEvents() map[string][]string {
 	return events
 }
 
-// requeue puts the changed keys back for the next drain, after their re-read failed, with the
+// Requeue puts the changed keys back for the next drain, after their re-read failed, with the
 // instants their changes came after and the events taken for them (in front of any noted
 // since: a drain holds syncMu, and only a drain notes).
-func (feed *changeFeed) requeue(changed map[string]int64, events map[string][]string) {
+func (feed *ChangeFeed) Requeue(changed map[string]int64, events map[string][]string) {
 	feed.mu.Lock()
 	defer feed.mu.Unlock()
 	for k, after := range changed {
@@ -148,7 +135,7 @@ func (feed *changeFeed) requeue(changed map[string]int64, events map[string][]st
 	}
 }
 
-// fromNotifications reports whether the feed is a keyspace-notifications one.
-func (feed *changeFeed) fromNotifications() bool { return feed != nil && feed.notes != nil }
+// FromNotifications reports whether the feed is a keyspace-notifications one.
+func (feed *ChangeFeed) FromNotifications() bool { return feed != nil && feed.notes != nil }
 
 var _ keyspace.ConfigReader = (*redis.Client)(nil)

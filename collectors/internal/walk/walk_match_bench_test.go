@@ -1,9 +1,10 @@
-package collectors
+package walk
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 var (
@@ -31,7 +33,7 @@ var (
 // It reports each shape's median Redis CPU per walk (INFO cpu) and its median ratio to star's
 // in the same iteration. Run it with:
 //
-//	go test -run '^$' -bench BenchmarkWalkMatch -benchtime 5x ./collectors -args -walkmatch.other-keys=10000000
+//	go test -run '^$' -bench BenchmarkWalkMatch -benchtime 5x ./collectors/internal/walk -args -walkmatch.other-keys=10000000
 func BenchmarkWalkMatch(b *testing.B) {
 	srv := redistest.Start(b, redistest.WithArgs("--enable-debug-command", "yes"))
 	ctx := context.Background()
@@ -41,6 +43,7 @@ func BenchmarkWalkMatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	const locks = 10_000
+	const batchSize = 1000 // the exporter's default
 	pipe := admin.Pipeline()
 	for i := range locks {
 		k := fmt.Sprintf("locks:job:%d", i)
@@ -53,17 +56,15 @@ func BenchmarkWalkMatch(b *testing.B) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		b.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, DisableIdentity: true, PoolSize: ConnectionsPerNode()})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, DisableIdentity: true, PoolSize: 1 + InspectWorkers})
 	b.Cleanup(func() { _ = c.Close() })
-	s, err := NewScanner(c, Options{Namespaces: []Namespace{{Name: "jobs", Pattern: "locks:job:*"}}, Timeout: 5 * time.Minute})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(s.Close)
-	sets := s.walk.cls.Match
+	w := NewWalker(ctx, c, Options{Namespaces: []Namespace{{Name: "jobs", Pattern: "locks:job:*", StringsOnly: true}},
+		BatchSize: batchSize, MaxKeys: 100_000, TopK: 5, Timeout: 5 * time.Minute, Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(w.Close)
+	sets := w.cls.Match
 	walk := func(match string) {
-		s.walk.cls.Match = match
-		res := s.Scan(ctx)
+		w.cls.Match = match
+		res := w.Scan(ctx)
 		if ns := res.Namespaces[0]; !res.Up || !ns.Complete || ns.Keys != locks {
 			b.Fatalf("walk with MATCH %q: up=%v complete=%v keys=%d err=%v", match, res.Up, ns.Complete, ns.Keys, res.Err)
 		}
@@ -78,7 +79,7 @@ func BenchmarkWalkMatch(b *testing.B) {
 		{"two", func() {
 			walk("locks:job:*")
 			for cursor := uint64(0); ; {
-				_, next, err := c.ScanType(ctx, cursor, "{locks:job:*", DefaultBatchSize, TypeString).Result()
+				_, next, err := c.ScanType(ctx, cursor, "{locks:job:*", batchSize, TypeString).Result()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -88,14 +89,21 @@ func BenchmarkWalkMatch(b *testing.B) {
 			}
 		}},
 	}
+	redisCPU := func() float64 {
+		cpu, err := testkit.RedisCPU(ctx, admin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return float64(cpu)
+	}
 	cpu := make([][]float64, len(shapes))
 	round := 0
 	for b.Loop() {
 		for j := range shapes {
 			i := (j + round) % len(shapes)
-			cpu0 := redisCPU(b, admin)
+			cpu0 := redisCPU()
 			shapes[i].walk()
-			cpu[i] = append(cpu[i], (redisCPU(b, admin)-cpu0)/1e9)
+			cpu[i] = append(cpu[i], (redisCPU()-cpu0)/1e9)
 		}
 		b.Logf("round %d: Redis CPU per walk: star %.3f s, sets %.3f s, prefix %.3f s, two %.3f s",
 			round, cpu[0][round], cpu[1][round], cpu[2][round], cpu[3][round])

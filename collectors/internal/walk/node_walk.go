@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"errors"
@@ -6,39 +6,38 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
 
-// batch is up to BatchSize keys to inspect, each with the namespaces it was admitted to, in the
+// Batch is up to BatchSize keys to inspect, each with the namespaces it was admitted to, in the
 // same layout as classified.
-type batch struct {
-	keys []string
-	off  []int32
-	ns   []int32
+type Batch struct {
+	Keys []string
+	Off  []int32
+	NS   []int32
 }
 
-func newBatch(size int) *batch {
-	return &batch{keys: make([]string, 0, size), off: append(make([]int32, 0, size+1), 0), ns: make([]int32, 0, size)}
+func NewBatch(size int) *Batch {
+	return &Batch{Keys: make([]string, 0, size), Off: append(make([]int32, 0, size+1), 0), NS: make([]int32, 0, size)}
 }
 
-// walkNode walks one node's keyspace for the walk: a single SCAN cursor whose keys
+// WalkNode walks one node's keyspace for the walk: a single SCAN cursor whose keys
 // are classified here, and inspectWorkers pipelines that read PTTL, OBJECT IDLETIME (and TYPE,
 // when the server did not filter by type) for the keys some namespace wants.
-func (w *walker) walkNode(f *walkRun, c walk.NodeClient) {
-	n := f.startNode(walk.NodeAddr(c))
+func (w *Walker) WalkNode(f *Run, c NodeClient) {
+	n := f.startNode(NodeAddr(c))
 	if size, err := w.dbSize(f, c); err == nil {
 		f.answered(n)
 		f.addKeyspace(size)
 	}
 	typed := f.cls.StringsOnly && w.typeScan.Usable(c)
-	batches := make(chan *batch, inspectWorkers)
+	batches := make(chan *Batch, InspectWorkers)
 	var noIdle atomic.Bool // per node: the maxmemory-policy is a per-server setting
 	var wg sync.WaitGroup
-	for range inspectWorkers {
+	for range InspectWorkers {
 		wg.Go(func() {
-			in := &inspector{c: c, noIdle: &noIdle, readHolder: f.cls.HolderReader(),
-				expireTime: f.sink != nil && f.sink.expireTime(), fenceExpiry: f.sink != nil}
+			in := &Inspector{c: c, noIdle: &noIdle, readHolder: f.cls.HolderReader(),
+				expireTime: f.Sink != nil && f.Sink.ExpireTime(), fenceExpiry: f.Sink != nil}
 			for b := range batches {
 				if f.ctx.Err() != nil {
 					continue // drain: the producer stops at its next send
@@ -55,7 +54,7 @@ func (w *walker) walkNode(f *walkRun, c walk.NodeClient) {
 	}
 }
 
-func (w *walker) dbSize(f *walkRun, c walk.NodeClient) (int64, error) {
+func (w *Walker) dbSize(f *Run, c NodeClient) (int64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	return c.DBSize(ctx).Result()
@@ -64,17 +63,17 @@ func (w *walker) dbSize(f *walkRun, c walk.NodeClient) (int64, error) {
 // walk hands the keys of the node's SCAN loop, once admitted, to the workers in batches of at
 // most BatchSize. It reports whether the walk reached the end of the keyspace (or every
 // namespace's cap) without a node failure.
-func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batches chan<- *batch) bool {
+func (w *Walker) walk(f *Run, c NodeClient, n *node, typed *bool, batches chan<- *Batch) bool {
 	size := f.opts.BatchSize
-	var reply walk.Classified
-	b := newBatch(size)
+	var reply Classified
+	b := NewBatch(size)
 	send := func() bool {
-		if len(b.keys) == 0 {
+		if len(b.Keys) == 0 {
 			return true
 		}
 		select {
 		case batches <- b:
-			b = newBatch(size)
+			b = NewBatch(size)
 			return true
 		case <-f.ctx.Done():
 			return false
@@ -97,7 +96,7 @@ func (w *walker) walk(f *walkRun, c walk.NodeClient, n *node, typed *bool, batch
 		capsReached := false
 		for from := 0; from < len(reply.Keys); {
 			from, capsReached = f.admit(&reply, from, b, size)
-			if len(b.keys) >= size && !send() {
+			if len(b.Keys) >= size && !send() {
 				return false
 			}
 		}
@@ -119,7 +118,7 @@ type scanReply struct {
 // admitting its keys is off the critical path of the cursor chain: Redis can run the next SCAN
 // while the exporter sorts the last one. It closes out when the loop ends, at the deadline, or
 // when walk closes stop.
-func (w *walker) fetch(f *walkRun, c walk.NodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
+func (w *Walker) fetch(f *Run, c NodeClient, n *node, typed *bool, out chan<- scanReply, stop <-chan struct{}) {
 	defer close(out)
 	var cursor uint64
 	for f.ctx.Err() == nil {
@@ -146,9 +145,9 @@ func (w *walker) fetch(f *walkRun, c walk.NodeClient, n *node, typed *bool, out 
 			return
 		}
 		cursor = next
-		if f.pace > 0 {
+		if f.Pace > 0 {
 			select {
-			case <-time.After(f.pace):
+			case <-time.After(f.Pace):
 			case <-stop:
 				return
 			case <-f.ctx.Done():
@@ -158,7 +157,7 @@ func (w *walker) fetch(f *walkRun, c walk.NodeClient, n *node, typed *bool, out 
 	}
 }
 
-func (w *walker) scanOnce(f *walkRun, c walk.NodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
+func (w *Walker) scanOnce(f *Run, c NodeClient, cursor uint64, typed bool) ([]string, uint64, error) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	count := int64(f.opts.BatchSize)
@@ -170,37 +169,37 @@ func (w *walker) scanOnce(f *walkRun, c walk.NodeClient, cursor uint64, typed bo
 
 // inspectBatch inspects one batch and folds it into the walk. An error on a key marks the
 // namespaces that key belongs to, and no other.
-func (w *walker) inspectBatch(f *walkRun, n *node, in *inspector, b *batch, withType bool) {
+func (w *Walker) inspectBatch(f *Run, n *node, in *Inspector, b *Batch, withType bool) {
 	ctx, cancel := f.commandContext(f.ctx)
 	defer cancel()
 	var at int64
-	if f.sink != nil {
-		at = f.sink.now()
+	if f.Sink != nil {
+		at = f.Sink.Now()
 	}
-	replies, idleKnown := in.inspect(ctx, b.keys, withType)
-	if f.sink != nil {
-		f.sink.add(b, replies, idleKnown, at)
+	replies, idleKnown := in.Inspect(ctx, b.Keys, withType)
+	if f.Sink != nil {
+		f.Sink.Add(b, replies, idleKnown, at)
 	}
-	if len(replies) > 0 && !isConnectionError(replies[len(replies)-1].err) {
+	if len(replies) > 0 && !IsConnectionError(replies[len(replies)-1].Err) {
 		f.answered(n) // the last reply came back, so Redis answered the whole pipeline
 	}
 	if !idleKnown {
 		f.idleUnavailable()
 	}
 	for k, r := range replies {
-		if r.err == nil {
+		if r.Err == nil {
 			continue
 		}
-		for _, i := range b.ns[b.off[k]:b.off[k+1]] {
-			f.failNamespace(int(i), r.err)
+		for _, i := range b.NS[b.Off[k]:b.Off[k+1]] {
+			f.failNamespace(int(i), r.Err)
 		}
 	}
 	f.merge(b, replies, idleKnown)
 }
 
-// isConnectionError reports whether err is no answer from the server (a network or timeout
+// IsConnectionError reports whether err is no answer from the server (a network or timeout
 // error, or none at all) rather than nil or an error reply.
-func isConnectionError(err error) bool {
+func IsConnectionError(err error) bool {
 	if err == nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package collectors
+package walk
 
 import (
 	"context"
@@ -20,16 +20,16 @@ import (
 
 // settleRedirects marks keys whose read was answered ASK as gone, and reads again, with ASKING,
 // the keys answered MOVED, replacing their replies.
-func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies []keyReply, withType bool) {
+func (in *Inspector) settleRedirects(ctx context.Context, keys []string, replies []KeyReply, withType bool) {
 	var moved []int
 	for j := range replies {
 		switch r := &replies[j]; {
-		case isAsk(r.err):
-			r.err, r.gone, r.migrating = nil, true, true
-		case isMoved(r.err) && !in.asking:
+		case isAsk(r.Err):
+			r.Err, r.Gone, r.Migrating = nil, true, true
+		case isMoved(r.Err) && !in.asking:
 			moved = append(moved, j)
-		case isMoved(r.err):
-			r.err = fmt.Errorf("%w (this master imports the key's slot: reading it takes ASKING; grant +asking)", r.err)
+		case isMoved(r.Err):
+			r.Err = fmt.Errorf("%w (this master imports the key's slot: reading it takes ASKING; grant +asking)", r.Err)
 		}
 	}
 	if len(moved) == 0 {
@@ -39,26 +39,26 @@ func (in *inspector) settleRedirects(ctx context.Context, keys []string, replies
 	for i, j := range moved {
 		again[i] = keys[j]
 	}
-	imported := inspector{c: in.c, noIdle: in.noIdle, expireTime: in.expireTime, expiryAlone: in.expiryAlone, fenceExpiry: in.fenceExpiry, readHolder: in.readHolder,
+	imported := Inspector{c: in.c, noIdle: in.noIdle, expireTime: in.expireTime, expiryAlone: in.expiryAlone, fenceExpiry: in.fenceExpiry, readHolder: in.readHolder,
 		holderValue: in.holderValue, hashHolder: in.hashHolder, asking: true}
-	read, _ := imported.inspect(ctx, again, withType)
+	read, _ := imported.Inspect(ctx, again, withType)
 	for i, j := range moved {
 		replies[j] = read[i]
-		replies[j].migrating = true
+		replies[j].Migrating = true
 	}
 }
 
 // ask queues ASKING when the inspector reads imported keys: it lets the next command read a
 // key of a slot this master is importing.
-func (in *inspector) ask(ctx context.Context, pipe redis.Pipeliner) {
+func (in *Inspector) ask(ctx context.Context, pipe redis.Pipeliner) {
 	if in.asking {
 		pipe.Do(ctx, "asking")
 	}
 }
 
-// isRedirect reports whether err is a cluster redirection (MOVED or ASK): the key's slot is
+// IsRedirect reports whether err is a cluster redirection (MOVED or ASK): the key's slot is
 // served, or being migrated, elsewhere.
-func isRedirect(err error) bool { return isMoved(err) || isAsk(err) }
+func IsRedirect(err error) bool { return isMoved(err) || isAsk(err) }
 
 func isMoved(err error) bool {
 	_, ok := redis.IsMovedError(err)
