@@ -37,8 +37,12 @@ func TestClusterReshard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A lock whose key has moved and whose fence key has not yet (or the other way round) is
+	// answered TRYAGAIN until the move reaches the other: an acquire waits that out, up to its
+	// AcquireTimeout. The move takes about a second on an idle machine and took 6 s beside
+	// 2 × nproc CPU hogs, so the timeout is well above any move this drill makes.
 	ns, err := c.Declare("jobs", lease.Policy{TTL: 2 * time.Second, RenewInterval: 200 * time.Millisecond,
-		RenewTimeout: 150 * time.Millisecond, MaxRenewFailures: 3, AcquireTimeout: 5 * time.Second,
+		RenewTimeout: 150 * time.Millisecond, MaxRenewFailures: 3, AcquireTimeout: 30 * time.Second,
 		RetryBackoff: 20 * time.Millisecond, Fencing: true, RecordHolder: true})
 	if err != nil {
 		t.Fatal(err)
