@@ -191,7 +191,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	added := 0
 	for addr, c := range masters {
 		if ci.nodes[addr] == nil {
-			n := makeIndexNode(ci.ix.indexEnv(), c, ci.namespaces, ci.prefixes)
+			n := makeIndexNode(ci.ix.indexEnv(), c, ci.prefixes)
 			n.clusterMaster, n.late = true, !first
 			ci.nodes[addr] = n
 			go n.run()
@@ -275,7 +275,7 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 	parts := make([]indexServe, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Go(func() { parts[i] = n.collect(ctx) })
+		wg.Go(func() { parts[i] = ci.ix.publicPartial(n.collect(ctx)) })
 	}
 	wg.Wait()
 	for _, p := range parts {

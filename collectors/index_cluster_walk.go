@@ -136,7 +136,7 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 			// Asked again, it may start another resync: its slots may have changed again
 			// while it built (a reshard moving slot after slot).
 			for onlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
-				parts[i] = n.collect(ctx)
+				parts[i] = ci.ix.publicPartial(n.collect(ctx))
 				if onlyResyncing(parts[i]) && n.isCurrent() {
 					break // a current index that serves nothing: a master failed over
 				}

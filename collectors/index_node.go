@@ -56,8 +56,7 @@ const buildTimeout = time.Hour
 type indexNode struct {
 	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
-	namespaces []Namespace      // the indexed namespaces; bit b of a mask is namespaces[b]
-	keySide    []walk.Namespace // namespaces as the key index reads them, by the same bits
+	namespaces []walk.Namespace // the indexed namespaces (opts.namespaces); bit b of a mask is namespaces[b]
 	cls        *walk.Classifier
 	prefixes   []string
 	clock      index.ServerClock
@@ -89,16 +88,16 @@ type indexNode struct {
 	clusterMaster, late bool
 }
 
-func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
-	n := makeIndexNode(env, client, namespaces, prefixes)
+func newIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNode {
+	n := makeIndexNode(env, client, prefixes)
 	go n.run()
 	return n
 }
 
-func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
-	keySide := walkNamespaces(namespaces)
+func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNode {
+	namespaces := env.opts.namespaces
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, keySide: keySide, cls: walk.NewClassifier(keySide), prefixes: prefixes, lifeSrc: env.life.NewSource(),
+		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(namespaces), prefixes: prefixes, lifeSrc: env.life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
@@ -175,7 +174,7 @@ func (n *indexNode) run() {
 		n.lost = reason
 		n.resyncs[reason]++
 		n.mu.Unlock()
-		n.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
+		n.opts.logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
 		if reason == index.ResyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
@@ -241,9 +240,9 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	if n.ctx.Err() != nil {
 		return
 	}
-	log := n.opts.Logger.Debug
+	log := n.opts.logger.Debug
 	if first {
-		log = n.opts.Logger.Warn
+		log = n.opts.logger.Warn
 	}
 	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
 }
@@ -252,7 +251,7 @@ func (n *indexNode) refuse(err error) {
 	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
 	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
-		n.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
+		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
 			"lock_namespace", ns.Name, "err", err)
 	}
 	n.mu.Lock()
@@ -329,14 +328,12 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b = newIndexBuilder(&n.clock, absolute, n.keySide, base, n.syncMu)
+	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
 	b.forgetHolds = dataReplaced(n.lostReason())
 	b.chargeTo(n.budget, n)
 	included = ^b.exclude // namespaces coming back that this build reads
-	opts := n.opts
-	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := walk.NewRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(buildTimeout))
+	f := walk.NewRun(ctx, n.opts.walk, n.cls, n.replies, start, start.Add(buildTimeout))
 	f.Sink = b
 	n.setBuilding(f)
 	n.walker.WalkNode(f, n.client)
@@ -401,7 +398,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 	again := n.returning != 0
 	n.mu.Unlock()
 	if recovered {
-		n.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+		n.opts.logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
 		n.lose(index.ResyncKeyBudget)

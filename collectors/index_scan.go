@@ -20,6 +20,8 @@ import (
 type indexer struct {
 	client redis.UniversalClient
 	opts   Options
+	// nodeOpts is what the index nodes read of opts, for the indexed namespaces.
+	nodeOpts indexOptions
 	// walk is the Scanner's walker: the index's builds and backstop walks are its walks.
 	walk *walk.Walker
 	// base ends with the Scanner: every index goroutine and scan is under it.
@@ -63,13 +65,14 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 		patterns[i] = ns.Pattern
 	}
 	prefixes, _ := index.TrackingPrefixes(patterns) // every pattern here has a literal prefix
+	ix.nodeOpts = indexOptionsOf(opts, indexed)
 	ix.budget = newKeyBudget(opts.IndexKeyBudget, indexed, opts.Logger)
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
 		ix.cluster = newClusterIndex(ix, c, indexed, prefixes)
 	case *redis.Client:
-		ix.node = newIndexNode(ix.indexEnv(), c, indexed, prefixes)
+		ix.node = newIndexNode(ix.indexEnv(), c, prefixes)
 	}
 	return ix.walkWhy, ix
 }
@@ -138,7 +141,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.Timeout)
 	defer cancel()
-	served := idx.collect(ctx)
+	served := ix.publicPartial(idx.collect(ctx))
 	if served.partial != nil {
 		return ix.partialBuild(served.partial)
 	}
@@ -188,7 +191,7 @@ func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCo
 	}
 	for b, pos := range ix.indexedPos {
 		if r, ok := served.results[b]; ok {
-			r.Mode = modeIndex
+			r.Namespace, r.Mode = ix.opts.Namespaces[pos], modeIndex
 			byName[ix.opts.Namespaces[pos].Name] = r
 		}
 	}
@@ -264,6 +267,15 @@ func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 // errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
 // build held until its deadline.
 var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
+
+// publicPartial is s with the walk of a first build still under way, if any, as a Result:
+// partial, which the scrape serves.
+func (ix *indexer) publicPartial(s indexServe) indexServe {
+	if s.building != nil {
+		s.partial = publicResult(s.building, ix.opts.Namespaces)
+	}
+	return s
+}
 
 // partialBuild is a scrape's answer from the first build's walk, cut at the scrape's deadline:
 // the indexed namespaces as a cut walk reports them (Complete false), the others not read this

@@ -21,9 +21,11 @@ type indexServe struct {
 	results  map[int]NamespaceResult
 	keyspace int64
 	noIdle   bool
-	// partial is the first build's walk as seen at the scrape's deadline, when the build had
-	// not finished: served as a cut walk is (counts a lower bound, scrape_complete 0).
-	partial *Result
+	// building is a node's first build's walk as seen at the scrape's deadline, when the build
+	// had not finished; partial is the same as a Result (a cluster's: the masters' merged), served
+	// as a cut walk is (counts a lower bound, scrape_complete 0).
+	building *walk.Result
+	partial  *Result
 	// walked (a cluster's scrape) names the namespaces in results whose figures are partly a
 	// walk of the masters that could not serve them from their index, with that reason; the
 	// walks' SCAN calls and keys scanned are scanCalls and keysScanned.
@@ -35,7 +37,7 @@ type indexServe struct {
 // (a small keyspace takes milliseconds) or for ctx. If the attempt is still walking at ctx's end,
 // it returns the walk's snapshot (ok true): the scrape shares that walk rather than start a second.
 // Otherwise the caller goes on (and walks, if no index was built).
-func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
+func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 	if n.late {
 		return nil, false
 	}
@@ -44,7 +46,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 		return nil, false
 	default:
 	}
-	deadline := time.Now().Add(n.opts.Timeout)
+	deadline := time.Now().Add(n.opts.walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -62,7 +64,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 	if f == nil {
 		return nil, false
 	}
-	return publicResult(f.Snapshot(time.Now()), n.opts.Namespaces), true
+	return f.Snapshot(time.Now()), true
 }
 
 // collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
@@ -72,8 +74,8 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 func (n *indexNode) collect(ctx context.Context) indexServe {
 	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
 	start := time.Now()
-	if partial, ok := n.awaitFirstBuild(ctx); ok {
-		out.partial = partial
+	if building, ok := n.awaitFirstBuild(ctx); ok {
+		out.building = building
 		return out
 	}
 	if !n.syncMu.lockCtx(ctx) {
@@ -195,14 +197,14 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 		return out
 	}
 	out.noIdle = !idle
-	k := n.opts.TopK
-	held := n.idx.HeldAges(n.keySide, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
+	k := n.opts.walk.TopK
+	held := n.idx.HeldAges(n.namespaces, now, k, n.opts.walk.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
-	for b, ns := range n.namespaces {
+	for b := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
 			continue
 		}
-		r := indexedResult(ns, aggs[b], k, idle)
+		r := indexedResult(aggs[b], k, idle)
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
 		r.lifecycleGap = lifeGap
 		if held != nil {
@@ -215,11 +217,12 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	return out
 }
 
-// indexedResult is namespace ns's result from its aggregate a, with its k stalest keys; idle is
-// false when the server does not track idle time.
-func indexedResult(ns Namespace, a index.NamespaceAggregate, k int, idle bool) NamespaceResult {
+// indexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
+// idle is false when the server does not track idle time. The scrape that serves it names its
+// namespace (mergeServed).
+func indexedResult(a index.NamespaceAggregate, k int, idle bool) NamespaceResult {
 	r := NamespaceResult{
-		Namespace: ns, Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
+		Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
 		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true, Indexed: true,
 	}
 	r.Stalest = firstK(a.Top, k)
@@ -250,7 +253,7 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceRes
 	}
 	found, herr := walk.ReadHolderValues(ctx, n.client, holderKeys)
 	if herr != nil {
-		n.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
+		n.opts.logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
 	}
 	for b, r := range results {
 		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
@@ -349,10 +352,10 @@ func firstK(t *walk.TopK, k int) []KeyInfo {
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
 func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceAggregate, bool, error) {
-	k := n.opts.TopK
+	k := n.opts.walk.TopK
 	m := max(4*k, k+16)
 	for {
-		aggs := n.idx.Aggregate(n.keySide, now, m)
+		aggs := n.idx.Aggregate(n.namespaces, now, m)
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {
@@ -374,7 +377,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceA
 			a := &aggs[i]
 			for _, t := range []**walk.TopK{&a.Top, &a.NoTTLTop} {
 				cands := *t
-				final := walk.NewTopK(k, n.opts.FullKeys)
+				final := walk.NewTopK(k, n.opts.walk.FullKeys)
 				for _, ki := range cands.Items() {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v
