@@ -23,6 +23,9 @@ type indexOptions struct {
 	// walk is the walk of a build and of a backstop: the indexed namespaces, each read up to the
 	// key budget. Its TopK, FullKeys, BatchSize and Timeout are the scrape's too.
 	walk walk.Options
+	// scrape is the walk of a master a cluster's scrape reads instead of its index: the indexed
+	// namespaces (the walker takes those of its mask), each read up to Options.MaxKeys.
+	scrape walk.Options
 	// keyBudget is Options.IndexKeyBudget.
 	keyBudget int
 	// backstopKeysPerSecond paces the backstop walk (negative: none); backstopEvery spaces them.
@@ -40,10 +43,12 @@ type indexOptions struct {
 // indexOptionsOf is what the nodes indexing the namespaces indexed read of opts, which hold
 // defaults and are valid.
 func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
-	w := walkOptionsOf(opts, nil)
-	w.Namespaces, w.MaxKeys = walkNamespaces(indexed), opts.IndexKeyBudget
+	scrape := walkOptionsOf(opts, nil)
+	scrape.Namespaces = walkNamespaces(indexed)
+	w := scrape
+	w.MaxKeys = opts.IndexKeyBudget
 	return indexOptions{
-		namespaces: w.Namespaces, walk: w, keyBudget: opts.IndexKeyBudget,
+		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
 		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
 		feed: opts.Feed, moveWaitMax: opts.moveWaitMax, onEvents: opts.onEvents,
 		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,

@@ -70,7 +70,7 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
-		ix.cluster = newClusterIndex(ix, c, indexed, prefixes)
+		ix.cluster = newClusterIndex(ix, c, prefixes)
 	case *redis.Client:
 		ix.node = newIndexNode(ix.indexEnv(), c, prefixes)
 	}
@@ -141,9 +141,9 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.Timeout)
 	defer cancel()
-	served := ix.publicPartial(idx.collect(ctx))
-	if served.partial != nil {
-		return ix.partialBuild(served.partial)
+	served := idx.collect(ctx)
+	if served.partial {
+		return ix.partialBuild(served)
 	}
 	walkPos := map[int]string{}
 	maps.Copy(walkPos, ix.walkWhy)
@@ -172,10 +172,9 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 // mergeServed is an indexed scrape's result: the namespaces the index served (served), and those
 // walked (walked, nil when none was) at their positions in walkPos, with the reason they were.
 func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
-	res := &Result{Up: served.err == nil, Err: served.err, IdleTimeAvailable: !served.noIdle, Keyspace: served.keyspace}
+	res := servedHeader(served)
 	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
 	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
-	res.ScanCalls, res.KeysScanned = served.scanCalls, served.keysScanned
 	byName := map[string]NamespaceResult{}
 	if walked != nil {
 		if res.Up && !walked.Up {
@@ -189,11 +188,8 @@ func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCo
 			byName[ns.Namespace.Name] = ns
 		}
 	}
-	for b, pos := range ix.indexedPos {
-		if r, ok := served.results[b]; ok {
-			r.Namespace, r.Mode = ix.opts.Namespaces[pos], modeIndex
-			byName[ix.opts.Namespaces[pos].Name] = r
-		}
+	for _, r := range ix.publicServed(served) {
+		byName[r.Namespace.Name] = r
 	}
 	for i, ns := range ix.opts.Namespaces {
 		r, ok := byName[ns.Name]
@@ -268,23 +264,34 @@ func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 // build held until its deadline.
 var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
 
-// publicPartial is s with the walk of a first build still under way, if any, as a Result:
-// partial, which the scrape serves.
-func (ix *indexer) publicPartial(s indexServe) indexServe {
-	if s.building != nil {
-		s.partial = publicResult(s.building, ix.opts.Namespaces)
+// servedHeader is the Result of what an index served, without its namespaces.
+func servedHeader(served indexServe) *Result {
+	return &Result{
+		Up: served.err == nil, Err: publicErr(served.err), IdleTimeAvailable: !served.noIdle,
+		Keyspace: served.keyspace, ScanCalls: served.scanCalls, KeysScanned: served.keysScanned,
 	}
-	return s
+}
+
+// publicServed converts the namespaces an index served into the API's, by bit: the one place
+// besides publicResult where what the index saw becomes a Result's.
+func (ix *indexer) publicServed(served indexServe) map[int]NamespaceResult {
+	out := make(map[int]NamespaceResult, len(served.results))
+	for b, r := range served.results {
+		pub := publicNamespaceResult(r.NamespaceResult, ix.opts.Namespaces[ix.indexedPos[b]])
+		pub.Indexed, pub.IndexAge, pub.lifecycleGap = r.Indexed, r.IndexAge, r.LifecycleGap
+		pub.Mode = modeIndex
+		out[b] = pub
+	}
+	return out
 }
 
 // partialBuild is a scrape's answer from the first build's walk, cut at the scrape's deadline:
 // the indexed namespaces as a cut walk reports them (Complete false), the others not read this
 // time (Redis was reached, so the walk of those is the next scrape's).
-func (ix *indexer) partialBuild(p *Result) *Result {
-	res := *p
-	res.Namespaces = nil
+func (ix *indexer) partialBuild(served indexServe) *Result {
+	res := servedHeader(served)
 	byName := map[string]NamespaceResult{}
-	for _, ns := range p.Namespaces {
+	for _, ns := range ix.publicServed(served) {
 		ns.Complete = false
 		byName[ns.Namespace.Name] = ns
 	}
@@ -302,5 +309,5 @@ func (ix *indexer) partialBuild(p *Result) *Result {
 		}
 		res.Namespaces = append(res.Namespaces, r)
 	}
-	return &res
+	return res
 }

@@ -18,19 +18,44 @@ type indexServe struct {
 	walk     uint64
 	walkWhy  map[int]string
 	err      error // Redis did not answer: the scrape's lock_exporter_up is 0
-	results  map[int]NamespaceResult
+	results  map[int]servedNamespace
 	keyspace int64
 	noIdle   bool
-	// building is a node's first build's walk as seen at the scrape's deadline, when the build
-	// had not finished; partial is the same as a Result (a cluster's: the masters' merged), served
-	// as a cut walk is (counts a lower bound, scrape_complete 0).
-	building *walk.Result
-	partial  *Result
+	// partial marks the first build's walk as seen at the scrape's deadline, when the build had
+	// not finished (on a cluster: some master's), in results: served as a cut walk is (counts a
+	// lower bound, scrape_complete 0).
+	partial bool
 	// walked (a cluster's scrape) names the namespaces in results whose figures are partly a
 	// walk of the masters that could not serve them from their index, with that reason; the
 	// walks' SCAN calls and keys scanned are scanCalls and keysScanned.
 	walked                 map[int]string
 	scanCalls, keysScanned int64
+}
+
+// servedNamespace is what an index serves of one namespace: a walk's figures (the index's
+// aggregate, a first build's walk, or on a cluster a walk of the masters that could not serve
+// it from their index), and the index's own.
+type servedNamespace struct {
+	walk.NamespaceResult
+	// Indexed is true when an index read the namespace (on a cluster: some master's).
+	Indexed bool
+	// IndexAge is how long ago the index served was current: zero unless it resyncs.
+	IndexAge time.Duration
+	// LifecycleGap is true when an index that served the namespace did not count its lifecycle
+	// for a while since the last scrape.
+	LifecycleGap bool
+}
+
+// buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
+// deadline: its namespaces are the node's, in bit order.
+func buildingServe(w *walk.Result) indexServe {
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]servedNamespace{}, partial: true}
+	out.err, out.noIdle, out.keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
+	out.scanCalls, out.keysScanned = w.ScanCalls, w.KeysScanned
+	for b, ns := range w.Namespaces {
+		out.results[b] = servedNamespace{NamespaceResult: ns}
+	}
+	return out
 }
 
 // awaitFirstBuild waits, before the first index exists, for the first build attempt to end
@@ -72,11 +97,10 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
 func (n *indexNode) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]servedNamespace{}}
 	start := time.Now()
 	if building, ok := n.awaitFirstBuild(ctx); ok {
-		out.building = building
-		return out
+		return buildingServe(building)
 	}
 	if !n.syncMu.lockCtx(ctx) {
 		out.err = ErrNoAnswer // the feed loop waits for a Redis that does not answer
@@ -206,7 +230,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 		}
 		r := indexedResult(aggs[b], k, idle)
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
-		r.lifecycleGap = lifeGap
+		r.LifecycleGap = lifeGap
 		if held != nil {
 			withHeld(&r, held[b])
 		}
@@ -220,11 +244,11 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 // indexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
 // idle is false when the server does not track idle time. The scrape that serves it names its
 // namespace (mergeServed).
-func indexedResult(a index.NamespaceAggregate, k int, idle bool) NamespaceResult {
-	r := NamespaceResult{
+func indexedResult(a index.NamespaceAggregate, k int, idle bool) servedNamespace {
+	r := servedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
 		Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
-		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true, Indexed: true,
-	}
+		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true,
+	}}
 	r.Stalest = firstK(a.Top, k)
 	r.StalestNoTTL = firstK(a.NoTTLTop, k)
 	if idle && len(r.Stalest) > 0 {
@@ -234,8 +258,8 @@ func indexedResult(a index.NamespaceAggregate, k int, idle bool) NamespaceResult
 }
 
 // appendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
-func appendHolderKeys(keys []string, r NamespaceResult) []string {
-	for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+func appendHolderKeys(keys []string, r servedNamespace) []string {
+	for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
 		for _, ki := range list {
 			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
 				keys = append(keys, ki.Key)
@@ -247,7 +271,7 @@ func appendHolderKeys(keys []string, r NamespaceResult) []string {
 
 // addHolders reads the values of holderKeys and sets them as the holders of the keys listed in
 // results; a holder key that cannot be read leaves its locks listed without a holder.
-func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceResult, holderKeys []string) {
+func (n *indexNode) addHolders(ctx context.Context, results map[int]servedNamespace, holderKeys []string) {
 	if len(holderKeys) == 0 {
 		return
 	}
@@ -256,7 +280,7 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceRes
 		n.opts.logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
 	}
 	for b, r := range results {
-		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+		for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
 			for i := range list {
 				if !list[i].Cut {
 					list[i].Holder = found[list[i].Key]
@@ -339,9 +363,9 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 
 // firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
 // cut names).
-func firstK(t *walk.TopK, k int) []KeyInfo {
+func firstK(t *walk.TopK, k int) []walk.KeyInfo {
 	out := t.Sorted()
-	return publicKeys(out[:min(k, len(out))])
+	return out[:min(k, len(out))]
 }
 
 // exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is
