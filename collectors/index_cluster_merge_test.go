@@ -2,11 +2,8 @@ package collectors
 
 import (
 	"errors"
-	"slices"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
@@ -77,32 +74,6 @@ func TestClusterMerge(t *testing.T) {
 // walkKeysOf is keysOf for the walk's key lists.
 func walkKeysOf(ks []walk.KeyInfo) string {
 	return keysOf(publicKeys(ks))
-}
-
-// TestSlotMap: a master's identity is the slots it serves itself, found by its address; an
-// address not in the map (translated on the way) falls back to the whole map.
-func TestSlotMap(t *testing.T) {
-	a := redis.ClusterNode{ID: "id-a", Addr: "10.0.0.1:6379"}
-	b := redis.ClusterNode{ID: "id-b", Addr: "10.0.0.2:6379"}
-	ranges := []redis.ClusterSlot{
-		{Start: 8192, End: 16383, Nodes: []redis.ClusterNode{b, a}},
-		{Start: 0, End: 100, Nodes: []redis.ClusterNode{a}},
-		{Start: 101, End: 8191, Nodes: []redis.ClusterNode{b}},
-	}
-	if got := slotMap(ranges, a.Addr); got != "own 0-100 " {
-		t.Errorf("a: %q", got)
-	}
-	if got := slotMap(ranges, b.Addr); got != "own 101-8191 8192-16383 " {
-		t.Errorf("b: %q", got)
-	}
-	if got := slotMap(ranges, "redis-a.example:6379"); got != "all 0-100:id-a 101-8191:id-b 8192-16383:id-b " {
-		t.Errorf("unknown address: %q", got)
-	}
-	moved := slices.Clone(ranges)
-	moved[1].Nodes = []redis.ClusterNode{b}
-	if slotMap(moved, a.Addr) == slotMap(ranges, a.Addr) || slotMap(moved, "x:1") == slotMap(ranges, "x:1") {
-		t.Error("a slot move left the identity unchanged")
-	}
 }
 
 // TestResyncCanEnd: a scrape awaits a master's resync while its build can be expected to end in

@@ -15,9 +15,9 @@ import (
 // cmdstat_config|set) is one. When nothing changed, ident becomes the reference: command counts
 // only grow between resets, so the latest reading is the one a reset falls furthest below.
 // syncMu is held.
-func (n *indexNode) checkIdentity(ident serverIdentity) string {
-	reason := n.ident.changed(ident)
-	if reason == "" && ident.commands.RanSince(n.ident.commands, "config|set") && n.followsNotifications() {
+func (n *indexNode) checkIdentity(ident index.ServerIdentity) string {
+	reason := n.ident.Changed(ident)
+	if reason == "" && ident.Commands.RanSince(n.ident.Commands, "config|set") && n.followsNotifications() {
 		// A CONFIG SET may have switched notifications off and on again between two readings
 		// of the setting: what was published meanwhile is lost.
 		reason = index.ResyncNotificationsOff
@@ -33,7 +33,7 @@ func (n *indexNode) checkIdentity(ident serverIdentity) string {
 //
 // now is the server's TIME in milliseconds: a scrape aggregates the index as of that instant, so
 // its TTLs are what PTTL would have answered then, without the error of a clock-offset estimate.
-func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspace, now int64, err error) {
+func (n *indexNode) readIdentity(ctx context.Context) (id index.ServerIdentity, keyspace, now int64, err error) {
 	id, keyspace, now, err = n.readIdentityOnce(ctx, n.knownAbsolute())
 	var rerr redis.Error
 	if errors.As(err, &rerr) && n.knownAbsolute() && !isRefusal(index.RefusedGrant(err)) {
@@ -46,7 +46,7 @@ func (n *indexNode) readIdentity(ctx context.Context) (id serverIdentity, keyspa
 
 // readIdentityOnce is readIdentity's pipeline. manySections reads the three INFO sections in one
 // INFO, as Redis 7 and later take them; servers before 7 take one section at a time.
-func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id serverIdentity, keyspace, now int64, err error) {
+func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id index.ServerIdentity, keyspace, now int64, err error) {
 	pipe := n.client.Pipeline()
 	var infos []*redis.StringCmd
 	if manySections {
@@ -62,7 +62,7 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id
 	}
 	sent := time.Now()
 	if _, err := pipe.Exec(ctx); err != nil {
-		return serverIdentity{}, 0, 0, err
+		return index.ServerIdentity{}, 0, 0, err
 	}
 	received := time.Now()
 	n.clock.Set(tm.Val().UnixMilli(), sent, received)
@@ -71,9 +71,9 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id
 	for _, cmd := range infos {
 		info.WriteString(cmd.Val())
 	}
-	id = identityOf(info.String())
+	id = index.IdentityOf(info.String())
 	if slots != nil {
-		id.slots = slotMap(slots.Val(), n.client.Options().Addr)
+		id.Slots = index.SlotMap(slots.Val(), n.client.Options().Addr)
 	}
 	return id, size.Val(), tm.Val().UnixMilli(), nil
 }

@@ -71,8 +71,8 @@ type indexNode struct {
 	// of a new index; idx and ident, and the feed follower's feed state, are read and written
 	// under it. A scrape can stop waiting for it at its deadline.
 	syncMu syncLock
-	idx    *index.KeyIndex // the last complete index; nil before the first build
-	ident  serverIdentity  // of the server idx was built from
+	idx    *index.KeyIndex      // the last complete index; nil before the first build
+	ident  index.ServerIdentity // of the server idx was built from
 
 	// mu guards the build state, the scrape's counts and the follower's redirected flag: short
 	// sections, never held across a Redis round trip. Taken after syncMu when both are held.
@@ -212,7 +212,7 @@ func (n *indexNode) awaitMoveEnd() {
 		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
 		ident, _, _, err := n.readIdentity(ctx)
 		cancel()
-		if err == nil && built.changed(ident) != "" {
+		if err == nil && built.Changed(ident) != "" {
 			return
 		}
 	}
@@ -284,7 +284,7 @@ func (n *indexNode) build() error {
 		return index.RefusedGrant(err)
 	}
 	n.mu.Lock()
-	n.absolute = ident.major >= 7
+	n.absolute = ident.Major >= 7
 	absolute := n.absolute
 	n.mu.Unlock()
 
@@ -365,7 +365,7 @@ func buildOutcome(res *walk.Result) (truncated []int, err error) {
 // install makes idx, built from the server ident, the node's index following feed, and drains
 // the feed once: the changes made during the build are re-read. It returns errFeedLost when
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
-func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident serverIdentity) error {
+func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident index.ServerIdentity) error {
 	for _, i := range truncated {
 		n.budget.overflow(i)
 	}

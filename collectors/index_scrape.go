@@ -182,7 +182,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time
 // dataInDoubt checks the server's identity, just read, against the index's (a change marks the
 // index behind), and reports whether the index may hold another dataset than the server's, or
 // serve keys the node no longer serves: then the scrape walks. syncMu is held.
-func (n *indexNode) dataInDoubt(ident serverIdentity) bool {
+func (n *indexNode) dataInDoubt(ident index.ServerIdentity) bool {
 	changed := n.checkIdentity(ident)
 	n.settleLifecycle(changed)
 	if changed != "" {
@@ -196,7 +196,7 @@ func (n *indexNode) dataInDoubt(ident serverIdentity) bool {
 	n.mu.Unlock()
 	// A cluster node that is no longer a master (failed over) serves nothing: its new master
 	// holds its keys, and the cluster's index starts a node for it.
-	demoted := n.clusterMaster && ident.role != "master"
+	demoted := n.clusterMaster && ident.Role != "master"
 	return demoted || stale && (changed != "" || dataReplaced(why))
 }
 
