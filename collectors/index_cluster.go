@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -383,50 +382,4 @@ func (ci *clusterIndex) mergePartial(parts []indexServe) indexServe {
 		}
 	}
 	return out
-}
-
-// mergeServedNamespace adds b's figures (another master's) to a's; a says whether it is indexed.
-func mergeServedNamespace(a, b servedNamespace, k int) servedNamespace {
-	a.NamespaceResult = mergeNamespace(a.NamespaceResult, b.NamespaceResult, k)
-	a.LifecycleGap = a.LifecycleGap || b.LifecycleGap
-	a.IndexAge = max(a.IndexAge, b.IndexAge)
-	return a
-}
-
-// mergeNamespace adds b's figures (another master's) to a's.
-func mergeNamespace(a, b walk.NamespaceResult, k int) walk.NamespaceResult {
-	a.Keys += b.Keys
-	a.KeysWithoutTTL += b.KeysWithoutTTL
-	a.FenceKeys += b.FenceKeys
-	if b.HasTTL && (!a.HasTTL || b.MinTTL < a.MinTTL) {
-		a.MinTTL, a.HasTTL = b.MinTTL, true
-	}
-	if b.HasIdle && (!a.HasIdle || b.MaxIdle > a.MaxIdle) {
-		a.MaxIdle, a.HasIdle = b.MaxIdle, true
-	}
-	if b.HasHeld && (!a.HasHeld || b.MaxHeld > a.MaxHeld) {
-		a.MaxHeld, a.HasHeld = b.MaxHeld, true
-	}
-	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, walk.Staler)
-	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, walk.Staler)
-	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, walk.Sooner)
-	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, walk.LongerHeld)
-	a.Truncated = a.Truncated || b.Truncated
-	a.Complete = a.Complete && b.Complete
-	if a.Err == nil {
-		a.Err = b.Err
-	}
-	a.Duration = max(a.Duration, b.Duration)
-	return a
-}
-
-// mergeTop keeps the k first of two lists by before. Each master's list holds its k first keys
-// (a key lives on one master), so the k first of both are the cluster's k first.
-func mergeTop(a, b []walk.KeyInfo, k int, before func(x, y walk.KeyInfo) bool) []walk.KeyInfo {
-	if len(b) == 0 {
-		return a
-	}
-	out := append(slices.Clone(a), b...)
-	sort.SliceStable(out, func(i, j int) bool { return before(out[i], out[j]) })
-	return out[:min(k, len(out))]
 }

@@ -32,20 +32,6 @@ type indexServe struct {
 	scanCalls, keysScanned int64
 }
 
-// servedNamespace is what an index serves of one namespace: a walk's figures (the index's
-// aggregate, a first build's walk, or on a cluster a walk of the masters that could not serve
-// it from their index), and the index's own.
-type servedNamespace struct {
-	walk.NamespaceResult
-	// Indexed is true when an index read the namespace (on a cluster: some master's).
-	Indexed bool
-	// IndexAge is how long ago the index served was current: zero unless it resyncs.
-	IndexAge time.Duration
-	// LifecycleGap is true when an index that served the namespace did not count its lifecycle
-	// for a while since the last scrape.
-	LifecycleGap bool
-}
-
 // buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
 // deadline: its namespaces are the node's, in bit order.
 func buildingServe(w *walk.Result) indexServe {
