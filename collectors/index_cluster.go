@@ -255,7 +255,7 @@ func (ci *clusterIndex) close() {
 // collect lists the masters, has each master's index serve the scrape (concurrently), and
 // merges what they served.
 func (ci *clusterIndex) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]servedNamespace{}}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
 	select {
 	case <-ci.loaded:
 	case <-ctx.Done():
@@ -291,7 +291,7 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 // master did not answer, and the figures add up as one walk of every master would count them.
 // A namespace read partly by a walk is named in walked with the first such master's reason.
 func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]servedNamespace{}, walked: map[int]string{}}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, walked: map[int]string{}}
 	if slices.ContainsFunc(parts, func(p indexServe) bool { return p.partial }) {
 		return ci.mergePartial(parts)
 	}
@@ -332,7 +332,7 @@ func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
 			case first:
 				out.results[b], first = r, false
 			default:
-				out.results[b] = mergeServedNamespace(out.results[b], r, k)
+				out.results[b] = index.MergeServedNamespace(out.results[b], r, k)
 			}
 		}
 		if r, ok := out.results[b]; ok {
@@ -358,9 +358,9 @@ func namespaceOf(res *walk.Result, name string) (walk.NamespaceResult, bool) {
 // namespace incomplete). A namespace some master cannot serve at all is not read this time.
 // Idle time counts as unavailable only where a build's walk found it so.
 func (ci *clusterIndex) mergePartial(parts []indexServe) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]servedNamespace{}, partial: true}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
 	for b, ns := range ci.namespaces {
-		out.results[b] = servedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
+		out.results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
 	}
 	k := ci.ix.nodeOpts.walk.TopK
 	for _, p := range parts {
@@ -374,7 +374,7 @@ func (ci *clusterIndex) mergePartial(parts []indexServe) indexServe {
 		for b := range ci.namespaces {
 			merged := out.results[b]
 			if r, ok := p.results[b]; ok {
-				merged = mergeServedNamespace(merged, r, k)
+				merged = index.MergeServedNamespace(merged, r, k)
 			} else if p.walk&(1<<b) != 0 && merged.Err == nil {
 				merged.Err = errBuildTookTheDeadline
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
@@ -17,15 +18,15 @@ func TestClusterMerge(t *testing.T) {
 	key := func(k string, idle int) walk.KeyInfo {
 		return walk.KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second}
 	}
-	indexed := func(r walk.NamespaceResult, age time.Duration) servedNamespace {
-		return servedNamespace{NamespaceResult: r, Indexed: true, IndexAge: age}
+	indexed := func(r walk.NamespaceResult, age time.Duration) index.ServedNamespace {
+		return index.ServedNamespace{NamespaceResult: r, Indexed: true, IndexAge: age}
 	}
-	m1 := indexServe{keyspace: 10, results: map[int]servedNamespace{
+	m1 := indexServe{keyspace: 10, results: map[int]index.ServedNamespace{
 		0: indexed(walk.NamespaceResult{Namespace: ns[0], Keys: 3, KeysWithoutTTL: 1, FenceKeys: 2, MinTTL: 5 * time.Second, HasTTL: true,
 			MaxIdle: 30 * time.Second, HasIdle: true, Stalest: []walk.KeyInfo{key("a:1", 30), key("a:2", 10)}, Complete: true}, 0),
 		1: indexed(walk.NamespaceResult{Namespace: ns[1], Keys: 1, Complete: true}, 0),
 	}}
-	m2 := indexServe{keyspace: 20, results: map[int]servedNamespace{
+	m2 := indexServe{keyspace: 20, results: map[int]index.ServedNamespace{
 		0: indexed(walk.NamespaceResult{Namespace: ns[0], Keys: 4, MinTTL: 2 * time.Second, HasTTL: true, MaxIdle: 20 * time.Second, HasIdle: true,
 			Stalest: []walk.KeyInfo{key("a:3", 20), key("a:4", 1)}, Complete: true}, time.Second),
 	}, walk: 1 << 1, walkWhy: map[int]string{1: reasonResyncing}}

@@ -15,7 +15,7 @@ import (
 // times against its own TIME and serves what a fresh walk would read.
 
 // withHeld sets r's hold ages from its namespace's aggregate a, as the walk sets them.
-func withHeld(r *servedNamespace, a index.HeldAggregate) {
+func withHeld(r *index.ServedNamespace, a index.HeldAggregate) {
 	r.LongestHeld, r.MaxHeld, r.HasHeld = a.Top.Sorted(), a.Max, a.Has
 }
 

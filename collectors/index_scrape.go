@@ -18,7 +18,7 @@ type indexServe struct {
 	walk     uint64
 	walkWhy  map[int]string
 	err      error // Redis did not answer: the scrape's lock_exporter_up is 0
-	results  map[int]servedNamespace
+	results  map[int]index.ServedNamespace
 	keyspace int64
 	noIdle   bool
 	// partial marks the first build's walk as seen at the scrape's deadline, when the build had
@@ -35,11 +35,11 @@ type indexServe struct {
 // buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
 // deadline: its namespaces are the node's, in bit order.
 func buildingServe(w *walk.Result) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]servedNamespace{}, partial: true}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
 	out.err, out.noIdle, out.keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
 	out.scanCalls, out.keysScanned = w.ScanCalls, w.KeysScanned
 	for b, ns := range w.Namespaces {
-		out.results[b] = servedNamespace{NamespaceResult: ns}
+		out.results[b] = index.ServedNamespace{NamespaceResult: ns}
 	}
 	return out
 }
@@ -83,7 +83,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
 func (n *indexNode) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]servedNamespace{}}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
 	start := time.Now()
 	if building, ok := n.awaitFirstBuild(ctx); ok {
 		return buildingServe(building)
@@ -230,8 +230,8 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 // indexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
 // idle is false when the server does not track idle time. The scrape that serves it names its
 // namespace (mergeServed).
-func indexedResult(a index.NamespaceAggregate, k int, idle bool) servedNamespace {
-	r := servedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
+func indexedResult(a index.NamespaceAggregate, k int, idle bool) index.ServedNamespace {
+	r := index.ServedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
 		Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
 		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true,
 	}}
@@ -244,7 +244,7 @@ func indexedResult(a index.NamespaceAggregate, k int, idle bool) servedNamespace
 }
 
 // appendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
-func appendHolderKeys(keys []string, r servedNamespace) []string {
+func appendHolderKeys(keys []string, r index.ServedNamespace) []string {
 	for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
 		for _, ki := range list {
 			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
@@ -257,7 +257,7 @@ func appendHolderKeys(keys []string, r servedNamespace) []string {
 
 // addHolders reads the values of holderKeys and sets them as the holders of the keys listed in
 // results; a holder key that cannot be read leaves its locks listed without a holder.
-func (n *indexNode) addHolders(ctx context.Context, results map[int]servedNamespace, holderKeys []string) {
+func (n *indexNode) addHolders(ctx context.Context, results map[int]index.ServedNamespace, holderKeys []string) {
 	if len(holderKeys) == 0 {
 		return
 	}

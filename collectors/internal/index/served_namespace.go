@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"slices"
@@ -8,10 +8,10 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// servedNamespace is what an index serves of one namespace: a walk's figures (the index's
+// ServedNamespace is what an index serves of one namespace: a walk's figures (the index's
 // aggregate, a first build's walk, or on a cluster a walk of the masters that could not serve
 // it from their index), and the index's own.
-type servedNamespace struct {
+type ServedNamespace struct {
 	walk.NamespaceResult
 	// Indexed is true when an index read the namespace (on a cluster: some master's).
 	Indexed bool
@@ -22,8 +22,8 @@ type servedNamespace struct {
 	LifecycleGap bool
 }
 
-// mergeServedNamespace adds b's figures (another master's) to a's; a says whether it is indexed.
-func mergeServedNamespace(a, b servedNamespace, k int) servedNamespace {
+// MergeServedNamespace adds b's figures (another master's) to a's; a says whether it is indexed.
+func MergeServedNamespace(a, b ServedNamespace, k int) ServedNamespace {
 	a.NamespaceResult = mergeNamespace(a.NamespaceResult, b.NamespaceResult, k)
 	a.LifecycleGap = a.LifecycleGap || b.LifecycleGap
 	a.IndexAge = max(a.IndexAge, b.IndexAge)
