@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // keyBudget is the index key budget (Options.IndexKeyBudget) of one Scanner: the most keys its
@@ -29,7 +30,7 @@ type keyBudget struct {
 	over atomic.Uint64 // namespaces walked for the budget, by bit
 
 	mu   sync.Mutex
-	held map[*indexNode]*budgetCharge // what each node's index (or its build under way) holds
+	held map[any]*budgetCharge // what each node's index (or its build under way) holds, by node
 }
 
 // budgetCharge is what one node's index holds: its keys, and the keys of each namespace (a key
@@ -39,8 +40,11 @@ type budgetCharge struct {
 	perNamespace [index.MaxNamespaces]int
 }
 
-func newKeyBudget(limit int, namespaces []Namespace, logger *slog.Logger) *keyBudget {
-	kb := &keyBudget{limit: limit, logger: logger, held: map[*indexNode]*budgetCharge{}}
+// keyBudgetText is the log lines' explanation of a namespace walked for the key budget.
+const keyBudgetText = "the indexed namespaces would hold more keys than the index key budget, this one the most"
+
+func newKeyBudget(limit int, namespaces []walk.Namespace, logger *slog.Logger) *keyBudget {
+	kb := &keyBudget{limit: limit, logger: logger, held: map[any]*budgetCharge{}}
 	for _, ns := range namespaces {
 		kb.names = append(kb.names, ns.Name)
 	}
@@ -50,11 +54,12 @@ func newKeyBudget(limit int, namespaces []Namespace, logger *slog.Logger) *keyBu
 // overMask is the namespaces walked for the budget.
 func (kb *keyBudget) overMask() uint64 { return kb.over.Load() }
 
-// settle records what node n's index holds now (c: copied) and returns a namespace n must drop
+// settle records what node n's index holds now (c: copied; n is any value that names the node)
+// and returns a namespace n must drop
 // from it: one already sent to the walk that n still holds, or the one that holds the most keys
 // when the indexes together hold more than the budget (it is sent to the walk now); -1 when n
 // holds nothing to drop.
-func (kb *keyBudget) settle(n *indexNode, c *budgetCharge) int {
+func (kb *keyBudget) settle(n any, c *budgetCharge) int {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	held := kb.held[n]
@@ -102,7 +107,7 @@ func (kb *keyBudget) send(b int, why string) {
 		c.perNamespace[b] = 0
 	}
 	kb.logger.Warn(fmt.Sprintf("namespace %s: %s (%d keys; %s): walking the keyspace on every scrape until it fits in half of it",
-		kb.names[b], reasonText[reasonKeyBudget], kb.limit, why), "lock_namespace", kb.names[b])
+		kb.names[b], keyBudgetText, kb.limit, why), "lock_namespace", kb.names[b])
 }
 
 // total is the keys every node's index holds; kb.mu is held.
@@ -149,7 +154,7 @@ func (kb *keyBudget) readmit(b int, keys int64) bool {
 }
 
 // release forgets node n's index (a master that is gone, or a Scanner closing).
-func (kb *keyBudget) release(n *indexNode) {
+func (kb *keyBudget) release(n any) {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	delete(kb.held, n)
@@ -158,52 +163,4 @@ func (kb *keyBudget) release(n *indexNode) {
 // chargeOf is what idx holds, for the budget.
 func chargeOf(idx *index.KeyIndex) *budgetCharge {
 	return &budgetCharge{keys: idx.Len(), perNamespace: idx.PerNamespace}
-}
-
-// keepWithinBudget charges idx (the node's index, syncMu held) to the budget and drops from it
-// every namespace the budget sends to the walk, until the indexes fit in the budget.
-func (n *indexNode) keepWithinBudget(idx *index.KeyIndex) {
-	for {
-		b := n.budget.settle(n, chargeOf(idx))
-		if b < 0 {
-			return
-		}
-		idx.DropNamespace(b)
-	}
-}
-
-// readmit brings namespace b back into the node's index: the next build reads it, and scrapes
-// walk it until that build has ended.
-func (n *indexNode) readmit(b int) {
-	n.mu.Lock()
-	n.returning |= 1 << b
-	n.mu.Unlock()
-	n.lose(index.ResyncKeyBudget)
-}
-
-// budgetWalked is the mask of namespaces the node's scrapes walk for the key budget: those past
-// it, and those coming back until a build has read them.
-func (n *indexNode) budgetWalked() uint64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.budget.overMask() | n.returning
-}
-
-// readmitShrunk brings back to the index every namespace this scrape walked for the key budget
-// whose walk read it whole, if it fits (keyBudget.readmit). The walk of a namespace is cut at
-// Options.MaxKeys: below the budget by default, so a namespace comes back only once it holds
-// fewer keys than that, whatever half the budget is.
-func (ix *indexer) readmitShrunk(idx lockIndex, res *Result) {
-	if !res.Up {
-		return
-	}
-	for b, pos := range ix.indexedPos {
-		r := res.Namespaces[pos]
-		if r.Mode != modeWalk || r.ModeReason != reasonKeyBudget || !r.Complete || r.Truncated || r.Err != nil {
-			continue
-		}
-		if ix.budget.readmit(b, r.Keys+r.FenceKeys) {
-			idx.readmit(b)
-		}
-	}
 }

@@ -175,7 +175,7 @@ func TestClusterIndexKeyBudgetIsTotal(t *testing.T) {
 // namespace while the first is still held somewhere), and takes a namespace back only when it
 // fits, with the keys held, in half the budget.
 func TestKeyBudgetDecisions(t *testing.T) {
-	kb := newKeyBudget(100, budgetNamespaces, slog.New(slog.DiscardHandler))
+	kb := newKeyBudget(100, walkNamespaces(budgetNamespaces), slog.New(slog.DiscardHandler))
 	one, two := &indexNode{}, &indexNode{}
 	charge := func(a, b int) *budgetCharge { // a keys in namespace a, b in namespace b, none shared
 		c := &budgetCharge{keys: a + b}

@@ -158,7 +158,7 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		base := first.result()
 
 		rebuild := readings(80)
-		budget := newKeyBudget(10+r.IntN(40), namespaces, slog.New(slog.DiscardHandler))
+		budget := newKeyBudget(10+r.IntN(40), walkNamespaces(namespaces), slog.New(slog.DiscardHandler))
 		b := newIndexBuilder(clock, true, ns, base, &mu)
 		b.chargeTo(budget, &indexNode{})
 		feedBuild(b, rebuild, at)

@@ -66,7 +66,7 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	}
 	prefixes, _ := index.TrackingPrefixes(patterns) // every pattern here has a literal prefix
 	ix.nodeOpts = indexOptionsOf(opts, indexed)
-	ix.budget = newKeyBudget(opts.IndexKeyBudget, indexed, opts.Logger)
+	ix.budget = newKeyBudget(opts.IndexKeyBudget, ix.nodeOpts.namespaces, opts.Logger)
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
@@ -310,4 +310,23 @@ func (ix *indexer) partialBuild(served indexServe) *Result {
 		res.Namespaces = append(res.Namespaces, r)
 	}
 	return res
+}
+
+// readmitShrunk brings back to the index every namespace this scrape walked for the key budget
+// whose walk read it whole, if it fits (keyBudget.readmit). The walk of a namespace is cut at
+// Options.MaxKeys: below the budget by default, so a namespace comes back only once it holds
+// fewer keys than that, whatever half the budget is.
+func (ix *indexer) readmitShrunk(idx lockIndex, res *Result) {
+	if !res.Up {
+		return
+	}
+	for b, pos := range ix.indexedPos {
+		r := res.Namespaces[pos]
+		if r.Mode != modeWalk || r.ModeReason != reasonKeyBudget || !r.Complete || r.Truncated || r.Err != nil {
+			continue
+		}
+		if ix.budget.readmit(b, r.Keys+r.FenceKeys) {
+			idx.readmit(b)
+		}
+	}
 }
