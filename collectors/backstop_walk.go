@@ -101,7 +101,7 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	}
 	// A namespace walked for the key budget is not judged: the index holds none of its keys,
 	// and the walk reads at most the budget of them.
-	over := n.budget.overMask()
+	over := n.budget.OverMask()
 	for b, ns := range f.Final.Namespaces {
 		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
 			return false
@@ -203,7 +203,7 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.overMask()
+		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.OverMask()
 		if mask == 0 {
 			continue
 		}

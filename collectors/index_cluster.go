@@ -26,7 +26,7 @@ var errNoMasters = errors.New("the cluster's slot map names no master")
 type lockIndex interface {
 	collect(ctx context.Context) indexServe
 	counts() indexCounts
-	// readmit brings namespace b, back under the key budget, into the index (keyBudget).
+	// readmit brings namespace b, back under the key budget, into the index (index.KeyBudget).
 	readmit(b int)
 	close()
 }

@@ -58,7 +58,7 @@ func (n *indexNode) lifecycleMask() uint64 {
 		return 0
 	}
 	all := uint64(1)<<len(n.namespaces) - 1
-	return all &^ n.budget.overMask() &^ n.returning
+	return all &^ n.budget.OverMask() &^ n.returning
 }
 
 // typeMask is the namespaces of mask that count keys of type code typ.

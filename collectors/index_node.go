@@ -121,7 +121,7 @@ func (n *indexNode) close() {
 		n.feed.Close()
 		n.feed = nil
 	}
-	n.budget.release(n)
+	n.budget.Release(n)
 }
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
@@ -234,7 +234,7 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	if n.idx != nil {
 		n.keepWithinBudget(n.idx)
 	} else {
-		n.budget.release(n)
+		n.budget.Release(n)
 	}
 	n.syncMu.Unlock()
 	if n.ctx.Err() != nil {
@@ -367,7 +367,7 @@ func buildOutcome(res *walk.Result) (truncated []int, err error) {
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
 func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident index.ServerIdentity) error {
 	for _, i := range truncated {
-		n.budget.overflow(i)
+		n.budget.Overflow(i)
 	}
 	n.keepWithinBudget(idx)
 	n.feed, n.idx, n.ident, n.unreadable, n.absentHolds = feed, idx, ident, nil, nil

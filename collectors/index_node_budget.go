@@ -6,7 +6,7 @@ import "github.com/lockwatch/lockwatch/collectors/internal/index"
 // every namespace the budget sends to the walk, until the indexes fit in the budget.
 func (n *indexNode) keepWithinBudget(idx *index.KeyIndex) {
 	for {
-		b := n.budget.settle(n, chargeOf(idx))
+		b := n.budget.Settle(n, index.ChargeOf(idx))
 		if b < 0 {
 			return
 		}
@@ -28,5 +28,5 @@ func (n *indexNode) readmit(b int) {
 func (n *indexNode) budgetWalked() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.budget.overMask() | n.returning
+	return n.budget.OverMask() | n.returning
 }

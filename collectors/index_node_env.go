@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
@@ -64,7 +65,7 @@ func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
 // themselves).
 type nodeEnv struct {
 	opts    indexOptions
-	budget  *keyBudget
+	budget  *index.KeyBudget
 	replies *walk.ReplyClock
 	walker  nodeWalker
 	base    context.Context

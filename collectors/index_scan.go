@@ -31,7 +31,7 @@ type indexer struct {
 	// master; exactly one is set.
 	node       *indexNode
 	cluster    *clusterIndex
-	budget     *keyBudget         // the indexes' key budget, shared by a cluster's masters
+	budget     *index.KeyBudget   // the indexes' key budget, shared by a cluster's masters
 	life       *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
 	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
 	walkWhy    map[int]string     // Options.Namespaces position → why it is walked, decided at start
@@ -66,7 +66,7 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	}
 	prefixes, _ := index.TrackingPrefixes(patterns) // every pattern here has a literal prefix
 	ix.nodeOpts = indexOptionsOf(opts, indexed)
-	ix.budget = newKeyBudget(opts.IndexKeyBudget, ix.nodeOpts.namespaces, opts.Logger)
+	ix.budget = index.NewKeyBudget(opts.IndexKeyBudget, ix.nodeOpts.namespaces, opts.Logger)
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
@@ -313,7 +313,7 @@ func (ix *indexer) partialBuild(served indexServe) *Result {
 }
 
 // readmitShrunk brings back to the index every namespace this scrape walked for the key budget
-// whose walk read it whole, if it fits (keyBudget.readmit). The walk of a namespace is cut at
+// whose walk read it whole, if it fits (index.KeyBudget.Readmit). The walk of a namespace is cut at
 // Options.MaxKeys: below the budget by default, so a namespace comes back only once it holds
 // fewer keys than that, whatever half the budget is.
 func (ix *indexer) readmitShrunk(idx lockIndex, res *Result) {
@@ -325,7 +325,7 @@ func (ix *indexer) readmitShrunk(idx lockIndex, res *Result) {
 		if r.Mode != modeWalk || r.ModeReason != reasonKeyBudget || !r.Complete || r.Truncated || r.Err != nil {
 			continue
 		}
-		if ix.budget.readmit(b, r.Keys+r.FenceKeys) {
+		if ix.budget.Readmit(b, r.Keys+r.FenceKeys) {
 			idx.readmit(b)
 		}
 	}

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"fmt"
@@ -7,11 +7,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// keyBudget is the index key budget (Options.IndexKeyBudget) of one Scanner: the most keys its
+// KeyBudget is the index key budget (Options.IndexKeyBudget) of one Scanner: the most keys its
 // lock-key indexes hold together (one node's, or every master's of a Cluster, since they share
 // the exporter's memory), at every moment: at the build, and as the change feed adds keys.
 // Whenever the keys held would pass it, the namespace holding the most goes to the walk on
@@ -22,7 +21,7 @@ import (
 // Options.MaxKeys) and it would fit, with the keys the indexes hold, in half the budget: the
 // gap between leaving at the budget and coming back at half keeps a namespace near the budget
 // from going back and forth, each return costing a rebuild (one walk).
-type keyBudget struct {
+type KeyBudget struct {
 	limit  int
 	names  []string // the indexed namespaces, by bit
 	logger *slog.Logger
@@ -30,47 +29,47 @@ type keyBudget struct {
 	over atomic.Uint64 // namespaces walked for the budget, by bit
 
 	mu   sync.Mutex
-	held map[any]*budgetCharge // what each node's index (or its build under way) holds, by node
+	held map[any]*BudgetCharge // what each node's index (or its build under way) holds, by node
 }
 
-// budgetCharge is what one node's index holds: its keys, and the keys of each namespace (a key
+// BudgetCharge is what one node's index holds: its keys, and the keys of each namespace (a key
 // in two namespaces counts in both).
-type budgetCharge struct {
-	keys         int
-	perNamespace [index.MaxNamespaces]int
+type BudgetCharge struct {
+	Keys         int
+	PerNamespace [MaxNamespaces]int
 }
 
-// keyBudgetText is the log lines' explanation of a namespace walked for the key budget.
-const keyBudgetText = "the indexed namespaces would hold more keys than the index key budget, this one the most"
+// KeyBudgetText is the log lines' explanation of a namespace walked for the key budget.
+const KeyBudgetText = "the indexed namespaces would hold more keys than the index key budget, this one the most"
 
-func newKeyBudget(limit int, namespaces []walk.Namespace, logger *slog.Logger) *keyBudget {
-	kb := &keyBudget{limit: limit, logger: logger, held: map[any]*budgetCharge{}}
+func NewKeyBudget(limit int, namespaces []walk.Namespace, logger *slog.Logger) *KeyBudget {
+	kb := &KeyBudget{limit: limit, logger: logger, held: map[any]*BudgetCharge{}}
 	for _, ns := range namespaces {
 		kb.names = append(kb.names, ns.Name)
 	}
 	return kb
 }
 
-// overMask is the namespaces walked for the budget.
-func (kb *keyBudget) overMask() uint64 { return kb.over.Load() }
+// OverMask is the namespaces walked for the budget.
+func (kb *KeyBudget) OverMask() uint64 { return kb.over.Load() }
 
-// settle records what node n's index holds now (c: copied; n is any value that names the node)
+// Settle records what node n's index holds now (c: copied; n is any value that names the node)
 // and returns a namespace n must drop
 // from it: one already sent to the walk that n still holds, or the one that holds the most keys
 // when the indexes together hold more than the budget (it is sent to the walk now); -1 when n
 // holds nothing to drop.
-func (kb *keyBudget) settle(n any, c *budgetCharge) int {
+func (kb *KeyBudget) Settle(n any, c *BudgetCharge) int {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	held := kb.held[n]
 	if held == nil {
-		held = &budgetCharge{}
+		held = &BudgetCharge{}
 		kb.held[n] = held
 	}
 	*held = *c
 	over := kb.over.Load()
 	for m := over; m != 0; m &= m - 1 {
-		if b := bits.TrailingZeros64(m); c.perNamespace[b] > 0 {
+		if b := bits.TrailingZeros64(m); c.PerNamespace[b] > 0 {
 			return b
 		}
 	}
@@ -86,8 +85,8 @@ func (kb *keyBudget) settle(n any, c *budgetCharge) int {
 	return b
 }
 
-// overflow sends namespace b to the walk: a build's walk found more of its keys than the budget.
-func (kb *keyBudget) overflow(b int) {
+// Overflow sends namespace b to the walk: a build's walk found more of its keys than the budget.
+func (kb *KeyBudget) Overflow(b int) {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	if kb.over.Load()&(1<<b) == 0 {
@@ -96,32 +95,32 @@ func (kb *keyBudget) overflow(b int) {
 }
 
 // send marks namespace b walked and says so, once per crossing; kb.mu is held. Its keys leave
-// every node's charge at once, each node dropping them at its next settle: otherwise a node
+// every node's charge at once, each node dropping them at its next Settle: otherwise a node
 // settling before another has dropped them would find the indexes still past the budget and
 // send a second namespace. (A key b shares with another namespace leaves the charge too, until
 // its node settles with its true counts.)
-func (kb *keyBudget) send(b int, why string) {
+func (kb *KeyBudget) send(b int, why string) {
 	kb.over.Store(kb.over.Load() | 1<<b)
 	for _, c := range kb.held {
-		c.keys = max(0, c.keys-c.perNamespace[b])
-		c.perNamespace[b] = 0
+		c.Keys = max(0, c.Keys-c.PerNamespace[b])
+		c.PerNamespace[b] = 0
 	}
 	kb.logger.Warn(fmt.Sprintf("namespace %s: %s (%d keys; %s): walking the keyspace on every scrape until it fits in half of it",
-		kb.names[b], keyBudgetText, kb.limit, why), "lock_namespace", kb.names[b])
+		kb.names[b], KeyBudgetText, kb.limit, why), "lock_namespace", kb.names[b])
 }
 
 // total is the keys every node's index holds; kb.mu is held.
-func (kb *keyBudget) total() int {
+func (kb *KeyBudget) total() int {
 	t := 0
 	for _, c := range kb.held {
-		t += c.keys
+		t += c.Keys
 	}
 	return t
 }
 
 // largest is the namespace not in skip whose keys, summed over the nodes, are the most, and
 // their number; -1 when no such namespace holds any. kb.mu is held.
-func (kb *keyBudget) largest(skip uint64) (b, keys int) {
+func (kb *KeyBudget) largest(skip uint64) (b, keys int) {
 	b = -1
 	for i := range kb.names {
 		if skip&(1<<i) != 0 {
@@ -129,7 +128,7 @@ func (kb *keyBudget) largest(skip uint64) (b, keys int) {
 		}
 		sum := 0
 		for _, c := range kb.held {
-			sum += c.perNamespace[i]
+			sum += c.PerNamespace[i]
 		}
 		if sum > keys {
 			b, keys = i, sum
@@ -138,10 +137,10 @@ func (kb *keyBudget) largest(skip uint64) (b, keys int) {
 	return b, keys
 }
 
-// readmit takes namespace b back from the walk when a scrape's walk read it whole at keys
+// Readmit takes namespace b back from the walk when a scrape's walk read it whole at keys
 // (locks and fence keys) and, with the keys the indexes hold, that fits in half the budget. It
 // reports whether it did: the caller rebuilds the indexes with it.
-func (kb *keyBudget) readmit(b int, keys int64) bool {
+func (kb *KeyBudget) Readmit(b int, keys int64) bool {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	if kb.over.Load()&(1<<b) == 0 || int64(kb.total())+keys > int64(kb.limit/2) {
@@ -153,14 +152,14 @@ func (kb *keyBudget) readmit(b int, keys int64) bool {
 	return true
 }
 
-// release forgets node n's index (a master that is gone, or a Scanner closing).
-func (kb *keyBudget) release(n any) {
+// Release forgets node n's index (a master that is gone, or a Scanner closing).
+func (kb *KeyBudget) Release(n any) {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	delete(kb.held, n)
 }
 
-// chargeOf is what idx holds, for the budget.
-func chargeOf(idx *index.KeyIndex) *budgetCharge {
-	return &budgetCharge{keys: idx.Len(), perNamespace: idx.PerNamespace}
+// ChargeOf is what idx holds, for the budget.
+func ChargeOf(idx *KeyIndex) *BudgetCharge {
+	return &BudgetCharge{Keys: idx.Len(), PerNamespace: idx.PerNamespace}
 }
