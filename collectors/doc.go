@@ -68,8 +68,9 @@
 // keyspace notifications, and the resync reasons), the server clock the index keeps its times
 // on, the key index (each node's indexed keys as last read, and their aggregation per
 // namespace) over its key store, the tracking prefixes and the command counts, the server's
-// identity (what tells a restart, a failover, a flush or a slot move), and what an index serves
-// of a namespace with the merge of two masters' figures; it uses internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
+// identity (what tells a restart, a failover, a flush or a slot move), the key budget the
+// indexes share, and what an index serves of a namespace with the merge of two masters'
+// figures; it uses internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
 // subscription and the lock lifecycle. Options, Namespace and the result types are the
 // vocabulary of this package.
 //
