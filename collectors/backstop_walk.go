@@ -23,14 +23,14 @@ const DefaultBackstopEvery = 10 * time.Minute
 // Options.BackstopEvery counted from the end of the walk before (or from the start of the
 // following); ctx ends with the feed (a resync rebuilds the index with a walk anyway).
 func (n *indexNode) backstopLoop(ctx context.Context) {
-	if n.opts.BackstopKeysPerSecond < 0 {
+	if n.opts.backstopKeysPerSecond < 0 {
 		return
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(n.opts.BackstopEvery):
+		case <-time.After(n.opts.backstopEvery):
 		}
 		n.backstop(ctx)
 	}
@@ -88,12 +88,11 @@ func (n *indexNode) beginBackstop() *index.KeyIndex {
 // whether the walk read every namespace it judges whole: only then may the entries it never saw
 // be judged gone.
 func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
-	opts := n.opts
-	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
+	opts := n.opts.walk
 	start := time.Now()
-	f := walk.NewRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(24*time.Hour))
+	f := walk.NewRun(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
 	f.Sink = chk
-	f.Pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(opts.BackstopKeysPerSecond))
+	f.Pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(n.opts.backstopKeysPerSecond))
 	n.walker.WalkNode(f, n.client)
 	f.PassEnded(time.Now())
 	f.Finish(time.Now())
@@ -102,7 +101,7 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	}
 	// A namespace walked for the key budget is not judged: the index holds none of its keys,
 	// and the walk reads at most the budget of them.
-	over := n.budget.overMask()
+	over := n.budget.OverMask()
 	for b, ns := range f.Final.Namespaces {
 		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
 			return false
@@ -149,7 +148,7 @@ func (n *indexNode) countBackstop(corrections int) {
 	n.mu.Unlock()
 	n.judgeFeedByBackstop(corrections)
 	if corrections > 0 {
-		n.opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
+		n.opts.logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
 	}
 }
 
@@ -198,13 +197,13 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 	// A key the feed named since the walk began may have changed after the walk read it: the
 	// feed's re-read is the newer, so the walk does not judge it.
 	fresh := c.n.changedSince
-	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: c.absolute, Namespaces: c.n.keySide}
+	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: c.absolute, Namespaces: c.n.namespaces}
 	for k := range replies {
 		key := b.Keys[k]
 		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.overMask()
+		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.OverMask()
 		if mask == 0 {
 			continue
 		}

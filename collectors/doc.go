@@ -53,8 +53,11 @@
 //
 // The engine's parts point one way, down: the Scanner and the exposition (scanner.go,
 // collector.go, metrics_*.go) use the index (an indexer, index_*.go, backstop_walk.go,
-// feed_*.go, server_identity.go, lifecycle_slot_moves.go), which owns walkers for what it
-// cannot serve; both use the rooms under internal/, which use none of this package.
+// feed_*.go, lifecycle_slot_moves.go), which owns walkers for what it cannot serve; both use the
+// rooms under internal/, which use none of this package. The index's nodes read options of their
+// own (indexOptions, built once from [Options] in startIndex) and serve a scrape in the walk's
+// and the index's types, which the indexer turns into a [Result] (publicServed, beside
+// publicResult).
 // internal/walk is the walk: the walker and its walks in flight, each node's SCAN loop, the
 // inspection of keys, the per-namespace aggregates and top-K lists, the holder reads, and the
 // parts those stand on (the namespace classifier, the node client, the reply clock, SCAN's glob
@@ -64,8 +67,10 @@
 // internal/index holds the index's parts that stand alone: the change feed (client tracking or
 // keyspace notifications, and the resync reasons), the server clock the index keeps its times
 // on, the key index (each node's indexed keys as last read, and their aggregation per
-// namespace) over its key store, the tracking prefixes and the command counts; it uses
-// internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
+// namespace) over its key store, the tracking prefixes and the command counts, the server's
+// identity (what tells a restart, a failover, a flush or a slot move), the key budget the
+// indexes share, and what an index serves of a namespace with the merge of two masters'
+// figures; it uses internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
 // subscription and the lock lifecycle. Options, Namespace and the result types are the
 // vocabulary of this package.
 //

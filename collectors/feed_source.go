@@ -57,8 +57,8 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 	var feed *index.ChangeFeed
 	if source == FeedNotifications {
 		feed, err = n.openNotificationFeed(ctx, admit, support)
-		if err != nil && isRefusal(err) && n.opts.Feed == FeedAuto {
-			n.opts.Logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
+		if err != nil && isRefusal(err) && n.opts.feed == FeedAuto {
+			n.opts.logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
 			source = FeedTracking
 		}
 	}
@@ -75,7 +75,7 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 // it was refused: the operator is trusted, and nothing is re-read). An error (no answer, or
 // notifications demanded where the server shows them insufficient) fails the build.
 func (n *indexNode) chooseFeed(ctx context.Context) (FeedSource, *keyspace.Support, error) {
-	want := n.opts.Feed
+	want := n.opts.feed
 	n.mu.Lock()
 	refused := n.feedState.configRefused
 	n.mu.Unlock()
@@ -115,13 +115,13 @@ func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support)
 	addr := n.client.Options().Addr
 	switch {
 	case source == FeedTracking:
-		n.opts.Logger.Info("lock key index: following client tracking", "addr", addr)
+		n.opts.logger.Info("lock key index: following client tracking", "addr", addr)
 	case support == nil:
-		n.opts.Logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)
+		n.opts.logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)
 	case !support.Evictions:
-		n.opts.Logger.Info("lock key index: following keyspace notifications; evictions are not published (no e in "+keyspace.Setting+"): an evicted lock is found by the backstop walk", "addr", addr, "setting", support.Value)
+		n.opts.logger.Info("lock key index: following keyspace notifications; evictions are not published (no e in "+keyspace.Setting+"): an evicted lock is found by the backstop walk", "addr", addr, "setting", support.Value)
 	default:
-		n.opts.Logger.Info("lock key index: following keyspace notifications", "addr", addr, "setting", support.Value)
+		n.opts.logger.Info("lock key index: following keyspace notifications", "addr", addr, "setting", support.Value)
 	}
 }
 

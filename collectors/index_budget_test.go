@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -168,61 +167,4 @@ func TestClusterIndexKeyBudgetIsTotal(t *testing.T) {
 		res := budgetScrape(t, s, budget)
 		return res.Up && namespaceIs(res.Namespaces[0], true, 150, 0) && namespaceIs(res.Namespaces[1], false, 10, 0)
 	})
-}
-
-// TestKeyBudgetDecisions: the budget weighs every node's index together, sends the namespace
-// with the most keys over all nodes to the walk, has every node holding it drop it (not a second
-// namespace while the first is still held somewhere), and takes a namespace back only when it
-// fits, with the keys held, in half the budget.
-func TestKeyBudgetDecisions(t *testing.T) {
-	kb := newKeyBudget(100, budgetNamespaces, slog.New(slog.DiscardHandler))
-	one, two := &indexNode{}, &indexNode{}
-	charge := func(a, b int) *budgetCharge { // a keys in namespace a, b in namespace b, none shared
-		c := &budgetCharge{keys: a + b}
-		c.perNamespace[0], c.perNamespace[1] = a, b
-		return c
-	}
-	steps := []struct {
-		name string
-		node *indexNode
-		held *budgetCharge
-		want int
-	}{
-		{"one node under the budget", one, charge(60, 0), -1},
-		{"the other passes it: a holds the most over both", two, charge(20, 30), 0},
-		{"the first still holds a: it drops it, nothing more is sent", one, charge(60, 0), 0},
-		{"the first without a", one, charge(0, 0), -1},
-		{"the second without a", two, charge(0, 30), -1},
-		{"b grows to the budget", two, charge(0, 100), -1},
-		{"b past it alone", two, charge(0, 101), 1},
-	}
-	for _, st := range steps {
-		if got := kb.settle(st.node, st.held); got != st.want {
-			t.Fatalf("%s: settle = %d, want %d (walked %b)", st.name, got, st.want, kb.overMask())
-		}
-	}
-	if kb.overMask() != 0b11 {
-		t.Fatalf("walked %b, want both", kb.overMask())
-	}
-	kb.settle(one, charge(0, 0))
-	kb.settle(two, charge(0, 0))
-	for _, r := range []struct {
-		name string
-		node *indexNode
-		held *budgetCharge // what node holds before the readmission
-		b    int
-		keys int64
-		want bool
-	}{
-		{"a at 60: past half the budget", one, charge(0, 0), 0, 60, false},
-		{"a at 50: half", one, charge(0, 0), 0, 50, true},
-		{"a again: no longer walked", one, charge(50, 0), 0, 1, false},
-		{"b at 1 with a's 50 held: past half", two, charge(0, 0), 1, 1, false},
-		{"b empty with a's 50 held: half", two, charge(0, 0), 1, 0, true},
-	} {
-		kb.settle(r.node, r.held)
-		if got := kb.readmit(r.b, r.keys); got != r.want {
-			t.Fatalf("%s: readmit = %v, want %v", r.name, got, r.want)
-		}
-	}
 }

@@ -29,11 +29,11 @@ type indexBuilder struct {
 	base    *index.KeyIndex
 	baseMu  sync.Locker
 	epoch   uint32
-	stamped budgetCharge
+	stamped index.BudgetCharge
 
 	// The key budget holds during the build: the index built is charged to it as the node's
 	// (owner's), and a namespace it sends to the walk is excluded: its keys are not recorded.
-	budget  *keyBudget
+	budget  *index.KeyBudget
 	owner   *indexNode
 	exclude uint64
 
@@ -58,8 +58,8 @@ func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.
 
 // chargeTo makes the build hold to budget as owner's index: the namespaces it sends to the walk
 // now are left out, and so are those it sends during the build.
-func (b *indexBuilder) chargeTo(budget *keyBudget, owner *indexNode) {
-	b.budget, b.owner, b.exclude = budget, owner, budget.overMask()
+func (b *indexBuilder) chargeTo(budget *index.KeyBudget, owner *indexNode) {
+	b.budget, b.owner, b.exclude = budget, owner, budget.OverMask()
 }
 
 func (b *indexBuilder) ExpireTime() bool { return b.absolute }
@@ -137,9 +137,9 @@ func (b *indexBuilder) unstamp(key string, old index.Entry, had bool) {
 
 // stamp counts d base entries of mask stamped.
 func (b *indexBuilder) stamp(mask uint64, d int) {
-	b.stamped.keys += d
+	b.stamped.Keys += d
 	for m := mask; m != 0; m &= m - 1 {
-		b.stamped.perNamespace[trailingZeros(m)] += d
+		b.stamped.PerNamespace[trailingZeros(m)] += d
 	}
 }
 
@@ -148,11 +148,11 @@ func (b *indexBuilder) stamp(mask uint64, d int) {
 func (b *indexBuilder) keepWithinBudget() {
 	for b.budget != nil {
 		c := b.stamped
-		c.keys += b.idx.Len()
+		c.Keys += b.idx.Len()
 		for i, n := range b.idx.PerNamespace {
-			c.perNamespace[i] += n
+			c.PerNamespace[i] += n
 		}
-		drop := b.budget.settle(b.owner, &c)
+		drop := b.budget.Settle(b.owner, &c)
 		if drop < 0 {
 			return
 		}
@@ -166,7 +166,7 @@ func (b *indexBuilder) keepWithinBudget() {
 func (b *indexBuilder) excludeNamespace(x int) {
 	b.exclude |= 1 << x
 	b.idx.DropNamespace(x)
-	if b.base == nil || b.stamped.perNamespace[x] == 0 {
+	if b.base == nil || b.stamped.PerNamespace[x] == 0 {
 		return
 	}
 	for k, e := range b.base.All() {
@@ -174,7 +174,7 @@ func (b *indexBuilder) excludeNamespace(x int) {
 			b.unstamp(k, *e, true)
 		}
 	}
-	b.stamped.perNamespace[x] = 0
+	b.stamped.PerNamespace[x] = 0
 }
 
 // result is the built index; on a rebuild the base, changed in place: the walk's other readings
@@ -219,5 +219,5 @@ func (n *indexNode) maskOf(key string) uint64 {
 	} else {
 		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
 	}
-	return m &^ n.budget.overMask()
+	return m &^ n.budget.OverMask()
 }

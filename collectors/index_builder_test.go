@@ -100,7 +100,7 @@ func TestIndexRebuildOnBase(t *testing.T) {
 		feedBuild(fresh, rebuild, at)
 		want := snapshot(fresh.result())
 		mu.Lock()
-		counted := b.stamped.keys + b.idx.Len()
+		counted := b.stamped.Keys + b.idx.Len()
 		result := b.result()
 		got := snapshot(result)
 		mu.Unlock()
@@ -158,14 +158,14 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		base := first.result()
 
 		rebuild := readings(80)
-		budget := newKeyBudget(10+r.IntN(40), namespaces, slog.New(slog.DiscardHandler))
+		budget := index.NewKeyBudget(10+r.IntN(40), walkNamespaces(namespaces), slog.New(slog.DiscardHandler))
 		b := newIndexBuilder(clock, true, ns, base, &mu)
 		b.chargeTo(budget, &indexNode{})
 		feedBuild(b, rebuild, at)
 		mu.Lock()
-		for i, n := range b.stamped.perNamespace {
-			if n < 0 || b.stamped.keys < 0 {
-				t.Fatalf("round %d: stamped counts %d keys, namespace %d: %d", round, b.stamped.keys, i, n)
+		for i, n := range b.stamped.PerNamespace {
+			if n < 0 || b.stamped.Keys < 0 {
+				t.Fatalf("round %d: stamped counts %d keys, namespace %d: %d", round, b.stamped.Keys, i, n)
 			}
 		}
 		result := b.result()
@@ -175,12 +175,12 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		fresh := newIndexBuilder(clock, true, ns, nil, nil)
 		feedBuild(fresh, rebuild, at)
 		want := fresh.result()
-		for m := budget.overMask(); m != 0; m &= m - 1 {
+		for m := budget.OverMask(); m != 0; m &= m - 1 {
 			want.DropNamespace(trailingZeros(m))
 			excluded++
 		}
 		if !maps.Equal(got, snapshot(want)) {
-			t.Fatalf("round %d (walked %b): rebuild within the budget:\n%v\nwant:\n%v", round, budget.overMask(), got, snapshot(want))
+			t.Fatalf("round %d (walked %b): rebuild within the budget:\n%v\nwant:\n%v", round, budget.OverMask(), got, snapshot(want))
 		}
 		if d := countsDiffer(result); d != "" {
 			t.Fatalf("round %d: %s", round, d)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +26,7 @@ var errNoMasters = errors.New("the cluster's slot map names no master")
 type lockIndex interface {
 	collect(ctx context.Context) indexServe
 	counts() indexCounts
-	// readmit brings namespace b, back under the key budget, into the index (keyBudget).
+	// readmit brings namespace b, back under the key budget, into the index (index.KeyBudget).
 	readmit(b int)
 	close()
 }
@@ -65,7 +64,7 @@ func (c *indexCounts) add(o indexCounts) {
 type clusterIndex struct {
 	ix         *indexer
 	cc         *redis.ClusterClient
-	namespaces []Namespace
+	namespaces []walk.Namespace // the indexed namespaces (indexOptions.namespaces), by bit
 	prefixes   []string
 
 	ctx    context.Context
@@ -90,9 +89,9 @@ type clusterIndex struct {
 	closed   bool
 }
 
-func newClusterIndex(ix *indexer, cc *redis.ClusterClient, namespaces []Namespace, prefixes []string) *clusterIndex {
+func newClusterIndex(ix *indexer, cc *redis.ClusterClient, prefixes []string) *clusterIndex {
 	ci := &clusterIndex{
-		ix: ix, cc: cc, namespaces: namespaces, prefixes: prefixes,
+		ix: ix, cc: cc, namespaces: ix.nodeOpts.namespaces, prefixes: prefixes,
 		done: make(chan struct{}), loaded: make(chan struct{}), refreshMu: make(syncLock, 1),
 	}
 	ci.ctx, ci.cancel = context.WithCancel(ix.base)
@@ -191,7 +190,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	added := 0
 	for addr, c := range masters {
 		if ci.nodes[addr] == nil {
-			n := makeIndexNode(ci.ix.indexEnv(), c, ci.namespaces, ci.prefixes)
+			n := makeIndexNode(ci.ix.indexEnv(), c, ci.prefixes)
 			n.clusterMaster, n.late = true, !first
 			ci.nodes[addr] = n
 			go n.run()
@@ -256,7 +255,7 @@ func (ci *clusterIndex) close() {
 // collect lists the masters, has each master's index serve the scrape (concurrently), and
 // merges what they served.
 func (ci *clusterIndex) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
 	select {
 	case <-ci.loaded:
 	case <-ctx.Done():
@@ -279,8 +278,8 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 	}
 	wg.Wait()
 	for _, p := range parts {
-		if p.partial != nil {
-			return ci.merge(parts, nil)
+		if p.partial {
+			return ci.mergePartial(parts)
 		}
 	}
 	ci.awaitResyncs(ctx, nodes, parts)
@@ -292,10 +291,11 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 // master did not answer, and the figures add up as one walk of every master would count them.
 // A namespace read partly by a walk is named in walked with the first such master's reason.
 func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}, walked: map[int]string{}}
-	partial := false
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, walked: map[int]string{}}
+	if slices.ContainsFunc(parts, func(p indexServe) bool { return p.partial }) {
+		return ci.mergePartial(parts)
+	}
 	for i, p := range parts {
-		partial = partial || p.partial != nil
 		if out.err == nil {
 			out.err = p.err
 		}
@@ -315,18 +315,14 @@ func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
 		}
 		out.keyspace += keyspace
 	}
-	if partial {
-		out.partial = ci.mergePartial(parts)
-		return out
-	}
-	k := ci.ix.opts.TopK
+	k := ci.ix.nodeOpts.walk.TopK
 	for b, ns := range ci.namespaces {
 		first, indexed := true, false
 		for i, p := range parts {
 			r, ok := p.results[b]
 			indexed = indexed || ok
 			if !ok && walks[i].mask&(1<<b) != 0 && walks[i].res != nil {
-				r, ok = namespaceOf(walks[i].res, ns.Name)
+				r.NamespaceResult, ok = namespaceOf(walks[i].res, ns.Name)
 				if _, named := out.walked[b]; ok && !named {
 					out.walked[b] = p.walkWhy[b]
 				}
@@ -336,7 +332,7 @@ func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
 			case first:
 				out.results[b], first = r, false
 			default:
-				out.results[b] = mergeNamespace(out.results[b], r, k)
+				out.results[b] = index.MergeServedNamespace(out.results[b], r, k)
 			}
 		}
 		if r, ok := out.results[b]; ok {
@@ -348,91 +344,42 @@ func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
 }
 
 // namespaceOf is the result of the namespace named name in res.
-func namespaceOf(res *Result, name string) (NamespaceResult, bool) {
+func namespaceOf(res *walk.Result, name string) (walk.NamespaceResult, bool) {
 	for _, r := range res.Namespaces {
 		if r.Namespace.Name == name {
 			return r, true
 		}
 	}
-	return NamespaceResult{}, false
+	return walk.NamespaceResult{}, false
 }
 
 // mergePartial is the scrape's answer while a first build still walks some master: the masters
 // built so far and the walks in progress add up to a lower bound (partialBuild marks every
 // namespace incomplete). A namespace some master cannot serve at all is not read this time.
-func (ci *clusterIndex) mergePartial(parts []indexServe) *Result {
-	res := &Result{Up: true, IdleTimeAvailable: true}
-	merged := make([]NamespaceResult, len(ci.namespaces))
+// Idle time counts as unavailable only where a build's walk found it so.
+func (ci *clusterIndex) mergePartial(parts []indexServe) indexServe {
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
 	for b, ns := range ci.namespaces {
-		merged[b] = NamespaceResult{Namespace: ns}
+		out.results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
 	}
-	k := ci.ix.opts.TopK
+	k := ci.ix.nodeOpts.walk.TopK
 	for _, p := range parts {
-		if p.partial != nil {
-			if !p.partial.Up && res.Up {
-				res.Up, res.Err = false, p.partial.Err
-			}
-			res.IdleTimeAvailable = res.IdleTimeAvailable && p.partial.IdleTimeAvailable
-			res.Keyspace += p.partial.Keyspace
-			res.ScanCalls += p.partial.ScanCalls
-			res.KeysScanned += p.partial.KeysScanned
-			for b, r := range p.partial.Namespaces {
-				merged[b] = mergeNamespace(merged[b], r, k)
-			}
-			continue
+		if out.err == nil {
+			out.err = p.err
 		}
-		if p.err != nil && res.Up {
-			res.Up, res.Err = false, p.err
-		}
-		res.Keyspace += p.keyspace
+		out.noIdle = out.noIdle || p.partial && p.noIdle
+		out.keyspace += p.keyspace
+		out.scanCalls += p.scanCalls
+		out.keysScanned += p.keysScanned
 		for b := range ci.namespaces {
+			merged := out.results[b]
 			if r, ok := p.results[b]; ok {
-				merged[b] = mergeNamespace(merged[b], r, k)
-			} else if p.walk&(1<<b) != 0 && merged[b].Err == nil {
-				merged[b].Err = errBuildTookTheDeadline
+				merged = index.MergeServedNamespace(merged, r, k)
+			} else if p.walk&(1<<b) != 0 && merged.Err == nil {
+				merged.Err = errBuildTookTheDeadline
 			}
+			out.results[b] = merged
 		}
 	}
-	res.Namespaces = merged
-	return res
-}
-
-// mergeNamespace adds b's figures (another master's) to a's.
-func mergeNamespace(a, b NamespaceResult, k int) NamespaceResult {
-	a.Keys += b.Keys
-	a.KeysWithoutTTL += b.KeysWithoutTTL
-	a.FenceKeys += b.FenceKeys
-	if b.HasTTL && (!a.HasTTL || b.MinTTL < a.MinTTL) {
-		a.MinTTL, a.HasTTL = b.MinTTL, true
-	}
-	if b.HasIdle && (!a.HasIdle || b.MaxIdle > a.MaxIdle) {
-		a.MaxIdle, a.HasIdle = b.MaxIdle, true
-	}
-	if b.HasHeld && (!a.HasHeld || b.MaxHeld > a.MaxHeld) {
-		a.MaxHeld, a.HasHeld = b.MaxHeld, true
-	}
-	a.Stalest = mergeTop(a.Stalest, b.Stalest, k, walk.Staler)
-	a.StalestNoTTL = mergeTop(a.StalestNoTTL, b.StalestNoTTL, k, walk.Staler)
-	a.Soonest = mergeTop(a.Soonest, b.Soonest, k, walk.Sooner)
-	a.LongestHeld = mergeTop(a.LongestHeld, b.LongestHeld, k, walk.LongerHeld)
-	a.Truncated = a.Truncated || b.Truncated
-	a.lifecycleGap = a.lifecycleGap || b.lifecycleGap
-	a.Complete = a.Complete && b.Complete
-	if a.Err == nil {
-		a.Err = b.Err
-	}
-	a.IndexAge = max(a.IndexAge, b.IndexAge)
-	a.Duration = max(a.Duration, b.Duration)
-	return a
-}
-
-// mergeTop keeps the k first of two lists by before. Each master's list holds its k first keys
-// (a key lives on one master), so the k first of both are the cluster's k first.
-func mergeTop(a, b []KeyInfo, k int, before func(x, y walk.KeyInfo) bool) []KeyInfo {
-	if len(b) == 0 {
-		return a
-	}
-	out := append(slices.Clone(a), b...)
-	sort.SliceStable(out, func(i, j int) bool { return before(walk.KeyInfo(out[i]), walk.KeyInfo(out[j])) })
-	return out[:min(k, len(out))]
+	return out
 }

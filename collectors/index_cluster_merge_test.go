@@ -2,49 +2,52 @@ package collectors
 
 import (
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // TestClusterMerge: the masters' answers add up as one walk of every master counts; a namespace
 // one master cannot serve is walked on that master only and merged with the others' indexes; a
 // master still on its first build makes the answer partial.
 func TestClusterMerge(t *testing.T) {
-	ns := []Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
-	ci := &clusterIndex{ix: &indexer{opts: Options{TopK: 2}}, namespaces: ns}
-	key := func(k string, idle int) KeyInfo {
-		return KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second}
+	ns := []walk.Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
+	ci := &clusterIndex{ix: &indexer{nodeOpts: indexOptions{walk: walk.Options{TopK: 2}}}, namespaces: ns}
+	key := func(k string, idle int) walk.KeyInfo {
+		return walk.KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second}
 	}
-	m1 := indexServe{keyspace: 10, results: map[int]NamespaceResult{
-		0: {Namespace: ns[0], Keys: 3, KeysWithoutTTL: 1, FenceKeys: 2, MinTTL: 5 * time.Second, HasTTL: true,
-			MaxIdle: 30 * time.Second, HasIdle: true, Stalest: []KeyInfo{key("a:1", 30), key("a:2", 10)}, Complete: true, Indexed: true},
-		1: {Namespace: ns[1], Keys: 1, Complete: true, Indexed: true},
+	indexed := func(r walk.NamespaceResult, age time.Duration) index.ServedNamespace {
+		return index.ServedNamespace{NamespaceResult: r, Indexed: true, IndexAge: age}
+	}
+	m1 := indexServe{keyspace: 10, results: map[int]index.ServedNamespace{
+		0: indexed(walk.NamespaceResult{Namespace: ns[0], Keys: 3, KeysWithoutTTL: 1, FenceKeys: 2, MinTTL: 5 * time.Second, HasTTL: true,
+			MaxIdle: 30 * time.Second, HasIdle: true, Stalest: []walk.KeyInfo{key("a:1", 30), key("a:2", 10)}, Complete: true}, 0),
+		1: indexed(walk.NamespaceResult{Namespace: ns[1], Keys: 1, Complete: true}, 0),
 	}}
-	m2 := indexServe{keyspace: 20, results: map[int]NamespaceResult{
-		0: {Namespace: ns[0], Keys: 4, MinTTL: 2 * time.Second, HasTTL: true, MaxIdle: 20 * time.Second, HasIdle: true,
-			Stalest: []KeyInfo{key("a:3", 20), key("a:4", 1)}, Complete: true, Indexed: true, IndexAge: time.Second},
+	m2 := indexServe{keyspace: 20, results: map[int]index.ServedNamespace{
+		0: indexed(walk.NamespaceResult{Namespace: ns[0], Keys: 4, MinTTL: 2 * time.Second, HasTTL: true, MaxIdle: 20 * time.Second, HasIdle: true,
+			Stalest: []walk.KeyInfo{key("a:3", 20), key("a:4", 1)}, Complete: true}, time.Second),
 	}, walk: 1 << 1, walkWhy: map[int]string{1: reasonResyncing}}
-	m2walk := walkOf{mask: 1 << 1, res: &Result{Up: true, IdleTimeAvailable: true, Keyspace: 20, ScanCalls: 3, KeysScanned: 2,
-		Namespaces: []NamespaceResult{{Namespace: ns[1], Keys: 2, KeysWithoutTTL: 1, Complete: true}}}}
+	m2walk := walkOf{mask: 1 << 1, res: &walk.Result{Up: true, IdleTimeAvailable: true, Keyspace: 20, ScanCalls: 3, KeysScanned: 2,
+		Namespaces: []walk.NamespaceResult{{Namespace: ns[1], Keys: 2, KeysWithoutTTL: 1, Complete: true}}}}
 
 	got := ci.merge([]indexServe{m1, m2}, []walkOf{{}, m2walk})
-	if got.walk != 0 || got.walked[1] != reasonResyncing || len(got.walked) != 1 || got.keyspace != 30 || got.partial != nil ||
+	if got.walk != 0 || got.walked[1] != reasonResyncing || len(got.walked) != 1 || got.keyspace != 30 || got.partial ||
 		got.scanCalls != 3 || got.keysScanned != 2 {
 		t.Fatalf("walk %b walked %v keyspace %d partial %v scans %d/%d", got.walk, got.walked, got.keyspace, got.partial, got.scanCalls, got.keysScanned)
 	}
 	a := got.results[0]
 	if a.Keys != 7 || a.KeysWithoutTTL != 1 || a.FenceKeys != 2 || a.MinTTL != 2*time.Second || a.MaxIdle != 30*time.Second ||
-		keysOf(a.Stalest) != "a:1 a:3" || a.IndexAge != time.Second || !a.Complete || !a.Indexed {
+		walkKeysOf(a.Stalest) != "a:1 a:3" || a.IndexAge != time.Second || !a.Complete || !a.Indexed {
 		t.Errorf("merged %+v", a)
 	}
 	if b := got.results[1]; b.Keys != 3 || b.KeysWithoutTTL != 1 || !b.Complete || !b.Indexed {
 		t.Errorf("b, from m1's index and m2's walk: %+v", b)
 	}
 	cut := m2walk
-	cut.res = &Result{Up: true, IdleTimeAvailable: true, Namespaces: []NamespaceResult{{Namespace: ns[1], Keys: 1}}}
+	cut.res = &walk.Result{Up: true, IdleTimeAvailable: true, Namespaces: []walk.NamespaceResult{{Namespace: ns[1], Keys: 1}}}
 	if b := ci.merge([]indexServe{m1, m2}, []walkOf{{}, cut}).results[1]; b.Keys != 2 || b.Complete {
 		t.Errorf("b with m2's walk cut by the deadline: keys %d complete %v, want a lower bound", b.Keys, b.Complete)
 	}
@@ -54,46 +57,24 @@ func TestClusterMerge(t *testing.T) {
 		t.Errorf("a master that did not answer: err %v", got.err)
 	}
 
-	building := indexServe{partial: &Result{Up: true, IdleTimeAvailable: true, Keyspace: 5, Namespaces: []NamespaceResult{
-		{Namespace: ns[0], Keys: 2, Stalest: []KeyInfo{key("a:9", 99)}}, {Namespace: ns[1], Keys: 1},
-	}}}
-	got = ci.merge([]indexServe{m1, building, m2}, nil)
-	p := got.partial
-	if p == nil || !p.Up || p.Keyspace != 35 || len(p.Namespaces) != 2 {
+	building := buildingServe(&walk.Result{Up: true, IdleTimeAvailable: true, Keyspace: 5, Namespaces: []walk.NamespaceResult{
+		{Namespace: ns[0], Keys: 2, Stalest: []walk.KeyInfo{key("a:9", 99)}}, {Namespace: ns[1], Keys: 1},
+	}})
+	p := ci.merge([]indexServe{m1, building, m2}, nil)
+	if !p.partial || p.err != nil || p.keyspace != 35 || len(p.results) != 2 {
 		t.Fatalf("partial %+v", p)
 	}
-	if a := p.Namespaces[0]; a.Keys != 9 || keysOf(a.Stalest) != "a:9 a:1" || a.Complete {
+	if a := p.results[0]; a.Keys != 9 || walkKeysOf(a.Stalest) != "a:9 a:1" || a.Complete {
 		t.Errorf("partial a: %+v", a)
 	}
-	if b := p.Namespaces[1]; b.Keys != 2 || !errors.Is(b.Err, errBuildTookTheDeadline) {
+	if b := p.results[1]; b.Keys != 2 || !errors.Is(b.Err, errBuildTookTheDeadline) {
 		t.Errorf("partial b (walked by one master): keys %d err %v, want unknown", b.Keys, b.Err)
 	}
 }
 
-// TestSlotMap: a master's identity is the slots it serves itself, found by its address; an
-// address not in the map (translated on the way) falls back to the whole map.
-func TestSlotMap(t *testing.T) {
-	a := redis.ClusterNode{ID: "id-a", Addr: "10.0.0.1:6379"}
-	b := redis.ClusterNode{ID: "id-b", Addr: "10.0.0.2:6379"}
-	ranges := []redis.ClusterSlot{
-		{Start: 8192, End: 16383, Nodes: []redis.ClusterNode{b, a}},
-		{Start: 0, End: 100, Nodes: []redis.ClusterNode{a}},
-		{Start: 101, End: 8191, Nodes: []redis.ClusterNode{b}},
-	}
-	if got := slotMap(ranges, a.Addr); got != "own 0-100 " {
-		t.Errorf("a: %q", got)
-	}
-	if got := slotMap(ranges, b.Addr); got != "own 101-8191 8192-16383 " {
-		t.Errorf("b: %q", got)
-	}
-	if got := slotMap(ranges, "redis-a.example:6379"); got != "all 0-100:id-a 101-8191:id-b 8192-16383:id-b " {
-		t.Errorf("unknown address: %q", got)
-	}
-	moved := slices.Clone(ranges)
-	moved[1].Nodes = []redis.ClusterNode{b}
-	if slotMap(moved, a.Addr) == slotMap(ranges, a.Addr) || slotMap(moved, "x:1") == slotMap(ranges, "x:1") {
-		t.Error("a slot move left the identity unchanged")
-	}
+// walkKeysOf is keysOf for the walk's key lists.
+func walkKeysOf(ks []walk.KeyInfo) string {
+	return keysOf(publicKeys(ks))
 }
 
 // TestResyncCanEnd: a scrape awaits a master's resync while its build can be expected to end in

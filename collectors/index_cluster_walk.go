@@ -29,19 +29,28 @@ type masterWalker struct {
 // walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
 type walkOf struct {
 	mask uint64
-	res  *Result
+	res  *walk.Result
 }
 
 // scan walks master c for the indexed namespaces in mask (bits of namespaces).
-func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *Result {
-	w := mw.walker(parent, c, namespaces, mask)
+func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Client, mask uint64) *walk.Result {
+	w := mw.walker(parent, c, mask)
 	if w == nil {
-		return closedResult(parent.opts)
+		return closedWalk(parent.nodeOpts.namespaces)
 	}
-	return walkedCopy(w.Scan(ctx), parent.opts.Namespaces, nil)
+	return w.Scan(ctx)
 }
 
-func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []Namespace, mask uint64) *walk.Walker {
+// closedWalk is the walk of a Scanner closed: nothing read of namespaces.
+func closedWalk(namespaces []walk.Namespace) *walk.Result {
+	res := &walk.Result{Err: walk.ErrClosed, IdleTimeAvailable: true}
+	for _, ns := range namespaces {
+		res.Namespaces = append(res.Namespaces, walk.NamespaceResult{Namespace: ns})
+	}
+	return res
+}
+
+func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, mask uint64) *walk.Walker {
 	addr := c.Options().Addr
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
@@ -54,14 +63,14 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, namespaces []N
 		}
 		w.w.Close() // a scrape still reading it gets the walk it shares, or closedResult
 	}
-	opts := parent.opts
-	opts.Mode, opts.Namespaces = ModeWalk, nil
-	for b, ns := range namespaces {
+	opts := parent.nodeOpts.scrape
+	opts.Namespaces = nil
+	for b, ns := range parent.nodeOpts.namespaces {
 		if mask&(1<<b) != 0 {
 			opts.Namespaces = append(opts.Namespaces, ns)
 		}
 	}
-	w := walk.NewWalker(context.Background(), c, walkOptionsOf(opts, nil))
+	w := walk.NewWalker(context.Background(), c, opts)
 	if mw.walkers == nil {
 		mw.walkers = map[string]*masterWalker{}
 	}
@@ -97,11 +106,11 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 	walks := make([]walkOf, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		if p.walk == 0 || p.err != nil || p.partial != nil {
+		if p.walk == 0 || p.err != nil || p.partial {
 			continue
 		}
 		walks[i].mask = p.walk
-		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.ix, nodes[i].client, ci.namespaces, p.walk) })
+		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.ix, nodes[i].client, p.walk) })
 	}
 	wg.Wait()
 	return walks
@@ -148,7 +157,7 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 
 // onlyResyncing reports whether p asks for a walk only because its master resyncs.
 func onlyResyncing(p indexServe) bool {
-	if p.walk == 0 || p.err != nil || p.partial != nil {
+	if p.walk == 0 || p.err != nil || p.partial {
 		return false
 	}
 	for _, why := range p.walkWhy {

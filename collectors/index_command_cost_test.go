@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -27,7 +28,7 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 	s := indexed(t, c, []Namespace{{Name: "jobs", Pattern: "jobs:*"}})
 	n := s.index.node
 	n.syncMu.Lock()
-	major := n.ident.major
+	major := n.ident.Major
 	n.syncMu.Unlock()
 	if major < 7 {
 		t.Skipf("redis-server %d: the test needs Redis 7 or later", major)
@@ -43,7 +44,7 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n.syncMu.Lock()
 			before := counter.get("info")
-			var id serverIdentity
+			var id index.ServerIdentity
 			var err error
 			for range tt.reads {
 				if id, _, _, err = n.readIdentity(context.Background()); err != nil {
@@ -64,21 +65,21 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 }
 
 // assertIdentityFields checks id against the INFO sections read one at a time.
-func assertIdentityFields(t *testing.T, c *redis.Client, id serverIdentity) {
+func assertIdentityFields(t *testing.T, c *redis.Client, id index.ServerIdentity) {
 	t.Helper()
 	ctx := context.Background()
 	server, repl := c.Info(ctx, "server").Val(), c.Info(ctx, "replication").Val()
-	if want := infoField(server, "run_id"); id.runID != want || want == "" {
-		t.Errorf("run_id %q, want %q", id.runID, want)
+	if want := index.InfoField(server, "run_id"); id.RunID != want || want == "" {
+		t.Errorf("run_id %q, want %q", id.RunID, want)
 	}
-	if want := infoField(repl, "role"); id.role != want || want == "" {
-		t.Errorf("role %q, want %q", id.role, want)
+	if want := index.InfoField(repl, "role"); id.Role != want || want == "" {
+		t.Errorf("role %q, want %q", id.Role, want)
 	}
-	if want := strings.SplitN(infoField(server, "redis_version"), ".", 2)[0]; want == "" || id.major < 7 {
-		t.Errorf("major %d, redis_version %q", id.major, infoField(server, "redis_version"))
+	if want := strings.SplitN(index.InfoField(server, "redis_version"), ".", 2)[0]; want == "" || id.Major < 7 {
+		t.Errorf("major %d, redis_version %q", id.Major, index.InfoField(server, "redis_version"))
 	}
-	if id.commands["info"].Calls == 0 {
-		t.Errorf("no command counts read: %v", id.commands)
+	if id.Commands["info"].Calls == 0 {
+		t.Errorf("no command counts read: %v", id.Commands)
 	}
 }
 

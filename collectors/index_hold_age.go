@@ -15,8 +15,8 @@ import (
 // times against its own TIME and serves what a fresh walk would read.
 
 // withHeld sets r's hold ages from its namespace's aggregate a, as the walk sets them.
-func withHeld(r *NamespaceResult, a index.HeldAggregate) {
-	r.LongestHeld, r.MaxHeld, r.HasHeld = publicKeys(a.Top.Sorted()), a.Max, a.Has
+func withHeld(r *index.ServedNamespace, a index.HeldAggregate) {
+	r.LongestHeld, r.MaxHeld, r.HasHeld = a.Top.Sorted(), a.Max, a.Has
 }
 
 func trailingZeros(m uint64) int { return bits.TrailingZeros64(m) }

@@ -30,14 +30,14 @@ func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
 	return lifecycle.New(lifecycle.Config{
 		Namespaces:    settings,
 		Buckets:       lockmetrics.HeldSecondsBuckets(),
-		MaxRecentEnds: max(1024, lifecycleAside(opts)),
+		MaxRecentEnds: max(1024, lifecycleAside(opts.IndexKeyBudget)),
 	})
 }
 
 // lifecycleAside is how many entries of lifecycle state may be kept beside the index (recent
 // ends, holds of keys read gone): an eighth of the key budget each, as each costs about what an
 // index entry does.
-func lifecycleAside(opts Options) int { return opts.IndexKeyBudget / 8 }
+func lifecycleAside(keyBudget int) int { return keyBudget / 8 }
 
 // holdOf is the lifecycle state entry e keeps (had: the index holds the key).
 func holdOf(e index.Entry, had bool) lifecycle.Hold {
@@ -58,14 +58,14 @@ func (n *indexNode) lifecycleMask() uint64 {
 		return 0
 	}
 	all := uint64(1)<<len(n.namespaces) - 1
-	return all &^ n.budget.overMask() &^ n.returning
+	return all &^ n.budget.OverMask() &^ n.returning
 }
 
 // typeMask is the namespaces of mask that count keys of type code typ.
 func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 	out := mask
 	for m := mask; m != 0; m &= m - 1 {
-		if b := trailingZeros(m); !n.namespaces[b].wants(index.TypeName(typ)) {
+		if b := trailingZeros(m); !n.namespaces[b].Wants(index.TypeName(typ)) {
 			out &^= 1 << b
 		}
 	}
@@ -124,7 +124,7 @@ func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ 
 		typ = eventsType(events)
 	}
 	h := n.life.ApplyEvents(n.lifeSrc, n.typeMask(n.maskOf(key)&follow, typ), key, prev, events, holder, at)
-	if !has && h.Live() && len(n.absentHolds) < lifecycleAside(n.opts) {
+	if !has && h.Live() && len(n.absentHolds) < lifecycleAside(n.opts.keyBudget) {
 		if n.absentHolds == nil {
 			n.absentHolds = map[string]lifecycle.Hold{}
 		}
@@ -204,8 +204,8 @@ func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
 	return func(key string) (str, hash bool) {
 		for m := n.maskOf(key); m != 0; m &= m - 1 {
 			ns := n.namespaces[trailingZeros(m)]
-			str = str || ns.wants(TypeString)
-			hash = hash || ns.wants(TypeHash)
+			str = str || ns.Wants(walk.TypeString)
+			hash = hash || ns.Wants(walk.TypeHash)
 		}
 		return str, hash
 	}
@@ -221,7 +221,7 @@ func (n *indexNode) noteHolderRefusals(replies []walk.KeyReply) {
 			continue
 		}
 		if n.noHolder.CompareAndSwap(false, true) {
-			n.opts.Logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
+			n.opts.logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
 		}
 		return
 	}

@@ -56,8 +56,7 @@ const buildTimeout = time.Hour
 type indexNode struct {
 	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
-	namespaces []Namespace      // the indexed namespaces; bit b of a mask is namespaces[b]
-	keySide    []walk.Namespace // namespaces as the key index reads them, by the same bits
+	namespaces []walk.Namespace // the indexed namespaces (opts.namespaces); bit b of a mask is namespaces[b]
 	cls        *walk.Classifier
 	prefixes   []string
 	clock      index.ServerClock
@@ -72,8 +71,8 @@ type indexNode struct {
 	// of a new index; idx and ident, and the feed follower's feed state, are read and written
 	// under it. A scrape can stop waiting for it at its deadline.
 	syncMu syncLock
-	idx    *index.KeyIndex // the last complete index; nil before the first build
-	ident  serverIdentity  // of the server idx was built from
+	idx    *index.KeyIndex      // the last complete index; nil before the first build
+	ident  index.ServerIdentity // of the server idx was built from
 
 	// mu guards the build state, the scrape's counts and the follower's redirected flag: short
 	// sections, never held across a Redis round trip. Taken after syncMu when both are held.
@@ -89,16 +88,16 @@ type indexNode struct {
 	clusterMaster, late bool
 }
 
-func newIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
-	n := makeIndexNode(env, client, namespaces, prefixes)
+func newIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNode {
+	n := makeIndexNode(env, client, prefixes)
 	go n.run()
 	return n
 }
 
-func makeIndexNode(env nodeEnv, client *redis.Client, namespaces []Namespace, prefixes []string) *indexNode {
-	keySide := walkNamespaces(namespaces)
+func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNode {
+	namespaces := env.opts.namespaces
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, keySide: keySide, cls: walk.NewClassifier(keySide), prefixes: prefixes, lifeSrc: env.life.NewSource(),
+		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(namespaces), prefixes: prefixes, lifeSrc: env.life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
@@ -122,7 +121,7 @@ func (n *indexNode) close() {
 		n.feed.Close()
 		n.feed = nil
 	}
-	n.budget.release(n)
+	n.budget.Release(n)
 }
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
@@ -175,7 +174,7 @@ func (n *indexNode) run() {
 		n.lost = reason
 		n.resyncs[reason]++
 		n.mu.Unlock()
-		n.opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
+		n.opts.logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
 		if reason == index.ResyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
@@ -213,7 +212,7 @@ func (n *indexNode) awaitMoveEnd() {
 		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
 		ident, _, _, err := n.readIdentity(ctx)
 		cancel()
-		if err == nil && built.changed(ident) != "" {
+		if err == nil && built.Changed(ident) != "" {
 			return
 		}
 	}
@@ -235,15 +234,15 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	if n.idx != nil {
 		n.keepWithinBudget(n.idx)
 	} else {
-		n.budget.release(n)
+		n.budget.Release(n)
 	}
 	n.syncMu.Unlock()
 	if n.ctx.Err() != nil {
 		return
 	}
-	log := n.opts.Logger.Debug
+	log := n.opts.logger.Debug
 	if first {
-		log = n.opts.Logger.Warn
+		log = n.opts.logger.Warn
 	}
 	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
 }
@@ -252,7 +251,7 @@ func (n *indexNode) refuse(err error) {
 	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
 	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
-		n.opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
+		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
 			"lock_namespace", ns.Name, "err", err)
 	}
 	n.mu.Lock()
@@ -285,7 +284,7 @@ func (n *indexNode) build() error {
 		return index.RefusedGrant(err)
 	}
 	n.mu.Lock()
-	n.absolute = ident.major >= 7
+	n.absolute = ident.Major >= 7
 	absolute := n.absolute
 	n.mu.Unlock()
 
@@ -329,14 +328,12 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuild
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b = newIndexBuilder(&n.clock, absolute, n.keySide, base, n.syncMu)
+	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
 	b.forgetHolds = dataReplaced(n.lostReason())
 	b.chargeTo(n.budget, n)
 	included = ^b.exclude // namespaces coming back that this build reads
-	opts := n.opts
-	opts.Namespaces, opts.MaxKeys = n.namespaces, n.opts.IndexKeyBudget
 	start := time.Now()
-	f := walk.NewRun(ctx, walkOptionsOf(opts, nil), n.cls, n.replies, start, start.Add(buildTimeout))
+	f := walk.NewRun(ctx, n.opts.walk, n.cls, n.replies, start, start.Add(buildTimeout))
 	f.Sink = b
 	n.setBuilding(f)
 	n.walker.WalkNode(f, n.client)
@@ -368,9 +365,9 @@ func buildOutcome(res *walk.Result) (truncated []int, err error) {
 // install makes idx, built from the server ident, the node's index following feed, and drains
 // the feed once: the changes made during the build are re-read. It returns errFeedLost when
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
-func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident serverIdentity) error {
+func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident index.ServerIdentity) error {
 	for _, i := range truncated {
-		n.budget.overflow(i)
+		n.budget.Overflow(i)
 	}
 	n.keepWithinBudget(idx)
 	n.feed, n.idx, n.ident, n.unreadable, n.absentHolds = feed, idx, ident, nil, nil
@@ -401,7 +398,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 	again := n.returning != 0
 	n.mu.Unlock()
 	if recovered {
-		n.opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+		n.opts.logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
 		n.lose(index.ResyncKeyBudget)

@@ -2,7 +2,10 @@ package collectors
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
@@ -13,7 +16,47 @@ type nodeWalker interface {
 	WalkNode(f *walk.Run, c walk.NodeClient)
 }
 
-// nodeEnv is what an indexNode is given by the Scanner that starts it: the Scanner's options,
+// indexOptions is what an index node reads of Options, built once by indexOptionsOf, so that
+// the node and its parts read the namespaces as the walk describes them and no public type.
+type indexOptions struct {
+	// namespaces are the indexed namespaces; bit b of a mask is namespaces[b].
+	namespaces []walk.Namespace
+	// walk is the walk of a build and of a backstop: the indexed namespaces, each read up to the
+	// key budget. Its TopK, FullKeys, BatchSize and Timeout are the scrape's too.
+	walk walk.Options
+	// scrape is the walk of a master a cluster's scrape reads instead of its index: the indexed
+	// namespaces (the walker takes those of its mask), each read up to Options.MaxKeys.
+	scrape walk.Options
+	// keyBudget is Options.IndexKeyBudget.
+	keyBudget int
+	// backstopKeysPerSecond paces the backstop walk (negative: none); backstopEvery spaces them.
+	backstopKeysPerSecond int
+	backstopEvery         time.Duration
+	// feed is the change feed asked for (Options.Feed).
+	feed FeedSource
+	// moveWaitMax, onEvents and recordHoldAgesOnly are Options' unexported settings.
+	moveWaitMax        time.Duration
+	onEvents           EventsFunc
+	recordHoldAgesOnly bool
+	logger             *slog.Logger
+}
+
+// indexOptionsOf is what the nodes indexing the namespaces indexed read of opts, which hold
+// defaults and are valid.
+func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
+	scrape := walkOptionsOf(opts, nil)
+	scrape.Namespaces = walkNamespaces(indexed)
+	w := scrape
+	w.MaxKeys = opts.IndexKeyBudget
+	return indexOptions{
+		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
+		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
+		feed: opts.Feed, moveWaitMax: opts.moveWaitMax, onEvents: opts.onEvents,
+		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,
+	}
+}
+
+// nodeEnv is what an indexNode is given by the Scanner that starts it: the index's options,
 // the key budget its index shares with the other masters' indexes, the clock of the replies its
 // walks read, the walk itself, the context that ends when the Scanner closes, and the lock
 // lifecycles its re-reads count.
@@ -21,8 +64,8 @@ type nodeWalker interface {
 // Locks: none; set when the node is made and never written after (budget and replies guard
 // themselves).
 type nodeEnv struct {
-	opts    Options
-	budget  *keyBudget
+	opts    indexOptions
+	budget  *index.KeyBudget
 	replies *walk.ReplyClock
 	walker  nodeWalker
 	base    context.Context
@@ -31,5 +74,5 @@ type nodeEnv struct {
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
 func (ix *indexer) indexEnv() nodeEnv {
-	return nodeEnv{opts: ix.opts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
+	return nodeEnv{opts: ix.nodeOpts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
 }

@@ -72,13 +72,13 @@ func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []stri
 	keys, gone := n.knownGone(keys)
 	in := walk.NewInspector(n.client, &n.noIdle, walk.InspectOptions{ExpireTime: absolute, ExpiryAlone: true, FenceExpiry: true, ReadHolder: n.cls.HolderReader(),
 		HolderValue: n.holderValueReader(), HashHolder: n.life.HolderHash})
-	size := n.opts.BatchSize
+	size := n.opts.walk.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
 		at := n.clock.Now()
 		replies, idleKnown := in.Inspect(ctx, batch, true)
 		n.noteHolderRefusals(replies)
-		st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: absolute, Namespaces: n.keySide}
+		st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: absolute, Namespaces: n.namespaces}
 		follow := n.lifecycleMask()
 		for k := range replies {
 			if err := n.applyReread(idx, batch[k], &replies[k], st, follow); err != nil {
@@ -89,7 +89,7 @@ func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []stri
 	}
 	// Applied once every read succeeded: a failed re-read queues the drain's keys and events
 	// again, and they are counted when applied, not twice.
-	st := index.ReadStamp{At: n.clock.Now(), Absolute: absolute, Namespaces: n.keySide}
+	st := index.ReadStamp{At: n.clock.Now(), Absolute: absolute, Namespaces: n.namespaces}
 	for _, k := range gone {
 		removed := walk.KeyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
@@ -184,7 +184,7 @@ func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
 		n.unreadable = map[string]error{}
 	}
 	n.unreadable[key] = err
-	if len(n.unreadable) > n.opts.IndexKeyBudget {
+	if len(n.unreadable) > n.opts.keyBudget {
 		return &index.TrackingRefusedError{Err: fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
 	}
 	return nil

@@ -20,6 +20,8 @@ import (
 type indexer struct {
 	client redis.UniversalClient
 	opts   Options
+	// nodeOpts is what the index nodes read of opts, for the indexed namespaces.
+	nodeOpts indexOptions
 	// walk is the Scanner's walker: the index's builds and backstop walks are its walks.
 	walk *walk.Walker
 	// base ends with the Scanner: every index goroutine and scan is under it.
@@ -29,7 +31,7 @@ type indexer struct {
 	// master; exactly one is set.
 	node       *indexNode
 	cluster    *clusterIndex
-	budget     *keyBudget         // the indexes' key budget, shared by a cluster's masters
+	budget     *index.KeyBudget   // the indexes' key budget, shared by a cluster's masters
 	life       *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
 	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
 	walkWhy    map[int]string     // Options.Namespaces position → why it is walked, decided at start
@@ -63,13 +65,14 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 		patterns[i] = ns.Pattern
 	}
 	prefixes, _ := index.TrackingPrefixes(patterns) // every pattern here has a literal prefix
-	ix.budget = newKeyBudget(opts.IndexKeyBudget, indexed, opts.Logger)
+	ix.nodeOpts = indexOptionsOf(opts, indexed)
+	ix.budget = index.NewKeyBudget(opts.IndexKeyBudget, ix.nodeOpts.namespaces, opts.Logger)
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
-		ix.cluster = newClusterIndex(ix, c, indexed, prefixes)
+		ix.cluster = newClusterIndex(ix, c, prefixes)
 	case *redis.Client:
-		ix.node = newIndexNode(ix.indexEnv(), c, indexed, prefixes)
+		ix.node = newIndexNode(ix.indexEnv(), c, prefixes)
 	}
 	return ix.walkWhy, ix
 }
@@ -139,8 +142,8 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.Timeout)
 	defer cancel()
 	served := idx.collect(ctx)
-	if served.partial != nil {
-		return ix.partialBuild(served.partial)
+	if served.partial {
+		return ix.partialBuild(served)
 	}
 	walkPos := map[int]string{}
 	maps.Copy(walkPos, ix.walkWhy)
@@ -169,10 +172,9 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 // mergeServed is an indexed scrape's result: the namespaces the index served (served), and those
 // walked (walked, nil when none was) at their positions in walkPos, with the reason they were.
 func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
-	res := &Result{Up: served.err == nil, Err: served.err, IdleTimeAvailable: !served.noIdle, Keyspace: served.keyspace}
+	res := servedHeader(served)
 	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
 	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
-	res.ScanCalls, res.KeysScanned = served.scanCalls, served.keysScanned
 	byName := map[string]NamespaceResult{}
 	if walked != nil {
 		if res.Up && !walked.Up {
@@ -186,11 +188,8 @@ func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCo
 			byName[ns.Namespace.Name] = ns
 		}
 	}
-	for b, pos := range ix.indexedPos {
-		if r, ok := served.results[b]; ok {
-			r.Mode = modeIndex
-			byName[ix.opts.Namespaces[pos].Name] = r
-		}
+	for _, r := range ix.publicServed(served) {
+		byName[r.Namespace.Name] = r
 	}
 	for i, ns := range ix.opts.Namespaces {
 		r, ok := byName[ns.Name]
@@ -265,14 +264,34 @@ func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 // build held until its deadline.
 var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
 
+// servedHeader is the Result of what an index served, without its namespaces.
+func servedHeader(served indexServe) *Result {
+	return &Result{
+		Up: served.err == nil, Err: publicErr(served.err), IdleTimeAvailable: !served.noIdle,
+		Keyspace: served.keyspace, ScanCalls: served.scanCalls, KeysScanned: served.keysScanned,
+	}
+}
+
+// publicServed converts the namespaces an index served into the API's, by bit: the one place
+// besides publicResult where what the index saw becomes a Result's.
+func (ix *indexer) publicServed(served indexServe) map[int]NamespaceResult {
+	out := make(map[int]NamespaceResult, len(served.results))
+	for b, r := range served.results {
+		pub := publicNamespaceResult(r.NamespaceResult, ix.opts.Namespaces[ix.indexedPos[b]])
+		pub.Indexed, pub.IndexAge, pub.lifecycleGap = r.Indexed, r.IndexAge, r.LifecycleGap
+		pub.Mode = modeIndex
+		out[b] = pub
+	}
+	return out
+}
+
 // partialBuild is a scrape's answer from the first build's walk, cut at the scrape's deadline:
 // the indexed namespaces as a cut walk reports them (Complete false), the others not read this
 // time (Redis was reached, so the walk of those is the next scrape's).
-func (ix *indexer) partialBuild(p *Result) *Result {
-	res := *p
-	res.Namespaces = nil
+func (ix *indexer) partialBuild(served indexServe) *Result {
+	res := servedHeader(served)
 	byName := map[string]NamespaceResult{}
-	for _, ns := range p.Namespaces {
+	for _, ns := range ix.publicServed(served) {
 		ns.Complete = false
 		byName[ns.Namespace.Name] = ns
 	}
@@ -290,5 +309,24 @@ func (ix *indexer) partialBuild(p *Result) *Result {
 		}
 		res.Namespaces = append(res.Namespaces, r)
 	}
-	return &res
+	return res
+}
+
+// readmitShrunk brings back to the index every namespace this scrape walked for the key budget
+// whose walk read it whole, if it fits (index.KeyBudget.Readmit). The walk of a namespace is cut at
+// Options.MaxKeys: below the budget by default, so a namespace comes back only once it holds
+// fewer keys than that, whatever half the budget is.
+func (ix *indexer) readmitShrunk(idx lockIndex, res *Result) {
+	if !res.Up {
+		return
+	}
+	for b, pos := range ix.indexedPos {
+		r := res.Namespaces[pos]
+		if r.Mode != modeWalk || r.ModeReason != reasonKeyBudget || !r.Complete || r.Truncated || r.Err != nil {
+			continue
+		}
+		if ix.budget.Readmit(b, r.Keys+r.FenceKeys) {
+			idx.readmit(b)
+		}
+	}
 }

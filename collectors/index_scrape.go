@@ -18,12 +18,13 @@ type indexServe struct {
 	walk     uint64
 	walkWhy  map[int]string
 	err      error // Redis did not answer: the scrape's lock_exporter_up is 0
-	results  map[int]NamespaceResult
+	results  map[int]index.ServedNamespace
 	keyspace int64
 	noIdle   bool
-	// partial is the first build's walk as seen at the scrape's deadline, when the build had
-	// not finished: served as a cut walk is (counts a lower bound, scrape_complete 0).
-	partial *Result
+	// partial marks the first build's walk as seen at the scrape's deadline, when the build had
+	// not finished (on a cluster: some master's), in results: served as a cut walk is (counts a
+	// lower bound, scrape_complete 0).
+	partial bool
 	// walked (a cluster's scrape) names the namespaces in results whose figures are partly a
 	// walk of the masters that could not serve them from their index, with that reason; the
 	// walks' SCAN calls and keys scanned are scanCalls and keysScanned.
@@ -31,11 +32,23 @@ type indexServe struct {
 	scanCalls, keysScanned int64
 }
 
+// buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
+// deadline: its namespaces are the node's, in bit order.
+func buildingServe(w *walk.Result) indexServe {
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
+	out.err, out.noIdle, out.keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
+	out.scanCalls, out.keysScanned = w.ScanCalls, w.KeysScanned
+	for b, ns := range w.Namespaces {
+		out.results[b] = index.ServedNamespace{NamespaceResult: ns}
+	}
+	return out
+}
+
 // awaitFirstBuild waits, before the first index exists, for the first build attempt to end
 // (a small keyspace takes milliseconds) or for ctx. If the attempt is still walking at ctx's end,
 // it returns the walk's snapshot (ok true): the scrape shares that walk rather than start a second.
 // Otherwise the caller goes on (and walks, if no index was built).
-func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
+func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 	if n.late {
 		return nil, false
 	}
@@ -44,7 +57,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 		return nil, false
 	default:
 	}
-	deadline := time.Now().Add(n.opts.Timeout)
+	deadline := time.Now().Add(n.opts.walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -62,7 +75,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 	if f == nil {
 		return nil, false
 	}
-	return publicResult(f.Snapshot(time.Now()), n.opts.Namespaces), true
+	return f.Snapshot(time.Now()), true
 }
 
 // collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
@@ -70,11 +83,10 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*Result, bool) {
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
 func (n *indexNode) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]NamespaceResult{}}
+	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
 	start := time.Now()
-	if partial, ok := n.awaitFirstBuild(ctx); ok {
-		out.partial = partial
-		return out
+	if building, ok := n.awaitFirstBuild(ctx); ok {
+		return buildingServe(building)
 	}
 	if !n.syncMu.lockCtx(ctx) {
 		out.err = ErrNoAnswer // the feed loop waits for a Redis that does not answer
@@ -156,7 +168,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time
 // dataInDoubt checks the server's identity, just read, against the index's (a change marks the
 // index behind), and reports whether the index may hold another dataset than the server's, or
 // serve keys the node no longer serves: then the scrape walks. syncMu is held.
-func (n *indexNode) dataInDoubt(ident serverIdentity) bool {
+func (n *indexNode) dataInDoubt(ident index.ServerIdentity) bool {
 	changed := n.checkIdentity(ident)
 	n.settleLifecycle(changed)
 	if changed != "" {
@@ -170,7 +182,7 @@ func (n *indexNode) dataInDoubt(ident serverIdentity) bool {
 	n.mu.Unlock()
 	// A cluster node that is no longer a master (failed over) serves nothing: its new master
 	// holds its keys, and the cluster's index starts a node for it.
-	demoted := n.clusterMaster && ident.role != "master"
+	demoted := n.clusterMaster && ident.Role != "master"
 	return demoted || stale && (changed != "" || dataReplaced(why))
 }
 
@@ -195,16 +207,16 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 		return out
 	}
 	out.noIdle = !idle
-	k := n.opts.TopK
-	held := n.idx.HeldAges(n.keySide, now, k, n.opts.FullKeys, !n.opts.recordHoldAgesOnly)
+	k := n.opts.walk.TopK
+	held := n.idx.HeldAges(n.namespaces, now, k, n.opts.walk.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
-	for b, ns := range n.namespaces {
+	for b := range n.namespaces {
 		if out.walk&(1<<b) != 0 {
 			continue
 		}
-		r := indexedResult(ns, aggs[b], k, idle)
+		r := indexedResult(aggs[b], k, idle)
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
-		r.lifecycleGap = lifeGap
+		r.LifecycleGap = lifeGap
 		if held != nil {
 			withHeld(&r, held[b])
 		}
@@ -215,13 +227,14 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 	return out
 }
 
-// indexedResult is namespace ns's result from its aggregate a, with its k stalest keys; idle is
-// false when the server does not track idle time.
-func indexedResult(ns Namespace, a index.NamespaceAggregate, k int, idle bool) NamespaceResult {
-	r := NamespaceResult{
-		Namespace: ns, Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
-		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true, Indexed: true,
-	}
+// indexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
+// idle is false when the server does not track idle time. The scrape that serves it names its
+// namespace (mergeServed).
+func indexedResult(a index.NamespaceAggregate, k int, idle bool) index.ServedNamespace {
+	r := index.ServedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
+		Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
+		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true,
+	}}
 	r.Stalest = firstK(a.Top, k)
 	r.StalestNoTTL = firstK(a.NoTTLTop, k)
 	if idle && len(r.Stalest) > 0 {
@@ -231,8 +244,8 @@ func indexedResult(ns Namespace, a index.NamespaceAggregate, k int, idle bool) N
 }
 
 // appendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
-func appendHolderKeys(keys []string, r NamespaceResult) []string {
-	for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+func appendHolderKeys(keys []string, r index.ServedNamespace) []string {
+	for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
 		for _, ki := range list {
 			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
 				keys = append(keys, ki.Key)
@@ -244,16 +257,16 @@ func appendHolderKeys(keys []string, r NamespaceResult) []string {
 
 // addHolders reads the values of holderKeys and sets them as the holders of the keys listed in
 // results; a holder key that cannot be read leaves its locks listed without a holder.
-func (n *indexNode) addHolders(ctx context.Context, results map[int]NamespaceResult, holderKeys []string) {
+func (n *indexNode) addHolders(ctx context.Context, results map[int]index.ServedNamespace, holderKeys []string) {
 	if len(holderKeys) == 0 {
 		return
 	}
 	found, herr := walk.ReadHolderValues(ctx, n.client, holderKeys)
 	if herr != nil {
-		n.opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
+		n.opts.logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
 	}
 	for b, r := range results {
-		for _, list := range [][]KeyInfo{r.Stalest, r.StalestNoTTL} {
+		for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
 			for i := range list {
 				if !list[i].Cut {
 					list[i].Holder = found[list[i].Key]
@@ -336,9 +349,9 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 
 // firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
 // cut names).
-func firstK(t *walk.TopK, k int) []KeyInfo {
+func firstK(t *walk.TopK, k int) []walk.KeyInfo {
 	out := t.Sorted()
-	return publicKeys(out[:min(k, len(out))])
+	return out[:min(k, len(out))]
 }
 
 // exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is
@@ -349,10 +362,10 @@ func firstK(t *walk.TopK, k int) []KeyInfo {
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
 func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceAggregate, bool, error) {
-	k := n.opts.TopK
+	k := n.opts.walk.TopK
 	m := max(4*k, k+16)
 	for {
-		aggs := n.idx.Aggregate(n.keySide, now, m)
+		aggs := n.idx.Aggregate(n.namespaces, now, m)
 		var keys []string
 		seen := map[string]bool{}
 		for _, a := range aggs {
@@ -374,7 +387,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceA
 			a := &aggs[i]
 			for _, t := range []**walk.TopK{&a.Top, &a.NoTTLTop} {
 				cands := *t
-				final := walk.NewTopK(k, n.opts.FullKeys)
+				final := walk.NewTopK(k, n.opts.walk.FullKeys)
 				for _, ki := range cands.Items() {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v

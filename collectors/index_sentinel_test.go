@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -40,7 +41,7 @@ func TestIndexSentinelFailover(t *testing.T) {
 	})
 	waitFor(t, 10*time.Second, "the replica to be in sync", func() bool {
 		info, err := replica.Client(t).Info(ctx, "replication").Result()
-		return err == nil && infoField(info, "master_link_status") == "up"
+		return err == nil && index.InfoField(info, "master_link_status") == "up"
 	})
 	if err := sc.Failover(ctx, "locks").Err(); err != nil {
 		t.Fatal(err)

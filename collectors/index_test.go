@@ -276,7 +276,7 @@ func TestIndexDifferential(t *testing.T) {
 		case 9:
 			op = "eviction"
 			used, _ := c.Info(ctx, "memory").Result()
-			mem := infoField(used, "used_memory")
+			mem := index.InfoField(used, "used_memory")
 			c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru")
 			c.Do(ctx, "CONFIG", "SET", "maxmemory", mem)
 			for i := range 20 {

@@ -78,7 +78,7 @@ func (n *indexNode) takeLifecycleGap() bool {
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
 func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *walk.KeyReply) {
 	h := holdOf(old, had)
-	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts) {
+	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts.keyBudget) {
 		return
 	}
 	if n.departed == nil {

@@ -67,7 +67,7 @@ var reasonText = map[string]string{
 	reasonNoLiteralPrefix:  "pattern has no literal prefix",
 	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", index.MaxNamespaces),
 	reasonTrackingRefused:  "the server refused RESP3 client tracking or a command the lock-key index needs",
-	reasonKeyBudget:        "the indexed namespaces would hold more keys than the index key budget, this one the most",
+	reasonKeyBudget:        index.KeyBudgetText,
 	reasonIndexUnavailable: "no current lock-key index (no build has succeeded yet, the last one failed and is retried, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",
 }

@@ -5,7 +5,11 @@
 // read, the replies of the walk's inspector applied to it, and its aggregation per namespace:
 // counts, minimum TTL, top-K candidates, hold ages), the entry kept for every indexed key, the
 // key store that maps key names to entries in a few large allocations, the prefixes the change
-// feed follows, and the reading of INFO commandstats that tells a SWAPDB or a flush the feed
-// does not report. It builds on the walk's package (its namespaces, key replies and top-K
-// lists); the index's nodes that use these parts are in collectors.
+// feed follows, the reading of INFO commandstats that tells a SWAPDB or a flush the feed does
+// not report, the ServerIdentity that tells the server behind an address was replaced, demoted
+// or lost slots, the KeyBudget that bounds the keys every node's index holds together, and the
+// ServedNamespace an index serves a scrape (a walk's figures with the index's age, and a
+// cluster's merge of two masters' figures). It builds on the walk's package
+// (its namespaces, key replies and top-K lists); the index's nodes that use these parts are in
+// collectors.
 package index
