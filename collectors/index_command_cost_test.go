@@ -47,7 +47,7 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 			var id index.ServerIdentity
 			var err error
 			for range tt.reads {
-				if id, _, _, err = n.readIdentity(context.Background()); err != nil {
+				if id, _, _, err = n.readIdentity(context.Background(), false); err != nil {
 					break
 				}
 			}
@@ -111,7 +111,7 @@ func TestIndexIdentityOlderServer(t *testing.T) {
 	n := s.index.node
 	c.AddHook(olderServerInfo{})
 	n.syncMu.Lock()
-	id, _, _, err := n.readIdentity(context.Background())
+	id, _, _, err := n.readIdentity(context.Background(), false)
 	n.syncMu.Unlock()
 	if err != nil {
 		t.Fatal(err)

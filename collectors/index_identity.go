@@ -28,25 +28,26 @@ func (n *indexNode) checkIdentity(ident index.ServerIdentity) string {
 	return reason
 }
 
-// readIdentity reads the server's identity and TIME in one pipeline, sets the clock offset, and
-// returns the keyspace size (DBSIZE) too.
+// readIdentity reads the server's identity and TIME in one pipeline, sets the clock offset, and,
+// with withKeyspace (a scrape's reading, which reports it), returns the keyspace size (DBSIZE);
+// the other readings leave DBSIZE out and return 0.
 //
 // now is the server's TIME in milliseconds: a scrape aggregates the index as of that instant, so
 // its TTLs are what PTTL would have answered then, without the error of a clock-offset estimate.
-func (n *indexNode) readIdentity(ctx context.Context) (id index.ServerIdentity, keyspace, now int64, err error) {
-	id, keyspace, now, err = n.readIdentityOnce(ctx, n.knownAbsolute())
+func (n *indexNode) readIdentity(ctx context.Context, withKeyspace bool) (id index.ServerIdentity, keyspace, now int64, err error) {
+	id, keyspace, now, err = n.readIdentityOnce(ctx, n.knownAbsolute(), withKeyspace)
 	var rerr redis.Error
 	if errors.As(err, &rerr) && n.knownAbsolute() && !isRefusal(index.RefusedGrant(err)) {
 		// A server before 7 answers an INFO of several sections with a syntax error: the one
 		// the index was built from was replaced by an older one at the same address.
-		return n.readIdentityOnce(ctx, false)
+		return n.readIdentityOnce(ctx, false, withKeyspace)
 	}
 	return id, keyspace, now, err
 }
 
 // readIdentityOnce is readIdentity's pipeline. manySections reads the three INFO sections in one
 // INFO, as Redis 7 and later take them; servers before 7 take one section at a time.
-func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id index.ServerIdentity, keyspace, now int64, err error) {
+func (n *indexNode) readIdentityOnce(ctx context.Context, manySections, withKeyspace bool) (id index.ServerIdentity, keyspace, now int64, err error) {
 	pipe := n.client.Pipeline()
 	var infos []*redis.StringCmd
 	if manySections {
@@ -55,7 +56,10 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id
 		infos = append(infos, pipe.Info(ctx, "server"), pipe.Info(ctx, "replication"), pipe.Info(ctx, "commandstats"))
 	}
 	tm := pipe.Time(ctx)
-	size := pipe.DBSize(ctx)
+	var size *redis.IntCmd
+	if withKeyspace {
+		size = pipe.DBSize(ctx)
+	}
 	var slots *redis.ClusterSlotsCmd
 	if n.clusterMaster {
 		slots = pipe.ClusterSlots(ctx)
@@ -75,7 +79,10 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections bool) (id
 	if slots != nil {
 		id.Slots = index.SlotMap(slots.Val(), n.client.Options().Addr)
 	}
-	return id, size.Val(), tm.Val().UnixMilli(), nil
+	if size != nil {
+		keyspace = size.Val()
+	}
+	return id, keyspace, tm.Val().UnixMilli(), nil
 }
 
 // knownAbsolute reports whether the index was built from Redis 7 or later.

@@ -210,7 +210,7 @@ func (n *indexNode) awaitMoveEnd() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(n.ctx, feedCommandTimeout)
-		ident, _, _, err := n.readIdentity(ctx)
+		ident, _, _, err := n.readIdentity(ctx, false)
 		cancel()
 		if err == nil && built.Changed(ident) != "" {
 			return
@@ -278,7 +278,7 @@ func (n *indexNode) build() error {
 	if err != nil {
 		return err
 	}
-	ident, _, _, err := n.readIdentity(ctx)
+	ident, _, _, err := n.readIdentity(ctx, false)
 	if err != nil {
 		feed.Close()
 		return index.RefusedGrant(err)
@@ -455,7 +455,7 @@ func (n *indexNode) followTick(tick int) (reason string, refused bool) {
 		}
 	}
 	if reason == "" && tick%identityEvery == 0 {
-		if ident, _, _, err := n.readIdentity(ctx); err == nil {
+		if ident, _, _, err := n.readIdentity(ctx, false); err == nil {
 			reason = n.checkIdentity(ident)
 			n.settleLifecycle(reason)
 		}

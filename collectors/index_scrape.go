@@ -148,7 +148,7 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 // serveChecked reads the server's identity and TIME, and serves the index as of that TIME if it
 // still holds this server's data; otherwise the scrape walks. syncMu is held.
 func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time.Time) indexServe {
-	ident, keyspace, now, err := n.readIdentity(ctx)
+	ident, keyspace, now, err := n.readIdentity(ctx, true)
 	if refused := index.RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)

@@ -34,6 +34,7 @@ const (
 	TypeCodeOther
 )
 
+// TypeCode is the type code of a TYPE reply.
 func TypeCode(t string) uint8 {
 	switch t {
 	case walk.TypeString:
@@ -44,6 +45,7 @@ func TypeCode(t string) uint8 {
 	return TypeCodeOther
 }
 
+// TypeName is the TYPE reply a type code stands for.
 func TypeName(c uint8) string {
 	switch c {
 	case TypeCodeString:
