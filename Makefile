@@ -124,10 +124,11 @@ bench:
 ## bench-exporter: lock-exporter vs redis_exporter --count-keys on a mixed keyspace (100k and 1M
 ## lock keys plus as many other keys, interleaved rounds), then Redis CPU per 30 s scrape interval
 ## on 10M other keys + 10k churning lock keys for the index, the walk, redis_exporter and no
-## exporter (about 15 minutes); writes docs/performance-exporter.md
+## exporter (about 35 minutes); writes bench/results/exporter-comparison.md and
+## bench/results/index-comparison.md (not committed: docs/performance-exporter.md quotes named runs)
 bench-exporter:
-	cd bench && $(GO) run ./cmd/lockbench -exporter-comparison -out ../docs/performance-exporter.md
-	cd bench && $(GO) run ./cmd/lockbench -index-comparison >> ../docs/performance-exporter.md
+	cd bench && $(GO) run ./cmd/lockbench -exporter-comparison -out results/exporter-comparison.md
+	cd bench && $(GO) run ./cmd/lockbench -index-comparison -out results/index-comparison.md
 
 ## generate: rewrite alerts/*.yml, dashboards/*.json and the generated deploy/kubernetes manifests
 ## from cmd/lockwatch-pack/internal/packconfig defaults, or
