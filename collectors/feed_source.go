@@ -10,28 +10,17 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 )
 
-// FeedSource says what keeps the lock-key index current.
-type FeedSource string
+// feedKind is the change feed an index node opens, as Options.Feed asks for it (feedKindOf).
+type feedKind uint8
 
 const (
-	// FeedAuto follows keyspace notifications where CONFIG GET shows the server publishes
-	// every event the index needs, else client tracking; a server that refuses both is walked.
-	FeedAuto FeedSource = "auto"
-	// FeedTracking follows RESP3 client tracking (CLIENT TRACKING ON BCAST).
-	FeedTracking FeedSource = "tracking"
-	// FeedNotifications follows keyspace notifications (PSUBSCRIBE __keyspace@<db>__:<prefix>*),
-	// and trusts the operator where CONFIG GET is refused.
-	FeedNotifications FeedSource = "notifications"
+	// feedKindNone is a node's feed before its first: no kind.
+	feedKindNone feedKind = iota
+	// feedKindAuto: notifications where CONFIG GET shows them sufficient, else tracking.
+	feedKindAuto
+	feedKindTracking
+	feedKindNotifications
 )
-
-// ParseFeedSource parses the --scan.feed value.
-func ParseFeedSource(s string) (FeedSource, error) {
-	switch f := FeedSource(strings.TrimSpace(s)); f {
-	case FeedAuto, FeedTracking, FeedNotifications:
-		return f, nil
-	}
-	return "", fmt.Errorf("scan feed %q is not %q, %q or %q", s, FeedAuto, FeedTracking, FeedNotifications)
-}
 
 // errNotificationsOff is a build's error with --scan.feed=notifications on a server whose
 // CONFIG GET shows that it does not publish every event the index needs: the build is retried
@@ -40,13 +29,13 @@ var errNotificationsOff = errors.New("--scan.feed=notifications: the server does
 
 // feedState is what a node remembers of its feed between builds.
 type feedState struct {
-	source FeedSource // of the feed opened last; "" before the first
+	source feedKind // of the feed opened last; feedKindNone before the first
 	// configRefused: CONFIG GET was refused once. It is not asked again: each refusal is an
 	// entry in the server's ACL LOG.
 	configRefused bool
 }
 
-// openFeed opens the node's change feed from the source Options.Feed chooses. With FeedAuto, a
+// openFeed opens the node's change feed from the source Options.Feed chooses. With feedKindAuto, a
 // notifications subscription the ACL refuses falls back to tracking.
 func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 	admit := func(k string) bool { return n.maskOf(k) != 0 }
@@ -55,14 +44,14 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 		return nil, err
 	}
 	var feed *index.ChangeFeed
-	if source == FeedNotifications {
+	if source == feedKindNotifications {
 		feed, err = n.openNotificationFeed(ctx, admit, support)
-		if err != nil && isRefusal(err) && n.opts.feed == FeedAuto {
+		if err != nil && isRefusal(err) && n.opts.feed == feedKindAuto {
 			n.opts.logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
-			source = FeedTracking
+			source = feedKindTracking
 		}
 	}
-	if source == FeedTracking {
+	if source == feedKindTracking {
 		feed, err = index.OpenChangeFeed(ctx, n.client.Options(), n.prefixes, admit)
 	}
 	if err == nil {
@@ -74,16 +63,16 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 // chooseFeed returns the source to open and, for notifications, what CONFIG GET showed (nil when
 // it was refused: the operator is trusted, and nothing is re-read). An error (no answer, or
 // notifications demanded where the server shows them insufficient) fails the build.
-func (n *indexNode) chooseFeed(ctx context.Context) (FeedSource, *keyspace.Support, error) {
+func (n *indexNode) chooseFeed(ctx context.Context) (feedKind, *keyspace.Support, error) {
 	want := n.opts.feed
 	n.mu.Lock()
 	refused := n.feedState.configRefused
 	n.mu.Unlock()
-	if want == FeedTracking || refused && want == FeedAuto {
-		return FeedTracking, nil, nil
+	if want == feedKindTracking || refused && want == feedKindAuto {
+		return feedKindTracking, nil, nil
 	}
 	if refused {
-		return FeedNotifications, nil, nil
+		return feedKindNotifications, nil, nil
 	}
 	support, err := keyspace.Probe(ctx, n.client)
 	switch {
@@ -93,18 +82,18 @@ func (n *indexNode) chooseFeed(ctx context.Context) (FeedSource, *keyspace.Suppo
 		n.mu.Unlock()
 		return n.chooseFeed(ctx)
 	case err != nil:
-		return "", nil, err
+		return feedKindNone, nil, err
 	case support.Sufficient():
-		return FeedNotifications, &support, nil
-	case want == FeedNotifications:
-		return "", nil, fmt.Errorf("%w: %s", errNotificationsOff, support.Shortfall())
+		return feedKindNotifications, &support, nil
+	case want == feedKindNotifications:
+		return feedKindNone, nil, fmt.Errorf("%w: %s", errNotificationsOff, support.Shortfall())
 	}
-	return FeedTracking, nil, nil
+	return feedKindTracking, nil, nil
 }
 
 // noteFeedSource records the source of the feed just opened, and logs it when it is not the one
 // before (the first feed, or auto moving between the two).
-func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support) {
+func (n *indexNode) noteFeedSource(source feedKind, support *keyspace.Support) {
 	n.mu.Lock()
 	changed := n.feedState.source != source
 	n.feedState.source = source
@@ -114,7 +103,7 @@ func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support)
 	}
 	addr := n.client.Options().Addr
 	switch {
-	case source == FeedTracking:
+	case source == feedKindTracking:
 		n.opts.logger.Info("lock key index: following client tracking", "addr", addr)
 	case support == nil:
 		n.opts.logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)

@@ -33,10 +33,10 @@ type indexOptions struct {
 	backstopKeysPerSecond int
 	backstopEvery         time.Duration
 	// feed is the change feed asked for (Options.Feed).
-	feed FeedSource
+	feed feedKind
 	// moveWaitMax, onEvents and recordHoldAgesOnly are Options' unexported settings.
 	moveWaitMax        time.Duration
-	onEvents           EventsFunc
+	onEvents           eventsFunc
 	recordHoldAgesOnly bool
 	logger             *slog.Logger
 }
@@ -51,7 +51,7 @@ func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
 	return indexOptions{
 		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
 		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
-		feed: opts.Feed, moveWaitMax: opts.moveWaitMax, onEvents: opts.onEvents,
+		feed: feedKindOf(opts.Feed), moveWaitMax: opts.moveWaitMax, onEvents: eventsFunc(opts.onEvents),
 		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,
 	}
 }
