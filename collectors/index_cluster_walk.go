@@ -161,7 +161,7 @@ func onlyResyncing(p indexServe) bool {
 		return false
 	}
 	for _, why := range p.walkWhy {
-		if why != reasonResyncing {
+		if why != whyResyncing {
 			return false
 		}
 	}

@@ -251,7 +251,7 @@ func (n *indexNode) refuse(err error) {
 	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
 	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
-		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
+		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, trackingRefusedText),
 			"lock_namespace", ns.Name, "err", err)
 	}
 	n.mu.Lock()

@@ -115,17 +115,17 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
-		return out.walkAll(len(n.namespaces), reasonTrackingRefused), false
+		return out.walkAll(len(n.namespaces), whyTrackingRefused), false
 	case n.idx == nil || !usable:
 		// No build has succeeded yet, or the last one failed: the index held may never have
 		// been current, or be behind by the retry's backoff.
-		return out.walkAll(len(n.namespaces), reasonIndexUnavailable), false
+		return out.walkAll(len(n.namespaces), whyIndexUnavailable), false
 	}
 	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
 		if overBudget&(1<<b) != 0 {
 			out.walk |= 1 << b
-			out.walkWhy[b] = reasonKeyBudget
+			out.walkWhy[b] = whyKeyBudget
 		}
 	}
 	if current {
@@ -136,7 +136,7 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 			return out, true // the round trip releases syncMu when its reply arrives
 		case isRefusal(err):
 			n.refuseIndex(err)
-			return out.walkAll(len(n.namespaces), reasonTrackingRefused), false
+			return out.walkAll(len(n.namespaces), whyTrackingRefused), false
 		case err != nil:
 			out.err = err
 			return out, false
@@ -152,7 +152,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time
 	if refused := index.RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)
-		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
+		return out.walkAll(len(n.namespaces), whyTrackingRefused)
 	}
 	if err != nil {
 		out.err = err
@@ -160,7 +160,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time
 	}
 	out.keyspace = keyspace
 	if n.dataInDoubt(ident) {
-		return out.walkAll(len(n.namespaces), reasonResyncing)
+		return out.walkAll(len(n.namespaces), whyResyncing)
 	}
 	return n.serveIndex(ctx, out, start, now)
 }
