@@ -119,7 +119,7 @@ func (ci *clusterIndex) run() {
 // forEachMaster) and starts or stops the masters' indexes to match.
 func (ci *clusterIndex) refresh(ctx context.Context) error {
 	if !ci.refreshMu.lockCtx(ctx) {
-		return ErrNoAnswer
+		return walk.ErrNoAnswer
 	}
 	defer ci.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, feedCommandTimeout)
@@ -142,7 +142,7 @@ func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
 		listed := ci.nodes != nil
 		ci.mu.Unlock()
 		if ctx.Err() != nil || !listed {
-			return ErrNoAnswer
+			return walk.ErrNoAnswer
 		}
 		return nil
 	}
@@ -259,7 +259,7 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 	select {
 	case <-ci.loaded:
 	case <-ctx.Done():
-		out.err = ErrNoAnswer
+		out.err = walk.ErrNoAnswer
 		return out
 	}
 	if err := ci.refreshForScrape(ctx); err != nil {

@@ -2,7 +2,6 @@ package collectors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math/bits"
@@ -259,10 +258,6 @@ func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 	ix.walker, ix.walkerSet = w, mask
 	return w
 }
-
-// errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
-// build held until its deadline.
-var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
 
 // servedHeader is the Result of what an index served, without its namespaces.
 func servedHeader(served indexServe) *Result {

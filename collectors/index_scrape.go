@@ -32,6 +32,10 @@ type indexServe struct {
 	scanCalls, keysScanned int64
 }
 
+// errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
+// build held until its deadline.
+var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
+
 // buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
 // deadline: its namespaces are the node's, in bit order.
 func buildingServe(w *walk.Result) indexServe {
@@ -89,7 +93,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 		return buildingServe(building)
 	}
 	if !n.syncMu.lockCtx(ctx) {
-		out.err = ErrNoAnswer // the feed loop waits for a Redis that does not answer
+		out.err = walk.ErrNoAnswer // the feed loop waits for a Redis that does not answer
 		return out
 	}
 	handed := false
@@ -132,7 +136,7 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 		drainHanded, err := n.scrapeDrain(ctx)
 		switch {
 		case drainHanded:
-			out.err = ErrNoAnswer
+			out.err = walk.ErrNoAnswer
 			return out, true // the round trip releases syncMu when its reply arrives
 		case isRefusal(err):
 			n.refuseIndex(err)
@@ -294,7 +298,7 @@ func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
 	if n.feed != nil {
 		handed, pingErr := n.scrapePing(ctx)
 		if handed {
-			return true, ErrNoAnswer
+			return true, walk.ErrNoAnswer
 		}
 		if reason, err = n.drainPinged(ctx, pingErr); err != nil {
 			return false, err
