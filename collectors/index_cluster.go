@@ -62,7 +62,7 @@ func (c *indexCounts) add(o indexCounts) {
 // walked alone for it, so a resharding costs Redis the resyncs of the masters whose slots move,
 // not a walk of the whole cluster.
 type clusterIndex struct {
-	ix         *indexer
+	env        nodeEnv // what each master's node is given
 	cc         *redis.ClusterClient
 	namespaces []walk.Namespace // the indexed namespaces (indexOptions.namespaces), by bit
 	prefixes   []string
@@ -89,12 +89,12 @@ type clusterIndex struct {
 	closed   bool
 }
 
-func newClusterIndex(ix *indexer, cc *redis.ClusterClient, prefixes []string) *clusterIndex {
+func newClusterIndex(env nodeEnv, cc *redis.ClusterClient, prefixes []string) *clusterIndex {
 	ci := &clusterIndex{
-		ix: ix, cc: cc, namespaces: ix.nodeOpts.namespaces, prefixes: prefixes,
+		env: env, cc: cc, namespaces: env.opts.namespaces, prefixes: prefixes,
 		done: make(chan struct{}), loaded: make(chan struct{}), refreshMu: make(syncLock, 1),
 	}
-	ci.ctx, ci.cancel = context.WithCancel(ix.base)
+	ci.ctx, ci.cancel = context.WithCancel(env.base)
 	go ci.run()
 	return ci
 }
@@ -190,7 +190,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	added := 0
 	for addr, c := range masters {
 		if ci.nodes[addr] == nil {
-			n := makeIndexNode(ci.ix.indexEnv(), c, ci.prefixes)
+			n := makeIndexNode(ci.env, c, ci.prefixes)
 			n.clusterMaster, n.late = true, !first
 			ci.nodes[addr] = n
 			go n.run()
@@ -207,7 +207,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 		ci.retiring.Go(n.close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
-		ci.ix.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
+		ci.env.opts.logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
 			"masters", slices.Sorted(maps.Keys(masters)), "started", added, "stopped", len(gone))
 	}
 	return nil
@@ -315,7 +315,7 @@ func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
 		}
 		out.keyspace += keyspace
 	}
-	k := ci.ix.nodeOpts.walk.TopK
+	k := ci.env.opts.walk.TopK
 	for b, ns := range ci.namespaces {
 		first, indexed := true, false
 		for i, p := range parts {
@@ -362,7 +362,7 @@ func (ci *clusterIndex) mergePartial(parts []indexServe) indexServe {
 	for b, ns := range ci.namespaces {
 		out.results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
 	}
-	k := ci.ix.nodeOpts.walk.TopK
+	k := ci.env.opts.walk.TopK
 	for _, p := range parts {
 		if out.err == nil {
 			out.err = p.err

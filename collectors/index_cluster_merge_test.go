@@ -14,7 +14,7 @@ import (
 // master still on its first build makes the answer partial.
 func TestClusterMerge(t *testing.T) {
 	ns := []walk.Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
-	ci := &clusterIndex{ix: &indexer{nodeOpts: indexOptions{walk: walk.Options{TopK: 2}}}, namespaces: ns}
+	ci := &clusterIndex{env: nodeEnv{opts: indexOptions{walk: walk.Options{TopK: 2}}}, namespaces: ns}
 	key := func(k string, idle int) walk.KeyInfo {
 		return walk.KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second}
 	}

@@ -33,10 +33,10 @@ type walkOf struct {
 }
 
 // scan walks master c for the indexed namespaces in mask (bits of namespaces).
-func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Client, mask uint64) *walk.Result {
-	w := mw.walker(parent, c, mask)
+func (mw *masterWalkers) scan(ctx context.Context, opts indexOptions, c *redis.Client, mask uint64) *walk.Result {
+	w := mw.walker(opts, c, mask)
 	if w == nil {
-		return closedWalk(parent.nodeOpts.namespaces)
+		return closedWalk(opts.namespaces)
 	}
 	return w.Scan(ctx)
 }
@@ -50,7 +50,7 @@ func closedWalk(namespaces []walk.Namespace) *walk.Result {
 	return res
 }
 
-func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, mask uint64) *walk.Walker {
+func (mw *masterWalkers) walker(opts indexOptions, c *redis.Client, mask uint64) *walk.Walker {
 	addr := c.Options().Addr
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
@@ -63,14 +63,14 @@ func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, mask uint64) *
 		}
 		w.w.Close() // a scrape still reading it gets the walk it shares, or closedResult
 	}
-	opts := parent.nodeOpts.scrape
-	opts.Namespaces = nil
-	for b, ns := range parent.nodeOpts.namespaces {
+	scrape := opts.scrape
+	scrape.Namespaces = nil
+	for b, ns := range opts.namespaces {
 		if mask&(1<<b) != 0 {
-			opts.Namespaces = append(opts.Namespaces, ns)
+			scrape.Namespaces = append(scrape.Namespaces, ns)
 		}
 	}
-	w := walk.NewWalker(context.Background(), c, opts)
+	w := walk.NewWalker(context.Background(), c, scrape)
 	if mw.walkers == nil {
 		mw.walkers = map[string]*masterWalker{}
 	}
@@ -110,7 +110,7 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 			continue
 		}
 		walks[i].mask = p.walk
-		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.ix, nodes[i].client, p.walk) })
+		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.env.opts, nodes[i].client, p.walk) })
 	}
 	wg.Wait()
 	return walks
@@ -130,7 +130,7 @@ const resyncGap = 3 * feedInterval
 // deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
 // the time left.
 func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []indexServe) {
-	deadline := time.Now().Add(ci.ix.opts.Timeout)
+	deadline := time.Now().Add(ci.env.opts.walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

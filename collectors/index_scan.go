@@ -69,7 +69,7 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
-		ix.cluster = newClusterIndex(ix, c, prefixes)
+		ix.cluster = newClusterIndex(ix.indexEnv(), c, prefixes)
 	case *redis.Client:
 		ix.node = newIndexNode(ix.indexEnv(), c, prefixes)
 	}
