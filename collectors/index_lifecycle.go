@@ -7,7 +7,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
 // Lock lifecycles from the index's change feed (collectors/internal/lifecycle): every re-read
@@ -16,23 +15,6 @@ import (
 // state without counting anything, so a key they find is no acquisition. Each entry keeps its
 // hold's state (indexEntry.began, holder, ended); the Scanner's tracker keeps the counters, one
 // set per indexed namespace shared by a cluster's masters, which outlive the indexes.
-
-// newLifecycleTracker is the tracker of the indexed namespaces. Recent ends (for the takeover
-// window) are bounded by an eighth of the key budget: each costs about as much as an index entry.
-func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
-	settings := make([]lifecycle.Settings, len(indexed))
-	for i, ns := range indexed {
-		settings[i] = lifecycle.Settings{TakeoverWindow: ns.TakeoverWindow, EndsByExpiry: ns.EndsByExpiry}
-		if settings[i].TakeoverWindow == 0 {
-			settings[i].TakeoverWindow = opts.TakeoverWindow
-		}
-	}
-	return lifecycle.New(lifecycle.Config{
-		Namespaces:    settings,
-		Buckets:       lockmetrics.HeldSecondsBuckets(),
-		MaxRecentEnds: max(1024, lifecycleAside(opts.IndexKeyBudget)),
-	})
-}
 
 // lifecycleAside is how many entries of lifecycle state may be kept beside the index (recent
 // ends, holds of keys read gone): an eighth of the key budget each, as each costs about what an

@@ -41,21 +41,6 @@ type indexOptions struct {
 	logger             *slog.Logger
 }
 
-// indexOptionsOf is what the nodes indexing the namespaces indexed read of opts, which hold
-// defaults and are valid.
-func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
-	scrape := walkOptionsOf(opts, nil)
-	scrape.Namespaces = walkNamespaces(indexed)
-	w := scrape
-	w.MaxKeys = opts.IndexKeyBudget
-	return indexOptions{
-		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
-		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
-		feed: feedKindOf(opts.Feed), moveWaitMax: opts.moveWaitMax, onEvents: eventsFunc(opts.onEvents),
-		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,
-	}
-}
-
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the index's options,
 // the key budget its index shares with the other masters' indexes, the clock of the replies its
 // walks read, the walk itself, the context that ends when the Scanner closes, and the lock
@@ -70,9 +55,4 @@ type nodeEnv struct {
 	walker  nodeWalker
 	base    context.Context
 	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
-}
-
-// indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
-func (ix *indexer) indexEnv() nodeEnv {
-	return nodeEnv{opts: ix.nodeOpts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
 }

@@ -76,6 +76,11 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	return ix.walkWhy, ix
 }
 
+// indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
+func (ix *indexer) indexEnv() nodeEnv {
+	return nodeEnv{opts: ix.nodeOpts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
+}
+
 // decideModes sets walkWhy and indexedPos, logging why each namespace not indexed is walked,
 // and returns the namespaces to index.
 func (ix *indexer) decideModes() []Namespace {

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
+	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
 // FeedSource says what keeps the lock-key index current.
@@ -57,4 +60,36 @@ func feedKindOf(s FeedSource) feedKind {
 		return feedKindNotifications
 	}
 	return feedKindAuto
+}
+
+// indexOptionsOf is what the nodes indexing the namespaces indexed read of opts, which hold
+// defaults and are valid.
+func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
+	scrape := walkOptionsOf(opts, nil)
+	scrape.Namespaces = walkNamespaces(indexed)
+	w := scrape
+	w.MaxKeys = opts.IndexKeyBudget
+	return indexOptions{
+		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
+		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
+		feed: feedKindOf(opts.Feed), moveWaitMax: opts.moveWaitMax, onEvents: eventsFunc(opts.onEvents),
+		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,
+	}
+}
+
+// newLifecycleTracker is the tracker of the indexed namespaces. Recent ends (for the takeover
+// window) are bounded by an eighth of the key budget: each costs about as much as an index entry.
+func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
+	settings := make([]lifecycle.Settings, len(indexed))
+	for i, ns := range indexed {
+		settings[i] = lifecycle.Settings{TakeoverWindow: ns.TakeoverWindow, EndsByExpiry: ns.EndsByExpiry}
+		if settings[i].TakeoverWindow == 0 {
+			settings[i].TakeoverWindow = opts.TakeoverWindow
+		}
+	}
+	return lifecycle.New(lifecycle.Config{
+		Namespaces:    settings,
+		Buckets:       lockmetrics.HeldSecondsBuckets(),
+		MaxRecentEnds: max(1024, lifecycleAside(opts.IndexKeyBudget)),
+	})
 }
