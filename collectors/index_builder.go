@@ -1,11 +1,11 @@
 package collectors
 
 import (
+	"math/bits"
 	"sync"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // indexBuilder receives a walk's keys (a walk with sink set) into a new index. On a rebuild
@@ -34,7 +34,7 @@ type indexBuilder struct {
 	// The key budget holds during the build: the index built is charged to it as the node's
 	// (owner's), and a namespace it sends to the walk is excluded: its keys are not recorded.
 	budget  *index.KeyBudget
-	owner   *indexNode
+	owner   any // names the node in the budget
 	exclude uint64
 
 	// forgetHolds: the base's holds are not carried into the entries the walk reads as they
@@ -58,7 +58,7 @@ func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.
 
 // chargeTo makes the build hold to budget as owner's index: the namespaces it sends to the walk
 // now are left out, and so are those it sends during the build.
-func (b *indexBuilder) chargeTo(budget *index.KeyBudget, owner *indexNode) {
+func (b *indexBuilder) chargeTo(budget *index.KeyBudget, owner any) {
 	b.budget, b.owner, b.exclude = budget, owner, budget.OverMask()
 }
 
@@ -139,7 +139,7 @@ func (b *indexBuilder) unstamp(key string, old index.Entry, had bool) {
 func (b *indexBuilder) stamp(mask uint64, d int) {
 	b.stamped.Keys += d
 	for m := mask; m != 0; m &= m - 1 {
-		b.stamped.PerNamespace[trailingZeros(m)] += d
+		b.stamped.PerNamespace[bits.TrailingZeros64(m)] += d
 	}
 }
 
@@ -195,29 +195,16 @@ func (b *indexBuilder) result() *index.KeyIndex {
 		x.Epoch, b.idx = b.epoch, nil
 	}
 	for m := b.exclude; m != 0; m &= m - 1 {
-		x.DropNamespace(trailingZeros(m))
+		x.DropNamespace(bits.TrailingZeros64(m))
 	}
 	return x
 }
 
+// maskOf is the mask of the namespaces ns, as the walk lists a key's.
 func maskOf(ns []int32) uint64 {
 	var m uint64
 	for _, i := range ns {
 		m |= 1 << i
 	}
 	return m
-}
-
-// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
-// matches key.
-func (n *indexNode) maskOf(key string) uint64 {
-	var buf [index.MaxNamespaces]int32
-	var m uint64
-	// As the walk sorts keys: a companion counts under its lock's namespace too.
-	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
-		m = maskOf(n.cls.Classify(key, buf[:0]))
-	} else {
-		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
-	}
-	return m &^ n.budget.OverMask()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -28,10 +29,10 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 		bt := walk.NewBatch(1)
 		bt.Keys = append(bt.Keys, r.key)
 		for m := r.ns | 1; m != 0; m &= m - 1 { // a gone key was still classified
-			bt.NS = append(bt.NS, int32(trailingZeros(m)))
+			bt.NS = append(bt.NS, int32(bits.TrailingZeros64(m)))
 		}
 		bt.Off = append(bt.Off, int32(len(bt.NS)))
-		reply := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
+		reply := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: walk.TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
 		if r.ttl > 0 {
 			reply.Info.TTL, reply.ExpireAt = r.ttl, at+r.ttl.Milliseconds()
 		}
@@ -55,7 +56,7 @@ func snapshot(x *index.KeyIndex) map[string]index.Entry {
 // returned twice with different readings), whatever a failed build before it stamped; and while
 // it runs the served index keeps its figures (idle times aside).
 func TestIndexRebuildOnBase(t *testing.T) {
-	ns := walkNamespaces([]Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}})
+	ns := []walk.Namespace{{Name: "a", Pattern: "k*", StringsOnly: true}, {Name: "b", Pattern: "k*", StringsOnly: true}}
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
@@ -122,7 +123,7 @@ func countsDiffer(x *index.KeyIndex) string {
 	var want [index.MaxNamespaces]int
 	for _, e := range x.All() {
 		for m := e.Mask; m != 0; m &= m - 1 {
-			want[trailingZeros(m)]++
+			want[bits.TrailingZeros64(m)]++
 		}
 	}
 	if want != x.PerNamespace {
@@ -136,8 +137,7 @@ func countsDiffer(x *index.KeyIndex) string {
 // build had stamped in the base or read anew when the budget sent it to the walk, and with its
 // counts per namespace equal to its entries.
 func TestIndexRebuildWithinBudget(t *testing.T) {
-	namespaces := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}, {Name: "c", Pattern: "k*"}}
-	ns := walkNamespaces(namespaces)
+	ns := []walk.Namespace{{Name: "a", Pattern: "k*", StringsOnly: true}, {Name: "b", Pattern: "k*", StringsOnly: true}, {Name: "c", Pattern: "k*", StringsOnly: true}}
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(3, 4))
 	readings := func(n int) []reading {
@@ -158,9 +158,9 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		base := first.result()
 
 		rebuild := readings(80)
-		budget := index.NewKeyBudget(10+r.IntN(40), walkNamespaces(namespaces), slog.New(slog.DiscardHandler))
+		budget := index.NewKeyBudget(10+r.IntN(40), ns, slog.New(slog.DiscardHandler))
 		b := newIndexBuilder(clock, true, ns, base, &mu)
-		b.chargeTo(budget, &indexNode{})
+		b.chargeTo(budget, "rebuilt node")
 		feedBuild(b, rebuild, at)
 		mu.Lock()
 		for i, n := range b.stamped.PerNamespace {
@@ -176,7 +176,7 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 		feedBuild(fresh, rebuild, at)
 		want := fresh.result()
 		for m := budget.OverMask(); m != 0; m &= m - 1 {
-			want.DropNamespace(trailingZeros(m))
+			want.DropNamespace(bits.TrailingZeros64(m))
 			excluded++
 		}
 		if !maps.Equal(got, snapshot(want)) {
