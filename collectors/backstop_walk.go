@@ -192,7 +192,7 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.OverMask()
+		mask := index.MaskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.OverMask()
 		if mask == 0 {
 			continue
 		}

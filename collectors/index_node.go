@@ -298,7 +298,7 @@ func (n *indexNode) build() error {
 	}
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
-	if err := n.install(ctx, b.result(), truncated, feed, ident); err != nil {
+	if err := n.install(ctx, b.Result(), truncated, feed, ident); err != nil {
 		return err
 	}
 	n.markBuilt(began, included)
@@ -325,14 +325,14 @@ func (n *indexNode) setBuilding(f *walk.Run) {
 // buildWalk builds an index of the node's keyspace with one walk, held to the key budget. It
 // returns the builder, the namespaces the build reads (included: those not sent to the walk as
 // it began), and the namespaces whose keys passed the budget during the walk (truncated).
-func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuilder, included uint64, truncated []int, err error) {
+func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *index.Builder, included uint64, truncated []int, err error) {
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
-	b.forgetHolds = dataReplaced(n.lostReason())
-	b.chargeTo(n.budget, n)
-	included = ^b.exclude // namespaces coming back that this build reads
+	b = index.NewBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.ForgetHolds = dataReplaced(n.lostReason())
+	b.ChargeTo(n.budget, n)
+	included = ^b.Exclude // namespaces coming back that this build reads
 	start := time.Now()
 	f := walk.NewRun(ctx, n.opts.walk, n.cls, n.replies, start, start.Add(buildTimeout))
 	f.Sink = b
@@ -492,9 +492,9 @@ func (n *indexNode) maskOf(key string) uint64 {
 	var m uint64
 	// As the walk sorts keys: a companion counts under its lock's namespace too.
 	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
-		m = maskOf(n.cls.Classify(key, buf[:0]))
+		m = index.MaskOf(n.cls.Classify(key, buf[:0]))
 	} else {
-		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
+		m = index.MaskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
 	}
 	return m &^ n.budget.OverMask()
 }

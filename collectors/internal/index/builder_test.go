@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"fmt"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
@@ -24,7 +23,7 @@ type reading struct {
 }
 
 // feedBuild gives a builder the readings, one batch each, as a walk would.
-func feedBuild(b *indexBuilder, rs []reading, at int64) {
+func feedBuild(b *Builder, rs []reading, at int64) {
 	for _, r := range rs {
 		bt := walk.NewBatch(1)
 		bt.Keys = append(bt.Keys, r.key)
@@ -41,8 +40,8 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 }
 
 // snapshot is an index's keys and what aggregation reads of them (not the epoch).
-func snapshot(x *index.KeyIndex) map[string]index.Entry {
-	out := map[string]index.Entry{}
+func snapshot(x *KeyIndex) map[string]Entry {
+	out := map[string]Entry{}
 	for k, e := range x.All() {
 		c := *e
 		c.Epoch = 0
@@ -73,17 +72,17 @@ func TestIndexRebuildOnBase(t *testing.T) {
 			return rs
 		}
 		var mu sync.Mutex
-		clock := &index.ServerClock{}
-		first := newIndexBuilder(clock, true, ns, nil, nil)
+		clock := &ServerClock{}
+		first := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, randomReadings(60), at)
-		base := first.result()
+		base := first.Result()
 
-		failed := newIndexBuilder(clock, true, ns, base, &mu) // stamps, then is abandoned
+		failed := NewBuilder(clock, true, ns, base, &mu) // stamps, then is abandoned
 		feedBuild(failed, randomReadings(30), at)
 
 		rebuild := randomReadings(60)
 		served := snapshot(base)
-		b := newIndexBuilder(clock, true, ns, base, &mu)
+		b := NewBuilder(clock, true, ns, base, &mu)
 		feedBuild(b, rebuild, at)
 		during := snapshot(base)
 		for k, e := range served {
@@ -97,12 +96,12 @@ func TestIndexRebuildOnBase(t *testing.T) {
 			t.Fatalf("round %d: the served index has %d keys during the rebuild, %d before", round, len(during), len(served))
 		}
 
-		fresh := newIndexBuilder(clock, true, ns, nil, nil)
+		fresh := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(fresh, rebuild, at)
-		want := snapshot(fresh.result())
+		want := snapshot(fresh.Result())
 		mu.Lock()
 		counted := b.stamped.Keys + b.idx.Len()
-		result := b.result()
+		result := b.Result()
 		got := snapshot(result)
 		mu.Unlock()
 		if !maps.Equal(got, want) {
@@ -119,8 +118,8 @@ func TestIndexRebuildOnBase(t *testing.T) {
 }
 
 // countsDiffer says how x's counts per namespace differ from its entries, or "".
-func countsDiffer(x *index.KeyIndex) string {
-	var want [index.MaxNamespaces]int
+func countsDiffer(x *KeyIndex) string {
+	var want [MaxNamespaces]int
 	for _, e := range x.All() {
 		for m := e.Mask; m != 0; m &= m - 1 {
 			want[bits.TrailingZeros64(m)]++
@@ -152,15 +151,15 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 	excluded := 0
 	for round := range 300 {
 		var mu sync.Mutex
-		clock := &index.ServerClock{}
-		first := newIndexBuilder(clock, true, ns, nil, nil)
+		clock := &ServerClock{}
+		first := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, readings(80), at)
-		base := first.result()
+		base := first.Result()
 
 		rebuild := readings(80)
-		budget := index.NewKeyBudget(10+r.IntN(40), ns, slog.New(slog.DiscardHandler))
-		b := newIndexBuilder(clock, true, ns, base, &mu)
-		b.chargeTo(budget, "rebuilt node")
+		budget := NewKeyBudget(10+r.IntN(40), ns, slog.New(slog.DiscardHandler))
+		b := NewBuilder(clock, true, ns, base, &mu)
+		b.ChargeTo(budget, "rebuilt node")
 		feedBuild(b, rebuild, at)
 		mu.Lock()
 		for i, n := range b.stamped.PerNamespace {
@@ -168,13 +167,13 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 				t.Fatalf("round %d: stamped counts %d keys, namespace %d: %d", round, b.stamped.Keys, i, n)
 			}
 		}
-		result := b.result()
+		result := b.Result()
 		got := snapshot(result)
 		mu.Unlock()
 
-		fresh := newIndexBuilder(clock, true, ns, nil, nil)
+		fresh := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(fresh, rebuild, at)
-		want := fresh.result()
+		want := fresh.Result()
 		for m := budget.OverMask(); m != 0; m &= m - 1 {
 			want.DropNamespace(bits.TrailingZeros64(m))
 			excluded++
