@@ -31,25 +31,6 @@ type lockIndex interface {
 	close()
 }
 
-// indexCounts are the index figures a Result carries.
-type indexCounts struct {
-	resyncs                map[string]int64
-	entries                int
-	corrections, backstops int64
-}
-
-func (c *indexCounts) add(o indexCounts) {
-	if c.resyncs == nil {
-		c.resyncs = map[string]int64{}
-	}
-	for r, v := range o.resyncs {
-		c.resyncs[r] += v
-	}
-	c.entries += o.entries
-	c.corrections += o.corrections
-	c.backstops += o.backstops
-}
-
 // clusterIndex keeps one index per master of a Redis Cluster, each with its own change feed on
 // a connection to that master: tracking is per node, and a key's invalidation comes from the
 // master that holds it. Slot moves are each master's to notice (a re-read redirected by MOVED
@@ -279,107 +260,9 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 	wg.Wait()
 	for _, p := range parts {
 		if p.partial {
-			return ci.mergePartial(parts)
+			return mergePartialServes(ci.namespaces, ci.env.opts.walk.TopK, parts)
 		}
 	}
 	ci.awaitResyncs(ctx, nodes, parts)
-	return ci.merge(parts, ci.walkResyncing(ctx, nodes, parts))
-}
-
-// merge combines the masters' answers (parts, in address order) and the walks of the masters
-// that could not serve some namespace from their index (walks, by part): Redis is down if any
-// master did not answer, and the figures add up as one walk of every master would count them.
-// A namespace read partly by a walk is named in walked with the first such master's reason.
-func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, walked: map[int]string{}}
-	if slices.ContainsFunc(parts, func(p indexServe) bool { return p.partial }) {
-		return ci.mergePartial(parts)
-	}
-	for i, p := range parts {
-		if out.err == nil {
-			out.err = p.err
-		}
-		keyspace := p.keyspace
-		out.noIdle = out.noIdle || p.noIdle
-		if walks != nil && walks[i].res != nil {
-			w := walks[i].res
-			if !w.Up && out.err == nil {
-				out.err = w.Err
-			}
-			if keyspace == 0 {
-				keyspace = w.Keyspace // a master that refused tracking, or before its first build
-			}
-			out.noIdle = out.noIdle || !w.IdleTimeAvailable
-			out.scanCalls += w.ScanCalls
-			out.keysScanned += w.KeysScanned
-		}
-		out.keyspace += keyspace
-	}
-	k := ci.env.opts.walk.TopK
-	for b, ns := range ci.namespaces {
-		first, indexed := true, false
-		for i, p := range parts {
-			r, ok := p.results[b]
-			indexed = indexed || ok
-			if !ok && walks[i].mask&(1<<b) != 0 && walks[i].res != nil {
-				r.NamespaceResult, ok = namespaceOf(walks[i].res, ns.Name)
-				if _, named := out.walked[b]; ok && !named {
-					out.walked[b] = p.walkWhy[b]
-				}
-			}
-			switch {
-			case !ok:
-			case first:
-				out.results[b], first = r, false
-			default:
-				out.results[b] = index.MergeServedNamespace(out.results[b], r, k)
-			}
-		}
-		if r, ok := out.results[b]; ok {
-			r.Indexed = indexed
-			out.results[b] = r
-		}
-	}
-	return out
-}
-
-// namespaceOf is the result of the namespace named name in res.
-func namespaceOf(res *walk.Result, name string) (walk.NamespaceResult, bool) {
-	for _, r := range res.Namespaces {
-		if r.Namespace.Name == name {
-			return r, true
-		}
-	}
-	return walk.NamespaceResult{}, false
-}
-
-// mergePartial is the scrape's answer while a first build still walks some master: the masters
-// built so far and the walks in progress add up to a lower bound (partialBuild marks every
-// namespace incomplete). A namespace some master cannot serve at all is not read this time.
-// Idle time counts as unavailable only where a build's walk found it so.
-func (ci *clusterIndex) mergePartial(parts []indexServe) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
-	for b, ns := range ci.namespaces {
-		out.results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
-	}
-	k := ci.env.opts.walk.TopK
-	for _, p := range parts {
-		if out.err == nil {
-			out.err = p.err
-		}
-		out.noIdle = out.noIdle || p.partial && p.noIdle
-		out.keyspace += p.keyspace
-		out.scanCalls += p.scanCalls
-		out.keysScanned += p.keysScanned
-		for b := range ci.namespaces {
-			merged := out.results[b]
-			if r, ok := p.results[b]; ok {
-				merged = index.MergeServedNamespace(merged, r, k)
-			} else if p.walk&(1<<b) != 0 && merged.Err == nil {
-				merged.Err = errBuildTookTheDeadline
-			}
-			out.results[b] = merged
-		}
-	}
-	return out
+	return mergeServes(ci.namespaces, ci.env.opts.walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
 }

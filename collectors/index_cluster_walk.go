@@ -26,12 +26,6 @@ type masterWalker struct {
 	w    *walk.Walker
 }
 
-// walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
-type walkOf struct {
-	mask uint64
-	res  *walk.Result
-}
-
 // scan walks master c for the indexed namespaces in mask (bits of namespaces).
 func (mw *masterWalkers) scan(ctx context.Context, opts indexOptions, c *redis.Client, mask uint64) *walk.Result {
 	w := mw.walker(opts, c, mask)
@@ -153,19 +147,6 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 		})
 	}
 	wg.Wait()
-}
-
-// onlyResyncing reports whether p asks for a walk only because its master resyncs.
-func onlyResyncing(p indexServe) bool {
-	if p.walk == 0 || p.err != nil || p.partial {
-		return false
-	}
-	for _, why := range p.walkWhy {
-		if why != whyResyncing {
-			return false
-		}
-	}
-	return true
 }
 
 func (n *indexNode) isCurrent() bool {

@@ -10,44 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// indexServe is what a node's index serves one scrape.
-type indexServe struct {
-	// walk is the mask of indexed namespaces the scrape must walk instead: all of them while no
-	// complete index exists (before the first build, or after a refusal), and those past the
-	// key budget.
-	walk     uint64
-	walkWhy  map[int]string
-	err      error // Redis did not answer: the scrape's lock_exporter_up is 0
-	results  map[int]index.ServedNamespace
-	keyspace int64
-	noIdle   bool
-	// partial marks the first build's walk as seen at the scrape's deadline, when the build had
-	// not finished (on a cluster: some master's), in results: served as a cut walk is (counts a
-	// lower bound, scrape_complete 0).
-	partial bool
-	// walked (a cluster's scrape) names the namespaces in results whose figures are partly a
-	// walk of the masters that could not serve them from their index, with that reason; the
-	// walks' SCAN calls and keys scanned are scanCalls and keysScanned.
-	walked                 map[int]string
-	scanCalls, keysScanned int64
-}
-
-// errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
-// build held until its deadline.
-var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
-
-// buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
-// deadline: its namespaces are the node's, in bit order.
-func buildingServe(w *walk.Result) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
-	out.err, out.noIdle, out.keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
-	out.scanCalls, out.keysScanned = w.ScanCalls, w.KeysScanned
-	for b, ns := range w.Namespaces {
-		out.results[b] = index.ServedNamespace{NamespaceResult: ns}
-	}
-	return out
-}
-
 // awaitFirstBuild waits, before the first index exists, for the first build attempt to end
 // (a small keyspace takes milliseconds) or for ctx. If the attempt is still walking at ctx's end,
 // it returns the walk's snapshot (ok true): the scrape shares that walk rather than start a second.
@@ -279,15 +241,6 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]index.Served
 		}
 		results[b] = r
 	}
-}
-
-// walkAll sends the scrape's namespaces, all n of them, to the walk for why.
-func (out indexServe) walkAll(n int, why string) indexServe {
-	out.walk = uint64(1)<<n - 1
-	for b := range n {
-		out.walkWhy[b] = why
-	}
-	return out
 }
 
 // scrapeDrain brings the index up to the scrape: the feed drained (its round trip with scrapePing,

@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // master still on its first build makes the answer partial.
 func TestClusterMerge(t *testing.T) {
 	ns := []walk.Namespace{{Name: "a", Pattern: "a:*"}, {Name: "b", Pattern: "b:*"}}
-	ci := &clusterIndex{env: nodeEnv{opts: indexOptions{walk: walk.Options{TopK: 2}}}, namespaces: ns}
+	const topK = 2
 	key := func(k string, idle int) walk.KeyInfo {
 		return walk.KeyInfo{Key: k, Label: k, Idle: time.Duration(idle) * time.Second}
 	}
@@ -29,12 +30,12 @@ func TestClusterMerge(t *testing.T) {
 	m2 := indexServe{keyspace: 20, results: map[int]index.ServedNamespace{
 		0: indexed(walk.NamespaceResult{Namespace: ns[0], Keys: 4, MinTTL: 2 * time.Second, HasTTL: true, MaxIdle: 20 * time.Second, HasIdle: true,
 			Stalest: []walk.KeyInfo{key("a:3", 20), key("a:4", 1)}, Complete: true}, time.Second),
-	}, walk: 1 << 1, walkWhy: map[int]string{1: reasonResyncing}}
+	}, walk: 1 << 1, walkWhy: map[int]string{1: whyResyncing}}
 	m2walk := walkOf{mask: 1 << 1, res: &walk.Result{Up: true, IdleTimeAvailable: true, Keyspace: 20, ScanCalls: 3, KeysScanned: 2,
 		Namespaces: []walk.NamespaceResult{{Namespace: ns[1], Keys: 2, KeysWithoutTTL: 1, Complete: true}}}}
 
-	got := ci.merge([]indexServe{m1, m2}, []walkOf{{}, m2walk})
-	if got.walk != 0 || got.walked[1] != reasonResyncing || len(got.walked) != 1 || got.keyspace != 30 || got.partial ||
+	got := mergeServes(ns, topK, []indexServe{m1, m2}, []walkOf{{}, m2walk})
+	if got.walk != 0 || got.walked[1] != whyResyncing || len(got.walked) != 1 || got.keyspace != 30 || got.partial ||
 		got.scanCalls != 3 || got.keysScanned != 2 {
 		t.Fatalf("walk %b walked %v keyspace %d partial %v scans %d/%d", got.walk, got.walked, got.keyspace, got.partial, got.scanCalls, got.keysScanned)
 	}
@@ -48,19 +49,19 @@ func TestClusterMerge(t *testing.T) {
 	}
 	cut := m2walk
 	cut.res = &walk.Result{Up: true, IdleTimeAvailable: true, Namespaces: []walk.NamespaceResult{{Namespace: ns[1], Keys: 1}}}
-	if b := ci.merge([]indexServe{m1, m2}, []walkOf{{}, cut}).results[1]; b.Keys != 2 || b.Complete {
+	if b := mergeServes(ns, topK, []indexServe{m1, m2}, []walkOf{{}, cut}).results[1]; b.Keys != 2 || b.Complete {
 		t.Errorf("b with m2's walk cut by the deadline: keys %d complete %v, want a lower bound", b.Keys, b.Complete)
 	}
 
 	down := errors.New("no answer")
-	if got := ci.merge([]indexServe{m1, {err: down}}, []walkOf{{}, {}}); got.err != down {
+	if got := mergeServes(ns, topK, []indexServe{m1, {err: down}}, []walkOf{{}, {}}); got.err != down {
 		t.Errorf("a master that did not answer: err %v", got.err)
 	}
 
 	building := buildingServe(&walk.Result{Up: true, IdleTimeAvailable: true, Keyspace: 5, Namespaces: []walk.NamespaceResult{
 		{Namespace: ns[0], Keys: 2, Stalest: []walk.KeyInfo{key("a:9", 99)}}, {Namespace: ns[1], Keys: 1},
 	}})
-	p := ci.merge([]indexServe{m1, building, m2}, nil)
+	p := mergeServes(ns, topK, []indexServe{m1, building, m2}, nil)
 	if !p.partial || p.err != nil || p.keyspace != 35 || len(p.results) != 2 {
 		t.Fatalf("partial %+v", p)
 	}
@@ -72,36 +73,11 @@ func TestClusterMerge(t *testing.T) {
 	}
 }
 
-// walkKeysOf is keysOf for the walk's key lists.
+// walkKeysOf is the names of the keys ks, space-separated.
 func walkKeysOf(ks []walk.KeyInfo) string {
-	return keysOf(publicKeys(ks))
-}
-
-// TestResyncCanEnd: a scrape awaits a master's resync while its build can be expected to end in
-// time (by the last build's duration, with half again as slack), and walks the master at once
-// when it cannot, or when no build has started for longer than the feed loop's tick allows.
-func TestResyncCanEnd(t *testing.T) {
-	now := time.Unix(1000, 0)
-	until := now.Add(9 * time.Second)
-	for _, c := range []struct {
-		name  string
-		start time.Time
-		took  time.Duration
-		idle  time.Duration
-		want  bool
-	}{
-		{"build under way, ends in time", now.Add(-time.Second), 4 * time.Second, 0, true},
-		{"build under way, slack included ends at until", now, 6 * time.Second, 0, true},
-		{"build under way, cannot end in time", now, 7 * time.Second, 0, false},
-		{"build under way, last duration unknown", now, 0, 0, true},
-		{"between builds, the next tick starts one", time.Time{}, 4 * time.Second, feedInterval, true},
-		{"between builds for longer: a retry's backoff", time.Time{}, 4 * time.Second, resyncGap, false},
-	} {
-		if got := resyncCanEnd(now, until, c.start, c.took, c.idle); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
+	var names []string
+	for _, k := range ks {
+		names = append(names, k.Key)
 	}
-	if resyncCanEnd(until, until, now, time.Second, 0) {
-		t.Error("at until: still waiting")
-	}
+	return strings.Join(names, " ")
 }
