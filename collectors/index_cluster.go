@@ -164,8 +164,8 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 			delete(ci.nodes, addr)
 			// Its counts move to retired now, so the counters a scrape sums never go back.
 			counts := n.counts()
-			counts.entries = 0
-			ci.retired.add(counts)
+			counts.Entries = 0
+			ci.retired.Add(counts)
 		}
 	}
 	added := 0
@@ -197,12 +197,12 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 func (ci *clusterIndex) counts() indexCounts {
 	ci.mu.Lock()
 	nodes := slices.Collect(maps.Values(ci.nodes))
-	out := indexCounts{resyncs: map[string]int64{}}
-	out.add(ci.retired)
-	out.resyncs[index.ResyncTopology] += ci.topology
+	out := indexCounts{Resyncs: map[string]int64{}}
+	out.Add(ci.retired)
+	out.Resyncs[index.ResyncTopology] += ci.topology
 	ci.mu.Unlock()
 	for _, n := range nodes {
-		out.add(n.counts())
+		out.Add(n.counts())
 	}
 	return out
 }
@@ -236,15 +236,15 @@ func (ci *clusterIndex) close() {
 // collect lists the masters, has each master's index serve the scrape (concurrently), and
 // merges what they served.
 func (ci *clusterIndex) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
+	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	select {
 	case <-ci.loaded:
 	case <-ctx.Done():
-		out.err = walk.ErrNoAnswer
+		out.Err = walk.ErrNoAnswer
 		return out
 	}
 	if err := ci.refreshForScrape(ctx); err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
 	ci.mu.Lock()
@@ -259,7 +259,7 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 	}
 	wg.Wait()
 	for _, p := range parts {
-		if p.partial {
+		if p.Partial {
 			return mergePartialServes(ci.namespaces, ci.env.opts.walk.TopK, parts)
 		}
 	}

@@ -100,11 +100,11 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 	walks := make([]walkOf, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		if p.walk == 0 || p.err != nil || p.partial {
+		if p.Walk == 0 || p.Err != nil || p.Partial {
 			continue
 		}
-		walks[i].mask = p.walk
-		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.env.opts, nodes[i].client, p.walk) })
+		walks[i].Mask = p.Walk
+		wg.Go(func() { walks[i].Res = ci.walkers.scan(ctx, ci.env.opts, nodes[i].client, p.Walk) })
 	}
 	wg.Wait()
 	return walks

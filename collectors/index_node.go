@@ -110,7 +110,7 @@ func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexN
 func (n *indexNode) counts() indexCounts {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return indexCounts{resyncs: maps.Clone(n.resyncs), entries: n.entries, corrections: n.corrections, backstops: n.backstops}
+	return indexCounts{Resyncs: maps.Clone(n.resyncs), Entries: n.entries, Corrections: n.corrections, Backstops: n.backstops}
 }
 
 func (n *indexNode) close() {

@@ -146,22 +146,22 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.Timeout)
 	defer cancel()
 	served := idx.collect(ctx)
-	if served.partial {
+	if served.Partial {
 		return ix.partialBuild(served)
 	}
 	walkPos := map[int]string{}
 	maps.Copy(walkPos, ix.walkWhy)
-	for m := served.walk; m != 0; m &= m - 1 {
+	for m := served.Walk; m != 0; m &= m - 1 {
 		b := bits.TrailingZeros64(m)
-		walkPos[ix.indexedPos[b]] = served.walkWhy[b]
+		walkPos[ix.indexedPos[b]] = served.WalkWhy[b]
 	}
 	var walked *Result
 	if len(walkPos) > 0 {
-		walked = walkedCopy(ix.walkerFor(served.walk).Scan(ctx), ix.opts.Namespaces, nil)
+		walked = walkedCopy(ix.walkerFor(served.Walk).Scan(ctx), ix.opts.Namespaces, nil)
 	}
 	// A cluster namespace that some masters served from their index and others by a walk of
 	// just those masters reports the walk: this scrape cost Redis a walk of them.
-	for b, why := range served.walked {
+	for b, why := range served.Walked {
 		walkPos[ix.indexedPos[b]] = why
 	}
 
@@ -177,8 +177,8 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 // walked (walked, nil when none was) at their positions in walkPos, with the reason they were.
 func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
 	res := servedHeader(served)
-	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
-	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
+	res.IndexResyncs, res.IndexEntries = counts.Resyncs, counts.Entries
+	res.IndexCorrections, res.IndexBackstops = counts.Corrections, counts.Backstops
 	byName := map[string]NamespaceResult{}
 	if walked != nil {
 		if res.Up && !walked.Up {
@@ -267,16 +267,16 @@ func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 // servedHeader is the Result of what an index served, without its namespaces.
 func servedHeader(served indexServe) *Result {
 	return &Result{
-		Up: served.err == nil, Err: publicErr(served.err), IdleTimeAvailable: !served.noIdle,
-		Keyspace: served.keyspace, ScanCalls: served.scanCalls, KeysScanned: served.keysScanned,
+		Up: served.Err == nil, Err: publicErr(served.Err), IdleTimeAvailable: !served.NoIdle,
+		Keyspace: served.Keyspace, ScanCalls: served.ScanCalls, KeysScanned: served.KeysScanned,
 	}
 }
 
 // publicServed converts the namespaces an index served into the API's, by bit: the one place
 // besides publicResult where what the index saw becomes a Result's.
 func (ix *indexer) publicServed(served indexServe) map[int]NamespaceResult {
-	out := make(map[int]NamespaceResult, len(served.results))
-	for b, r := range served.results {
+	out := make(map[int]NamespaceResult, len(served.Results))
+	for b, r := range served.Results {
 		pub := publicNamespaceResult(r.NamespaceResult, ix.opts.Namespaces[ix.indexedPos[b]])
 		pub.Indexed, pub.IndexAge, pub.lifecycleGap = r.Indexed, r.IndexAge, r.LifecycleGap
 		pub.Mode = modeIndex

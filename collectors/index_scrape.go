@@ -49,13 +49,13 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
 func (n *indexNode) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
+	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	start := time.Now()
 	if building, ok := n.awaitFirstBuild(ctx); ok {
 		return buildingServe(building)
 	}
 	if !n.syncMu.lockCtx(ctx) {
-		out.err = walk.ErrNoAnswer // the feed loop waits for a Redis that does not answer
+		out.Err = walk.ErrNoAnswer // the feed loop waits for a Redis that does not answer
 		return out
 	}
 	handed := false
@@ -81,30 +81,30 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
-		return out.walkAll(len(n.namespaces), whyTrackingRefused), false
+		return out.WalkAll(len(n.namespaces), whyTrackingRefused), false
 	case n.idx == nil || !usable:
 		// No build has succeeded yet, or the last one failed: the index held may never have
 		// been current, or be behind by the retry's backoff.
-		return out.walkAll(len(n.namespaces), whyIndexUnavailable), false
+		return out.WalkAll(len(n.namespaces), whyIndexUnavailable), false
 	}
 	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
 		if overBudget&(1<<b) != 0 {
-			out.walk |= 1 << b
-			out.walkWhy[b] = whyKeyBudget
+			out.Walk |= 1 << b
+			out.WalkWhy[b] = whyKeyBudget
 		}
 	}
 	if current {
 		drainHanded, err := n.scrapeDrain(ctx)
 		switch {
 		case drainHanded:
-			out.err = walk.ErrNoAnswer
+			out.Err = walk.ErrNoAnswer
 			return out, true // the round trip releases syncMu when its reply arrives
 		case isRefusal(err):
 			n.refuseIndex(err)
-			return out.walkAll(len(n.namespaces), whyTrackingRefused), false
+			return out.WalkAll(len(n.namespaces), whyTrackingRefused), false
 		case err != nil:
-			out.err = err
+			out.Err = err
 			return out, false
 		}
 	}
@@ -118,15 +118,15 @@ func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time
 	if refused := index.RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)
-		return out.walkAll(len(n.namespaces), whyTrackingRefused)
+		return out.WalkAll(len(n.namespaces), whyTrackingRefused)
 	}
 	if err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
-	out.keyspace = keyspace
+	out.Keyspace = keyspace
 	if n.dataInDoubt(ident) {
-		return out.walkAll(len(n.namespaces), whyResyncing)
+		return out.WalkAll(len(n.namespaces), whyResyncing)
 	}
 	return n.serveIndex(ctx, out, start, now)
 }
@@ -169,15 +169,15 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 
 	aggs, idle, err := n.exactTop(ctx, now)
 	if err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
-	out.noIdle = !idle
+	out.NoIdle = !idle
 	k := n.opts.walk.TopK
 	held := n.idx.HeldAges(n.namespaces, now, k, n.opts.walk.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b := range n.namespaces {
-		if out.walk&(1<<b) != 0 {
+		if out.Walk&(1<<b) != 0 {
 			continue
 		}
 		r := indexedResult(aggs[b], k, idle)
@@ -187,9 +187,9 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 			withHeld(&r, held[b])
 		}
 		holderKeys = appendHolderKeys(holderKeys, r)
-		out.results[b] = r
+		out.Results[b] = r
 	}
-	n.addHolders(ctx, out.results, holderKeys)
+	n.addHolders(ctx, out.Results, holderKeys)
 	return out
 }
 

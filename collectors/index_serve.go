@@ -10,24 +10,24 @@ import (
 
 // indexServe is what a node's index serves one scrape.
 type indexServe struct {
-	// walk is the mask of indexed namespaces the scrape must walk instead: all of them while no
+	// Walk is the mask of indexed namespaces the scrape must walk instead: all of them while no
 	// complete index exists (before the first build, or after a refusal), and those past the
 	// key budget.
-	walk     uint64
-	walkWhy  map[int]string
-	err      error // Redis did not answer: the scrape's lock_exporter_up is 0
-	results  map[int]index.ServedNamespace
-	keyspace int64
-	noIdle   bool
-	// partial marks the first build's walk as seen at the scrape's deadline, when the build had
-	// not finished (on a cluster: some master's), in results: served as a cut walk is (counts a
+	Walk     uint64
+	WalkWhy  map[int]string
+	Err      error // Redis did not answer: the scrape's lock_exporter_up is 0
+	Results  map[int]index.ServedNamespace
+	Keyspace int64
+	NoIdle   bool
+	// Partial marks the first build's walk as seen at the scrape's deadline, when the build had
+	// not finished (on a cluster: some master's), in Results: served as a cut walk is (counts a
 	// lower bound, scrape_complete 0).
-	partial bool
-	// walked (a cluster's scrape) names the namespaces in results whose figures are partly a
+	Partial bool
+	// Walked (a cluster's scrape) names the namespaces in Results whose figures are partly a
 	// walk of the masters that could not serve them from their index, with that reason; the
-	// walks' SCAN calls and keys scanned are scanCalls and keysScanned.
-	walked                 map[int]string
-	scanCalls, keysScanned int64
+	// walks' SCAN calls and keys scanned are ScanCalls and KeysScanned.
+	Walked                 map[int]string
+	ScanCalls, KeysScanned int64
 }
 
 // errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
@@ -37,30 +37,30 @@ var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed
 // buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
 // deadline: its namespaces are the node's, in bit order.
 func buildingServe(w *walk.Result) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
-	out.err, out.noIdle, out.keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
-	out.scanCalls, out.keysScanned = w.ScanCalls, w.KeysScanned
+	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}, Partial: true}
+	out.Err, out.NoIdle, out.Keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
+	out.ScanCalls, out.KeysScanned = w.ScanCalls, w.KeysScanned
 	for b, ns := range w.Namespaces {
-		out.results[b] = index.ServedNamespace{NamespaceResult: ns}
+		out.Results[b] = index.ServedNamespace{NamespaceResult: ns}
 	}
 	return out
 }
 
-// walkAll sends the scrape's namespaces, all n of them, to the walk for why.
-func (out indexServe) walkAll(n int, why string) indexServe {
-	out.walk = uint64(1)<<n - 1
+// WalkAll sends the scrape's namespaces, all n of them, to the walk for why.
+func (out indexServe) WalkAll(n int, why string) indexServe {
+	out.Walk = uint64(1)<<n - 1
 	for b := range n {
-		out.walkWhy[b] = why
+		out.WalkWhy[b] = why
 	}
 	return out
 }
 
 // onlyResyncing reports whether p asks for a walk only because its master resyncs.
 func onlyResyncing(p indexServe) bool {
-	if p.walk == 0 || p.err != nil || p.partial {
+	if p.Walk == 0 || p.Err != nil || p.Partial {
 		return false
 	}
-	for _, why := range p.walkWhy {
+	for _, why := range p.WalkWhy {
 		if why != whyResyncing {
 			return false
 		}
@@ -70,27 +70,27 @@ func onlyResyncing(p indexServe) bool {
 
 // indexCounts are the index figures a Result carries.
 type indexCounts struct {
-	resyncs                map[string]int64
-	entries                int
-	corrections, backstops int64
+	Resyncs                map[string]int64
+	Entries                int
+	Corrections, Backstops int64
 }
 
-func (c *indexCounts) add(o indexCounts) {
-	if c.resyncs == nil {
-		c.resyncs = map[string]int64{}
+func (c *indexCounts) Add(o indexCounts) {
+	if c.Resyncs == nil {
+		c.Resyncs = map[string]int64{}
 	}
-	for r, v := range o.resyncs {
-		c.resyncs[r] += v
+	for r, v := range o.Resyncs {
+		c.Resyncs[r] += v
 	}
-	c.entries += o.entries
-	c.corrections += o.corrections
-	c.backstops += o.backstops
+	c.Entries += o.Entries
+	c.Corrections += o.Corrections
+	c.Backstops += o.Backstops
 }
 
 // walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
 type walkOf struct {
-	mask uint64
-	res  *walk.Result
+	Mask uint64
+	Res  *walk.Result
 }
 
 // mergeServes combines the masters' answers (parts, in address order; namespaces by bit, each
@@ -99,52 +99,52 @@ type walkOf struct {
 // figures add up as one walk of every master would count them. A namespace read partly by a
 // walk is named in walked with the first such master's reason.
 func mergeServes(namespaces []walk.Namespace, k int, parts []indexServe, walks []walkOf) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, walked: map[int]string{}}
-	if slices.ContainsFunc(parts, func(p indexServe) bool { return p.partial }) {
+	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}, Walked: map[int]string{}}
+	if slices.ContainsFunc(parts, func(p indexServe) bool { return p.Partial }) {
 		return mergePartialServes(namespaces, k, parts)
 	}
 	for i, p := range parts {
-		if out.err == nil {
-			out.err = p.err
+		if out.Err == nil {
+			out.Err = p.Err
 		}
-		keyspace := p.keyspace
-		out.noIdle = out.noIdle || p.noIdle
-		if walks != nil && walks[i].res != nil {
-			w := walks[i].res
-			if !w.Up && out.err == nil {
-				out.err = w.Err
+		keyspace := p.Keyspace
+		out.NoIdle = out.NoIdle || p.NoIdle
+		if walks != nil && walks[i].Res != nil {
+			w := walks[i].Res
+			if !w.Up && out.Err == nil {
+				out.Err = w.Err
 			}
 			if keyspace == 0 {
 				keyspace = w.Keyspace // a master that refused tracking, or before its first build
 			}
-			out.noIdle = out.noIdle || !w.IdleTimeAvailable
-			out.scanCalls += w.ScanCalls
-			out.keysScanned += w.KeysScanned
+			out.NoIdle = out.NoIdle || !w.IdleTimeAvailable
+			out.ScanCalls += w.ScanCalls
+			out.KeysScanned += w.KeysScanned
 		}
-		out.keyspace += keyspace
+		out.Keyspace += keyspace
 	}
 	for b, ns := range namespaces {
 		first, indexed := true, false
 		for i, p := range parts {
-			r, ok := p.results[b]
+			r, ok := p.Results[b]
 			indexed = indexed || ok
-			if !ok && walks[i].mask&(1<<b) != 0 && walks[i].res != nil {
-				r.NamespaceResult, ok = namespaceOf(walks[i].res, ns.Name)
-				if _, named := out.walked[b]; ok && !named {
-					out.walked[b] = p.walkWhy[b]
+			if !ok && walks[i].Mask&(1<<b) != 0 && walks[i].Res != nil {
+				r.NamespaceResult, ok = namespaceOf(walks[i].Res, ns.Name)
+				if _, named := out.Walked[b]; ok && !named {
+					out.Walked[b] = p.WalkWhy[b]
 				}
 			}
 			switch {
 			case !ok:
 			case first:
-				out.results[b], first = r, false
+				out.Results[b], first = r, false
 			default:
-				out.results[b] = index.MergeServedNamespace(out.results[b], r, k)
+				out.Results[b] = index.MergeServedNamespace(out.Results[b], r, k)
 			}
 		}
-		if r, ok := out.results[b]; ok {
+		if r, ok := out.Results[b]; ok {
 			r.Indexed = indexed
-			out.results[b] = r
+			out.Results[b] = r
 		}
 	}
 	return out
@@ -165,26 +165,26 @@ func namespaceOf(res *walk.Result, name string) (walk.NamespaceResult, bool) {
 // namespace incomplete). A namespace some master cannot serve at all is not read this time.
 // Idle time counts as unavailable only where a build's walk found it so.
 func mergePartialServes(namespaces []walk.Namespace, k int, parts []indexServe) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
+	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}, Partial: true}
 	for b, ns := range namespaces {
-		out.results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
+		out.Results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
 	}
 	for _, p := range parts {
-		if out.err == nil {
-			out.err = p.err
+		if out.Err == nil {
+			out.Err = p.Err
 		}
-		out.noIdle = out.noIdle || p.partial && p.noIdle
-		out.keyspace += p.keyspace
-		out.scanCalls += p.scanCalls
-		out.keysScanned += p.keysScanned
+		out.NoIdle = out.NoIdle || p.Partial && p.NoIdle
+		out.Keyspace += p.Keyspace
+		out.ScanCalls += p.ScanCalls
+		out.KeysScanned += p.KeysScanned
 		for b := range namespaces {
-			merged := out.results[b]
-			if r, ok := p.results[b]; ok {
+			merged := out.Results[b]
+			if r, ok := p.Results[b]; ok {
 				merged = index.MergeServedNamespace(merged, r, k)
-			} else if p.walk&(1<<b) != 0 && merged.Err == nil {
+			} else if p.Walk&(1<<b) != 0 && merged.Err == nil {
 				merged.Err = errBuildTookTheDeadline
 			}
-			out.results[b] = merged
+			out.Results[b] = merged
 		}
 	}
 	return out

@@ -22,53 +22,53 @@ func TestClusterMerge(t *testing.T) {
 	indexed := func(r walk.NamespaceResult, age time.Duration) index.ServedNamespace {
 		return index.ServedNamespace{NamespaceResult: r, Indexed: true, IndexAge: age}
 	}
-	m1 := indexServe{keyspace: 10, results: map[int]index.ServedNamespace{
+	m1 := indexServe{Keyspace: 10, Results: map[int]index.ServedNamespace{
 		0: indexed(walk.NamespaceResult{Namespace: ns[0], Keys: 3, KeysWithoutTTL: 1, FenceKeys: 2, MinTTL: 5 * time.Second, HasTTL: true,
 			MaxIdle: 30 * time.Second, HasIdle: true, Stalest: []walk.KeyInfo{key("a:1", 30), key("a:2", 10)}, Complete: true}, 0),
 		1: indexed(walk.NamespaceResult{Namespace: ns[1], Keys: 1, Complete: true}, 0),
 	}}
-	m2 := indexServe{keyspace: 20, results: map[int]index.ServedNamespace{
+	m2 := indexServe{Keyspace: 20, Results: map[int]index.ServedNamespace{
 		0: indexed(walk.NamespaceResult{Namespace: ns[0], Keys: 4, MinTTL: 2 * time.Second, HasTTL: true, MaxIdle: 20 * time.Second, HasIdle: true,
 			Stalest: []walk.KeyInfo{key("a:3", 20), key("a:4", 1)}, Complete: true}, time.Second),
-	}, walk: 1 << 1, walkWhy: map[int]string{1: whyResyncing}}
-	m2walk := walkOf{mask: 1 << 1, res: &walk.Result{Up: true, IdleTimeAvailable: true, Keyspace: 20, ScanCalls: 3, KeysScanned: 2,
+	}, Walk: 1 << 1, WalkWhy: map[int]string{1: whyResyncing}}
+	m2walk := walkOf{Mask: 1 << 1, Res: &walk.Result{Up: true, IdleTimeAvailable: true, Keyspace: 20, ScanCalls: 3, KeysScanned: 2,
 		Namespaces: []walk.NamespaceResult{{Namespace: ns[1], Keys: 2, KeysWithoutTTL: 1, Complete: true}}}}
 
 	got := mergeServes(ns, topK, []indexServe{m1, m2}, []walkOf{{}, m2walk})
-	if got.walk != 0 || got.walked[1] != whyResyncing || len(got.walked) != 1 || got.keyspace != 30 || got.partial ||
-		got.scanCalls != 3 || got.keysScanned != 2 {
-		t.Fatalf("walk %b walked %v keyspace %d partial %v scans %d/%d", got.walk, got.walked, got.keyspace, got.partial, got.scanCalls, got.keysScanned)
+	if got.Walk != 0 || got.Walked[1] != whyResyncing || len(got.Walked) != 1 || got.Keyspace != 30 || got.Partial ||
+		got.ScanCalls != 3 || got.KeysScanned != 2 {
+		t.Fatalf("walk %b walked %v keyspace %d partial %v scans %d/%d", got.Walk, got.Walked, got.Keyspace, got.Partial, got.ScanCalls, got.KeysScanned)
 	}
-	a := got.results[0]
+	a := got.Results[0]
 	if a.Keys != 7 || a.KeysWithoutTTL != 1 || a.FenceKeys != 2 || a.MinTTL != 2*time.Second || a.MaxIdle != 30*time.Second ||
 		walkKeysOf(a.Stalest) != "a:1 a:3" || a.IndexAge != time.Second || !a.Complete || !a.Indexed {
 		t.Errorf("merged %+v", a)
 	}
-	if b := got.results[1]; b.Keys != 3 || b.KeysWithoutTTL != 1 || !b.Complete || !b.Indexed {
+	if b := got.Results[1]; b.Keys != 3 || b.KeysWithoutTTL != 1 || !b.Complete || !b.Indexed {
 		t.Errorf("b, from m1's index and m2's walk: %+v", b)
 	}
 	cut := m2walk
-	cut.res = &walk.Result{Up: true, IdleTimeAvailable: true, Namespaces: []walk.NamespaceResult{{Namespace: ns[1], Keys: 1}}}
-	if b := mergeServes(ns, topK, []indexServe{m1, m2}, []walkOf{{}, cut}).results[1]; b.Keys != 2 || b.Complete {
+	cut.Res = &walk.Result{Up: true, IdleTimeAvailable: true, Namespaces: []walk.NamespaceResult{{Namespace: ns[1], Keys: 1}}}
+	if b := mergeServes(ns, topK, []indexServe{m1, m2}, []walkOf{{}, cut}).Results[1]; b.Keys != 2 || b.Complete {
 		t.Errorf("b with m2's walk cut by the deadline: keys %d complete %v, want a lower bound", b.Keys, b.Complete)
 	}
 
 	down := errors.New("no answer")
-	if got := mergeServes(ns, topK, []indexServe{m1, {err: down}}, []walkOf{{}, {}}); got.err != down {
-		t.Errorf("a master that did not answer: err %v", got.err)
+	if got := mergeServes(ns, topK, []indexServe{m1, {Err: down}}, []walkOf{{}, {}}); got.Err != down {
+		t.Errorf("a master that did not answer: err %v", got.Err)
 	}
 
 	building := buildingServe(&walk.Result{Up: true, IdleTimeAvailable: true, Keyspace: 5, Namespaces: []walk.NamespaceResult{
 		{Namespace: ns[0], Keys: 2, Stalest: []walk.KeyInfo{key("a:9", 99)}}, {Namespace: ns[1], Keys: 1},
 	}})
 	p := mergeServes(ns, topK, []indexServe{m1, building, m2}, nil)
-	if !p.partial || p.err != nil || p.keyspace != 35 || len(p.results) != 2 {
+	if !p.Partial || p.Err != nil || p.Keyspace != 35 || len(p.Results) != 2 {
 		t.Fatalf("partial %+v", p)
 	}
-	if a := p.results[0]; a.Keys != 9 || walkKeysOf(a.Stalest) != "a:9 a:1" || a.Complete {
+	if a := p.Results[0]; a.Keys != 9 || walkKeysOf(a.Stalest) != "a:9 a:1" || a.Complete {
 		t.Errorf("partial a: %+v", a)
 	}
-	if b := p.results[1]; b.Keys != 2 || !errors.Is(b.Err, errBuildTookTheDeadline) {
+	if b := p.Results[1]; b.Keys != 2 || !errors.Is(b.Err, errBuildTookTheDeadline) {
 		t.Errorf("partial b (walked by one master): keys %d err %v, want unknown", b.Keys, b.Err)
 	}
 }

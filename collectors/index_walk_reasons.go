@@ -1,6 +1,6 @@
 package collectors
 
-// Why an index node hands a namespace to the walk for a scrape (indexServe.walkWhy): the
+// Why an index node hands a namespace to the walk for a scrape (indexServe.WalkWhy): the
 // reason label values of lock_exporter_scan_mode, a contract, which the exposition gives as
 // they are.
 const (
