@@ -24,8 +24,8 @@ var errNoMasters = errors.New("the cluster's slot map names no master")
 
 // lockIndex is the index a Scanner serves indexed namespaces from: one node's, or a cluster's.
 type lockIndex interface {
-	collect(ctx context.Context) indexServe
-	counts() indexCounts
+	collect(ctx context.Context) index.Serve
+	counts() index.Counts
 	// readmit brings namespace b, back under the key budget, into the index (index.KeyBudget).
 	readmit(b int)
 	close()
@@ -65,7 +65,7 @@ type clusterIndex struct {
 
 	mu       sync.Mutex
 	nodes    map[string]*indexNode // by address; nil before the first listing
-	retired  indexCounts           // the counts of masters whose index was stopped
+	retired  index.Counts          // the counts of masters whose index was stopped
 	topology int64                 // listings that found the masters changed
 	closed   bool
 }
@@ -194,10 +194,10 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	return nil
 }
 
-func (ci *clusterIndex) counts() indexCounts {
+func (ci *clusterIndex) counts() index.Counts {
 	ci.mu.Lock()
 	nodes := slices.Collect(maps.Values(ci.nodes))
-	out := indexCounts{Resyncs: map[string]int64{}}
+	out := index.Counts{Resyncs: map[string]int64{}}
 	out.Add(ci.retired)
 	out.Resyncs[index.ResyncTopology] += ci.topology
 	ci.mu.Unlock()
@@ -235,8 +235,8 @@ func (ci *clusterIndex) close() {
 
 // collect lists the masters, has each master's index serve the scrape (concurrently), and
 // merges what they served.
-func (ci *clusterIndex) collect(ctx context.Context) indexServe {
-	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
+func (ci *clusterIndex) collect(ctx context.Context) index.Serve {
+	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	select {
 	case <-ci.loaded:
 	case <-ctx.Done():
@@ -252,7 +252,7 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 		return strings.Compare(a.client.Options().Addr, b.client.Options().Addr)
 	})
 	ci.mu.Unlock()
-	parts := make([]indexServe, len(nodes))
+	parts := make([]index.Serve, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Go(func() { parts[i] = n.collect(ctx) })
@@ -260,9 +260,9 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 	wg.Wait()
 	for _, p := range parts {
 		if p.Partial {
-			return mergePartialServes(ci.namespaces, ci.env.opts.walk.TopK, parts)
+			return index.MergePartialServes(ci.namespaces, ci.env.opts.walk.TopK, parts)
 		}
 	}
 	ci.awaitResyncs(ctx, nodes, parts)
-	return mergeServes(ci.namespaces, ci.env.opts.walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
+	return index.MergeServes(ci.namespaces, ci.env.opts.walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
@@ -96,8 +97,8 @@ func (mw *masterWalkers) close() {
 
 // walkResyncing walks, concurrently, each master whose part asks for a walk, for just the
 // namespaces it cannot serve, and returns the walks by part.
-func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, parts []indexServe) []walkOf {
-	walks := make([]walkOf, len(parts))
+func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, parts []index.Serve) []index.WalkOf {
+	walks := make([]index.WalkOf, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
 		if p.Walk == 0 || p.Err != nil || p.Partial {
@@ -123,7 +124,7 @@ const resyncGap = 3 * feedInterval
 // move costs it. It waits while the build under way can be expected to end before the scrape's
 // deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
 // the time left.
-func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []indexServe) {
+func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []index.Serve) {
 	deadline := time.Now().Add(ci.env.opts.walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -131,16 +132,16 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 	until := deadline.Add(-time.Until(deadline) / 10)
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		if !onlyResyncing(p) {
+		if !index.OnlyResyncing(p) {
 			continue
 		}
 		n := nodes[i]
 		wg.Go(func() {
 			// Asked again, it may start another resync: its slots may have changed again
 			// while it built (a reshard moving slot after slot).
-			for onlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
+			for index.OnlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
 				parts[i] = n.collect(ctx)
-				if onlyResyncing(parts[i]) && n.isCurrent() {
+				if index.OnlyResyncing(parts[i]) && n.isCurrent() {
 					break // a current index that serves nothing: a master failed over
 				}
 			}

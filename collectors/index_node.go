@@ -107,10 +107,10 @@ func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexN
 }
 
 // counts is the node's share of the index figures a Result carries.
-func (n *indexNode) counts() indexCounts {
+func (n *indexNode) counts() index.Counts {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return indexCounts{Resyncs: maps.Clone(n.resyncs), Entries: n.entries, Corrections: n.corrections, Backstops: n.backstops}
+	return index.Counts{Resyncs: maps.Clone(n.resyncs), Entries: n.entries, Corrections: n.corrections, Backstops: n.backstops}
 }
 
 func (n *indexNode) close() {
@@ -252,7 +252,7 @@ func (n *indexNode) refuse(err error) {
 	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
 	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
-		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, trackingRefusedText),
+		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, index.TrackingRefusedText),
 			"lock_namespace", ns.Name, "err", err)
 	}
 	n.mu.Lock()

@@ -175,7 +175,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 
 // mergeServed is an indexed scrape's result: the namespaces the index served (served), and those
 // walked (walked, nil when none was) at their positions in walkPos, with the reason they were.
-func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
+func (ix *indexer) mergeServed(served index.Serve, walked *Result, counts index.Counts, walkPos map[int]string) *Result {
 	res := servedHeader(served)
 	res.IndexResyncs, res.IndexEntries = counts.Resyncs, counts.Entries
 	res.IndexCorrections, res.IndexBackstops = counts.Corrections, counts.Backstops
@@ -265,7 +265,7 @@ func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 }
 
 // servedHeader is the Result of what an index served, without its namespaces.
-func servedHeader(served indexServe) *Result {
+func servedHeader(served index.Serve) *Result {
 	return &Result{
 		Up: served.Err == nil, Err: publicErr(served.Err), IdleTimeAvailable: !served.NoIdle,
 		Keyspace: served.Keyspace, ScanCalls: served.ScanCalls, KeysScanned: served.KeysScanned,
@@ -274,7 +274,7 @@ func servedHeader(served indexServe) *Result {
 
 // publicServed converts the namespaces an index served into the API's, by bit: the one place
 // besides publicResult where what the index saw becomes a Result's.
-func (ix *indexer) publicServed(served indexServe) map[int]NamespaceResult {
+func (ix *indexer) publicServed(served index.Serve) map[int]NamespaceResult {
 	out := make(map[int]NamespaceResult, len(served.Results))
 	for b, r := range served.Results {
 		pub := publicNamespaceResult(r.NamespaceResult, ix.opts.Namespaces[ix.indexedPos[b]])
@@ -288,7 +288,7 @@ func (ix *indexer) publicServed(served indexServe) map[int]NamespaceResult {
 // partialBuild is a scrape's answer from the first build's walk, cut at the scrape's deadline:
 // the indexed namespaces as a cut walk reports them (Complete false), the others not read this
 // time (Redis was reached, so the walk of those is the next scrape's).
-func (ix *indexer) partialBuild(served indexServe) *Result {
+func (ix *indexer) partialBuild(served index.Serve) *Result {
 	res := servedHeader(served)
 	byName := map[string]NamespaceResult{}
 	for _, ns := range ix.publicServed(served) {
@@ -299,7 +299,7 @@ func (ix *indexer) partialBuild(served indexServe) *Result {
 		r, ok := byName[ns.Name]
 		if !ok {
 			// Walked namespaces had no time left: unknown, not zero.
-			r = NamespaceResult{Namespace: ns, Err: errBuildTookTheDeadline}
+			r = NamespaceResult{Namespace: ns, Err: index.ErrBuildTookTheDeadline}
 		}
 		r.Mode, r.ModeReason = modeIndex, ""
 		if why, walked := ix.walkWhy[i]; walked {

@@ -48,11 +48,11 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 // connection and the re-reads of every key it named), checks the server's identity, aggregates
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
-func (n *indexNode) collect(ctx context.Context) indexServe {
-	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
+func (n *indexNode) collect(ctx context.Context) index.Serve {
+	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	start := time.Now()
 	if building, ok := n.awaitFirstBuild(ctx); ok {
-		return buildingServe(building)
+		return index.BuildingServe(building)
 	}
 	if !n.syncMu.lockCtx(ctx) {
 		out.Err = walk.ErrNoAnswer // the feed loop waits for a Redis that does not answer
@@ -71,7 +71,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 // serveLocked is collect once syncMu is held: it decides what the index can serve, brings it up
 // to the scrape, and serves it. handed is true when syncMu was handed to a round trip still
 // under way (scrapePing): the caller must not release it.
-func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.Time) (served indexServe, handed bool) {
+func (n *indexNode) serveLocked(ctx context.Context, out index.Serve, start time.Time) (served index.Serve, handed bool) {
 	// maxmemory-policy is a runtime setting: each scrape asks OBJECT IDLETIME again, as each
 	// walk does, so that idle times come back once an LFU policy is switched off. Under LFU
 	// the cost is one refused command, after which the node remembers it for this scrape.
@@ -81,17 +81,17 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
-		return out.WalkAll(len(n.namespaces), whyTrackingRefused), false
+		return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused), false
 	case n.idx == nil || !usable:
 		// No build has succeeded yet, or the last one failed: the index held may never have
 		// been current, or be behind by the retry's backoff.
-		return out.WalkAll(len(n.namespaces), whyIndexUnavailable), false
+		return out.WalkAll(len(n.namespaces), index.WhyIndexUnavailable), false
 	}
 	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
 		if overBudget&(1<<b) != 0 {
 			out.Walk |= 1 << b
-			out.WalkWhy[b] = whyKeyBudget
+			out.WalkWhy[b] = index.WhyKeyBudget
 		}
 	}
 	if current {
@@ -102,7 +102,7 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 			return out, true // the round trip releases syncMu when its reply arrives
 		case isRefusal(err):
 			n.refuseIndex(err)
-			return out.WalkAll(len(n.namespaces), whyTrackingRefused), false
+			return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused), false
 		case err != nil:
 			out.Err = err
 			return out, false
@@ -113,12 +113,12 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 
 // serveChecked reads the server's identity and TIME, and serves the index as of that TIME if it
 // still holds this server's data; otherwise the scrape walks. syncMu is held.
-func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time.Time) indexServe {
+func (n *indexNode) serveChecked(ctx context.Context, out index.Serve, start time.Time) index.Serve {
 	ident, keyspace, now, err := n.readIdentity(ctx, true)
 	if refused := index.RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)
-		return out.WalkAll(len(n.namespaces), whyTrackingRefused)
+		return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused)
 	}
 	if err != nil {
 		out.Err = err
@@ -126,7 +126,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time
 	}
 	out.Keyspace = keyspace
 	if n.dataInDoubt(ident) {
-		return out.WalkAll(len(n.namespaces), whyResyncing)
+		return out.WalkAll(len(n.namespaces), index.WhyResyncing)
 	}
 	return n.serveIndex(ctx, out, start, now)
 }
@@ -155,7 +155,7 @@ func (n *indexNode) dataInDoubt(ident index.ServerIdentity) bool {
 // serveIndex fills out's results from the index as of now (server ms): every namespace out does
 // not walk, with exact top-K lists, hold ages, and the holders of the locks listed. syncMu is
 // held.
-func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.Time, now int64) indexServe {
+func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.Time, now int64) index.Serve {
 	n.mu.Lock()
 	age := time.Duration(0)
 	if !n.current {

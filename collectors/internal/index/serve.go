@@ -1,22 +1,21 @@
-package collectors
+package index
 
 import (
 	"errors"
 	"slices"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// indexServe is what a node's index serves one scrape.
-type indexServe struct {
+// Serve is what a node's index serves one scrape.
+type Serve struct {
 	// Walk is the mask of indexed namespaces the scrape must walk instead: all of them while no
 	// complete index exists (before the first build, or after a refusal), and those past the
 	// key budget.
 	Walk     uint64
 	WalkWhy  map[int]string
 	Err      error // Redis did not answer: the scrape's lock_exporter_up is 0
-	Results  map[int]index.ServedNamespace
+	Results  map[int]ServedNamespace
 	Keyspace int64
 	NoIdle   bool
 	// Partial marks the first build's walk as seen at the scrape's deadline, when the build had
@@ -30,24 +29,24 @@ type indexServe struct {
 	ScanCalls, KeysScanned int64
 }
 
-// errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
+// ErrBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
 // build held until its deadline.
-var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
+var ErrBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
 
-// buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
+// BuildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
 // deadline: its namespaces are the node's, in bit order.
-func buildingServe(w *walk.Result) indexServe {
-	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}, Partial: true}
+func BuildingServe(w *walk.Result) Serve {
+	out := Serve{WalkWhy: map[int]string{}, Results: map[int]ServedNamespace{}, Partial: true}
 	out.Err, out.NoIdle, out.Keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
 	out.ScanCalls, out.KeysScanned = w.ScanCalls, w.KeysScanned
 	for b, ns := range w.Namespaces {
-		out.Results[b] = index.ServedNamespace{NamespaceResult: ns}
+		out.Results[b] = ServedNamespace{NamespaceResult: ns}
 	}
 	return out
 }
 
 // WalkAll sends the scrape's namespaces, all n of them, to the walk for why.
-func (out indexServe) WalkAll(n int, why string) indexServe {
+func (out Serve) WalkAll(n int, why string) Serve {
 	out.Walk = uint64(1)<<n - 1
 	for b := range n {
 		out.WalkWhy[b] = why
@@ -55,27 +54,27 @@ func (out indexServe) WalkAll(n int, why string) indexServe {
 	return out
 }
 
-// onlyResyncing reports whether p asks for a walk only because its master resyncs.
-func onlyResyncing(p indexServe) bool {
+// OnlyResyncing reports whether p asks for a walk only because its master resyncs.
+func OnlyResyncing(p Serve) bool {
 	if p.Walk == 0 || p.Err != nil || p.Partial {
 		return false
 	}
 	for _, why := range p.WalkWhy {
-		if why != whyResyncing {
+		if why != WhyResyncing {
 			return false
 		}
 	}
 	return true
 }
 
-// indexCounts are the index figures a Result carries.
-type indexCounts struct {
+// Counts are the index figures a Result carries.
+type Counts struct {
 	Resyncs                map[string]int64
 	Entries                int
 	Corrections, Backstops int64
 }
 
-func (c *indexCounts) Add(o indexCounts) {
+func (c *Counts) Add(o Counts) {
 	if c.Resyncs == nil {
 		c.Resyncs = map[string]int64{}
 	}
@@ -87,21 +86,21 @@ func (c *indexCounts) Add(o indexCounts) {
 	c.Backstops += o.Backstops
 }
 
-// walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
-type walkOf struct {
+// WalkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
+type WalkOf struct {
 	Mask uint64
 	Res  *walk.Result
 }
 
-// mergeServes combines the masters' answers (parts, in address order; namespaces by bit, each
+// MergeServes combines the masters' answers (parts, in address order; namespaces by bit, each
 // listing its k first keys) and the walks of the masters that could not serve some namespace
 // from their index (walks, by part): Redis is down if any master did not answer, and the
 // figures add up as one walk of every master would count them. A namespace read partly by a
 // walk is named in walked with the first such master's reason.
-func mergeServes(namespaces []walk.Namespace, k int, parts []indexServe, walks []walkOf) indexServe {
-	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}, Walked: map[int]string{}}
-	if slices.ContainsFunc(parts, func(p indexServe) bool { return p.Partial }) {
-		return mergePartialServes(namespaces, k, parts)
+func MergeServes(namespaces []walk.Namespace, k int, parts []Serve, walks []WalkOf) Serve {
+	out := Serve{WalkWhy: map[int]string{}, Results: map[int]ServedNamespace{}, Walked: map[int]string{}}
+	if slices.ContainsFunc(parts, func(p Serve) bool { return p.Partial }) {
+		return MergePartialServes(namespaces, k, parts)
 	}
 	for i, p := range parts {
 		if out.Err == nil {
@@ -139,7 +138,7 @@ func mergeServes(namespaces []walk.Namespace, k int, parts []indexServe, walks [
 			case first:
 				out.Results[b], first = r, false
 			default:
-				out.Results[b] = index.MergeServedNamespace(out.Results[b], r, k)
+				out.Results[b] = MergeServedNamespace(out.Results[b], r, k)
 			}
 		}
 		if r, ok := out.Results[b]; ok {
@@ -160,14 +159,14 @@ func namespaceOf(res *walk.Result, name string) (walk.NamespaceResult, bool) {
 	return walk.NamespaceResult{}, false
 }
 
-// mergePartialServes is the scrape's answer while a first build still walks some master: the masters
+// MergePartialServes is the scrape's answer while a first build still walks some master: the masters
 // built so far and the walks in progress add up to a lower bound (partialBuild marks every
 // namespace incomplete). A namespace some master cannot serve at all is not read this time.
 // Idle time counts as unavailable only where a build's walk found it so.
-func mergePartialServes(namespaces []walk.Namespace, k int, parts []indexServe) indexServe {
-	out := indexServe{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}, Partial: true}
+func MergePartialServes(namespaces []walk.Namespace, k int, parts []Serve) Serve {
+	out := Serve{WalkWhy: map[int]string{}, Results: map[int]ServedNamespace{}, Partial: true}
 	for b, ns := range namespaces {
-		out.Results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
+		out.Results[b] = ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
 	}
 	for _, p := range parts {
 		if out.Err == nil {
@@ -180,9 +179,9 @@ func mergePartialServes(namespaces []walk.Namespace, k int, parts []indexServe) 
 		for b := range namespaces {
 			merged := out.Results[b]
 			if r, ok := p.Results[b]; ok {
-				merged = index.MergeServedNamespace(merged, r, k)
+				merged = MergeServedNamespace(merged, r, k)
 			} else if p.Walk&(1<<b) != 0 && merged.Err == nil {
-				merged.Err = errBuildTookTheDeadline
+				merged.Err = ErrBuildTookTheDeadline
 			}
 			out.Results[b] = merged
 		}
