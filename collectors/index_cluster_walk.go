@@ -6,94 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/redis/go-redis/v9"
 )
-
-// masterWalkers walks, for a cluster's scrape, only the masters whose index cannot serve some
-// namespace this time (a resync after a slot move or a failover, a refusal, the key budget):
-// a resharding resyncs the two masters of each moved slot, and walking every master for that
-// would make the exporter cost what the walk costs for as long as the resharding runs. Each
-// walker reads one master for the namespaces that master must walk, kept while that set stays
-// the same (so concurrent scrapes share its walk).
-type masterWalkers struct {
-	mu      sync.Mutex
-	walkers map[string]*masterWalker // by master address
-	closed  bool
-}
-
-type masterWalker struct {
-	mask uint64
-	w    *walk.Walker
-}
-
-// scan walks master c for the indexed namespaces in mask (bits of namespaces).
-func (mw *masterWalkers) scan(ctx context.Context, opts indexOptions, c *redis.Client, mask uint64) *walk.Result {
-	w := mw.walker(opts, c, mask)
-	if w == nil {
-		return closedWalk(opts.namespaces)
-	}
-	return w.Scan(ctx)
-}
-
-// closedWalk is the walk of a Scanner closed: nothing read of namespaces.
-func closedWalk(namespaces []walk.Namespace) *walk.Result {
-	res := &walk.Result{Err: walk.ErrClosed, IdleTimeAvailable: true}
-	for _, ns := range namespaces {
-		res.Namespaces = append(res.Namespaces, walk.NamespaceResult{Namespace: ns})
-	}
-	return res
-}
-
-func (mw *masterWalkers) walker(opts indexOptions, c *redis.Client, mask uint64) *walk.Walker {
-	addr := c.Options().Addr
-	mw.mu.Lock()
-	defer mw.mu.Unlock()
-	if mw.closed {
-		return nil
-	}
-	if w := mw.walkers[addr]; w != nil {
-		if w.mask == mask {
-			return w.w
-		}
-		w.w.Close() // a scrape still reading it gets the walk it shares, or closedResult
-	}
-	scrape := opts.scrape
-	scrape.Namespaces = nil
-	for b, ns := range opts.namespaces {
-		if mask&(1<<b) != 0 {
-			scrape.Namespaces = append(scrape.Namespaces, ns)
-		}
-	}
-	w := walk.NewWalker(context.Background(), c, scrape)
-	if mw.walkers == nil {
-		mw.walkers = map[string]*masterWalker{}
-	}
-	mw.walkers[addr] = &masterWalker{mask: mask, w: w}
-	return w
-}
-
-// forget stops the walker of a master that is gone.
-func (mw *masterWalkers) forget(addr string) {
-	mw.mu.Lock()
-	w := mw.walkers[addr]
-	delete(mw.walkers, addr)
-	mw.mu.Unlock()
-	if w != nil {
-		w.w.Close()
-	}
-}
-
-func (mw *masterWalkers) close() {
-	mw.mu.Lock()
-	mw.closed = true
-	walkers := mw.walkers
-	mw.walkers = nil
-	mw.mu.Unlock()
-	for _, w := range walkers {
-		w.w.Close()
-	}
-}
 
 // walkResyncing walks, concurrently, each master whose part asks for a walk, for just the
 // namespaces it cannot serve, and returns the walks by part.
@@ -105,7 +18,7 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 			continue
 		}
 		walks[i].Mask = p.Walk
-		wg.Go(func() { walks[i].Res = ci.walkers.scan(ctx, ci.env.opts, nodes[i].client, p.Walk) })
+		wg.Go(func() { walks[i].Res = ci.walkers.scan(ctx, ci.env.opts.scrape, nodes[i].client, p.Walk) })
 	}
 	wg.Wait()
 	return walks
