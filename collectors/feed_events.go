@@ -7,9 +7,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
-// eventsFunc is Options.onEvents as the node reads it (EventsFunc).
-type eventsFunc func(key string, mask uint64, events []string, at int64)
-
 // handOverEvents passes the events of the keys just re-read (drainEvents) to Options.onEvents. The tracking
 // feed has none: it names a changed key once, however many times it changed. syncMu is held.
 func (n *indexNode) handOverEvents() {

@@ -10,18 +10,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 )
 
-// feedKind is the change feed an index node opens, as Options.Feed asks for it (feedKindOf).
-type feedKind uint8
-
-const (
-	// feedKindNone is a node's feed before its first: no kind.
-	feedKindNone feedKind = iota
-	// feedKindAuto: notifications where CONFIG GET shows them sufficient, else tracking.
-	feedKindAuto
-	feedKindTracking
-	feedKindNotifications
-)
-
 // errNotificationsOff is a build's error with --scan.feed=notifications on a server whose
 // CONFIG GET shows that it does not publish every event the index needs: the build is retried
 // (the walk serves meanwhile), so an operator who turns them on needs no restart.
