@@ -34,7 +34,7 @@ func (n *indexNode) following() bool {
 func (n *indexNode) followsNotifications() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.feedState.source == feedKindNotifications
+	return n.feedState.source == index.FeedKindNotifications
 }
 
 // judgeFeedByBackstop loses a notifications feed whose keys the backstop walk had to correct:

@@ -61,7 +61,7 @@ type clusterIndex struct {
 	// than a scrape that lists the masters should wait.
 	retiring sync.WaitGroup
 
-	walkers masterWalkers // walk the masters that cannot serve a scrape from their index
+	walkers index.MasterWalkers // walk the masters that cannot serve a scrape from their index
 
 	mu       sync.Mutex
 	nodes    map[string]*indexNode // by address; nil before the first listing
@@ -184,7 +184,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	ci.mu.Unlock()
 
 	for _, n := range gone {
-		ci.walkers.forget(n.client.Options().Addr)
+		ci.walkers.Forget(n.client.Options().Addr)
 		ci.retiring.Go(n.close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
@@ -229,7 +229,7 @@ func (ci *clusterIndex) close() {
 	for _, n := range nodes {
 		n.close()
 	}
-	ci.walkers.close()
+	ci.walkers.Close()
 	ci.retiring.Wait()
 }
 

@@ -18,7 +18,7 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 			continue
 		}
 		walks[i].Mask = p.Walk
-		wg.Go(func() { walks[i].Res = ci.walkers.scan(ctx, ci.env.opts.scrape, nodes[i].client, p.Walk) })
+		wg.Go(func() { walks[i].Res = ci.walkers.Scan(ctx, ci.env.opts.scrape, nodes[i].client, p.Walk) })
 	}
 	wg.Wait()
 	return walks

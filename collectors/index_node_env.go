@@ -33,10 +33,10 @@ type indexOptions struct {
 	backstopKeysPerSecond int
 	backstopEvery         time.Duration
 	// feed is the change feed asked for (Options.Feed).
-	feed feedKind
+	feed index.FeedKind
 	// moveWaitMax, onEvents and recordHoldAgesOnly are Options' unexported settings.
 	moveWaitMax        time.Duration
-	onEvents           eventsFunc
+	onEvents           index.EventsFunc
 	recordHoldAgesOnly bool
 	logger             *slog.Logger
 }

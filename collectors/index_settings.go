@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
@@ -52,14 +53,14 @@ const DefaultBackstopKeysPerSecond = 2000
 const DefaultBackstopEvery = 10 * time.Minute
 
 // feedKindOf is the feed kind an index node reads for the source Options.Feed asks for.
-func feedKindOf(s FeedSource) feedKind {
+func feedKindOf(s FeedSource) index.FeedKind {
 	switch s {
 	case FeedTracking:
-		return feedKindTracking
+		return index.FeedKindTracking
 	case FeedNotifications:
-		return feedKindNotifications
+		return index.FeedKindNotifications
 	}
-	return feedKindAuto
+	return index.FeedKindAuto
 }
 
 // indexOptionsOf is what the nodes indexing the namespaces indexed read of opts, which hold
@@ -72,7 +73,7 @@ func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
 	return indexOptions{
 		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
 		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
-		feed: feedKindOf(opts.Feed), moveWaitMax: opts.moveWaitMax, onEvents: eventsFunc(opts.onEvents),
+		feed: feedKindOf(opts.Feed), moveWaitMax: opts.moveWaitMax, onEvents: index.EventsFunc(opts.onEvents),
 		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,
 	}
 }

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// masterWalkers walks, for a cluster's scrape, only the masters whose index cannot serve some
+// MasterWalkers walks, for a cluster's scrape, only the masters whose index cannot serve some
 // namespace this time (a resync after a slot move or a failover, a refusal, the key budget):
 // a resharding resyncs the two masters of each moved slot, and walking every master for that
 // would make the exporter cost what the walk costs for as long as the resharding runs. Each
 // walker reads one master for the namespaces that master must walk, kept while that set stays
 // the same (so concurrent scrapes share its walk).
-type masterWalkers struct {
+type MasterWalkers struct {
 	mu      sync.Mutex
 	walkers map[string]*masterWalker // by master address
 	closed  bool
@@ -25,9 +25,9 @@ type masterWalker struct {
 	w    *walk.Walker
 }
 
-// scan walks master c, with the options of a master's walk for a scrape (scrape, whose
+// Scan walks master c, with the options of a master's walk for a scrape (scrape, whose
 // namespaces are the indexed ones by bit), for the namespaces in mask.
-func (mw *masterWalkers) scan(ctx context.Context, scrape walk.Options, c *redis.Client, mask uint64) *walk.Result {
+func (mw *MasterWalkers) Scan(ctx context.Context, scrape walk.Options, c *redis.Client, mask uint64) *walk.Result {
 	w := mw.walker(scrape, c, mask)
 	if w == nil {
 		return closedWalk(scrape.Namespaces)
@@ -44,7 +44,7 @@ func closedWalk(namespaces []walk.Namespace) *walk.Result {
 	return res
 }
 
-func (mw *masterWalkers) walker(scrape walk.Options, c *redis.Client, mask uint64) *walk.Walker {
+func (mw *MasterWalkers) walker(scrape walk.Options, c *redis.Client, mask uint64) *walk.Walker {
 	addr := c.Options().Addr
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
@@ -72,8 +72,8 @@ func (mw *masterWalkers) walker(scrape walk.Options, c *redis.Client, mask uint6
 	return w
 }
 
-// forget stops the walker of a master that is gone.
-func (mw *masterWalkers) forget(addr string) {
+// Forget stops the walker of a master that is gone.
+func (mw *MasterWalkers) Forget(addr string) {
 	mw.mu.Lock()
 	w := mw.walkers[addr]
 	delete(mw.walkers, addr)
@@ -83,7 +83,7 @@ func (mw *masterWalkers) forget(addr string) {
 	}
 }
 
-func (mw *masterWalkers) close() {
+func (mw *MasterWalkers) Close() {
 	mw.mu.Lock()
 	mw.closed = true
 	walkers := mw.walkers
