@@ -193,34 +193,6 @@ func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.
 	return out
 }
 
-// indexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
-// idle is false when the server does not track idle time. The scrape that serves it names its
-// namespace (mergeServed).
-func indexedResult(a index.NamespaceAggregate, k int, idle bool) index.ServedNamespace {
-	r := index.ServedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
-		Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
-		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true,
-	}}
-	r.Stalest = firstK(a.Top, k)
-	r.StalestNoTTL = firstK(a.NoTTLTop, k)
-	if idle && len(r.Stalest) > 0 {
-		r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
-	}
-	return r
-}
-
-// appendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
-func appendHolderKeys(keys []string, r index.ServedNamespace) []string {
-	for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
-		for _, ki := range list {
-			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
-				keys = append(keys, ki.Key)
-			}
-		}
-	}
-	return keys
-}
-
 // addHolders reads the values of holderKeys and sets them as the holders of the keys listed in
 // results; a holder key that cannot be read leaves its locks listed without a holder.
 func (n *indexNode) addHolders(ctx context.Context, results map[int]index.ServedNamespace, holderKeys []string) {
@@ -302,13 +274,6 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 		}()
 		return true, ctx.Err()
 	}
-}
-
-// firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
-// cut names).
-func firstK(t *walk.TopK, k int) []walk.KeyInfo {
-	out := t.Sorted()
-	return out[:min(k, len(out))]
 }
 
 // exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is
