@@ -180,13 +180,13 @@ func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.
 		if out.Walk&(1<<b) != 0 {
 			continue
 		}
-		r := indexedResult(aggs[b], k, idle)
+		r := index.IndexedResult(aggs[b], k, idle)
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
 		r.LifecycleGap = lifeGap
 		if held != nil {
-			withHeld(&r, held[b])
+			index.WithHeld(&r, held[b])
 		}
-		holderKeys = appendHolderKeys(holderKeys, r)
+		holderKeys = index.AppendHolderKeys(holderKeys, r)
 		out.Results[b] = r
 	}
 	n.addHolders(ctx, out.Results, holderKeys)

@@ -1,15 +1,14 @@
-package collectors
+package index
 
 import (
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// indexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
+// IndexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
 // idle is false when the server does not track idle time. The scrape that serves it names its
 // namespace (mergeServed).
-func indexedResult(a index.NamespaceAggregate, k int, idle bool) index.ServedNamespace {
-	r := index.ServedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
+func IndexedResult(a NamespaceAggregate, k int, idle bool) ServedNamespace {
+	r := ServedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
 		Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
 		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true,
 	}}
@@ -21,8 +20,8 @@ func indexedResult(a index.NamespaceAggregate, k int, idle bool) index.ServedNam
 	return r
 }
 
-// appendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
-func appendHolderKeys(keys []string, r index.ServedNamespace) []string {
+// AppendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
+func AppendHolderKeys(keys []string, r ServedNamespace) []string {
 	for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
 		for _, ki := range list {
 			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
@@ -48,7 +47,7 @@ func firstK(t *walk.TopK, k int) []walk.KeyInfo {
 // the feed names the holder key then (its "{…" prefix is tracked), so a scrape ages the kept
 // times against its own TIME and serves what a fresh walk would read.
 
-// withHeld sets r's hold ages from its namespace's aggregate a, as the walk sets them.
-func withHeld(r *index.ServedNamespace, a index.HeldAggregate) {
+// WithHeld sets r's hold ages from its namespace's aggregate a, as the walk sets them.
+func WithHeld(r *ServedNamespace, a HeldAggregate) {
 	r.LongestHeld, r.MaxHeld, r.HasHeld = a.Top.Sorted(), a.Max, a.Has
 }
