@@ -41,7 +41,7 @@ func firstK(t *walk.TopK, k int) []walk.KeyInfo {
 
 // Hold ages from the index. A lock's hold age is the server's TIME less the acquisition time in
 // its holder record ({L}:holder, written by lease with Policy.RecordHolder). The index keeps the
-// acquisition time per lock (indexEntry.acquired), read with the lock wherever a namespace that
+// acquisition time per lock (Entry.Acquired), read with the lock wherever a namespace that
 // declares ExpectedMaxHold matches it: by the build's walk, by the backstop walk, and by every
 // re-read the change feed asks for. The time only changes when the holder key is written, and
 // the feed names the holder key then (its "{…" prefix is tracked), so a scrape ages the kept
