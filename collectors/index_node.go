@@ -14,7 +14,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // feedInterval is how often the feed loop reads the tracking connection (a TIME round trip) and
@@ -483,18 +482,4 @@ func (n *indexNode) lose(reason string) {
 		n.current = false
 		n.lost = reason
 	}
-}
-
-// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
-// matches key.
-func (n *indexNode) maskOf(key string) uint64 {
-	var buf [index.MaxNamespaces]int32
-	var m uint64
-	// As the walk sorts keys: a companion counts under its lock's namespace too.
-	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
-		m = index.MaskOf(n.cls.Classify(key, buf[:0]))
-	} else {
-		m = index.MaskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
-	}
-	return m &^ n.budget.OverMask()
 }
