@@ -8,17 +8,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// DefaultBackstopKeysPerSecond paces the backstop walk: the keys per second its SCAN visits. At
-// about 1 µs of Redis CPU per key visited (a walk of 10M keys costs 10.8 s), 2000 keys/s cost
-// Redis about 2 ms a second, 65 ms per 30 s scrape interval, on any keyspace: a 10M-key database is
-// walked in 83 minutes. Measured in docs/performance-exporter.md.
-const DefaultBackstopKeysPerSecond = 2000
-
-// DefaultBackstopEvery is the rest from the end of one backstop walk to the start of the next,
-// so that a small keyspace is not walked over and over and a keyspace that takes longer than
-// that to walk at the backstop's pace is not walked without a pause either.
-const DefaultBackstopEvery = 10 * time.Minute
-
 // backstopLoop runs paced backstop walks while the index follows its feed, each after a rest of
 // Options.BackstopEvery counted from the end of the walk before (or from the start of the
 // following); ctx ends with the feed (a resync rebuilds the index with a walk anyway).
@@ -203,7 +192,7 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := maskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.OverMask()
+		mask := index.MaskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.OverMask()
 		if mask == 0 {
 			continue
 		}

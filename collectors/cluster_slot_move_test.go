@@ -164,8 +164,8 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			freshWalk(t, cc, ns)
 			oneWalk := scanCallsOnServer(t, clients[from]) - before
 			s := indexed(t, cc, ns)
-			movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[index.ResyncSlotsMoved] }
-			entries := func(m *redistest.Server) int { return clusterNode(t, s.index.cluster, m.Addr).counts().entries }
+			movedResyncs := func() int64 { return s.index.cluster.counts().Resyncs[index.ResyncSlotsMoved] }
+			entries := func(m *redistest.Server) int { return clusterNode(t, s.index.cluster, m.Addr).counts().Entries }
 			scans := func() [2]int { return [2]int{scanCallsOnServer(t, clients[from]), scanCallsOnServer(t, clients[to])} }
 			resyncsBefore, scansBefore := movedResyncs(), scans()
 			entriesBefore := [2]int{entries(from), entries(to)}
@@ -267,7 +267,7 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	}
 	t.Cleanup(s.Close)
 	waitCurrent(t, s)
-	movedResyncs := func() int64 { return s.index.cluster.counts().resyncs[index.ResyncSlotsMoved] }
+	movedResyncs := func() int64 { return s.index.cluster.counts().Resyncs[index.ResyncSlotsMoved] }
 	before := movedResyncs()
 
 	move := cluster.BeginSlotMigration(t, cluster.Slot(t, key), to)

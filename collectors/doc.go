@@ -52,12 +52,16 @@
 // # Layout
 //
 // The engine's parts point one way, down: the Scanner and the exposition (scanner.go,
-// collector.go, metrics_*.go) use the index (an indexer, index_*.go, backstop_walk.go,
-// feed_*.go, lifecycle_slot_moves.go), which owns walkers for what it cannot serve; both use the
-// rooms under internal/, which use none of this package. The index's nodes read options of their
-// own (indexOptions, built once from [Options] in startIndex) and serve a scrape in the walk's
-// and the index's types, which the indexer turns into a [Result] (publicServed, beside
-// publicResult).
+// collector.go, metrics_*.go) use the index, whose nodes are here (the indexer that starts and
+// serves them, index_scan.go; a node's feed loop, resyncs, re-reads, scrape, identity checks,
+// lifecycle counts and backstop walk, index_*.go, backstop_walk.go, feed_*.go,
+// lifecycle_slot_moves.go; the cluster index over one node per master, index_cluster*.go); both
+// use the rooms under internal/, which use none of this package. What the index reads of
+// [Options] is made once in index_settings.go (indexOptionsOf, and the lifecycle tracker), so the
+// nodes read options of their own; they answer a scrape in internal/index's types (a Serve, the
+// index Counts), which the indexer turns into a [Result] in one place (mergeServed and
+// publicServed, beside publicResult), and the reasons they give for a namespace walked are
+// internal/index's (the same label values), which scan_mode.go names.
 // internal/walk is the walk: the walker and its walks in flight, each node's SCAN loop, the
 // inspection of keys, the per-namespace aggregates and top-K lists, the holder reads, and the
 // parts those stand on (the namespace classifier, the node client, the reply clock, SCAN's glob
@@ -65,12 +69,15 @@
 // returns a result of its own, which scan_result.go turns into a [Result] in one place
 // (publicResult), the top-K lists converted to [KeyInfo] there, so no internal type is API.
 // internal/index holds the index's parts that stand alone: the change feed (client tracking or
-// keyspace notifications, and the resync reasons), the server clock the index keeps its times
-// on, the key index (each node's indexed keys as last read, and their aggregation per
-// namespace) over its key store, the tracking prefixes and the command counts, the server's
-// identity (what tells a restart, a failover, a flush or a slot move), the key budget the
-// indexes share, and what an index serves of a namespace with the merge of two masters'
-// figures; it uses internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
+// keyspace notifications, and the resync reasons) and the kind of feed a node opens, the server
+// clock the index keeps its times on, the key index (each node's indexed keys as last read, and
+// their aggregation per namespace) over its key store, the builder that fills a key index from a
+// build's walk, the tracking prefixes and the command counts, the server's identity (what tells
+// a restart, a failover, a flush or a slot move), the key budget the indexes share, what an
+// index serves a scrape (a Serve: each namespace's figures from the key index's aggregate, the
+// namespaces handed to the walk and why, the counts) with the merge of the masters' answers, and
+// the walkers of the masters that cannot serve a cluster scrape from their index; it uses
+// internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
 // subscription and the lock lifecycle. Options, Namespace and the result types are the
 // vocabulary of this package.
 //

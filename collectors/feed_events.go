@@ -7,14 +7,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
-// EventsFunc receives, after a drain of a keyspace-notifications feed has re-read them, the
-// events of each lock key the feed named, in the order Redis published them ("set", "del",
-// "expire", "expired", "evicted", "hset", "rename_from", ...): mask is the key's indexed
-// namespaces (bit b is Options.Namespaces' b-th indexed one), at the drain's instant by the
-// server's clock, in Unix milliseconds. Companion keys (fence, holder) are not passed. It runs
-// under the node's lock: it must not call back into the Scanner.
-type EventsFunc func(key string, mask uint64, events []string, at int64)
-
 // handOverEvents passes the events of the keys just re-read (drainEvents) to Options.onEvents. The tracking
 // feed has none: it names a changed key once, however many times it changed. syncMu is held.
 func (n *indexNode) handOverEvents() {
@@ -42,7 +34,7 @@ func (n *indexNode) following() bool {
 func (n *indexNode) followsNotifications() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.feedState.source == FeedNotifications
+	return n.feedState.source == index.FeedKindNotifications
 }
 
 // judgeFeedByBackstop loses a notifications feed whose keys the backstop walk had to correct:

@@ -10,29 +10,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 )
 
-// FeedSource says what keeps the lock-key index current.
-type FeedSource string
-
-const (
-	// FeedAuto follows keyspace notifications where CONFIG GET shows the server publishes
-	// every event the index needs, else client tracking; a server that refuses both is walked.
-	FeedAuto FeedSource = "auto"
-	// FeedTracking follows RESP3 client tracking (CLIENT TRACKING ON BCAST).
-	FeedTracking FeedSource = "tracking"
-	// FeedNotifications follows keyspace notifications (PSUBSCRIBE __keyspace@<db>__:<prefix>*),
-	// and trusts the operator where CONFIG GET is refused.
-	FeedNotifications FeedSource = "notifications"
-)
-
-// ParseFeedSource parses the --scan.feed value.
-func ParseFeedSource(s string) (FeedSource, error) {
-	switch f := FeedSource(strings.TrimSpace(s)); f {
-	case FeedAuto, FeedTracking, FeedNotifications:
-		return f, nil
-	}
-	return "", fmt.Errorf("scan feed %q is not %q, %q or %q", s, FeedAuto, FeedTracking, FeedNotifications)
-}
-
 // errNotificationsOff is a build's error with --scan.feed=notifications on a server whose
 // CONFIG GET shows that it does not publish every event the index needs: the build is retried
 // (the walk serves meanwhile), so an operator who turns them on needs no restart.
@@ -40,13 +17,13 @@ var errNotificationsOff = errors.New("--scan.feed=notifications: the server does
 
 // feedState is what a node remembers of its feed between builds.
 type feedState struct {
-	source FeedSource // of the feed opened last; "" before the first
+	source index.FeedKind // of the feed opened last; index.FeedKindNone before the first
 	// configRefused: CONFIG GET was refused once. It is not asked again: each refusal is an
 	// entry in the server's ACL LOG.
 	configRefused bool
 }
 
-// openFeed opens the node's change feed from the source Options.Feed chooses. With FeedAuto, a
+// openFeed opens the node's change feed from the source Options.Feed chooses. With index.FeedKindAuto, a
 // notifications subscription the ACL refuses falls back to tracking.
 func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 	admit := func(k string) bool { return n.maskOf(k) != 0 }
@@ -55,14 +32,14 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 		return nil, err
 	}
 	var feed *index.ChangeFeed
-	if source == FeedNotifications {
+	if source == index.FeedKindNotifications {
 		feed, err = n.openNotificationFeed(ctx, admit, support)
-		if err != nil && isRefusal(err) && n.opts.feed == FeedAuto {
+		if err != nil && isRefusal(err) && n.opts.feed == index.FeedKindAuto {
 			n.opts.logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
-			source = FeedTracking
+			source = index.FeedKindTracking
 		}
 	}
-	if source == FeedTracking {
+	if source == index.FeedKindTracking {
 		feed, err = index.OpenChangeFeed(ctx, n.client.Options(), n.prefixes, admit)
 	}
 	if err == nil {
@@ -74,16 +51,16 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 // chooseFeed returns the source to open and, for notifications, what CONFIG GET showed (nil when
 // it was refused: the operator is trusted, and nothing is re-read). An error (no answer, or
 // notifications demanded where the server shows them insufficient) fails the build.
-func (n *indexNode) chooseFeed(ctx context.Context) (FeedSource, *keyspace.Support, error) {
+func (n *indexNode) chooseFeed(ctx context.Context) (index.FeedKind, *keyspace.Support, error) {
 	want := n.opts.feed
 	n.mu.Lock()
 	refused := n.feedState.configRefused
 	n.mu.Unlock()
-	if want == FeedTracking || refused && want == FeedAuto {
-		return FeedTracking, nil, nil
+	if want == index.FeedKindTracking || refused && want == index.FeedKindAuto {
+		return index.FeedKindTracking, nil, nil
 	}
 	if refused {
-		return FeedNotifications, nil, nil
+		return index.FeedKindNotifications, nil, nil
 	}
 	support, err := keyspace.Probe(ctx, n.client)
 	switch {
@@ -93,18 +70,18 @@ func (n *indexNode) chooseFeed(ctx context.Context) (FeedSource, *keyspace.Suppo
 		n.mu.Unlock()
 		return n.chooseFeed(ctx)
 	case err != nil:
-		return "", nil, err
+		return index.FeedKindNone, nil, err
 	case support.Sufficient():
-		return FeedNotifications, &support, nil
-	case want == FeedNotifications:
-		return "", nil, fmt.Errorf("%w: %s", errNotificationsOff, support.Shortfall())
+		return index.FeedKindNotifications, &support, nil
+	case want == index.FeedKindNotifications:
+		return index.FeedKindNone, nil, fmt.Errorf("%w: %s", errNotificationsOff, support.Shortfall())
 	}
-	return FeedTracking, nil, nil
+	return index.FeedKindTracking, nil, nil
 }
 
 // noteFeedSource records the source of the feed just opened, and logs it when it is not the one
 // before (the first feed, or auto moving between the two).
-func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support) {
+func (n *indexNode) noteFeedSource(source index.FeedKind, support *keyspace.Support) {
 	n.mu.Lock()
 	changed := n.feedState.source != source
 	n.feedState.source = source
@@ -114,7 +91,7 @@ func (n *indexNode) noteFeedSource(source FeedSource, support *keyspace.Support)
 	}
 	addr := n.client.Options().Addr
 	switch {
-	case source == FeedTracking:
+	case source == index.FeedKindTracking:
 		n.opts.logger.Info("lock key index: following client tracking", "addr", addr)
 	case support == nil:
 		n.opts.logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)

@@ -24,30 +24,11 @@ var errNoMasters = errors.New("the cluster's slot map names no master")
 
 // lockIndex is the index a Scanner serves indexed namespaces from: one node's, or a cluster's.
 type lockIndex interface {
-	collect(ctx context.Context) indexServe
-	counts() indexCounts
+	collect(ctx context.Context) index.Serve
+	counts() index.Counts
 	// readmit brings namespace b, back under the key budget, into the index (index.KeyBudget).
 	readmit(b int)
 	close()
-}
-
-// indexCounts are the index figures a Result carries.
-type indexCounts struct {
-	resyncs                map[string]int64
-	entries                int
-	corrections, backstops int64
-}
-
-func (c *indexCounts) add(o indexCounts) {
-	if c.resyncs == nil {
-		c.resyncs = map[string]int64{}
-	}
-	for r, v := range o.resyncs {
-		c.resyncs[r] += v
-	}
-	c.entries += o.entries
-	c.corrections += o.corrections
-	c.backstops += o.backstops
 }
 
 // clusterIndex keeps one index per master of a Redis Cluster, each with its own change feed on
@@ -62,7 +43,7 @@ func (c *indexCounts) add(o indexCounts) {
 // walked alone for it, so a resharding costs Redis the resyncs of the masters whose slots move,
 // not a walk of the whole cluster.
 type clusterIndex struct {
-	ix         *indexer
+	env        nodeEnv // what each master's node is given
 	cc         *redis.ClusterClient
 	namespaces []walk.Namespace // the indexed namespaces (indexOptions.namespaces), by bit
 	prefixes   []string
@@ -80,21 +61,21 @@ type clusterIndex struct {
 	// than a scrape that lists the masters should wait.
 	retiring sync.WaitGroup
 
-	walkers masterWalkers // walk the masters that cannot serve a scrape from their index
+	walkers index.MasterWalkers // walk the masters that cannot serve a scrape from their index
 
 	mu       sync.Mutex
 	nodes    map[string]*indexNode // by address; nil before the first listing
-	retired  indexCounts           // the counts of masters whose index was stopped
+	retired  index.Counts          // the counts of masters whose index was stopped
 	topology int64                 // listings that found the masters changed
 	closed   bool
 }
 
-func newClusterIndex(ix *indexer, cc *redis.ClusterClient, prefixes []string) *clusterIndex {
+func newClusterIndex(env nodeEnv, cc *redis.ClusterClient, prefixes []string) *clusterIndex {
 	ci := &clusterIndex{
-		ix: ix, cc: cc, namespaces: ix.nodeOpts.namespaces, prefixes: prefixes,
+		env: env, cc: cc, namespaces: env.opts.namespaces, prefixes: prefixes,
 		done: make(chan struct{}), loaded: make(chan struct{}), refreshMu: make(syncLock, 1),
 	}
-	ci.ctx, ci.cancel = context.WithCancel(ix.base)
+	ci.ctx, ci.cancel = context.WithCancel(env.base)
 	go ci.run()
 	return ci
 }
@@ -119,7 +100,7 @@ func (ci *clusterIndex) run() {
 // forEachMaster) and starts or stops the masters' indexes to match.
 func (ci *clusterIndex) refresh(ctx context.Context) error {
 	if !ci.refreshMu.lockCtx(ctx) {
-		return ErrNoAnswer
+		return walk.ErrNoAnswer
 	}
 	defer ci.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, feedCommandTimeout)
@@ -142,7 +123,7 @@ func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
 		listed := ci.nodes != nil
 		ci.mu.Unlock()
 		if ctx.Err() != nil || !listed {
-			return ErrNoAnswer
+			return walk.ErrNoAnswer
 		}
 		return nil
 	}
@@ -183,14 +164,14 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 			delete(ci.nodes, addr)
 			// Its counts move to retired now, so the counters a scrape sums never go back.
 			counts := n.counts()
-			counts.entries = 0
-			ci.retired.add(counts)
+			counts.Entries = 0
+			ci.retired.Add(counts)
 		}
 	}
 	added := 0
 	for addr, c := range masters {
 		if ci.nodes[addr] == nil {
-			n := makeIndexNode(ci.ix.indexEnv(), c, ci.prefixes)
+			n := makeIndexNode(ci.env, c, ci.prefixes)
 			n.clusterMaster, n.late = true, !first
 			ci.nodes[addr] = n
 			go n.run()
@@ -203,25 +184,25 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	ci.mu.Unlock()
 
 	for _, n := range gone {
-		ci.walkers.forget(n.client.Options().Addr)
+		ci.walkers.Forget(n.client.Options().Addr)
 		ci.retiring.Go(n.close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
-		ci.ix.opts.Logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
+		ci.env.opts.logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
 			"masters", slices.Sorted(maps.Keys(masters)), "started", added, "stopped", len(gone))
 	}
 	return nil
 }
 
-func (ci *clusterIndex) counts() indexCounts {
+func (ci *clusterIndex) counts() index.Counts {
 	ci.mu.Lock()
 	nodes := slices.Collect(maps.Values(ci.nodes))
-	out := indexCounts{resyncs: map[string]int64{}}
-	out.add(ci.retired)
-	out.resyncs[index.ResyncTopology] += ci.topology
+	out := index.Counts{Resyncs: map[string]int64{}}
+	out.Add(ci.retired)
+	out.Resyncs[index.ResyncTopology] += ci.topology
 	ci.mu.Unlock()
 	for _, n := range nodes {
-		out.add(n.counts())
+		out.Add(n.counts())
 	}
 	return out
 }
@@ -248,22 +229,22 @@ func (ci *clusterIndex) close() {
 	for _, n := range nodes {
 		n.close()
 	}
-	ci.walkers.close()
+	ci.walkers.Close()
 	ci.retiring.Wait()
 }
 
 // collect lists the masters, has each master's index serve the scrape (concurrently), and
 // merges what they served.
-func (ci *clusterIndex) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
+func (ci *clusterIndex) collect(ctx context.Context) index.Serve {
+	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	select {
 	case <-ci.loaded:
 	case <-ctx.Done():
-		out.err = ErrNoAnswer
+		out.Err = walk.ErrNoAnswer
 		return out
 	}
 	if err := ci.refreshForScrape(ctx); err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
 	ci.mu.Lock()
@@ -271,115 +252,17 @@ func (ci *clusterIndex) collect(ctx context.Context) indexServe {
 		return strings.Compare(a.client.Options().Addr, b.client.Options().Addr)
 	})
 	ci.mu.Unlock()
-	parts := make([]indexServe, len(nodes))
+	parts := make([]index.Serve, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Go(func() { parts[i] = n.collect(ctx) })
 	}
 	wg.Wait()
 	for _, p := range parts {
-		if p.partial {
-			return ci.mergePartial(parts)
+		if p.Partial {
+			return index.MergePartialServes(ci.namespaces, ci.env.opts.walk.TopK, parts)
 		}
 	}
 	ci.awaitResyncs(ctx, nodes, parts)
-	return ci.merge(parts, ci.walkResyncing(ctx, nodes, parts))
-}
-
-// merge combines the masters' answers (parts, in address order) and the walks of the masters
-// that could not serve some namespace from their index (walks, by part): Redis is down if any
-// master did not answer, and the figures add up as one walk of every master would count them.
-// A namespace read partly by a walk is named in walked with the first such master's reason.
-func (ci *clusterIndex) merge(parts []indexServe, walks []walkOf) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, walked: map[int]string{}}
-	if slices.ContainsFunc(parts, func(p indexServe) bool { return p.partial }) {
-		return ci.mergePartial(parts)
-	}
-	for i, p := range parts {
-		if out.err == nil {
-			out.err = p.err
-		}
-		keyspace := p.keyspace
-		out.noIdle = out.noIdle || p.noIdle
-		if walks != nil && walks[i].res != nil {
-			w := walks[i].res
-			if !w.Up && out.err == nil {
-				out.err = w.Err
-			}
-			if keyspace == 0 {
-				keyspace = w.Keyspace // a master that refused tracking, or before its first build
-			}
-			out.noIdle = out.noIdle || !w.IdleTimeAvailable
-			out.scanCalls += w.ScanCalls
-			out.keysScanned += w.KeysScanned
-		}
-		out.keyspace += keyspace
-	}
-	k := ci.ix.nodeOpts.walk.TopK
-	for b, ns := range ci.namespaces {
-		first, indexed := true, false
-		for i, p := range parts {
-			r, ok := p.results[b]
-			indexed = indexed || ok
-			if !ok && walks[i].mask&(1<<b) != 0 && walks[i].res != nil {
-				r.NamespaceResult, ok = namespaceOf(walks[i].res, ns.Name)
-				if _, named := out.walked[b]; ok && !named {
-					out.walked[b] = p.walkWhy[b]
-				}
-			}
-			switch {
-			case !ok:
-			case first:
-				out.results[b], first = r, false
-			default:
-				out.results[b] = index.MergeServedNamespace(out.results[b], r, k)
-			}
-		}
-		if r, ok := out.results[b]; ok {
-			r.Indexed = indexed
-			out.results[b] = r
-		}
-	}
-	return out
-}
-
-// namespaceOf is the result of the namespace named name in res.
-func namespaceOf(res *walk.Result, name string) (walk.NamespaceResult, bool) {
-	for _, r := range res.Namespaces {
-		if r.Namespace.Name == name {
-			return r, true
-		}
-	}
-	return walk.NamespaceResult{}, false
-}
-
-// mergePartial is the scrape's answer while a first build still walks some master: the masters
-// built so far and the walks in progress add up to a lower bound (partialBuild marks every
-// namespace incomplete). A namespace some master cannot serve at all is not read this time.
-// Idle time counts as unavailable only where a build's walk found it so.
-func (ci *clusterIndex) mergePartial(parts []indexServe) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
-	for b, ns := range ci.namespaces {
-		out.results[b] = index.ServedNamespace{NamespaceResult: walk.NamespaceResult{Namespace: ns}}
-	}
-	k := ci.ix.nodeOpts.walk.TopK
-	for _, p := range parts {
-		if out.err == nil {
-			out.err = p.err
-		}
-		out.noIdle = out.noIdle || p.partial && p.noIdle
-		out.keyspace += p.keyspace
-		out.scanCalls += p.scanCalls
-		out.keysScanned += p.keysScanned
-		for b := range ci.namespaces {
-			merged := out.results[b]
-			if r, ok := p.results[b]; ok {
-				merged = index.MergeServedNamespace(merged, r, k)
-			} else if p.walk&(1<<b) != 0 && merged.Err == nil {
-				merged.Err = errBuildTookTheDeadline
-			}
-			out.results[b] = merged
-		}
-	}
-	return out
+	return index.MergeServes(ci.namespaces, ci.env.opts.walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
 }

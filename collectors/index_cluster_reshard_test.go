@@ -134,7 +134,7 @@ func resyncBuildBegun(n *indexNode, resyncsBefore int64) bool {
 }
 
 // nodeResyncs is how many resyncs n has begun, for every reason.
-func nodeResyncs(n *indexNode) int64 { return sumResyncs(n.counts().resyncs) }
+func nodeResyncs(n *indexNode) int64 { return sumResyncs(n.counts().Resyncs) }
 
 func sumResyncs(byReason map[string]int64) int64 {
 	var total int64

@@ -5,112 +5,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/redis/go-redis/v9"
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
-
-// masterWalkers walks, for a cluster's scrape, only the masters whose index cannot serve some
-// namespace this time (a resync after a slot move or a failover, a refusal, the key budget):
-// a resharding resyncs the two masters of each moved slot, and walking every master for that
-// would make the exporter cost what the walk costs for as long as the resharding runs. Each
-// walker reads one master for the namespaces that master must walk, kept while that set stays
-// the same (so concurrent scrapes share its walk).
-type masterWalkers struct {
-	mu      sync.Mutex
-	walkers map[string]*masterWalker // by master address
-	closed  bool
-}
-
-type masterWalker struct {
-	mask uint64
-	w    *walk.Walker
-}
-
-// walkOf is the walk of one master: which indexed namespaces (bits) it read, and what it saw.
-type walkOf struct {
-	mask uint64
-	res  *walk.Result
-}
-
-// scan walks master c for the indexed namespaces in mask (bits of namespaces).
-func (mw *masterWalkers) scan(ctx context.Context, parent *indexer, c *redis.Client, mask uint64) *walk.Result {
-	w := mw.walker(parent, c, mask)
-	if w == nil {
-		return closedWalk(parent.nodeOpts.namespaces)
-	}
-	return w.Scan(ctx)
-}
-
-// closedWalk is the walk of a Scanner closed: nothing read of namespaces.
-func closedWalk(namespaces []walk.Namespace) *walk.Result {
-	res := &walk.Result{Err: walk.ErrClosed, IdleTimeAvailable: true}
-	for _, ns := range namespaces {
-		res.Namespaces = append(res.Namespaces, walk.NamespaceResult{Namespace: ns})
-	}
-	return res
-}
-
-func (mw *masterWalkers) walker(parent *indexer, c *redis.Client, mask uint64) *walk.Walker {
-	addr := c.Options().Addr
-	mw.mu.Lock()
-	defer mw.mu.Unlock()
-	if mw.closed {
-		return nil
-	}
-	if w := mw.walkers[addr]; w != nil {
-		if w.mask == mask {
-			return w.w
-		}
-		w.w.Close() // a scrape still reading it gets the walk it shares, or closedResult
-	}
-	opts := parent.nodeOpts.scrape
-	opts.Namespaces = nil
-	for b, ns := range parent.nodeOpts.namespaces {
-		if mask&(1<<b) != 0 {
-			opts.Namespaces = append(opts.Namespaces, ns)
-		}
-	}
-	w := walk.NewWalker(context.Background(), c, opts)
-	if mw.walkers == nil {
-		mw.walkers = map[string]*masterWalker{}
-	}
-	mw.walkers[addr] = &masterWalker{mask: mask, w: w}
-	return w
-}
-
-// forget stops the walker of a master that is gone.
-func (mw *masterWalkers) forget(addr string) {
-	mw.mu.Lock()
-	w := mw.walkers[addr]
-	delete(mw.walkers, addr)
-	mw.mu.Unlock()
-	if w != nil {
-		w.w.Close()
-	}
-}
-
-func (mw *masterWalkers) close() {
-	mw.mu.Lock()
-	mw.closed = true
-	walkers := mw.walkers
-	mw.walkers = nil
-	mw.mu.Unlock()
-	for _, w := range walkers {
-		w.w.Close()
-	}
-}
 
 // walkResyncing walks, concurrently, each master whose part asks for a walk, for just the
 // namespaces it cannot serve, and returns the walks by part.
-func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, parts []indexServe) []walkOf {
-	walks := make([]walkOf, len(parts))
+func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, parts []index.Serve) []index.WalkOf {
+	walks := make([]index.WalkOf, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		if p.walk == 0 || p.err != nil || p.partial {
+		if p.Walk == 0 || p.Err != nil || p.Partial {
 			continue
 		}
-		walks[i].mask = p.walk
-		wg.Go(func() { walks[i].res = ci.walkers.scan(ctx, ci.ix, nodes[i].client, p.walk) })
+		walks[i].Mask = p.Walk
+		wg.Go(func() { walks[i].Res = ci.walkers.Scan(ctx, ci.env.opts.scrape, nodes[i].client, p.Walk) })
 	}
 	wg.Wait()
 	return walks
@@ -129,43 +37,30 @@ const resyncGap = 3 * feedInterval
 // move costs it. It waits while the build under way can be expected to end before the scrape's
 // deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
 // the time left.
-func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []indexServe) {
-	deadline := time.Now().Add(ci.ix.opts.Timeout)
+func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []index.Serve) {
+	deadline := time.Now().Add(ci.env.opts.walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	until := deadline.Add(-time.Until(deadline) / 10)
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		if !onlyResyncing(p) {
+		if !index.OnlyResyncing(p) {
 			continue
 		}
 		n := nodes[i]
 		wg.Go(func() {
 			// Asked again, it may start another resync: its slots may have changed again
 			// while it built (a reshard moving slot after slot).
-			for onlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
+			for index.OnlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
 				parts[i] = n.collect(ctx)
-				if onlyResyncing(parts[i]) && n.isCurrent() {
+				if index.OnlyResyncing(parts[i]) && n.isCurrent() {
 					break // a current index that serves nothing: a master failed over
 				}
 			}
 		})
 	}
 	wg.Wait()
-}
-
-// onlyResyncing reports whether p asks for a walk only because its master resyncs.
-func onlyResyncing(p indexServe) bool {
-	if p.walk == 0 || p.err != nil || p.partial {
-		return false
-	}
-	for _, why := range p.walkWhy {
-		if why != reasonResyncing {
-			return false
-		}
-	}
-	return true
 }
 
 func (n *indexNode) isCurrent() bool {

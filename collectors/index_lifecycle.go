@@ -7,7 +7,6 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/lockwatch/lockwatch/internal/lockmetrics"
 )
 
 // Lock lifecycles from the index's change feed (collectors/internal/lifecycle): every re-read
@@ -17,35 +16,10 @@ import (
 // hold's state (indexEntry.began, holder, ended); the Scanner's tracker keeps the counters, one
 // set per indexed namespace shared by a cluster's masters, which outlive the indexes.
 
-// newLifecycleTracker is the tracker of the indexed namespaces. Recent ends (for the takeover
-// window) are bounded by an eighth of the key budget: each costs about as much as an index entry.
-func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
-	settings := make([]lifecycle.Settings, len(indexed))
-	for i, ns := range indexed {
-		settings[i] = lifecycle.Settings{TakeoverWindow: ns.TakeoverWindow, EndsByExpiry: ns.EndsByExpiry}
-		if settings[i].TakeoverWindow == 0 {
-			settings[i].TakeoverWindow = opts.TakeoverWindow
-		}
-	}
-	return lifecycle.New(lifecycle.Config{
-		Namespaces:    settings,
-		Buckets:       lockmetrics.HeldSecondsBuckets(),
-		MaxRecentEnds: max(1024, lifecycleAside(opts.IndexKeyBudget)),
-	})
-}
-
 // lifecycleAside is how many entries of lifecycle state may be kept beside the index (recent
 // ends, holds of keys read gone): an eighth of the key budget each, as each costs about what an
 // index entry does.
 func lifecycleAside(keyBudget int) int { return keyBudget / 8 }
-
-// holdOf is the lifecycle state entry e keeps (had: the index holds the key).
-func holdOf(e index.Entry, had bool) lifecycle.Hold {
-	if !had || e.Fence {
-		return lifecycle.Hold{}
-	}
-	return lifecycle.Hold{Present: true, Ended: e.Ended, Began: e.Began, ExpireAt: e.ExpireAt, Holder: e.Holder}
-}
 
 // lifecycleMask is the namespaces whose lifecycles the node follows now: the indexed ones not
 // walked for the key budget (nor coming back from it), while the index follows its feed; none
@@ -93,7 +67,7 @@ func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, ha
 		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.At, follow)
 	} else {
 		mask := n.typeMask((old.Mask|cur.Mask)&follow, typ)
-		h = n.life.Observe(n.lifeSrc, mask, key, holdOf(old, had), r, st.At)
+		h = n.life.Observe(n.lifeSrc, mask, key, index.HoldOf(old, had), r, st.At)
 	}
 	if has {
 		if !h.Present {
@@ -113,7 +87,7 @@ func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, ha
 // the next drain), so such a hold is kept aside until then (absentHolds). A key absent at both
 // readings is in no entry: its namespaces are its name's, its type the events'. syncMu is held.
 func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ uint8, events []string, holder uint64, at int64, follow uint64) lifecycle.Hold {
-	prev := holdOf(old, had)
+	prev := index.HoldOf(old, had)
 	if p, ok := n.absentHolds[key]; ok {
 		delete(n.absentHolds, key)
 		if !had {
@@ -163,7 +137,7 @@ func (n *indexNode) sweepLifecycle(now int64) {
 		if e.Fence || e.Ended || e.ExpireAt == 0 || e.ExpireAt+slack >= now {
 			continue
 		}
-		e.WithHold(life.Sweep(n.lifeSrc, n.typeMask(e.Mask&follow, e.Type), key, holdOf(*e, true), now, slack))
+		e.WithHold(life.Sweep(n.lifeSrc, n.typeMask(e.Mask&follow, e.Type), key, index.HoldOf(*e, true), now, slack))
 	}
 	life.Commit(n.lifeSrc) // this scrape checked the server's identity before the sweep
 	life.PruneRecent(now)

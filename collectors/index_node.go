@@ -106,10 +106,10 @@ func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexN
 }
 
 // counts is the node's share of the index figures a Result carries.
-func (n *indexNode) counts() indexCounts {
+func (n *indexNode) counts() index.Counts {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return indexCounts{resyncs: maps.Clone(n.resyncs), entries: n.entries, corrections: n.corrections, backstops: n.backstops}
+	return index.Counts{Resyncs: maps.Clone(n.resyncs), Entries: n.entries, Corrections: n.corrections, Backstops: n.backstops}
 }
 
 func (n *indexNode) close() {
@@ -251,7 +251,7 @@ func (n *indexNode) refuse(err error) {
 	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
 	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
-		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, reasonText[reasonTrackingRefused]),
+		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, index.TrackingRefusedText),
 			"lock_namespace", ns.Name, "err", err)
 	}
 	n.mu.Lock()
@@ -297,7 +297,7 @@ func (n *indexNode) build() error {
 	}
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
-	if err := n.install(ctx, b.result(), truncated, feed, ident); err != nil {
+	if err := n.install(ctx, b.Result(), truncated, feed, ident); err != nil {
 		return err
 	}
 	n.markBuilt(began, included)
@@ -324,14 +324,14 @@ func (n *indexNode) setBuilding(f *walk.Run) {
 // buildWalk builds an index of the node's keyspace with one walk, held to the key budget. It
 // returns the builder, the namespaces the build reads (included: those not sent to the walk as
 // it began), and the namespaces whose keys passed the budget during the walk (truncated).
-func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *indexBuilder, included uint64, truncated []int, err error) {
+func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *index.Builder, included uint64, truncated []int, err error) {
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b = newIndexBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
-	b.forgetHolds = dataReplaced(n.lostReason())
-	b.chargeTo(n.budget, n)
-	included = ^b.exclude // namespaces coming back that this build reads
+	b = index.NewBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b.ForgetHolds = dataReplaced(n.lostReason())
+	b.ChargeTo(n.budget, n)
+	included = ^b.Exclude // namespaces coming back that this build reads
 	start := time.Now()
 	f := walk.NewRun(ctx, n.opts.walk, n.cls, n.replies, start, start.Add(buildTimeout))
 	f.Sink = b

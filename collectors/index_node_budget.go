@@ -1,6 +1,9 @@
 package collectors
 
-import "github.com/lockwatch/lockwatch/collectors/internal/index"
+import (
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
+	"github.com/lockwatch/lockwatch/internal/lockkeys"
+)
 
 // keepWithinBudget charges idx (the node's index, syncMu held) to the budget and drops from it
 // every namespace the budget sends to the walk, until the indexes fit in the budget.
@@ -29,4 +32,18 @@ func (n *indexNode) budgetWalked() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.budget.OverMask() | n.returning
+}
+
+// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
+// matches key.
+func (n *indexNode) maskOf(key string) uint64 {
+	var buf [index.MaxNamespaces]int32
+	var m uint64
+	// As the walk sorts keys: a companion counts under its lock's namespace too.
+	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
+		m = index.MaskOf(n.cls.Classify(key, buf[:0]))
+	} else {
+		m = index.MaskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
+	}
+	return m &^ n.budget.OverMask()
 }

@@ -33,27 +33,12 @@ type indexOptions struct {
 	backstopKeysPerSecond int
 	backstopEvery         time.Duration
 	// feed is the change feed asked for (Options.Feed).
-	feed FeedSource
+	feed index.FeedKind
 	// moveWaitMax, onEvents and recordHoldAgesOnly are Options' unexported settings.
 	moveWaitMax        time.Duration
-	onEvents           EventsFunc
+	onEvents           index.EventsFunc
 	recordHoldAgesOnly bool
 	logger             *slog.Logger
-}
-
-// indexOptionsOf is what the nodes indexing the namespaces indexed read of opts, which hold
-// defaults and are valid.
-func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
-	scrape := walkOptionsOf(opts, nil)
-	scrape.Namespaces = walkNamespaces(indexed)
-	w := scrape
-	w.MaxKeys = opts.IndexKeyBudget
-	return indexOptions{
-		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
-		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
-		feed: opts.Feed, moveWaitMax: opts.moveWaitMax, onEvents: opts.onEvents,
-		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,
-	}
 }
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the index's options,
@@ -70,9 +55,4 @@ type nodeEnv struct {
 	walker  nodeWalker
 	base    context.Context
 	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
-}
-
-// indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
-func (ix *indexer) indexEnv() nodeEnv {
-	return nodeEnv{opts: ix.nodeOpts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -257,3 +258,6 @@ func commandRefused(err error) bool {
 	msg := rerr.Error()
 	return strings.HasPrefix(msg, "NOPERM ") && strings.Contains(msg, "permissions to run") || strings.HasPrefix(msg, "ERR unknown command")
 }
+
+// trailingZeros is the bit of the lowest namespace in mask m.
+func trailingZeros(m uint64) int { return bits.TrailingZeros64(m) }

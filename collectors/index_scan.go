@@ -2,7 +2,6 @@ package collectors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math/bits"
@@ -70,11 +69,16 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
-		ix.cluster = newClusterIndex(ix, c, prefixes)
+		ix.cluster = newClusterIndex(ix.indexEnv(), c, prefixes)
 	case *redis.Client:
 		ix.node = newIndexNode(ix.indexEnv(), c, prefixes)
 	}
 	return ix.walkWhy, ix
+}
+
+// indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
+func (ix *indexer) indexEnv() nodeEnv {
+	return nodeEnv{opts: ix.nodeOpts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
 }
 
 // decideModes sets walkWhy and indexedPos, logging why each namespace not indexed is walked,
@@ -142,22 +146,22 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.Timeout)
 	defer cancel()
 	served := idx.collect(ctx)
-	if served.partial {
+	if served.Partial {
 		return ix.partialBuild(served)
 	}
 	walkPos := map[int]string{}
 	maps.Copy(walkPos, ix.walkWhy)
-	for m := served.walk; m != 0; m &= m - 1 {
+	for m := served.Walk; m != 0; m &= m - 1 {
 		b := bits.TrailingZeros64(m)
-		walkPos[ix.indexedPos[b]] = served.walkWhy[b]
+		walkPos[ix.indexedPos[b]] = served.WalkWhy[b]
 	}
 	var walked *Result
 	if len(walkPos) > 0 {
-		walked = walkedCopy(ix.walkerFor(served.walk).Scan(ctx), ix.opts.Namespaces, nil)
+		walked = walkedCopy(ix.walkerFor(served.Walk).Scan(ctx), ix.opts.Namespaces, nil)
 	}
 	// A cluster namespace that some masters served from their index and others by a walk of
 	// just those masters reports the walk: this scrape cost Redis a walk of them.
-	for b, why := range served.walked {
+	for b, why := range served.Walked {
 		walkPos[ix.indexedPos[b]] = why
 	}
 
@@ -171,10 +175,10 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 
 // mergeServed is an indexed scrape's result: the namespaces the index served (served), and those
 // walked (walked, nil when none was) at their positions in walkPos, with the reason they were.
-func (ix *indexer) mergeServed(served indexServe, walked *Result, counts indexCounts, walkPos map[int]string) *Result {
+func (ix *indexer) mergeServed(served index.Serve, walked *Result, counts index.Counts, walkPos map[int]string) *Result {
 	res := servedHeader(served)
-	res.IndexResyncs, res.IndexEntries = counts.resyncs, counts.entries
-	res.IndexCorrections, res.IndexBackstops = counts.corrections, counts.backstops
+	res.IndexResyncs, res.IndexEntries = counts.Resyncs, counts.Entries
+	res.IndexCorrections, res.IndexBackstops = counts.Corrections, counts.Backstops
 	byName := map[string]NamespaceResult{}
 	if walked != nil {
 		if res.Up && !walked.Up {
@@ -260,23 +264,19 @@ func (ix *indexer) walkerFor(mask uint64) *walk.Walker {
 	return w
 }
 
-// errBuildTookTheDeadline is the error of a walked namespace in a scrape that the index's first
-// build held until its deadline.
-var errBuildTookTheDeadline = errors.New("not read: the scrape's deadline passed during the lock-key index's first build")
-
 // servedHeader is the Result of what an index served, without its namespaces.
-func servedHeader(served indexServe) *Result {
+func servedHeader(served index.Serve) *Result {
 	return &Result{
-		Up: served.err == nil, Err: publicErr(served.err), IdleTimeAvailable: !served.noIdle,
-		Keyspace: served.keyspace, ScanCalls: served.scanCalls, KeysScanned: served.keysScanned,
+		Up: served.Err == nil, Err: publicErr(served.Err), IdleTimeAvailable: !served.NoIdle,
+		Keyspace: served.Keyspace, ScanCalls: served.ScanCalls, KeysScanned: served.KeysScanned,
 	}
 }
 
 // publicServed converts the namespaces an index served into the API's, by bit: the one place
 // besides publicResult where what the index saw becomes a Result's.
-func (ix *indexer) publicServed(served indexServe) map[int]NamespaceResult {
-	out := make(map[int]NamespaceResult, len(served.results))
-	for b, r := range served.results {
+func (ix *indexer) publicServed(served index.Serve) map[int]NamespaceResult {
+	out := make(map[int]NamespaceResult, len(served.Results))
+	for b, r := range served.Results {
 		pub := publicNamespaceResult(r.NamespaceResult, ix.opts.Namespaces[ix.indexedPos[b]])
 		pub.Indexed, pub.IndexAge, pub.lifecycleGap = r.Indexed, r.IndexAge, r.LifecycleGap
 		pub.Mode = modeIndex
@@ -288,7 +288,7 @@ func (ix *indexer) publicServed(served indexServe) map[int]NamespaceResult {
 // partialBuild is a scrape's answer from the first build's walk, cut at the scrape's deadline:
 // the indexed namespaces as a cut walk reports them (Complete false), the others not read this
 // time (Redis was reached, so the walk of those is the next scrape's).
-func (ix *indexer) partialBuild(served indexServe) *Result {
+func (ix *indexer) partialBuild(served index.Serve) *Result {
 	res := servedHeader(served)
 	byName := map[string]NamespaceResult{}
 	for _, ns := range ix.publicServed(served) {
@@ -299,7 +299,7 @@ func (ix *indexer) partialBuild(served indexServe) *Result {
 		r, ok := byName[ns.Name]
 		if !ok {
 			// Walked namespaces had no time left: unknown, not zero.
-			r = NamespaceResult{Namespace: ns, Err: errBuildTookTheDeadline}
+			r = NamespaceResult{Namespace: ns, Err: index.ErrBuildTookTheDeadline}
 		}
 		r.Mode, r.ModeReason = modeIndex, ""
 		if why, walked := ix.walkWhy[i]; walked {

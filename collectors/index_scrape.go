@@ -10,40 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// indexServe is what a node's index serves one scrape.
-type indexServe struct {
-	// walk is the mask of indexed namespaces the scrape must walk instead: all of them while no
-	// complete index exists (before the first build, or after a refusal), and those past the
-	// key budget.
-	walk     uint64
-	walkWhy  map[int]string
-	err      error // Redis did not answer: the scrape's lock_exporter_up is 0
-	results  map[int]index.ServedNamespace
-	keyspace int64
-	noIdle   bool
-	// partial marks the first build's walk as seen at the scrape's deadline, when the build had
-	// not finished (on a cluster: some master's), in results: served as a cut walk is (counts a
-	// lower bound, scrape_complete 0).
-	partial bool
-	// walked (a cluster's scrape) names the namespaces in results whose figures are partly a
-	// walk of the masters that could not serve them from their index, with that reason; the
-	// walks' SCAN calls and keys scanned are scanCalls and keysScanned.
-	walked                 map[int]string
-	scanCalls, keysScanned int64
-}
-
-// buildingServe is a scrape's answer from w, the first build's walk as seen at the scrape's
-// deadline: its namespaces are the node's, in bit order.
-func buildingServe(w *walk.Result) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}, partial: true}
-	out.err, out.noIdle, out.keyspace = w.Err, !w.IdleTimeAvailable, w.Keyspace
-	out.scanCalls, out.keysScanned = w.ScanCalls, w.KeysScanned
-	for b, ns := range w.Namespaces {
-		out.results[b] = index.ServedNamespace{NamespaceResult: ns}
-	}
-	return out
-}
-
 // awaitFirstBuild waits, before the first index exists, for the first build attempt to end
 // (a small keyspace takes milliseconds) or for ctx. If the attempt is still walking at ctx's end,
 // it returns the walk's snapshot (ok true): the scrape shares that walk rather than start a second.
@@ -82,14 +48,14 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 // connection and the re-reads of every key it named), checks the server's identity, aggregates
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
-func (n *indexNode) collect(ctx context.Context) indexServe {
-	out := indexServe{walkWhy: map[int]string{}, results: map[int]index.ServedNamespace{}}
+func (n *indexNode) collect(ctx context.Context) index.Serve {
+	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	start := time.Now()
 	if building, ok := n.awaitFirstBuild(ctx); ok {
-		return buildingServe(building)
+		return index.BuildingServe(building)
 	}
 	if !n.syncMu.lockCtx(ctx) {
-		out.err = ErrNoAnswer // the feed loop waits for a Redis that does not answer
+		out.Err = walk.ErrNoAnswer // the feed loop waits for a Redis that does not answer
 		return out
 	}
 	handed := false
@@ -105,7 +71,7 @@ func (n *indexNode) collect(ctx context.Context) indexServe {
 // serveLocked is collect once syncMu is held: it decides what the index can serve, brings it up
 // to the scrape, and serves it. handed is true when syncMu was handed to a round trip still
 // under way (scrapePing): the caller must not release it.
-func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.Time) (served indexServe, handed bool) {
+func (n *indexNode) serveLocked(ctx context.Context, out index.Serve, start time.Time) (served index.Serve, handed bool) {
 	// maxmemory-policy is a runtime setting: each scrape asks OBJECT IDLETIME again, as each
 	// walk does, so that idle times come back once an LFU policy is switched off. Under LFU
 	// the cost is one refused command, after which the node remembers it for this scrape.
@@ -115,30 +81,30 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
-		return out.walkAll(len(n.namespaces), reasonTrackingRefused), false
+		return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused), false
 	case n.idx == nil || !usable:
 		// No build has succeeded yet, or the last one failed: the index held may never have
 		// been current, or be behind by the retry's backoff.
-		return out.walkAll(len(n.namespaces), reasonIndexUnavailable), false
+		return out.WalkAll(len(n.namespaces), index.WhyIndexUnavailable), false
 	}
 	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
 		if overBudget&(1<<b) != 0 {
-			out.walk |= 1 << b
-			out.walkWhy[b] = reasonKeyBudget
+			out.Walk |= 1 << b
+			out.WalkWhy[b] = index.WhyKeyBudget
 		}
 	}
 	if current {
 		drainHanded, err := n.scrapeDrain(ctx)
 		switch {
 		case drainHanded:
-			out.err = ErrNoAnswer
+			out.Err = walk.ErrNoAnswer
 			return out, true // the round trip releases syncMu when its reply arrives
 		case isRefusal(err):
 			n.refuseIndex(err)
-			return out.walkAll(len(n.namespaces), reasonTrackingRefused), false
+			return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused), false
 		case err != nil:
-			out.err = err
+			out.Err = err
 			return out, false
 		}
 	}
@@ -147,20 +113,20 @@ func (n *indexNode) serveLocked(ctx context.Context, out indexServe, start time.
 
 // serveChecked reads the server's identity and TIME, and serves the index as of that TIME if it
 // still holds this server's data; otherwise the scrape walks. syncMu is held.
-func (n *indexNode) serveChecked(ctx context.Context, out indexServe, start time.Time) indexServe {
+func (n *indexNode) serveChecked(ctx context.Context, out index.Serve, start time.Time) index.Serve {
 	ident, keyspace, now, err := n.readIdentity(ctx, true)
 	if refused := index.RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)
-		return out.walkAll(len(n.namespaces), reasonTrackingRefused)
+		return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused)
 	}
 	if err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
-	out.keyspace = keyspace
+	out.Keyspace = keyspace
 	if n.dataInDoubt(ident) {
-		return out.walkAll(len(n.namespaces), reasonResyncing)
+		return out.WalkAll(len(n.namespaces), index.WhyResyncing)
 	}
 	return n.serveIndex(ctx, out, start, now)
 }
@@ -189,7 +155,7 @@ func (n *indexNode) dataInDoubt(ident index.ServerIdentity) bool {
 // serveIndex fills out's results from the index as of now (server ms): every namespace out does
 // not walk, with exact top-K lists, hold ages, and the holders of the locks listed. syncMu is
 // held.
-func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.Time, now int64) indexServe {
+func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.Time, now int64) index.Serve {
 	n.mu.Lock()
 	age := time.Duration(0)
 	if !n.current {
@@ -203,56 +169,28 @@ func (n *indexNode) serveIndex(ctx context.Context, out indexServe, start time.T
 
 	aggs, idle, err := n.exactTop(ctx, now)
 	if err != nil {
-		out.err = err
+		out.Err = err
 		return out
 	}
-	out.noIdle = !idle
+	out.NoIdle = !idle
 	k := n.opts.walk.TopK
 	held := n.idx.HeldAges(n.namespaces, now, k, n.opts.walk.FullKeys, !n.opts.recordHoldAgesOnly)
 	var holderKeys []string
 	for b := range n.namespaces {
-		if out.walk&(1<<b) != 0 {
+		if out.Walk&(1<<b) != 0 {
 			continue
 		}
-		r := indexedResult(aggs[b], k, idle)
+		r := index.IndexedResult(aggs[b], k, idle)
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
 		r.LifecycleGap = lifeGap
 		if held != nil {
-			withHeld(&r, held[b])
+			index.WithHeld(&r, held[b])
 		}
-		holderKeys = appendHolderKeys(holderKeys, r)
-		out.results[b] = r
+		holderKeys = index.AppendHolderKeys(holderKeys, r)
+		out.Results[b] = r
 	}
-	n.addHolders(ctx, out.results, holderKeys)
+	n.addHolders(ctx, out.Results, holderKeys)
 	return out
-}
-
-// indexedResult is an indexed namespace's result from its aggregate a, with its k stalest keys;
-// idle is false when the server does not track idle time. The scrape that serves it names its
-// namespace (mergeServed).
-func indexedResult(a index.NamespaceAggregate, k int, idle bool) index.ServedNamespace {
-	r := index.ServedNamespace{Indexed: true, NamespaceResult: walk.NamespaceResult{
-		Keys: a.Keys, KeysWithoutTTL: a.NoTTL, FenceKeys: a.Fence,
-		MinTTL: a.MinTTL, HasTTL: a.HasTTL, Complete: true,
-	}}
-	r.Stalest = firstK(a.Top, k)
-	r.StalestNoTTL = firstK(a.NoTTLTop, k)
-	if idle && len(r.Stalest) > 0 {
-		r.MaxIdle, r.HasIdle = r.Stalest[0].Idle, true
-	}
-	return r
-}
-
-// appendHolderKeys appends the listed keys of r that are holder keys (and not cut) to keys.
-func appendHolderKeys(keys []string, r index.ServedNamespace) []string {
-	for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
-		for _, ki := range list {
-			if _, ok := walk.HolderKeyOf(ki.Key); ok && !ki.Cut {
-				keys = append(keys, ki.Key)
-			}
-		}
-	}
-	return keys
 }
 
 // addHolders reads the values of holderKeys and sets them as the holders of the keys listed in
@@ -277,15 +215,6 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]index.Served
 	}
 }
 
-// walkAll sends the scrape's namespaces, all n of them, to the walk for why.
-func (out indexServe) walkAll(n int, why string) indexServe {
-	out.walk = uint64(1)<<n - 1
-	for b := range n {
-		out.walkWhy[b] = why
-	}
-	return out
-}
-
 // scrapeDrain brings the index up to the scrape: the feed drained (its round trip with scrapePing,
 // which may hand syncMu over: handed true), and the keys whose re-read was refused read again.
 // A lost feed marks the index behind (lose). syncMu is held.
@@ -294,7 +223,7 @@ func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
 	if n.feed != nil {
 		handed, pingErr := n.scrapePing(ctx)
 		if handed {
-			return true, ErrNoAnswer
+			return true, walk.ErrNoAnswer
 		}
 		if reason, err = n.drainPinged(ctx, pingErr); err != nil {
 			return false, err
@@ -345,13 +274,6 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 		}()
 		return true, ctx.Err()
 	}
-}
-
-// firstK keeps the k stalest of a sorted candidate list, as the walk's top-K does (labels,
-// cut names).
-func firstK(t *walk.TopK, k int) []walk.KeyInfo {
-	out := t.Sorted()
-	return out[:min(k, len(out))]
 }
 
 // exactTop aggregates the index and makes the top-K lists exact: an index entry's idle time is

@@ -77,7 +77,7 @@ func (n *indexNode) takeLifecycleGap() bool {
 // noteDeparture keeps the live hold of key, which a re-read redirected by a slot move found
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
 func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *walk.KeyReply) {
-	h := holdOf(old, had)
+	h := index.HoldOf(old, had)
 	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts.keyBudget) {
 		return
 	}

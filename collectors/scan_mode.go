@@ -55,10 +55,10 @@ const (
 	reasonWalkConfigured   = "walk_configured"
 	reasonNoLiteralPrefix  = "no_literal_prefix"
 	reasonTooManyIndexed   = "index_namespace_limit"
-	reasonTrackingRefused  = "tracking_refused"
-	reasonKeyBudget        = "key_budget"
-	reasonIndexUnavailable = "index_unavailable"
-	reasonResyncing        = "index_resync"
+	reasonTrackingRefused  = index.WhyTrackingRefused
+	reasonKeyBudget        = index.WhyKeyBudget
+	reasonIndexUnavailable = index.WhyIndexUnavailable
+	reasonResyncing        = index.WhyResyncing
 )
 
 // reasonText is the start-up log line's explanation of each reason.
@@ -66,7 +66,7 @@ var reasonText = map[string]string{
 	reasonWalkConfigured:   "--scan.mode=walk",
 	reasonNoLiteralPrefix:  "pattern has no literal prefix",
 	reasonTooManyIndexed:   fmt.Sprintf("more than %d namespaces are indexed", index.MaxNamespaces),
-	reasonTrackingRefused:  "the server refused RESP3 client tracking or a command the lock-key index needs",
+	reasonTrackingRefused:  index.TrackingRefusedText,
 	reasonKeyBudget:        index.KeyBudgetText,
 	reasonIndexUnavailable: "no current lock-key index (no build has succeeded yet, the last one failed and is retried, or the Redis client is neither a single-node, Sentinel nor Cluster client)",
 	reasonResyncing:        "the index is being rebuilt after its data changed without a feed message",

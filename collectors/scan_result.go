@@ -208,8 +208,8 @@ func publicNamespaceResult(w walk.NamespaceResult, ns Namespace) NamespaceResult
 	}
 }
 
-// publicErr is a walk's error with the walk's sentinel errors, which it returns unwrapped,
-// replaced by the API's.
+// publicErr is a walk's or an index's error with the walk's sentinel errors, which both return
+// unwrapped, replaced by the API's.
 func publicErr(err error) error {
 	switch err {
 	case walk.ErrNoAnswer:

@@ -24,6 +24,14 @@ func (e *Entry) WithHold(h lifecycle.Hold) {
 	e.Began, e.Holder, e.Ended = h.Began, h.Holder, h.Ended
 }
 
+// HoldOf is the lifecycle state entry e keeps (had: the index holds the key).
+func HoldOf(e Entry, had bool) lifecycle.Hold {
+	if !had || e.Fence {
+		return lifecycle.Hold{}
+	}
+	return lifecycle.Hold{Present: true, Ended: e.Ended, Began: e.Began, ExpireAt: e.ExpireAt, Holder: e.Holder}
+}
+
 // KeepHold carries the hold of old into e, a new reading of the same key by a build or a
 // backstop walk: neither begins nor ends a hold. The end by expiry stands while the expiry does.
 func (e *Entry) KeepHold(old Entry) {

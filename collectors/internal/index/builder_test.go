@@ -1,15 +1,15 @@
-package collectors
+package index
 
 import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
@@ -23,15 +23,15 @@ type reading struct {
 }
 
 // feedBuild gives a builder the readings, one batch each, as a walk would.
-func feedBuild(b *indexBuilder, rs []reading, at int64) {
+func feedBuild(b *Builder, rs []reading, at int64) {
 	for _, r := range rs {
 		bt := walk.NewBatch(1)
 		bt.Keys = append(bt.Keys, r.key)
 		for m := r.ns | 1; m != 0; m &= m - 1 { // a gone key was still classified
-			bt.NS = append(bt.NS, int32(trailingZeros(m)))
+			bt.NS = append(bt.NS, int32(bits.TrailingZeros64(m)))
 		}
 		bt.Off = append(bt.Off, int32(len(bt.NS)))
-		reply := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
+		reply := walk.KeyReply{Info: walk.KeyInfo{TTL: walk.NoTTL, Idle: r.idle}, Type: walk.TypeString, ExpireAt: -1, Gone: r.ns == 0, Fence: r.fence}
 		if r.ttl > 0 {
 			reply.Info.TTL, reply.ExpireAt = r.ttl, at+r.ttl.Milliseconds()
 		}
@@ -40,8 +40,8 @@ func feedBuild(b *indexBuilder, rs []reading, at int64) {
 }
 
 // snapshot is an index's keys and what aggregation reads of them (not the epoch).
-func snapshot(x *index.KeyIndex) map[string]index.Entry {
-	out := map[string]index.Entry{}
+func snapshot(x *KeyIndex) map[string]Entry {
+	out := map[string]Entry{}
 	for k, e := range x.All() {
 		c := *e
 		c.Epoch = 0
@@ -55,7 +55,7 @@ func snapshot(x *index.KeyIndex) map[string]index.Entry {
 // returned twice with different readings), whatever a failed build before it stamped; and while
 // it runs the served index keeps its figures (idle times aside).
 func TestIndexRebuildOnBase(t *testing.T) {
-	ns := walkNamespaces([]Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}})
+	ns := []walk.Namespace{{Name: "a", Pattern: "k*", StringsOnly: true}, {Name: "b", Pattern: "k*", StringsOnly: true}}
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
@@ -72,17 +72,17 @@ func TestIndexRebuildOnBase(t *testing.T) {
 			return rs
 		}
 		var mu sync.Mutex
-		clock := &index.ServerClock{}
-		first := newIndexBuilder(clock, true, ns, nil, nil)
+		clock := &ServerClock{}
+		first := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, randomReadings(60), at)
-		base := first.result()
+		base := first.Result()
 
-		failed := newIndexBuilder(clock, true, ns, base, &mu) // stamps, then is abandoned
+		failed := NewBuilder(clock, true, ns, base, &mu) // stamps, then is abandoned
 		feedBuild(failed, randomReadings(30), at)
 
 		rebuild := randomReadings(60)
 		served := snapshot(base)
-		b := newIndexBuilder(clock, true, ns, base, &mu)
+		b := NewBuilder(clock, true, ns, base, &mu)
 		feedBuild(b, rebuild, at)
 		during := snapshot(base)
 		for k, e := range served {
@@ -96,12 +96,12 @@ func TestIndexRebuildOnBase(t *testing.T) {
 			t.Fatalf("round %d: the served index has %d keys during the rebuild, %d before", round, len(during), len(served))
 		}
 
-		fresh := newIndexBuilder(clock, true, ns, nil, nil)
+		fresh := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(fresh, rebuild, at)
-		want := snapshot(fresh.result())
+		want := snapshot(fresh.Result())
 		mu.Lock()
 		counted := b.stamped.Keys + b.idx.Len()
-		result := b.result()
+		result := b.Result()
 		got := snapshot(result)
 		mu.Unlock()
 		if !maps.Equal(got, want) {
@@ -118,11 +118,11 @@ func TestIndexRebuildOnBase(t *testing.T) {
 }
 
 // countsDiffer says how x's counts per namespace differ from its entries, or "".
-func countsDiffer(x *index.KeyIndex) string {
-	var want [index.MaxNamespaces]int
+func countsDiffer(x *KeyIndex) string {
+	var want [MaxNamespaces]int
 	for _, e := range x.All() {
 		for m := e.Mask; m != 0; m &= m - 1 {
-			want[trailingZeros(m)]++
+			want[bits.TrailingZeros64(m)]++
 		}
 	}
 	if want != x.PerNamespace {
@@ -136,8 +136,7 @@ func countsDiffer(x *index.KeyIndex) string {
 // build had stamped in the base or read anew when the budget sent it to the walk, and with its
 // counts per namespace equal to its entries.
 func TestIndexRebuildWithinBudget(t *testing.T) {
-	namespaces := []Namespace{{Name: "a", Pattern: "k*"}, {Name: "b", Pattern: "k*"}, {Name: "c", Pattern: "k*"}}
-	ns := walkNamespaces(namespaces)
+	ns := []walk.Namespace{{Name: "a", Pattern: "k*", StringsOnly: true}, {Name: "b", Pattern: "k*", StringsOnly: true}, {Name: "c", Pattern: "k*", StringsOnly: true}}
 	const at = 1_700_000_000_000
 	r := rand.New(rand.NewPCG(3, 4))
 	readings := func(n int) []reading {
@@ -152,15 +151,15 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 	excluded := 0
 	for round := range 300 {
 		var mu sync.Mutex
-		clock := &index.ServerClock{}
-		first := newIndexBuilder(clock, true, ns, nil, nil)
+		clock := &ServerClock{}
+		first := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(first, readings(80), at)
-		base := first.result()
+		base := first.Result()
 
 		rebuild := readings(80)
-		budget := index.NewKeyBudget(10+r.IntN(40), walkNamespaces(namespaces), slog.New(slog.DiscardHandler))
-		b := newIndexBuilder(clock, true, ns, base, &mu)
-		b.chargeTo(budget, &indexNode{})
+		budget := NewKeyBudget(10+r.IntN(40), ns, slog.New(slog.DiscardHandler))
+		b := NewBuilder(clock, true, ns, base, &mu)
+		b.ChargeTo(budget, "rebuilt node")
 		feedBuild(b, rebuild, at)
 		mu.Lock()
 		for i, n := range b.stamped.PerNamespace {
@@ -168,15 +167,15 @@ func TestIndexRebuildWithinBudget(t *testing.T) {
 				t.Fatalf("round %d: stamped counts %d keys, namespace %d: %d", round, b.stamped.Keys, i, n)
 			}
 		}
-		result := b.result()
+		result := b.Result()
 		got := snapshot(result)
 		mu.Unlock()
 
-		fresh := newIndexBuilder(clock, true, ns, nil, nil)
+		fresh := NewBuilder(clock, true, ns, nil, nil)
 		feedBuild(fresh, rebuild, at)
-		want := fresh.result()
+		want := fresh.Result()
 		for m := budget.OverMask(); m != 0; m &= m - 1 {
-			want.DropNamespace(trailingZeros(m))
+			want.DropNamespace(bits.TrailingZeros64(m))
 			excluded++
 		}
 		if !maps.Equal(got, snapshot(want)) {

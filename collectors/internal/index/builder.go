@@ -1,50 +1,49 @@
-package collectors
+package index
 
 import (
+	"math/bits"
 	"sync"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
-	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
-// indexBuilder receives a walk's keys (a walk with sink set) into a new index. On a rebuild
+// Builder receives a walk's keys (a walk with sink set) into a new index. On a rebuild
 // (a resync) the index served meanwhile is its base: a key the walk reads as the base holds it
 // (membership, type, expiry) is stamped in the base, with its fresher idle time, and only the
-// keys read otherwise go to idx; result merges the two and drops the base's keys the walk did
+// keys read otherwise go to idx; Result merges the two and drops the base's keys the walk did
 // not read. Scrapes during the resync serve the base's figures unchanged, and the exporter
 // holds one index plus the changes instead of two whole indexes (the memory peak of a resync
 // at the index key budget: docs/exporter.md, "Cost").
-type indexBuilder struct {
-	clock      *index.ServerClock
+type Builder struct {
+	clock      *ServerClock
 	absolute   bool
 	namespaces []walk.Namespace
 
 	mu  sync.Mutex
-	idx *index.KeyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
+	idx *KeyIndex // every key read on a first build; on a rebuild those the base lacks or holds otherwise
 	// base is the index served during the rebuild (nil on a first build), guarded by baseMu
 	// (the node's syncMu, taken before mu); epoch stamps the base entries the walk read as
 	// they are, stamped counts them (a key is stamped in the base or held in idx, never
 	// both), in total and per namespace.
-	base    *index.KeyIndex
+	base    *KeyIndex
 	baseMu  sync.Locker
 	epoch   uint32
-	stamped index.BudgetCharge
+	stamped BudgetCharge
 
 	// The key budget holds during the build: the index built is charged to it as the node's
 	// (owner's), and a namespace it sends to the walk is excluded: its keys are not recorded.
-	budget  *index.KeyBudget
-	owner   *indexNode
-	exclude uint64
+	budget  *KeyBudget
+	owner   any // names the node in the budget
+	Exclude uint64
 
-	// forgetHolds: the base's holds are not carried into the entries the walk reads as they
+	// ForgetHolds: the base's holds are not carried into the entries the walk reads as they
 	// are (a resync after the data was replaced: SWAPDB, a restart, a failover), so that no
 	// hold of another dataset keeps its beginning.
-	forgetHolds bool
+	ForgetHolds bool
 }
 
-func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.Namespace, base *index.KeyIndex, baseMu sync.Locker) *indexBuilder {
-	b := &indexBuilder{clock: clock, absolute: absolute, namespaces: namespaces, idx: index.NewKeyIndex(), base: base, baseMu: baseMu}
+func NewBuilder(clock *ServerClock, absolute bool, namespaces []walk.Namespace, base *KeyIndex, baseMu sync.Locker) *Builder {
+	b := &Builder{clock: clock, absolute: absolute, namespaces: namespaces, idx: NewKeyIndex(), base: base, baseMu: baseMu}
 	if base != nil {
 		// A new epoch per build, kept in the base at once: stamps of a build that failed must
 		// not pass for this one's.
@@ -56,37 +55,37 @@ func newIndexBuilder(clock *index.ServerClock, absolute bool, namespaces []walk.
 	return b
 }
 
-// chargeTo makes the build hold to budget as owner's index: the namespaces it sends to the walk
+// ChargeTo makes the build hold to budget as owner's index: the namespaces it sends to the walk
 // now are left out, and so are those it sends during the build.
-func (b *indexBuilder) chargeTo(budget *index.KeyBudget, owner *indexNode) {
-	b.budget, b.owner, b.exclude = budget, owner, budget.OverMask()
+func (b *Builder) ChargeTo(budget *KeyBudget, owner any) {
+	b.budget, b.owner, b.Exclude = budget, owner, budget.OverMask()
 }
 
-func (b *indexBuilder) ExpireTime() bool { return b.absolute }
-func (b *indexBuilder) Now() int64       { return b.clock.Now() }
+func (b *Builder) ExpireTime() bool { return b.absolute }
+func (b *Builder) Now() int64       { return b.clock.Now() }
 
-func (b *indexBuilder) Add(bt *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
-	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: b.absolute, Namespaces: b.namespaces}
+func (b *Builder) Add(bt *walk.Batch, replies []walk.KeyReply, idleKnown bool, at int64) {
+	st := ReadStamp{At: at, IdleKnown: idleKnown, Absolute: b.absolute, Namespaces: b.namespaces}
 	b.lock()
 	defer b.unlock()
 	for k := range replies {
 		if replies[k].Err != nil {
 			continue // the walk marks the namespace failed, and the build with it
 		}
-		e, keep := index.EntryOf(maskOf(bt.NS[bt.Off[k]:bt.Off[k+1]])&^b.exclude, &replies[k], st)
+		e, keep := EntryOf(MaskOf(bt.NS[bt.Off[k]:bt.Off[k+1]])&^b.Exclude, &replies[k], st)
 		b.record(bt.Keys[k], e, keep)
 		b.keepWithinBudget()
 	}
 }
 
-func (b *indexBuilder) lock() {
+func (b *Builder) lock() {
 	if b.base != nil {
 		b.baseMu.Lock()
 	}
 	b.mu.Lock()
 }
 
-func (b *indexBuilder) unlock() {
+func (b *Builder) unlock() {
 	b.mu.Unlock()
 	if b.base != nil {
 		b.baseMu.Unlock()
@@ -95,7 +94,7 @@ func (b *indexBuilder) unlock() {
 
 // record notes one reading of key: e, or gone when keep is false. SCAN may return a key twice,
 // so a later reading undoes an earlier one.
-func (b *indexBuilder) record(key string, e index.Entry, keep bool) {
+func (b *Builder) record(key string, e Entry, keep bool) {
 	if b.base == nil {
 		if keep {
 			b.idx.Set(key, e)
@@ -107,11 +106,11 @@ func (b *indexBuilder) record(key string, e index.Entry, keep bool) {
 	e.Epoch = b.epoch
 	old, had := b.base.Get(key)
 	switch {
-	case keep && had && !index.Differs(old, e, b.absolute):
+	case keep && had && !Differs(old, e, b.absolute):
 		if old.Epoch != b.epoch {
 			b.stamp(e.Mask, 1)
 		}
-		if !b.forgetHolds {
+		if !b.ForgetHolds {
 			e.KeepHold(old)
 		}
 		b.base.Set(key, e)
@@ -127,25 +126,25 @@ func (b *indexBuilder) record(key string, e index.Entry, keep bool) {
 
 // unstamp takes back the stamp of a base entry (old, had) that a later reading of key undid, or
 // that an exclusion left in no namespace (the counts of excluded namespaces are already 0).
-func (b *indexBuilder) unstamp(key string, old index.Entry, had bool) {
+func (b *Builder) unstamp(key string, old Entry, had bool) {
 	if had && old.Epoch == b.epoch {
-		b.stamp(old.Mask&^b.exclude, -1)
+		b.stamp(old.Mask&^b.Exclude, -1)
 		old.Epoch--
 		b.base.Set(key, old)
 	}
 }
 
 // stamp counts d base entries of mask stamped.
-func (b *indexBuilder) stamp(mask uint64, d int) {
+func (b *Builder) stamp(mask uint64, d int) {
 	b.stamped.Keys += d
 	for m := mask; m != 0; m &= m - 1 {
-		b.stamped.PerNamespace[trailingZeros(m)] += d
+		b.stamped.PerNamespace[bits.TrailingZeros64(m)] += d
 	}
 }
 
 // keepWithinBudget charges the index built so far to the budget, and excludes from it every
 // namespace the budget sends to the walk. b.mu is held.
-func (b *indexBuilder) keepWithinBudget() {
+func (b *Builder) keepWithinBudget() {
 	for b.budget != nil {
 		c := b.stamped
 		c.Keys += b.idx.Len()
@@ -163,14 +162,14 @@ func (b *indexBuilder) keepWithinBudget() {
 // excludeNamespace leaves namespace x out of the index built: its bit is removed from the keys
 // read so far (at once from idx; from the base's stamped entries by result, since the base is
 // served meanwhile), and a stamped entry of no other namespace loses its stamp. b.mu is held.
-func (b *indexBuilder) excludeNamespace(x int) {
-	b.exclude |= 1 << x
+func (b *Builder) excludeNamespace(x int) {
+	b.Exclude |= 1 << x
 	b.idx.DropNamespace(x)
 	if b.base == nil || b.stamped.PerNamespace[x] == 0 {
 		return
 	}
 	for k, e := range b.base.All() {
-		if e.Epoch == b.epoch && e.Mask&(1<<x) != 0 && e.Mask&^b.exclude == 0 {
+		if e.Epoch == b.epoch && e.Mask&(1<<x) != 0 && e.Mask&^b.Exclude == 0 {
 			b.unstamp(k, *e, true)
 		}
 	}
@@ -180,7 +179,7 @@ func (b *indexBuilder) excludeNamespace(x int) {
 // result is the built index; on a rebuild the base, changed in place: the walk's other readings
 // set, and the keys it did not read removed. Namespaces the budget excluded during the build
 // are dropped from it. baseMu is held.
-func (b *indexBuilder) result() *index.KeyIndex {
+func (b *Builder) Result() *KeyIndex {
 	x := b.idx
 	if b.base != nil {
 		x = b.base
@@ -194,30 +193,17 @@ func (b *indexBuilder) result() *index.KeyIndex {
 		}
 		x.Epoch, b.idx = b.epoch, nil
 	}
-	for m := b.exclude; m != 0; m &= m - 1 {
-		x.DropNamespace(trailingZeros(m))
+	for m := b.Exclude; m != 0; m &= m - 1 {
+		x.DropNamespace(bits.TrailingZeros64(m))
 	}
 	return x
 }
 
-func maskOf(ns []int32) uint64 {
+// MaskOf is the mask of the namespaces ns, as the walk lists a key's.
+func MaskOf(ns []int32) uint64 {
 	var m uint64
 	for _, i := range ns {
 		m |= 1 << i
 	}
 	return m
-}
-
-// maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
-// matches key.
-func (n *indexNode) maskOf(key string) uint64 {
-	var buf [index.MaxNamespaces]int32
-	var m uint64
-	// As the walk sorts keys: a companion counts under its lock's namespace too.
-	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
-		m = maskOf(n.cls.Classify(key, buf[:0]))
-	} else {
-		m = maskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
-	}
-	return m &^ n.budget.OverMask()
 }
