@@ -119,7 +119,7 @@ func (t *Tracker) applyEvent(src *Source, ns uint64, key string, h Hold, kind ev
 		return h
 	case eventDel:
 		if h.Live() {
-			t.endRead(src, ns, key, h, at, 0)
+			t.endRead(src, ns, key, h, Reading{}, at)
 		}
 		return Hold{}
 	case eventExpired:

@@ -255,8 +255,8 @@ func (t *Tracker) HolderHash(parts ...string) uint64 {
 //
 //   - absent to present: an acquisition (a takeover within the window of an expired or
 //     overwritten end);
-//   - present to absent: an end, expired at the known expiry if that passed by at, else
-//     deleted;
+//   - present to absent: an end, expired at the known expiry if that passed by the read (by at,
+//     or by r.ChangedBy when later), else deleted;
 //   - present to present, the key first changed after the old expiry (r.ChangedAfter): the
 //     old hold expired at its expiry and a new one began (a takeover), unless the holders are
 //     known and the same (a renewal). A change that may have come before the expiry is read as
@@ -272,7 +272,7 @@ func (t *Tracker) Observe(src *Source, ns uint64, key string, prev Hold, r Readi
 	switch {
 	case !r.Present:
 		if prev.Live() {
-			t.endRead(src, ns, key, prev, at, r.Slack)
+			t.endRead(src, ns, key, prev, r, at)
 		}
 		return Hold{}
 	case !prev.Present:
@@ -332,14 +332,16 @@ func (t *Tracker) RecentEnds() int {
 	return len(t.recent)
 }
 
-// endRead ends a live hold whose key a read found absent at: expired if its expiry had passed
-// by then (it ends at the expiry), else deleted. t.mu is held.
-func (t *Tracker) endRead(src *Source, ns uint64, key string, h Hold, at, slack int64) {
-	if passed(h.ExpireAt, at, slack) {
+// endRead ends a live hold whose key the reading r at at found absent: expired if its expiry
+// had passed by the read (it ends at the expiry), else deleted (by r.ChangedBy where known).
+// The read came after r.ChangedBy, whatever at, an estimate of the server's clock, says: an
+// early estimate must not make a lapse a release. t.mu is held.
+func (t *Tracker) endRead(src *Source, ns uint64, key string, h Hold, r Reading, at int64) {
+	if passed(h.ExpireAt, max(at, r.ChangedBy), r.Slack) {
 		t.end(src, ns, key, h, Expired, h.ExpireAt)
 		return
 	}
-	t.end(src, ns, key, h, Deleted, at)
+	t.end(src, ns, key, h, Deleted, r.changedAt(at))
 }
 
 // acquire counts a hold beginning at at, and a takeover for each namespace whose window holds

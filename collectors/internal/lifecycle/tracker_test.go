@@ -222,6 +222,45 @@ func TestHoldBeginsByItsChange(t *testing.T) {
 	}
 }
 
+// TestEndReadByItsChange: a key a reading finds gone had changed by ChangedBy (the server's
+// clock), so the reading came after it, whatever the reading's own time, an estimate, says: a
+// lapse read with an early estimate is still a lapse, and a release is stamped by ChangedBy.
+func TestEndReadByItsChange(t *testing.T) {
+	goneBy := func(by int64) Reading { return Reading{ChangedBy: by} }
+	cases := []struct {
+		name    string
+		end     step
+		want    Reason
+		wantSum float64
+	}{
+		{"expired, the reading's time early", obs(1990, goneBy(2001)), Expired, 1},
+		{"expired, the reading's time late", obs(2500, goneBy(2001)), Expired, 1},
+		{"deleted, the reading's time early", obs(1700, goneBy(1800)), Deleted, 0.8},
+		{"deleted, the reading's time late", obs(1850, goneBy(1800)), Deleted, 0.8},
+		{"deleted, by unknown: the reading's time", obs(1800, gone), Deleted, 0.8},
+		{"expiry passed by the reading, by unknown", obs(2500, gone), Expired, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTracker()
+			run(tr, lapsing, []step{obs(1000, read(2000, 0)), tc.end})
+			c := tr.Counts(0)
+			for r := range NumReasons {
+				want := uint64(0)
+				if r == tc.want {
+					want = 1
+				}
+				if c.Ends[r] != want {
+					t.Errorf("ends %s = %d, want %d", r, c.Ends[r], want)
+				}
+			}
+			if c.HoldSum != tc.wantSum {
+				t.Errorf("hold %vs, want %vs", c.HoldSum, tc.wantSum)
+			}
+		})
+	}
+}
+
 // TestRecentEndsBounded: past MaxRecentEnds an end is not remembered (the takeover after it is
 // not counted), and PruneRecent forgets ends past every window.
 func TestRecentEndsBounded(t *testing.T) {
