@@ -33,10 +33,10 @@ func stallListing(ci *clusterIndex) (release func()) {
 }
 
 // clusterCounts is the cluster index's share of the index figures a Result carries.
-func clusterCounts(ci *clusterIndex) index.Counts { return ci.counts() }
+func clusterCounts(ci *clusterIndex) index.Counts { return ci.Counts() }
 
 // nodeCounts is n's share of the index figures a Result carries.
-func nodeCounts(n *indexNode) index.Counts { return n.counts() }
+func nodeCounts(n *indexNode) index.Counts { return n.Counts() }
 
 // nodeAddr is the address of n's server.
 func nodeAddr(n *indexNode) string { return n.client.Options().Addr }
