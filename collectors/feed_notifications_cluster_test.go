@@ -36,9 +36,9 @@ func TestClusterFeedNotifications(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Fatalf("%d masters indexed, want 3", len(nodes))
 	}
-	for _, n := range nodes {
+	for addr, n := range nodes {
 		if notifications, following := feedOf(n); !notifications || !following {
-			t.Fatalf("master %s: follows %s, following %v; want notifications, true", nodeAddr(n), sourceName(notifications), following)
+			t.Fatalf("master %s: follows %s, following %v; want notifications, true", addr, sourceName(notifications), following)
 		}
 	}
 	for i := range 30 {

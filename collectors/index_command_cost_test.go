@@ -3,6 +3,7 @@ package collectors
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,8 +28,9 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 	}
 	s := indexed(t, c, []Namespace{{Name: "jobs", Pattern: "jobs:*"}})
 	n := nodeOf(s)
-	if major := serverMajor(n); major < 7 {
-		t.Skipf("redis-server %d: the test needs Redis 7 or later", major)
+	version := index.InfoField(c.Info(context.Background(), "server").Val(), "redis_version")
+	if major, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0]); major < 7 {
+		t.Skipf("redis-server %s: the test needs Redis 7 or later", version)
 	}
 	tests := []struct {
 		name  string

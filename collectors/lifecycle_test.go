@@ -145,14 +145,7 @@ func awaitGone(t *testing.T, c *redis.Client, key string) {
 func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e index.Entry, has bool) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		var e index.Entry
-		var built, has bool
-		withIndex(nodeOf(s), func(idx *index.KeyIndex) {
-			if built = idx != nil; built {
-				e, has = idx.Get(key)
-			}
-		})
-		if built && ok(e, has) {
+		if e, has, built := indexedEntry(nodeOf(s), key); built && ok(e, has) {
 			return
 		}
 		if time.Now().After(deadline) {
