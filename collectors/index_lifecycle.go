@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"math/bits"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ func (n *indexNode) lifecycleMask() uint64 {
 func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 	out := mask
 	for m := mask; m != 0; m &= m - 1 {
-		if b := trailingZeros(m); !n.namespaces[b].Wants(index.TypeName(typ)) {
+		if b := bits.TrailingZeros64(m); !n.namespaces[b].Wants(index.TypeName(typ)) {
 			out &^= 1 << b
 		}
 	}
@@ -177,7 +178,7 @@ func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
 	}
 	return func(key string) (str, hash bool) {
 		for m := n.maskOf(key); m != 0; m &= m - 1 {
-			ns := n.namespaces[trailingZeros(m)]
+			ns := n.namespaces[bits.TrailingZeros64(m)]
 			str = str || ns.Wants(walk.TypeString)
 			hash = hash || ns.Wants(walk.TypeHash)
 		}

@@ -209,7 +209,7 @@ func (n *indexNode) unreadableErrs() map[int]error {
 	first, count := map[int]string{}, map[int]int{}
 	for key := range n.unreadable {
 		for m := n.maskOf(key); m != 0; m &= m - 1 {
-			b := trailingZeros(m)
+			b := bits.TrailingZeros64(m)
 			count[b]++
 			if first[b] == "" || key < first[b] {
 				first[b] = key
@@ -258,6 +258,3 @@ func commandRefused(err error) bool {
 	msg := rerr.Error()
 	return strings.HasPrefix(msg, "NOPERM ") && strings.Contains(msg, "permissions to run") || strings.HasPrefix(msg, "ERR unknown command")
 }
-
-// trailingZeros is the bit of the lowest namespace in mask m.
-func trailingZeros(m uint64) int { return bits.TrailingZeros64(m) }
