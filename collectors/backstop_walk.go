@@ -12,14 +12,14 @@ import (
 // Options.BackstopEvery counted from the end of the walk before (or from the start of the
 // following); ctx ends with the feed (a resync rebuilds the index with a walk anyway).
 func (n *indexNode) backstopLoop(ctx context.Context) {
-	if n.opts.backstopKeysPerSecond < 0 {
+	if n.Opts.BackstopKeysPerSecond < 0 {
 		return
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(n.opts.backstopEvery):
+		case <-time.After(n.Opts.BackstopEvery):
 		}
 		n.backstop(ctx)
 	}
@@ -77,12 +77,12 @@ func (n *indexNode) beginBackstop() *index.KeyIndex {
 // whether the walk read every namespace it judges whole: only then may the entries it never saw
 // be judged gone.
 func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
-	opts := n.opts.walk
+	opts := n.Opts.Walk
 	start := time.Now()
-	f := walk.NewRun(ctx, opts, n.cls, n.replies, start, start.Add(24*time.Hour))
+	f := walk.NewRun(ctx, opts, n.cls, n.Replies, start, start.Add(24*time.Hour))
 	f.Sink = chk
-	f.Pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(n.opts.backstopKeysPerSecond))
-	n.walker.WalkNode(f, n.client)
+	f.Pace = time.Duration(float64(time.Second) * float64(opts.BatchSize) / float64(n.Opts.BackstopKeysPerSecond))
+	n.Walker.WalkNode(f, n.client)
 	f.PassEnded(time.Now())
 	f.Finish(time.Now())
 	if !f.Final.Up || chk.aborted || ctx.Err() != nil {
@@ -90,7 +90,7 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	}
 	// A namespace walked for the key budget is not judged: the index holds none of its keys,
 	// and the walk reads at most the budget of them.
-	over := n.budget.OverMask()
+	over := n.Budget.OverMask()
 	for b, ns := range f.Final.Namespaces {
 		if over&(1<<b) == 0 && (!ns.Complete || ns.Truncated) {
 			return false
@@ -137,7 +137,7 @@ func (n *indexNode) countBackstop(corrections int) {
 	n.mu.Unlock()
 	n.judgeFeedByBackstop(corrections)
 	if corrections > 0 {
-		n.opts.logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
+		n.Opts.Logger.Warn("lock key index: the backstop walk corrected entries the change feed had missed", "corrections", corrections)
 	}
 }
 
@@ -192,7 +192,7 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := index.MaskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.budget.OverMask()
+		mask := index.MaskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.Budget.OverMask()
 		if mask == 0 {
 			continue
 		}

@@ -29,9 +29,8 @@ func backstopScanner(t *testing.T, c *redis.Client) *Scanner {
 }
 
 func corrections(s *Scanner) (int64, int64) {
-	s.index.node.mu.Lock()
-	defer s.index.node.mu.Unlock()
-	return s.index.node.corrections, s.index.node.backstops
+	c := nodeCounts(nodeOf(s))
+	return c.Corrections, c.Backstops
 }
 
 // TestIndexBackstopCorrectsDrift: entries the feed could have missed (a key lost, a key that is
@@ -46,20 +45,20 @@ func TestIndexBackstopCorrectsDrift(t *testing.T) {
 	}
 	c.Incr(ctx, lockkeys.Fence("jobs:1"))
 	s := backstopScanner(t, c)
-	n := s.index.node
+	n := nodeOf(s)
 
-	n.syncMu.Lock()
-	n.idx.Remove("jobs:7")                                     // missed: a new key
-	n.idx.Set("jobs:ghost", index.Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
-	e, _ := n.idx.Get("jobs:8")
-	e.ExpireAt += 5000 // missed: a renewal
-	n.idx.Set("jobs:8", e)
-	n.idx.Remove(lockkeys.Fence("jobs:1")) // missed: a fence key
-	n.syncMu.Unlock()
+	withIndex(n, func(idx *index.KeyIndex) {
+		idx.Remove("jobs:7")                                     // missed: a new key
+		idx.Set("jobs:ghost", index.Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
+		e, _ := idx.Get("jobs:8")
+		e.ExpireAt += 5000 // missed: a renewal
+		idx.Set("jobs:8", e)
+		idx.Remove(lockkeys.Fence("jobs:1")) // missed: a fence key
+	})
 	if got := compareQuiet(t, s, c); got == 0 {
 		t.Fatal("the injected drift does not show: the test cannot fail")
 	}
-	n.backstop(ctx)
+	runBackstop(ctx, n)
 	fixed, walks := corrections(s)
 	if fixed != 4 || walks != 1 {
 		t.Fatalf("backstop: %d corrections in %d walks, want 4 in 1", fixed, walks)
@@ -112,7 +111,7 @@ func TestIndexBackstopNoFalseCorrections(t *testing.T) {
 			}
 		}
 	})
-	s.index.node.backstop(ctx)
+	runBackstop(ctx, nodeOf(s))
 	close(stop)
 	wg.Wait()
 	fixed, walks := corrections(s)

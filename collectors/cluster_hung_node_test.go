@@ -175,8 +175,7 @@ func TestClusterScrapeDoesNotWaitOutAStuckListing(t *testing.T) {
 	s := newTestScanner(t, cc, Options{Namespaces: []Namespace{{Name: "job", Pattern: "job:*"}},
 		Timeout: 2 * time.Second, Mode: ModeAuto})
 	waitCurrent(t, s)
-	s.index.cluster.refreshMu.Lock() // a listing under way, stuck
-	defer s.index.cluster.refreshMu.Unlock()
+	defer stallListing(clusterOf(s))() // a listing under way, stuck
 	for i := range 3 {
 		res := scanWithin(t, s, 10*time.Second)
 		if ns := res.Namespaces[0]; !res.Up || ns.Keys != n || ns.Mode != modeIndex {

@@ -164,8 +164,8 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			freshWalk(t, cc, ns)
 			oneWalk := scanCallsOnServer(t, clients[from]) - before
 			s := indexed(t, cc, ns)
-			movedResyncs := func() int64 { return s.index.cluster.counts().Resyncs[index.ResyncSlotsMoved] }
-			entries := func(m *redistest.Server) int { return clusterNode(t, s.index.cluster, m.Addr).counts().Entries }
+			movedResyncs := func() int64 { return clusterCounts(clusterOf(s)).Resyncs[index.ResyncSlotsMoved] }
+			entries := func(m *redistest.Server) int { return nodeCounts(clusterNode(t, clusterOf(s), m.Addr)).Entries }
 			scans := func() [2]int { return [2]int{scanCallsOnServer(t, clients[from]), scanCallsOnServer(t, clients[to])} }
 			resyncsBefore, scansBefore := movedResyncs(), scans()
 			entriesBefore := [2]int{entries(from), entries(to)}
@@ -200,9 +200,9 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 			}
 			move.Finish(t)
 			deadline = time.Now().Add(20 * time.Second)
-			for !allNodesCurrent(s.index.cluster) || movedResyncs() < resyncsBefore+2 {
+			for !allNodesCurrent(clusterOf(s)) || movedResyncs() < resyncsBefore+2 {
 				if time.Now().After(deadline) {
-					t.Fatalf("20s after the move ended: indexes current %v, %d slots_moved resyncs", allNodesCurrent(s.index.cluster), movedResyncs()-resyncsBefore)
+					t.Fatalf("20s after the move ended: indexes current %v, %d slots_moved resyncs", allNodesCurrent(clusterOf(s)), movedResyncs()-resyncsBefore)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -223,11 +223,9 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 
 // allNodesCurrent reports whether every master's index follows its feed.
 func allNodesCurrent(ci *clusterIndex) bool {
-	ci.mu.Lock()
-	nodes := slices.Collect(maps.Values(ci.nodes))
-	ci.mu.Unlock()
+	nodes := mastersOf(ci)
 	for _, n := range nodes {
-		if !n.isCurrent() {
+		if !nodeCurrent(n) {
 			return false
 		}
 	}
@@ -237,11 +235,10 @@ func allNodesCurrent(ci *clusterIndex) bool {
 // clusterNode is the index of the master at addr.
 func clusterNode(t *testing.T, ci *clusterIndex, addr string) *indexNode {
 	t.Helper()
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	n := ci.nodes[addr]
+	nodes := mastersOf(ci)
+	n := nodes[addr]
 	if n == nil {
-		t.Fatalf("no index for the master at %s (masters %v)", addr, slices.Sorted(maps.Keys(ci.nodes)))
+		t.Fatalf("no index for the master at %s (masters %v)", addr, slices.Sorted(maps.Keys(nodes)))
 	}
 	return n
 }
@@ -267,7 +264,7 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	}
 	t.Cleanup(s.Close)
 	waitCurrent(t, s)
-	movedResyncs := func() int64 { return s.index.cluster.counts().Resyncs[index.ResyncSlotsMoved] }
+	movedResyncs := func() int64 { return clusterCounts(clusterOf(s)).Resyncs[index.ResyncSlotsMoved] }
 	before := movedResyncs()
 
 	move := cluster.BeginSlotMigration(t, cluster.Slot(t, key), to)
@@ -282,7 +279,7 @@ func TestClusterResyncAfterAnAbandonedMove(t *testing.T) {
 	move.Abandon(t)
 
 	deadline = time.Now().Add(waitMax + 20*time.Second)
-	for !allNodesCurrent(s.index.cluster) {
+	for !allNodesCurrent(clusterOf(s)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s after the move was abandoned the masters' indexes are not current: the wait for the move's end is not bounded by %s", time.Since(waiting), waitMax)
 		}

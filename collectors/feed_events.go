@@ -11,7 +11,7 @@ import (
 // feed has none: it names a changed key once, however many times it changed. syncMu is held.
 func (n *indexNode) handOverEvents() {
 	events := n.drainEvents
-	hook := n.opts.onEvents
+	hook := n.Opts.OnEvents
 	if hook == nil || len(events) == 0 {
 		return
 	}

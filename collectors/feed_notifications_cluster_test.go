@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -33,15 +32,13 @@ func TestClusterFeedNotifications(t *testing.T) {
 	log := newEventLog()
 	s := indexedFeed(t, cc, clusterIndexNamespaces, FeedNotifications, log)
 	requireIndexed(t, waitCurrent(t, s), "build")
-	s.index.cluster.mu.Lock()
-	nodes := slices.Collect(maps.Values(s.index.cluster.nodes))
-	s.index.cluster.mu.Unlock()
+	nodes := mastersOf(clusterOf(s))
 	if len(nodes) != 3 {
 		t.Fatalf("%d masters indexed, want 3", len(nodes))
 	}
-	for _, n := range nodes {
-		if !n.followsNotifications() || !n.following() {
-			t.Fatalf("master %s: follows %s, following %v; want notifications, true", n.client.Options().Addr, sourceName(n.followsNotifications()), n.following())
+	for addr, n := range nodes {
+		if notifications, following := feedOf(n); !notifications || !following {
+			t.Fatalf("master %s: follows %s, following %v; want notifications, true", addr, sourceName(notifications), following)
 		}
 	}
 	for i := range 30 {

@@ -83,7 +83,7 @@ func TestFeedNotificationsResyncs(t *testing.T) {
 			tc.act(t, srv, c, s)
 			awaitResync(t, s, tc.reason)
 			compareNow(t, s, c, tc.name)
-			if !s.index.node.followsNotifications() {
+			if notifications, _ := feedOf(nodeOf(s)); !notifications {
 				t.Errorf("after the %s resync: follows tracking, want notifications", tc.name)
 			}
 		})
@@ -107,8 +107,8 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 			if feed == FeedAuto {
 				awaitResync(t, s, index.ResyncNotificationsOff)
 				compareNow(t, s, c, "notifications off")
-				if s.index.node.followsNotifications() || !s.index.node.following() {
-					t.Fatalf("auto after notifications_off: follows %s, following %v; want tracking, true", sourceName(s.index.node.followsNotifications()), s.index.node.following())
+				if notifications, following := feedOf(nodeOf(s)); notifications || !following {
+					t.Fatalf("auto after notifications_off: follows %s, following %v; want tracking, true", sourceName(notifications), following)
 				}
 				return
 			}
@@ -123,7 +123,7 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			if s.index.node.following() {
+			if _, following := feedOf(nodeOf(s)); following {
 				t.Fatal("following() true while the demanded notifications are off")
 			}
 			if got := freshWalk(t, c, indexNamespaces).Namespaces[0].Keys; got != 2 {
@@ -131,7 +131,7 @@ func TestFeedNotificationsSwitchedOffIsNoticed(t *testing.T) {
 			}
 			setNotifications(t, c, "Kg$hx")
 			compareNow(t, s, c, "notifications back on") // the build's retry, within its backoff
-			if !s.index.node.followsNotifications() {
+			if notifications, _ := feedOf(nodeOf(s)); !notifications {
 				t.Fatal("notifications back on: not following them")
 			}
 		})
@@ -166,9 +166,7 @@ func TestFeedNotificationsBackstopFindsSilence(t *testing.T) {
 		compareNow(t, s, admin, "CONFIG SET counted")
 	})
 	t.Run("backstop", func(t *testing.T) {
-		s.index.node.syncMu.Lock()
-		s.index.node.judgeFeedByBackstop(1)
-		s.index.node.syncMu.Unlock()
+		judgeBackstop(nodeOf(s), 1)
 		awaitResyncCount(t, s, index.ResyncNotificationsOff, 2)
 		compareNow(t, s, admin, "backstop found the silence")
 	})

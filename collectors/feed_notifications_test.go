@@ -99,7 +99,7 @@ func TestFeedAutoChoosesBySetting(t *testing.T) {
 			setNotifications(t, c, tc.setting)
 			c.Set(ctx, "jobs:before", "t", time.Minute)
 			s := indexedFeed(t, c, indexNamespaces, FeedAuto, nil)
-			if got := s.index.node.followsNotifications(); got != tc.notifications {
+			if got, _ := feedOf(nodeOf(s)); got != tc.notifications {
 				t.Fatalf("setting %q: follows %s, want %s", tc.setting, sourceName(got), sourceName(tc.notifications))
 			}
 			c.Set(ctx, "jobs:after", "t", time.Minute)
@@ -152,7 +152,7 @@ func TestFeedNotificationsTrustedWhereConfigRefused(t *testing.T) {
 	admin.Set(ctx, "jobs:1", "t", time.Minute)
 
 	s := indexedFeed(t, c, indexNamespaces[:4], FeedNotifications, nil)
-	if !s.index.node.followsNotifications() {
+	if notifications, _ := feedOf(nodeOf(s)); !notifications {
 		t.Fatal("--scan.feed=notifications with CONFIG refused: not following notifications")
 	}
 	admin.Set(ctx, "jobs:2", "t", time.Minute)
@@ -199,9 +199,9 @@ func TestFeedNotificationsExactUnderChurn(t *testing.T) {
 		compareNow(t, s, c, fmt.Sprintf("round %d", round))
 	}
 	res := waitCurrent(t, s)
-	if !s.index.node.followsNotifications() || len(nonZero(res.IndexResyncs)) != 0 || res.IndexCorrections != 0 {
+	if notifications, _ := feedOf(nodeOf(s)); !notifications || len(nonZero(res.IndexResyncs)) != 0 || res.IndexCorrections != 0 {
 		t.Fatalf("after churn: follows %s, resyncs %v, corrections %d; want notifications, none, 0",
-			sourceName(s.index.node.followsNotifications()), nonZero(res.IndexResyncs), res.IndexCorrections)
+			sourceName(notifications), nonZero(res.IndexResyncs), res.IndexCorrections)
 	}
 }
 
@@ -310,7 +310,7 @@ func TestFeedNotificationsEventsInOrder(t *testing.T) {
 			t.Errorf("events of %s: %v, want %v", key, got, want)
 		}
 	}
-	if got, want := log.masks["jobs:1"], s.index.node.maskOf("jobs:1"); got != want || got == 0 {
+	if got, want := log.masks["jobs:1"], nodeMask(nodeOf(s), "jobs:1"); got != want || got == 0 {
 		t.Errorf("mask of jobs:1: %b, want %b", got, want)
 	}
 

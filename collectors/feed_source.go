@@ -34,8 +34,8 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 	var feed *index.ChangeFeed
 	if source == index.FeedKindNotifications {
 		feed, err = n.openNotificationFeed(ctx, admit, support)
-		if err != nil && isRefusal(err) && n.opts.feed == index.FeedKindAuto {
-			n.opts.logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
+		if err != nil && isRefusal(err) && n.Opts.Feed == index.FeedKindAuto {
+			n.Opts.Logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
 			source = index.FeedKindTracking
 		}
 	}
@@ -52,7 +52,7 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 // it was refused: the operator is trusted, and nothing is re-read). An error (no answer, or
 // notifications demanded where the server shows them insufficient) fails the build.
 func (n *indexNode) chooseFeed(ctx context.Context) (index.FeedKind, *keyspace.Support, error) {
-	want := n.opts.feed
+	want := n.Opts.Feed
 	n.mu.Lock()
 	refused := n.feedState.configRefused
 	n.mu.Unlock()
@@ -92,13 +92,13 @@ func (n *indexNode) noteFeedSource(source index.FeedKind, support *keyspace.Supp
 	addr := n.client.Options().Addr
 	switch {
 	case source == index.FeedKindTracking:
-		n.opts.logger.Info("lock key index: following client tracking", "addr", addr)
+		n.Opts.Logger.Info("lock key index: following client tracking", "addr", addr)
 	case support == nil:
-		n.opts.logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)
+		n.Opts.Logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)
 	case !support.Evictions:
-		n.opts.logger.Info("lock key index: following keyspace notifications; evictions are not published (no e in "+keyspace.Setting+"): an evicted lock is found by the backstop walk", "addr", addr, "setting", support.Value)
+		n.Opts.Logger.Info("lock key index: following keyspace notifications; evictions are not published (no e in "+keyspace.Setting+"): an evicted lock is found by the backstop walk", "addr", addr, "setting", support.Value)
 	default:
-		n.opts.logger.Info("lock key index: following keyspace notifications", "addr", addr, "setting", support.Value)
+		n.Opts.Logger.Info("lock key index: following keyspace notifications", "addr", addr, "setting", support.Value)
 	}
 }
 

@@ -64,10 +64,7 @@ func aclScanner(t *testing.T, srv *redistest.Server, log *lineLog) *Scanner {
 	t.Cleanup(s.Close)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		s.index.node.mu.Lock()
-		settled := s.index.node.built || s.index.node.refused != nil
-		s.index.node.mu.Unlock()
-		if settled {
+		if built, refused := buildSettled(nodeOf(s)); built || refused != nil {
 			return s
 		}
 		if time.Now().After(deadline) {

@@ -24,11 +24,11 @@ var errNoMasters = errors.New("the cluster's slot map names no master")
 
 // lockIndex is the index a Scanner serves indexed namespaces from: one node's, or a cluster's.
 type lockIndex interface {
-	collect(ctx context.Context) index.Serve
-	counts() index.Counts
-	// readmit brings namespace b, back under the key budget, into the index (index.KeyBudget).
-	readmit(b int)
-	close()
+	Collect(ctx context.Context) index.Serve
+	Counts() index.Counts
+	// Readmit brings namespace b, back under the key budget, into the index (index.KeyBudget).
+	Readmit(b int)
+	Close()
 }
 
 // clusterIndex keeps one index per master of a Redis Cluster, each with its own change feed on
@@ -45,7 +45,7 @@ type lockIndex interface {
 type clusterIndex struct {
 	env        nodeEnv // what each master's node is given
 	cc         *redis.ClusterClient
-	namespaces []walk.Namespace // the indexed namespaces (indexOptions.namespaces), by bit
+	namespaces []walk.Namespace // the indexed namespaces (indexOptions.Namespaces), by bit
 	prefixes   []string
 
 	ctx    context.Context
@@ -72,10 +72,10 @@ type clusterIndex struct {
 
 func newClusterIndex(env nodeEnv, cc *redis.ClusterClient, prefixes []string) *clusterIndex {
 	ci := &clusterIndex{
-		env: env, cc: cc, namespaces: env.opts.namespaces, prefixes: prefixes,
+		env: env, cc: cc, namespaces: env.Opts.Namespaces, prefixes: prefixes,
 		done: make(chan struct{}), loaded: make(chan struct{}), refreshMu: make(syncLock, 1),
 	}
-	ci.ctx, ci.cancel = context.WithCancel(env.base)
+	ci.ctx, ci.cancel = context.WithCancel(env.Base)
 	go ci.run()
 	return ci
 }
@@ -163,7 +163,7 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 			gone = append(gone, n)
 			delete(ci.nodes, addr)
 			// Its counts move to retired now, so the counters a scrape sums never go back.
-			counts := n.counts()
+			counts := n.Counts()
 			counts.Entries = 0
 			ci.retired.Add(counts)
 		}
@@ -185,16 +185,16 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 
 	for _, n := range gone {
 		ci.walkers.Forget(n.client.Options().Addr)
-		ci.retiring.Go(n.close)
+		ci.retiring.Go(n.Close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
-		ci.env.opts.logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
+		ci.env.Opts.Logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
 			"masters", slices.Sorted(maps.Keys(masters)), "started", added, "stopped", len(gone))
 	}
 	return nil
 }
 
-func (ci *clusterIndex) counts() index.Counts {
+func (ci *clusterIndex) Counts() index.Counts {
 	ci.mu.Lock()
 	nodes := slices.Collect(maps.Values(ci.nodes))
 	out := index.Counts{Resyncs: map[string]int64{}}
@@ -202,22 +202,22 @@ func (ci *clusterIndex) counts() index.Counts {
 	out.Resyncs[index.ResyncTopology] += ci.topology
 	ci.mu.Unlock()
 	for _, n := range nodes {
-		out.Add(n.counts())
+		out.Add(n.Counts())
 	}
 	return out
 }
 
-// readmit brings namespace b back into every master's index: each rebuilds with it.
-func (ci *clusterIndex) readmit(b int) {
+// Readmit brings namespace b back into every master's index: each rebuilds with it.
+func (ci *clusterIndex) Readmit(b int) {
 	ci.mu.Lock()
 	nodes := slices.Collect(maps.Values(ci.nodes))
 	ci.mu.Unlock()
 	for _, n := range nodes {
-		n.readmit(b)
+		n.Readmit(b)
 	}
 }
 
-func (ci *clusterIndex) close() {
+func (ci *clusterIndex) Close() {
 	ci.cancel()
 	<-ci.done
 	ci.refreshMu.Lock() // a scrape's listing may be starting nodes
@@ -227,15 +227,15 @@ func (ci *clusterIndex) close() {
 	ci.mu.Unlock()
 	ci.refreshMu.Unlock()
 	for _, n := range nodes {
-		n.close()
+		n.Close()
 	}
 	ci.walkers.Close()
 	ci.retiring.Wait()
 }
 
-// collect lists the masters, has each master's index serve the scrape (concurrently), and
+// Collect lists the masters, has each master's index serve the scrape (concurrently), and
 // merges what they served.
-func (ci *clusterIndex) collect(ctx context.Context) index.Serve {
+func (ci *clusterIndex) Collect(ctx context.Context) index.Serve {
 	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	select {
 	case <-ci.loaded:
@@ -255,14 +255,14 @@ func (ci *clusterIndex) collect(ctx context.Context) index.Serve {
 	parts := make([]index.Serve, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Go(func() { parts[i] = n.collect(ctx) })
+		wg.Go(func() { parts[i] = n.Collect(ctx) })
 	}
 	wg.Wait()
 	for _, p := range parts {
 		if p.Partial {
-			return index.MergePartialServes(ci.namespaces, ci.env.opts.walk.TopK, parts)
+			return index.MergePartialServes(ci.namespaces, ci.env.Opts.Walk.TopK, parts)
 		}
 	}
 	ci.awaitResyncs(ctx, nodes, parts)
-	return index.MergeServes(ci.namespaces, ci.env.opts.walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
+	return index.MergeServes(ci.namespaces, ci.env.Opts.Walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
 }

@@ -68,7 +68,7 @@ func TestClusterResyncWalksOnlyItsMasters(t *testing.T) {
 				other = m
 			}
 		}
-		resyncsBefore := [2]int64{nodeResyncs(clusterNode(t, s.index.cluster, from.Addr)), nodeResyncs(clusterNode(t, s.index.cluster, to.Addr))}
+		resyncsBefore := [2]int64{nodeResyncs(clusterNode(t, clusterOf(s), from.Addr)), nodeResyncs(clusterNode(t, clusterOf(s), to.Addr))}
 		cluster.MigrateSlot(t, cluster.Slot(t, k), to)
 		awaitResyncBuilds(t, s, [2]*redistest.Server{from, to}, resyncsBefore)
 		scans := func() [3]int {
@@ -114,7 +114,7 @@ func awaitResyncBuilds(t *testing.T, s *Scanner, masters [2]*redistest.Server, r
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for i, m := range masters {
-		n := clusterNode(t, s.index.cluster, m.Addr)
+		n := clusterNode(t, clusterOf(s), m.Addr)
 		for !resyncBuildBegun(n, resyncsBefore[i]) {
 			if time.Now().After(deadline) {
 				t.Fatalf("after 20s the master at %s has not begun its resync build (resyncs %d, before the move %d)",
@@ -128,13 +128,12 @@ func awaitResyncBuilds(t *testing.T, s *Scanner, masters [2]*redistest.Server, r
 // resyncBuildBegun reports whether n resynced since it counted resyncsBefore resyncs and that
 // resync's build has begun: a build is under way, or the index is current again.
 func resyncBuildBegun(n *indexNode, resyncsBefore int64) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return sumResyncs(n.resyncs) > resyncsBefore && (!n.buildStart.IsZero() || n.current)
+	resyncs, buildBegun := resyncProgress(n)
+	return resyncs > resyncsBefore && buildBegun
 }
 
 // nodeResyncs is how many resyncs n has begun, for every reason.
-func nodeResyncs(n *indexNode) int64 { return sumResyncs(n.counts().Resyncs) }
+func nodeResyncs(n *indexNode) int64 { return sumResyncs(nodeCounts(n).Resyncs) }
 
 func sumResyncs(byReason map[string]int64) int64 {
 	var total int64

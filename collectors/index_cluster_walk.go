@@ -18,7 +18,7 @@ func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, p
 			continue
 		}
 		walks[i].Mask = p.Walk
-		wg.Go(func() { walks[i].Res = ci.walkers.Scan(ctx, ci.env.opts.scrape, nodes[i].client, p.Walk) })
+		wg.Go(func() { walks[i].Res = ci.walkers.Scan(ctx, ci.env.Opts.Scrape, nodes[i].client, p.Walk) })
 	}
 	wg.Wait()
 	return walks
@@ -38,7 +38,7 @@ const resyncGap = 3 * feedInterval
 // deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
 // the time left.
 func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []index.Serve) {
-	deadline := time.Now().Add(ci.env.opts.walk.Timeout)
+	deadline := time.Now().Add(ci.env.Opts.Walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -53,7 +53,7 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 			// Asked again, it may start another resync: its slots may have changed again
 			// while it built (a reshard moving slot after slot).
 			for index.OnlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
-				parts[i] = n.collect(ctx)
+				parts[i] = n.Collect(ctx)
 				if index.OnlyResyncing(parts[i]) && n.isCurrent() {
 					break // a current index that serves nothing: a master failed over
 				}

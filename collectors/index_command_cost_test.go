@@ -3,6 +3,7 @@ package collectors
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,12 +27,10 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := indexed(t, c, []Namespace{{Name: "jobs", Pattern: "jobs:*"}})
-	n := s.index.node
-	n.syncMu.Lock()
-	major := n.ident.Major
-	n.syncMu.Unlock()
-	if major < 7 {
-		t.Skipf("redis-server %d: the test needs Redis 7 or later", major)
+	n := nodeOf(s)
+	version := index.InfoField(c.Info(context.Background(), "server").Val(), "redis_version")
+	if major, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0]); major < 7 {
+		t.Skipf("redis-server %s: the test needs Redis 7 or later", version)
 	}
 	tests := []struct {
 		name  string
@@ -42,17 +41,18 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n.syncMu.Lock()
-			before := counter.get("info")
 			var id index.ServerIdentity
 			var err error
-			for range tt.reads {
-				if id, _, _, err = n.readIdentity(context.Background(), false); err != nil {
-					break
+			var got int
+			holdingSync(n, func() {
+				before := counter.get("info")
+				for range tt.reads {
+					if id, err = identityRead(context.Background(), n); err != nil {
+						break
+					}
 				}
-			}
-			got := counter.get("info") - before
-			n.syncMu.Unlock()
+				got = counter.get("info") - before
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,11 +108,11 @@ func TestIndexIdentityOlderServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := indexed(t, c, []Namespace{{Name: "jobs", Pattern: "jobs:*"}})
-	n := s.index.node
+	n := nodeOf(s)
 	c.AddHook(olderServerInfo{})
-	n.syncMu.Lock()
-	id, _, _, err := n.readIdentity(context.Background(), false)
-	n.syncMu.Unlock()
+	var id index.ServerIdentity
+	var err error
+	holdingSync(n, func() { id, err = identityRead(context.Background(), n) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,19 +146,19 @@ func TestIndexExpiryReadCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	n := s.index.node
+	n := nodeOf(s)
 	tests := []struct {
 		name string
 		run  func()
 	}{
 		{"build", func() { waitBuilt(t, n) }},
 		{"re-read of written keys", func() { write(locks); reread(t, n, counter, locks, 2*locks) }},
-		{"backstop walk", func() { n.backstop(ctx) }},
+		{"backstop walk", func() { runBackstop(ctx, n) }},
 	}
 	for _, tt := range tests {
 		before := map[string]int{"pttl": counter.get("pttl"), "pexpiretime": counter.get("pexpiretime")}
 		tt.run()
-		if !n.knownAbsolute() {
+		if !readsExpireTime(n) {
 			t.Skip("the test needs Redis 7 or later")
 		}
 		if got := counter.get("pttl") - before["pttl"]; got != 0 {
@@ -177,10 +177,7 @@ func waitBuilt(t *testing.T, n *indexNode) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		n.mu.Lock()
-		built := n.built
-		n.mu.Unlock()
-		if built {
+		if built, _ := buildSettled(n); built {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -199,13 +196,17 @@ func reread(t *testing.T, n *indexNode, counter *commandCounter, from, to int) {
 	for i := from; i < to; i++ {
 		keys = append(keys, fmt.Sprintf("jobs:%d", i))
 	}
-	n.syncMu.Lock()
-	defer n.syncMu.Unlock()
-	before := counter.get("time")
-	if err := n.reread(context.Background(), n.idx, keys); err != nil {
+	var err error
+	var times int
+	holdingSync(n, func() {
+		before := counter.get("time")
+		err = rereadKeys(context.Background(), n, keys)
+		times = counter.get("time") - before
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := counter.get("time") - before; got != 0 {
-		t.Errorf("re-read of %d keys: %d TIME commands, want 0", len(keys), got)
+	if times != 0 {
+		t.Errorf("re-read of %d keys: %d TIME commands, want 0", len(keys), times)
 	}
 }

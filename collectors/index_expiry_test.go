@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
@@ -81,13 +82,13 @@ func TestIndexExpiredKeysNotCounted(t *testing.T) {
 		{"corrected by the backstop walk", func(t *testing.T, c *redis.Client) (*Scanner, int64) {
 			last := writeExpiring(t, c, 0, 4*time.Second)
 			s := expiryScanner(t, c)
-			n := s.index.node
-			n.syncMu.Lock()
-			for i := range expiringKeys {
-				n.idx.Remove(lockkeys.Fence(fmt.Sprintf("jobs:%d", i)))
-			}
-			n.syncMu.Unlock()
-			n.backstop(ctx)
+			n := nodeOf(s)
+			withIndex(n, func(idx *index.KeyIndex) {
+				for i := range expiringKeys {
+					idx.Remove(lockkeys.Fence(fmt.Sprintf("jobs:%d", i)))
+				}
+			})
+			runBackstop(ctx, n)
 			return s, last
 		}},
 	}

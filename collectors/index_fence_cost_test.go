@@ -77,7 +77,7 @@ func TestIndexFenceExpiryCost(t *testing.T) {
 			}
 			waitCurrent(t, s)
 		}))
-		backstops = append(backstops, cpu(func() { s.index.node.backstop(ctx) }))
+		backstops = append(backstops, cpu(func() { runBackstop(ctx, nodeOf(s)) }))
 		if fixed, walked := corrections(s); fixed != 0 || walked != 1 {
 			t.Errorf("backstop: %d corrections in %d walks, want 0 in 1", fixed, walked)
 		}

@@ -70,7 +70,7 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections, withKeys
 	}
 	received := time.Now()
 	n.clock.Set(tm.Val().UnixMilli(), sent, received)
-	n.replies.Mark(n.client.Options().Addr, received)
+	n.Replies.Mark(n.client.Options().Addr, received)
 	var info strings.Builder
 	for _, cmd := range infos {
 		info.WriteString(cmd.Val())

@@ -33,7 +33,7 @@ func (n *indexNode) lifecycleMask() uint64 {
 		return 0
 	}
 	all := uint64(1)<<len(n.namespaces) - 1
-	return all &^ n.budget.OverMask() &^ n.returning
+	return all &^ n.Budget.OverMask() &^ n.returning
 }
 
 // typeMask is the namespaces of mask that count keys of type code typ.
@@ -68,7 +68,7 @@ func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, ha
 		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.At, follow)
 	} else {
 		mask := n.typeMask((old.Mask|cur.Mask)&follow, typ)
-		h = n.life.Observe(n.lifeSrc, mask, key, index.HoldOf(old, had), r, st.At)
+		h = n.Life.Observe(n.lifeSrc, mask, key, index.HoldOf(old, had), r, st.At)
 	}
 	if has {
 		if !h.Present {
@@ -98,8 +98,8 @@ func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ 
 	if !had && !has {
 		typ = eventsType(events)
 	}
-	h := n.life.ApplyEvents(n.lifeSrc, n.typeMask(n.maskOf(key)&follow, typ), key, prev, events, holder, at)
-	if !has && h.Live() && len(n.absentHolds) < lifecycleAside(n.opts.keyBudget) {
+	h := n.Life.ApplyEvents(n.lifeSrc, n.typeMask(n.maskOf(key)&follow, typ), key, prev, events, holder, at)
+	if !has && h.Live() && len(n.absentHolds) < lifecycleAside(n.Opts.KeyBudget) {
 		if n.absentHolds == nil {
 			n.absentHolds = map[string]lifecycle.Hold{}
 		}
@@ -133,7 +133,7 @@ func (n *indexNode) sweepLifecycle(now int64) {
 	n.mu.Lock()
 	slack := slackOf(n.absolute)
 	n.mu.Unlock()
-	life := n.life
+	life := n.Life
 	for key, e := range n.idx.All() {
 		if e.Fence || e.Ended || e.ExpireAt == 0 || e.ExpireAt+slack >= now {
 			continue
@@ -151,10 +151,10 @@ func (n *indexNode) sweepLifecycle(now int64) {
 // keys; those counts are discarded. A resync settles by its reason too.
 func (n *indexNode) settleLifecycle(why string) {
 	if dataReplaced(why) {
-		n.life.Discard(n.lifeSrc)
+		n.Life.Discard(n.lifeSrc)
 		return
 	}
-	n.life.Commit(n.lifeSrc)
+	n.Life.Commit(n.lifeSrc)
 }
 
 // slackOf is how far the index's reading of an expiry may be from the truth: exact with
@@ -196,7 +196,7 @@ func (n *indexNode) noteHolderRefusals(replies []walk.KeyReply) {
 			continue
 		}
 		if n.noHolder.CompareAndSwap(false, true) {
-			n.opts.logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
+			n.Opts.Logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
 		}
 		return
 	}

@@ -56,7 +56,7 @@ const buildTimeout = time.Hour
 type indexNode struct {
 	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
-	namespaces []walk.Namespace // the indexed namespaces (opts.namespaces); bit b of a mask is namespaces[b]
+	namespaces []walk.Namespace // the indexed namespaces (Opts.Namespaces); bit b of a mask is namespaces[b]
 	cls        *walk.Classifier
 	prefixes   []string
 	clock      index.ServerClock
@@ -95,24 +95,24 @@ func newIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNo
 }
 
 func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNode {
-	namespaces := env.opts.namespaces
+	namespaces := env.Opts.Namespaces
 	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(namespaces), prefixes: prefixes, lifeSrc: env.life.NewSource(),
+		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(namespaces), prefixes: prefixes, lifeSrc: env.Life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
-	n.ctx, n.cancel = context.WithCancel(env.base)
+	n.ctx, n.cancel = context.WithCancel(env.Base)
 	return n
 }
 
-// counts is the node's share of the index figures a Result carries.
-func (n *indexNode) counts() index.Counts {
+// Counts is the node's share of the index figures a Result carries.
+func (n *indexNode) Counts() index.Counts {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return index.Counts{Resyncs: maps.Clone(n.resyncs), Entries: n.entries, Corrections: n.corrections, Backstops: n.backstops}
 }
 
-func (n *indexNode) close() {
+func (n *indexNode) Close() {
 	n.cancel()
 	<-n.done
 	n.syncMu.Lock()
@@ -121,7 +121,7 @@ func (n *indexNode) close() {
 		n.feed.Close()
 		n.feed = nil
 	}
-	n.budget.Release(n)
+	n.Budget.Release(n)
 }
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
@@ -174,7 +174,7 @@ func (n *indexNode) run() {
 		n.lost = reason
 		n.resyncs[reason]++
 		n.mu.Unlock()
-		n.opts.logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
+		n.Opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
 		if reason == index.ResyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
@@ -202,7 +202,7 @@ func (n *indexNode) awaitMoveEnd() {
 	n.syncMu.Unlock()
 	t := time.NewTicker(feedInterval)
 	defer t.Stop()
-	until := time.Now().Add(n.opts.moveWaitMax)
+	until := time.Now().Add(n.Opts.MoveWaitMax)
 	for time.Now().Before(until) {
 		select {
 		case <-n.ctx.Done():
@@ -234,15 +234,15 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	if n.idx != nil {
 		n.keepWithinBudget(n.idx)
 	} else {
-		n.budget.Release(n)
+		n.Budget.Release(n)
 	}
 	n.syncMu.Unlock()
 	if n.ctx.Err() != nil {
 		return
 	}
-	log := n.opts.logger.Debug
+	log := n.Opts.Logger.Debug
 	if first {
-		log = n.opts.logger.Warn
+		log = n.Opts.Logger.Warn
 	}
 	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
 }
@@ -251,7 +251,7 @@ func (n *indexNode) refuse(err error) {
 	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
 	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
-		n.opts.logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, index.TrackingRefusedText),
+		n.Opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, index.TrackingRefusedText),
 			"lock_namespace", ns.Name, "err", err)
 	}
 	n.mu.Lock()
@@ -330,13 +330,13 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *index.Buil
 	n.syncMu.Unlock()
 	b = index.NewBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
 	b.ForgetHolds = dataReplaced(n.lostReason())
-	b.ChargeTo(n.budget, n)
+	b.ChargeTo(n.Budget, n)
 	included = ^b.Exclude // namespaces coming back that this build reads
 	start := time.Now()
-	f := walk.NewRun(ctx, n.opts.walk, n.cls, n.replies, start, start.Add(buildTimeout))
+	f := walk.NewRun(ctx, n.Opts.Walk, n.cls, n.Replies, start, start.Add(buildTimeout))
 	f.Sink = b
 	n.setBuilding(f)
-	n.walker.WalkNode(f, n.client)
+	n.Walker.WalkNode(f, n.client)
 	f.PassEnded(time.Now())
 	f.Finish(time.Now())
 	truncated, err = buildOutcome(f.Final)
@@ -367,7 +367,7 @@ func buildOutcome(res *walk.Result) (truncated []int, err error) {
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
 func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident index.ServerIdentity) error {
 	for _, i := range truncated {
-		n.budget.Overflow(i)
+		n.Budget.Overflow(i)
 	}
 	n.keepWithinBudget(idx)
 	n.feed, n.idx, n.ident, n.unreadable, n.absentHolds = feed, idx, ident, nil, nil
@@ -398,7 +398,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 	again := n.returning != 0
 	n.mu.Unlock()
 	if recovered {
-		n.opts.logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
+		n.Opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
 		n.lose(index.ResyncKeyBudget)

@@ -9,7 +9,7 @@ import (
 // every namespace the budget sends to the walk, until the indexes fit in the budget.
 func (n *indexNode) keepWithinBudget(idx *index.KeyIndex) {
 	for {
-		b := n.budget.Settle(n, index.ChargeOf(idx))
+		b := n.Budget.Settle(n, index.ChargeOf(idx))
 		if b < 0 {
 			return
 		}
@@ -17,9 +17,9 @@ func (n *indexNode) keepWithinBudget(idx *index.KeyIndex) {
 	}
 }
 
-// readmit brings namespace b back into the node's index: the next build reads it, and scrapes
+// Readmit brings namespace b back into the node's index: the next build reads it, and scrapes
 // walk it until that build has ended.
-func (n *indexNode) readmit(b int) {
+func (n *indexNode) Readmit(b int) {
 	n.mu.Lock()
 	n.returning |= 1 << b
 	n.mu.Unlock()
@@ -31,7 +31,7 @@ func (n *indexNode) readmit(b int) {
 func (n *indexNode) budgetWalked() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.budget.OverMask() | n.returning
+	return n.Budget.OverMask() | n.returning
 }
 
 // maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
@@ -45,5 +45,5 @@ func (n *indexNode) maskOf(key string) uint64 {
 	} else {
 		m = index.MaskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
 	}
-	return m &^ n.budget.OverMask()
+	return m &^ n.Budget.OverMask()
 }

@@ -19,26 +19,26 @@ type nodeWalker interface {
 // indexOptions is what an index node reads of Options, built once by indexOptionsOf, so that
 // the node and its parts read the namespaces as the walk describes them and no public type.
 type indexOptions struct {
-	// namespaces are the indexed namespaces; bit b of a mask is namespaces[b].
-	namespaces []walk.Namespace
-	// walk is the walk of a build and of a backstop: the indexed namespaces, each read up to the
+	// Namespaces are the indexed namespaces; bit b of a mask is Namespaces[b].
+	Namespaces []walk.Namespace
+	// Walk is the walk of a build and of a backstop: the indexed namespaces, each read up to the
 	// key budget. Its TopK, FullKeys, BatchSize and Timeout are the scrape's too.
-	walk walk.Options
-	// scrape is the walk of a master a cluster's scrape reads instead of its index: the indexed
+	Walk walk.Options
+	// Scrape is the walk of a master a cluster's scrape reads instead of its index: the indexed
 	// namespaces (the walker takes those of its mask), each read up to Options.MaxKeys.
-	scrape walk.Options
-	// keyBudget is Options.IndexKeyBudget.
-	keyBudget int
-	// backstopKeysPerSecond paces the backstop walk (negative: none); backstopEvery spaces them.
-	backstopKeysPerSecond int
-	backstopEvery         time.Duration
-	// feed is the change feed asked for (Options.Feed).
-	feed index.FeedKind
-	// moveWaitMax, onEvents and recordHoldAgesOnly are Options' unexported settings.
-	moveWaitMax        time.Duration
-	onEvents           index.EventsFunc
-	recordHoldAgesOnly bool
-	logger             *slog.Logger
+	Scrape walk.Options
+	// KeyBudget is Options.IndexKeyBudget.
+	KeyBudget int
+	// BackstopKeysPerSecond paces the backstop walk (negative: none); BackstopEvery spaces them.
+	BackstopKeysPerSecond int
+	BackstopEvery         time.Duration
+	// Feed is the change feed asked for (Options.Feed).
+	Feed index.FeedKind
+	// MoveWaitMax, OnEvents and RecordHoldAgesOnly are Options' unexported settings.
+	MoveWaitMax        time.Duration
+	OnEvents           index.EventsFunc
+	RecordHoldAgesOnly bool
+	Logger             *slog.Logger
 }
 
 // nodeEnv is what an indexNode is given by the Scanner that starts it: the index's options,
@@ -49,10 +49,10 @@ type indexOptions struct {
 // Locks: none; set when the node is made and never written after (budget and replies guard
 // themselves).
 type nodeEnv struct {
-	opts    indexOptions
-	budget  *index.KeyBudget
-	replies *walk.ReplyClock
-	walker  nodeWalker
-	base    context.Context
-	life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
+	Opts    indexOptions
+	Budget  *index.KeyBudget
+	Replies *walk.ReplyClock
+	Walker  nodeWalker
+	Base    context.Context
+	Life    *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
 }

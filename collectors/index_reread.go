@@ -72,8 +72,8 @@ func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []stri
 	n.mu.Unlock()
 	keys, gone := n.knownGone(keys)
 	in := walk.NewInspector(n.client, &n.noIdle, walk.InspectOptions{ExpireTime: absolute, ExpiryAlone: true, FenceExpiry: true, ReadHolder: n.cls.HolderReader(),
-		HolderValue: n.holderValueReader(), HashHolder: n.life.HolderHash})
-	size := n.opts.walk.BatchSize
+		HolderValue: n.holderValueReader(), HashHolder: n.Life.HolderHash})
+	size := n.Opts.Walk.BatchSize
 	for from := 0; from < len(keys); from += size {
 		batch := keys[from:min(from+size, len(keys))]
 		at := n.clock.Now()
@@ -185,7 +185,7 @@ func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
 		n.unreadable = map[string]error{}
 	}
 	n.unreadable[key] = err
-	if len(n.unreadable) > n.opts.keyBudget {
+	if len(n.unreadable) > n.Opts.KeyBudget {
 		return &index.TrackingRefusedError{Err: fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
 	}
 	return nil

@@ -65,7 +65,7 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	}
 	prefixes, _ := index.TrackingPrefixes(patterns) // every pattern here has a literal prefix
 	ix.nodeOpts = indexOptionsOf(opts, indexed)
-	ix.budget = index.NewKeyBudget(opts.IndexKeyBudget, ix.nodeOpts.namespaces, opts.Logger)
+	ix.budget = index.NewKeyBudget(opts.IndexKeyBudget, ix.nodeOpts.Namespaces, opts.Logger)
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
@@ -78,7 +78,7 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
 func (ix *indexer) indexEnv() nodeEnv {
-	return nodeEnv{opts: ix.nodeOpts, budget: ix.budget, replies: ix.walk.Replies(), walker: ix.walk, base: ix.base, life: ix.life}
+	return nodeEnv{Opts: ix.nodeOpts, Budget: ix.budget, Replies: ix.walk.Replies(), Walker: ix.walk, Base: ix.base, Life: ix.life}
 }
 
 // decideModes sets walkWhy and indexedPos, logging why each namespace not indexed is walked,
@@ -127,7 +127,7 @@ func (ix *indexer) lockIndex() lockIndex {
 
 // close stops the index and the walker beside it; the Scanner has ended base.
 func (ix *indexer) close() {
-	ix.lockIndex().close()
+	ix.lockIndex().Close()
 	ix.walkerMu.Lock()
 	if ix.walker != nil {
 		ix.walker.Close()
@@ -145,7 +145,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, ix.opts.Timeout)
 	defer cancel()
-	served := idx.collect(ctx)
+	served := idx.Collect(ctx)
 	if served.Partial {
 		return ix.partialBuild(served)
 	}
@@ -165,7 +165,7 @@ func (ix *indexer) scan(ctx context.Context) *Result {
 		walkPos[ix.indexedPos[b]] = why
 	}
 
-	res := ix.mergeServed(served, walked, idx.counts(), walkPos)
+	res := ix.mergeServed(served, walked, idx.Counts(), walkPos)
 	res.lifecycle = ix.lifecycleReport(res)
 	// One scrape, one line: the walker beside the index logs nothing of its own (no Report).
 	ix.logMerged(res, began)
@@ -326,7 +326,7 @@ func (ix *indexer) readmitShrunk(idx lockIndex, res *Result) {
 			continue
 		}
 		if ix.budget.Readmit(b, r.Keys+r.FenceKeys) {
-			idx.readmit(b)
+			idx.Readmit(b)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 		return nil, false
 	default:
 	}
-	deadline := time.Now().Add(n.opts.walk.Timeout)
+	deadline := time.Now().Add(n.Opts.Walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -44,11 +44,11 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 	return f.Snapshot(time.Now()), true
 }
 
-// collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
+// Collect serves a scrape from the index: it drains the feed (a TIME round trip on the tracking
 // connection and the re-reads of every key it named), checks the server's identity, aggregates
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
-func (n *indexNode) collect(ctx context.Context) index.Serve {
+func (n *indexNode) Collect(ctx context.Context) index.Serve {
 	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
 	start := time.Now()
 	if building, ok := n.awaitFirstBuild(ctx); ok {
@@ -68,7 +68,7 @@ func (n *indexNode) collect(ctx context.Context) index.Serve {
 	return out
 }
 
-// serveLocked is collect once syncMu is held: it decides what the index can serve, brings it up
+// serveLocked is Collect once syncMu is held: it decides what the index can serve, brings it up
 // to the scrape, and serves it. handed is true when syncMu was handed to a round trip still
 // under way (scrapePing): the caller must not release it.
 func (n *indexNode) serveLocked(ctx context.Context, out index.Serve, start time.Time) (served index.Serve, handed bool) {
@@ -173,8 +173,8 @@ func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.
 		return out
 	}
 	out.NoIdle = !idle
-	k := n.opts.walk.TopK
-	held := n.idx.HeldAges(n.namespaces, now, k, n.opts.walk.FullKeys, !n.opts.recordHoldAgesOnly)
+	k := n.Opts.Walk.TopK
+	held := n.idx.HeldAges(n.namespaces, now, k, n.Opts.Walk.FullKeys, !n.Opts.RecordHoldAgesOnly)
 	var holderKeys []string
 	for b := range n.namespaces {
 		if out.Walk&(1<<b) != 0 {
@@ -201,7 +201,7 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]index.Served
 	}
 	found, herr := walk.ReadHolderValues(ctx, n.client, holderKeys)
 	if herr != nil {
-		n.opts.logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
+		n.Opts.Logger.Debug("holder keys unreadable; locks are listed without holders", "err", herr)
 	}
 	for b, r := range results {
 		for _, list := range [][]walk.KeyInfo{r.Stalest, r.StalestNoTTL} {
@@ -284,7 +284,7 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
 func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceAggregate, bool, error) {
-	k := n.opts.walk.TopK
+	k := n.Opts.Walk.TopK
 	m := max(4*k, k+16)
 	for {
 		aggs := n.idx.Aggregate(n.namespaces, now, m)
@@ -309,7 +309,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceA
 			a := &aggs[i]
 			for _, t := range []**walk.TopK{&a.Top, &a.NoTTLTop} {
 				cands := *t
-				final := walk.NewTopK(k, n.opts.walk.FullKeys)
+				final := walk.NewTopK(k, n.Opts.Walk.FullKeys)
 				for _, ki := range cands.Items() {
 					if v, ok := real[ki.Key]; ok {
 						ki.Idle = v

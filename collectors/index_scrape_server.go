@@ -3,7 +3,7 @@ package collectors
 import "sync/atomic"
 
 // scrapeServer is the part of an indexNode that a scrape reads beside the index's aggregates
-// and hold ages: the index's figures a Result carries (counts), and whether the server tracks
+// and hold ages: the index's figures a Result carries (Counts), and whether the server tracks
 // idle time.
 //
 // Locks: entries, corrections and backstops are guarded by the node's mu; noIdle is atomic,

@@ -71,10 +71,10 @@ func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
 	w := scrape
 	w.MaxKeys = opts.IndexKeyBudget
 	return indexOptions{
-		namespaces: w.Namespaces, walk: w, scrape: scrape, keyBudget: opts.IndexKeyBudget,
-		backstopKeysPerSecond: opts.BackstopKeysPerSecond, backstopEvery: opts.BackstopEvery,
-		feed: feedKindOf(opts.Feed), moveWaitMax: opts.moveWaitMax, onEvents: index.EventsFunc(opts.onEvents),
-		recordHoldAgesOnly: opts.recordHoldAgesOnly, logger: opts.Logger,
+		Namespaces: w.Namespaces, Walk: w, Scrape: scrape, KeyBudget: opts.IndexKeyBudget,
+		BackstopKeysPerSecond: opts.BackstopKeysPerSecond, BackstopEvery: opts.BackstopEvery,
+		Feed: feedKindOf(opts.Feed), MoveWaitMax: opts.moveWaitMax, OnEvents: index.EventsFunc(opts.onEvents),
+		RecordHoldAgesOnly: opts.recordHoldAgesOnly, Logger: opts.Logger,
 	}
 }
 

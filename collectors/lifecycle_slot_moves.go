@@ -58,7 +58,7 @@ func (n *indexNode) noteSlotMove() {
 // slotMoving reports whether a slot move keeps the lifecycle from counting at now: a re-read
 // was redirected less than moveWaitMax ago and no build followed. n.mu is held.
 func (n *indexNode) slotMoving(now time.Time) bool {
-	return !n.movingAt.IsZero() && now.Sub(n.movingAt) < n.opts.moveWaitMax
+	return !n.movingAt.IsZero() && now.Sub(n.movingAt) < n.Opts.MoveWaitMax
 }
 
 // endSlotMove forgets the move: a build read the keys as they are after it. n.mu is held.
@@ -78,7 +78,7 @@ func (n *indexNode) takeLifecycleGap() bool {
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
 func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *walk.KeyReply) {
 	h := index.HoldOf(old, had)
-	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.opts.keyBudget) {
+	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.Opts.KeyBudget) {
 		return
 	}
 	if n.departed == nil {

@@ -145,15 +145,7 @@ func awaitGone(t *testing.T, c *redis.Client, key string) {
 func awaitIndexed(t *testing.T, s *Scanner, key string, ok func(e index.Entry, has bool) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		s.index.node.syncMu.Lock()
-		idx := s.index.node.idx
-		var e index.Entry
-		var has bool
-		if idx != nil {
-			e, has = idx.Get(key)
-		}
-		s.index.node.syncMu.Unlock()
-		if idx != nil && ok(e, has) {
+		if e, has, built := indexedEntry(nodeOf(s), key); built && ok(e, has) {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -1,0 +1,55 @@
+package collectors
+
+import (
+	"maps"
+
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
+)
+
+// nodeInspection is a copy of an index node's feed and build state. The package's tests read it
+// while a Scanner runs the node: no Result or metric tells which feed a node follows or how far
+// a master's resync has got, and a test that waited by scraping would drain the very feed it
+// watches.
+type nodeInspection struct {
+	Notifications bool  // the feed is keyspace notifications, else client tracking
+	Following     bool  // the index follows every change of its keys now (following)
+	Current       bool  // the index follows its feed and is not refused (isCurrent)
+	Built         bool  // a complete index exists
+	Refused       error // why the server refused the index, nil when it did not
+	ExpireTime    bool  // the server has PEXPIRETIME, so re-reads read expiry times
+	Resyncs       int64 // resyncs begun, for every reason
+	BuildBegun    bool  // a build is under way, or the index is current again
+}
+
+// inspect is a copy of n's feed and build state; Built, Refused, ExpireTime, Resyncs and
+// BuildBegun are read together.
+func (n *indexNode) inspect() nodeInspection {
+	in := nodeInspection{Notifications: n.followsNotifications(), Following: n.following(), Current: n.isCurrent()}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	in.Built, in.Refused, in.ExpireTime = n.built, n.refused, n.absolute
+	for _, c := range n.resyncs {
+		in.Resyncs += c
+	}
+	in.BuildBegun = !n.buildStart.IsZero() || n.current
+	return in
+}
+
+// entryOf is n's entry of key as last read, and whether a complete index exists: what the feed
+// has made of the key's changes so far. It waits for a drain under way.
+func (n *indexNode) entryOf(key string) (e index.Entry, has, built bool) {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	if n.idx == nil {
+		return index.Entry{}, false, false
+	}
+	e, has = n.idx.Get(key)
+	return e, has, true
+}
+
+// masters is a copy of the cluster index's node of each master, by address, as last listed.
+func (ci *clusterIndex) masters() map[string]*indexNode {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	return maps.Clone(ci.nodes)
+}
