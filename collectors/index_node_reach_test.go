@@ -1,17 +1,13 @@
 package collectors
 
 import (
-	"context"
-
 	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // The tests of this package that look inside an index node or the cluster index, beyond what a
-// scrape's Result and metrics show, do it through the helpers below and nowhere else. Those
-// that read go through the node's own read-only inspection (inspect, entryOf, masters, Counts,
-// maskOf); those that act on a node (change its index, run its backstop walk, read its server's
-// identity or re-read keys under its lock, judge its feed, stall a listing of the masters)
-// reach its unexported state, each under the lock that guards it, as the node's own code does.
+// scrape's Result and metrics show, do it through the helpers below and nowhere else: each reads
+// the node's own read-only inspection (inspect, entryOf, masters, Counts, maskOf). The tests that
+// act on a node start one of their own (index_node_harness_test.go).
 
 // nodeOf is the index of a Scanner over one server (or the master behind Sentinel).
 func nodeOf(s *Scanner) *indexNode { return s.index.node }
@@ -59,43 +55,3 @@ func resyncProgress(n *indexNode) (resyncs int64, buildBegun bool) {
 
 // indexedEntry is n's entry of key as last read, and whether a complete index exists.
 func indexedEntry(n *indexNode, key string) (e index.Entry, has, built bool) { return n.entryOf(key) }
-
-// stallListing holds the cluster index's listing of the masters, as a listing stuck on a hung
-// master does, until release is called.
-func stallListing(ci *clusterIndex) (release func()) {
-	ci.refreshMu.Lock()
-	return ci.refreshMu.Unlock
-}
-
-// holdingSync runs f with n's syncMu held: no drain, scrape or swap of the index runs meanwhile.
-func holdingSync(n *indexNode, f func()) {
-	n.syncMu.Lock()
-	defer n.syncMu.Unlock()
-	f()
-}
-
-// withIndex runs f on n's last complete index (nil before the first build) with syncMu held.
-func withIndex(n *indexNode, f func(idx *index.KeyIndex)) {
-	holdingSync(n, func() { f(n.idx) })
-}
-
-// identityRead is one reading of n's server identity, as the feed loop's check makes it; the
-// caller holds syncMu (holdingSync), as the feed loop does.
-func identityRead(ctx context.Context, n *indexNode) (index.ServerIdentity, error) {
-	id, _, _, err := n.readIdentity(ctx, false)
-	return id, err
-}
-
-// rereadKeys re-reads keys into n's index as a drain does when the feed names them; the caller
-// holds syncMu (holdingSync), as a drain does.
-func rereadKeys(ctx context.Context, n *indexNode, keys []string) error {
-	return n.reread(ctx, n.idx, keys)
-}
-
-// runBackstop runs one backstop walk of n now, outside its schedule.
-func runBackstop(ctx context.Context, n *indexNode) { n.backstop(ctx) }
-
-// judgeBackstop judges n's feed as a backstop walk that made corrections does.
-func judgeBackstop(n *indexNode, corrections int) {
-	holdingSync(n, func() { n.judgeFeedByBackstop(corrections) })
-}

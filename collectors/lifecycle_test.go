@@ -238,7 +238,7 @@ func namespaceCases() []lifecycleCase {
 		{"the sweep ends an expiry once, Redis reclaiming the key later", nil, func(t *testing.T, c *redis.Client, s *Scanner) {
 			acquire(t, c, "jobs:s", "tok-1", 300*time.Millisecond)
 			lifecycleOf(t, s)
-			awaitServerTime(t, c, expiryOf(t, c, "jobs:s")+index.ExpirySlack+1) // untouched: not reclaimed
+			testkit.AwaitServerTime(t, c, expiryOf(t, c, "jobs:s")+index.ExpirySlack+1) // untouched: not reclaimed
 			lifecycleOf(t, s)
 			awaitGone(t, c, "jobs:s")
 		}, map[string]life{"jobs": {acq: 1, holds: 1, ends: ends("expired", 1)}}},
@@ -433,7 +433,7 @@ func TestLifecycleHoldAges(t *testing.T) {
 	acquire(t, c, "jobs:redis-py", "tok", time.Minute)
 	s.Scan(ctx) // the feed's re-read: the hold began between t0 and t1
 	t1 := testkit.ServerNow(t, c)
-	awaitServerTime(t, c, t1+1000)
+	testkit.AwaitServerTime(t, c, t1+1000)
 	got := gather(t, s.Collector(ctx))
 	t2 := testkit.ServerNow(t, c)
 	held := map[string]float64{}
@@ -559,7 +559,7 @@ func spacedLapses(t *testing.T, gap time.Duration) {
 		acquire(t, c, key, fmt.Sprintf("tok-%d", i), 200*time.Millisecond)
 		expireAt := expiryOf(t, c, key)
 		awaitIndexed(t, s, key, indexedWithExpiry(expireAt))
-		awaitServerTime(t, c, expireAt+gap.Milliseconds())
+		testkit.AwaitServerTime(t, c, expireAt+gap.Milliseconds())
 		acquire(t, c, key, fmt.Sprintf("next-%d", i), time.Minute)
 		awaitIndexed(t, s, key, indexedWithExpiry(expiryOf(t, c, key)))
 		c.Del(ctx, key)
