@@ -20,7 +20,7 @@ import (
 // checks that the one reply gives every field the separate sections gave.
 func TestIndexIdentityReadCommands(t *testing.T) {
 	srv := redistest.Start(t)
-	c := client(t, srv.Addr)
+	c := srv.Client(t)
 	counter := redishook.NewCommandCounter()
 	c.AddHook(counter)
 	if err := c.Set(context.Background(), "jobs:1", "token", 0).Err(); err != nil {
@@ -102,7 +102,7 @@ func (olderServerInfo) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // would: the identity is read, and it says which server it is.
 func TestIndexIdentityOlderServer(t *testing.T) {
 	srv := redistest.Start(t)
-	c := client(t, srv.Addr)
+	c := srv.Client(t)
 	if err := c.Set(context.Background(), "jobs:1", "token", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestIndexExpiryReadCommands(t *testing.T) {
 	const locks = 40
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	c := client(t, srv.Addr)
+	c := srv.Client(t)
 	counter := redishook.NewCommandCounter()
 	c.AddHook(counter)
 	write := func(from int) {

@@ -68,7 +68,7 @@ func TestIndexFenceExpiryCost(t *testing.T) {
 	var walks, builds, backstops []time.Duration
 	for round := range rounds {
 		walks = append(walks, cpu(func() {
-			w := walk.NewWalker(ctx, client(t, srv.Addr), o.Scrape)
+			w := walk.NewWalker(ctx, srv.Client(t), o.Scrape)
 			defer w.Close()
 			if res := w.Scan(ctx); res.Namespaces[0].FenceKeys != locks {
 				t.Fatalf("walk: %d fence keys, want %d (%v)", res.Namespaces[0].FenceKeys, locks, res.Err)
@@ -76,7 +76,7 @@ func TestIndexFenceExpiryCost(t *testing.T) {
 		}))
 		var n *indexNode
 		t.Run(fmt.Sprint("round ", round), func(t *testing.T) { // its cleanup closes the node
-			builds = append(builds, cpu(func() { n = startNode(t, client(t, srv.Addr), o) }))
+			builds = append(builds, cpu(func() { n = startNode(t, srv.Client(t), o) }))
 			backstops = append(backstops, cpu(func() { n.backstop(ctx) }))
 			if got := n.Counts(); got.Corrections != 0 || got.Backstops != 1 {
 				t.Errorf("backstop: %d corrections in %d walks, want 0 in 1", got.Corrections, got.Backstops)
