@@ -151,7 +151,7 @@ func TestIndexExpiryReadCommands(t *testing.T) {
 	for _, tt := range tests {
 		before := map[string]int{"pttl": counter.Count("pttl"), "pexpiretime": counter.Count("pexpiretime")}
 		tt.run()
-		if !n.inspect().ExpireTime {
+		if !n.Inspect().ExpireTime {
 			t.Skip("the test needs Redis 7 or later")
 		}
 		if got := counter.Count("pttl") - before["pttl"]; got != 0 {

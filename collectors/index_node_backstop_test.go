@@ -126,7 +126,7 @@ func TestIndexBackstopJudgesTheFeed(t *testing.T) {
 				o.Feed = tc.feed
 			})
 			n := startNode(t, c, o)
-			if notifications := n.inspect().Notifications; notifications != (tc.feed == index.FeedKindNotifications) {
+			if notifications := n.Inspect().Notifications; notifications != (tc.feed == index.FeedKindNotifications) {
 				t.Fatalf("follows notifications: %v, want the %s feed", notifications, tc.name)
 			}
 			driftIndex(n, func(idx *index.KeyIndex) { idx.Remove("jobs:1") }) // a change the feed missed

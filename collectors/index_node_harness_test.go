@@ -105,7 +105,7 @@ func awaitNodeCurrent(t *testing.T, n *indexNode) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		in := n.inspect()
+		in := n.Inspect()
 		if in.Built && in.Current {
 			return
 		}
@@ -121,7 +121,7 @@ func awaitNodeResyncs(t *testing.T, n *indexNode, reason string, count int64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if n.Counts().Resyncs[reason] >= count && n.inspect().Current {
+		if n.Counts().Resyncs[reason] >= count && n.Inspect().Current {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -21,9 +21,9 @@ type nodeInspection struct {
 	BuildBegun    bool  // a build is under way, or the index is current again
 }
 
-// inspect is a copy of n's feed and build state; Built, Refused, ExpireTime, Resyncs and
+// Inspect is a copy of n's feed and build state; Built, Refused, ExpireTime, Resyncs and
 // BuildBegun are read together.
-func (n *indexNode) inspect() nodeInspection {
+func (n *indexNode) Inspect() nodeInspection {
 	in := nodeInspection{Notifications: n.followsNotifications(), Following: n.following(), Current: n.isCurrent()}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -35,9 +35,9 @@ func (n *indexNode) inspect() nodeInspection {
 	return in
 }
 
-// entryOf is n's entry of key as last read, and whether a complete index exists: what the feed
+// EntryOf is n's entry of key as last read, and whether a complete index exists: what the feed
 // has made of the key's changes so far. It waits for a drain under way.
-func (n *indexNode) entryOf(key string) (e index.Entry, has, built bool) {
+func (n *indexNode) EntryOf(key string) (e index.Entry, has, built bool) {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	if n.idx == nil {
@@ -47,8 +47,8 @@ func (n *indexNode) entryOf(key string) (e index.Entry, has, built bool) {
 	return e, has, true
 }
 
-// masters is a copy of the cluster index's node of each master, by address, as last listed.
-func (ci *clusterIndex) masters() map[string]*indexNode {
+// Masters is a copy of the cluster index's node of each master, by address, as last listed.
+func (ci *clusterIndex) Masters() map[string]*indexNode {
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
 	return maps.Clone(ci.nodes)
