@@ -555,7 +555,7 @@ func spacedLapses(t *testing.T, gap time.Duration) {
 	for i := range spacingRounds {
 		// Each round begins just after a drain: spread the expiries over the feed interval,
 		// or every round would meet the drains at the same phase.
-		time.Sleep(time.Duration(i%10) * feedInterval / 10)
+		time.Sleep(time.Duration(i%10) * index.FeedInterval / 10)
 		acquire(t, c, key, fmt.Sprintf("tok-%d", i), 200*time.Millisecond)
 		expireAt := expiryOf(t, c, key)
 		awaitIndexed(t, s, key, indexedWithExpiry(expireAt))
@@ -636,9 +636,9 @@ func TestLifecycleHolderRead(t *testing.T) {
 					t.Errorf("%s: %s following=%v\nwant   %s following=1", ns, got[ns].counts(), got[ns].following, tc.want.counts())
 				}
 			}
-			lines := strings.Count(log.String(), holderReadOffMessage)
+			lines := strings.Count(log.String(), index.HolderReadOffMessage)
 			if tc.logLine && lines != 1 || !tc.logLine && lines != 0 {
-				t.Errorf("%d lines %q, want %v:\n%s", lines, holderReadOffMessage, tc.logLine, log.String())
+				t.Errorf("%d lines %q, want %v:\n%s", lines, index.HolderReadOffMessage, tc.logLine, log.String())
 			}
 			for _, secret := range []string{"token-of-a", "token-of-b", "uuid-1", "uuid-2"} {
 				if strings.Contains(log.String(), secret) {

@@ -1,16 +1,14 @@
-package collectors
+package index
 
 import (
 	"maps"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
-// nodeInspection is a copy of an index node's feed and build state. The package's tests read it
+// Inspection is a copy of an index node's feed and build state. The package's tests read it
 // while a Scanner runs the node: no Result or metric tells which feed a node follows or how far
 // a master's resync has got, and a test that waited by scraping would drain the very feed it
 // watches.
-type nodeInspection struct {
+type Inspection struct {
 	Notifications bool  // the feed is keyspace notifications, else client tracking
 	Following     bool  // the index follows every change of its keys now (following)
 	Current       bool  // the index follows its feed and is not refused (isCurrent)
@@ -23,8 +21,8 @@ type nodeInspection struct {
 
 // Inspect is a copy of n's feed and build state; Built, Refused, ExpireTime, Resyncs and
 // BuildBegun are read together.
-func (n *indexNode) Inspect() nodeInspection {
-	in := nodeInspection{Notifications: n.followsNotifications(), Following: n.following(), Current: n.isCurrent()}
+func (n *Node) Inspect() Inspection {
+	in := Inspection{Notifications: n.followsNotifications(), Following: n.following(), Current: n.isCurrent()}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	in.Built, in.Refused, in.ExpireTime = n.built, n.refused, n.absolute
@@ -37,18 +35,18 @@ func (n *indexNode) Inspect() nodeInspection {
 
 // EntryOf is n's entry of key as last read, and whether a complete index exists: what the feed
 // has made of the key's changes so far. It waits for a drain under way.
-func (n *indexNode) EntryOf(key string) (e index.Entry, has, built bool) {
+func (n *Node) EntryOf(key string) (e Entry, has, built bool) {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	if n.idx == nil {
-		return index.Entry{}, false, false
+		return Entry{}, false, false
 	}
 	e, has = n.idx.Get(key)
 	return e, has, true
 }
 
 // Masters is a copy of the cluster index's node of each master, by address, as last listed.
-func (ci *clusterIndex) Masters() map[string]*indexNode {
+func (ci *Cluster) Masters() map[string]*Node {
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
 	return maps.Clone(ci.nodes)

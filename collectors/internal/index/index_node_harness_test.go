@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
@@ -31,11 +30,11 @@ var nodeTestNamespaces = []walk.Namespace{
 // testNodeOptions are the options of a test's node over namespaces: each read up to a million
 // keys, no backstop walk unless the test paces one, the feed the server offers, hold ages from
 // holder records alone (as a walk reads them), no log. edit, when set, changes them.
-func testNodeOptions(namespaces []walk.Namespace, edit func(*indexOptions)) indexOptions {
+func testNodeOptions(namespaces []walk.Namespace, edit func(*Options)) Options {
 	w := walk.Options{Namespaces: namespaces, BatchSize: 100, MaxKeys: 1_000_000, TopK: 5, Timeout: 10 * time.Second}
-	o := indexOptions{
+	o := Options{
 		Namespaces: namespaces, Walk: w, Scrape: w, KeyBudget: w.MaxKeys,
-		BackstopKeysPerSecond: -1, BackstopEvery: time.Hour, Feed: index.FeedKindAuto,
+		BackstopKeysPerSecond: -1, BackstopEvery: time.Hour, Feed: FeedKindAuto,
 		MoveWaitMax: time.Minute, RecordHoldAgesOnly: true, Logger: slog.New(slog.DiscardHandler),
 	}
 	if edit != nil {
@@ -46,7 +45,7 @@ func testNodeOptions(namespaces []walk.Namespace, edit func(*indexOptions)) inde
 
 // testEnv is what a Scanner gives the nodes it starts, for o; it ends with the test, after the
 // nodes started on it are closed.
-func testEnv(t *testing.T, c redis.UniversalClient, o indexOptions) (nodeEnv, []string) {
+func testEnv(t *testing.T, c redis.UniversalClient, o Options) (Env, []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := walk.NewWalker(ctx, c, o.Walk)
@@ -58,22 +57,22 @@ func testEnv(t *testing.T, c redis.UniversalClient, o indexOptions) (nodeEnv, []
 	for i, ns := range o.Namespaces {
 		patterns[i] = ns.Pattern
 	}
-	prefixes, ok := index.TrackingPrefixes(patterns)
+	prefixes, ok := TrackingPrefixes(patterns)
 	if !ok {
 		t.Fatalf("namespaces %v: a pattern without a literal prefix cannot be indexed", patterns)
 	}
 	life := lifecycle.New(lifecycle.Config{
 		Namespaces: make([]lifecycle.Settings, len(o.Namespaces)), Buckets: lockmetrics.HeldSecondsBuckets(), MaxRecentEnds: 1024,
 	})
-	env := nodeEnv{Opts: o, Budget: index.NewKeyBudget(o.KeyBudget, o.Namespaces, o.Logger), Replies: w.Replies(), Walker: w, Base: ctx, Life: life}
+	env := Env{Opts: o, Budget: NewKeyBudget(o.KeyBudget, o.Namespaces, o.Logger), Replies: w.Replies(), Walker: w, Base: ctx, Life: life}
 	return env, prefixes
 }
 
 // startNode starts an index node of c for o, and waits until its index follows its feed.
-func startNode(t *testing.T, c *redis.Client, o indexOptions) *indexNode {
+func startNode(t *testing.T, c *redis.Client, o Options) *Node {
 	t.Helper()
 	env, prefixes := testEnv(t, c, o)
-	n := newIndexNode(env, c, prefixes)
+	n := NewNode(env, c, prefixes)
 	t.Cleanup(n.Close)
 	awaitNodeCurrent(t, n)
 	return n
@@ -81,10 +80,10 @@ func startNode(t *testing.T, c *redis.Client, o indexOptions) *indexNode {
 
 // startCluster starts the cluster index of cc for o, and waits until every master's index
 // serves a scrape.
-func startCluster(t *testing.T, cc *redis.ClusterClient, o indexOptions) *clusterIndex {
+func startCluster(t *testing.T, cc *redis.ClusterClient, o Options) *Cluster {
 	t.Helper()
 	env, prefixes := testEnv(t, cc, o)
-	ci := newClusterIndex(env, cc, prefixes)
+	ci := NewCluster(env, cc, prefixes)
 	t.Cleanup(ci.Close)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -101,7 +100,7 @@ func startCluster(t *testing.T, cc *redis.ClusterClient, o indexOptions) *cluste
 
 // awaitNodeCurrent waits, without a scrape (which would drain the feed a test may watch), until
 // n's index is built and follows its feed.
-func awaitNodeCurrent(t *testing.T, n *indexNode) {
+func awaitNodeCurrent(t *testing.T, n *Node) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -117,7 +116,7 @@ func awaitNodeCurrent(t *testing.T, n *indexNode) {
 }
 
 // awaitNodeResyncs waits until n has resynced count times for reason and follows its feed again.
-func awaitNodeResyncs(t *testing.T, n *indexNode, reason string, count int64) {
+func awaitNodeResyncs(t *testing.T, n *Node, reason string, count int64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -133,7 +132,7 @@ func awaitNodeResyncs(t *testing.T, n *indexNode, reason string, count int64) {
 
 // servedFromIndex is nil when served is a scrape served from the index whole: up, every
 // namespace from a current index; else what is not.
-func servedFromIndex(served index.Serve) error {
+func servedFromIndex(served Serve) error {
 	switch {
 	case served.Err != nil:
 		return fmt.Errorf("scrape down: %w", served.Err)
@@ -150,12 +149,12 @@ func servedFromIndex(served index.Serve) error {
 
 // scrapeable is a node or a cluster index: what a Scanner scrapes.
 type scrapeable interface {
-	Collect(ctx context.Context) index.Serve
+	Collect(ctx context.Context) Serve
 }
 
 // scrapeIndex is one scrape of ix (a node or a cluster index), which must be served from its
 // index whole.
-func scrapeIndex(t *testing.T, ix scrapeable) index.Serve {
+func scrapeIndex(t *testing.T, ix scrapeable) Serve {
 	t.Helper()
 	served := ix.Collect(context.Background())
 	if err := servedFromIndex(served); err != nil {
@@ -167,7 +166,7 @@ func scrapeIndex(t *testing.T, ix scrapeable) index.Serve {
 // servedDifferences scrapes ix, then walks c afresh, and lists each namespace's count (keys,
 // keys without a TTL, fence keys) the two read differently, and a minimum TTL the walk, which
 // reads later, finds longer than the index's or shorter by more than the time between.
-func servedDifferences(t *testing.T, ix scrapeable, c redis.UniversalClient, o indexOptions) []string {
+func servedDifferences(t *testing.T, ix scrapeable, c redis.UniversalClient, o Options) []string {
 	t.Helper()
 	start := time.Now()
 	served := scrapeIndex(t, ix)
@@ -194,7 +193,7 @@ func servedDifferences(t *testing.T, ix scrapeable, c redis.UniversalClient, o i
 }
 
 // matchesWalk fails the test on every difference servedDifferences finds after step.
-func matchesWalk(t *testing.T, ix scrapeable, c redis.UniversalClient, o indexOptions, step string) {
+func matchesWalk(t *testing.T, ix scrapeable, c redis.UniversalClient, o Options, step string) {
 	t.Helper()
 	for _, d := range servedDifferences(t, ix, c, o) {
 		t.Errorf("after %s: %s", step, d)

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // logs the medians and fails if a build or a backstop walk costs Redis more than 1.5 walks. It
 // takes a minute or two, so it runs only when asked:
 //
-//	LOCKWATCH_INDEX_COST=1 go test -count=1 -run TestIndexFenceExpiryCost -v ./collectors
+//	LOCKWATCH_INDEX_COST=1 go test -count=1 -run TestIndexFenceExpiryCost -v ./collectors/internal/index
 func TestIndexFenceExpiryCost(t *testing.T) {
 	if os.Getenv("LOCKWATCH_INDEX_COST") == "" {
 		t.Skip("set LOCKWATCH_INDEX_COST=1 to measure")
@@ -48,7 +48,7 @@ func TestIndexFenceExpiryCost(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	o := testNodeOptions(nodeTestNamespaces[:1], func(o *indexOptions) {
+	o := testNodeOptions(nodeTestNamespaces[:1], func(o *Options) {
 		backstopByHand(o)
 		o.BackstopKeysPerSecond = 10_000_000
 		o.Walk.Timeout, o.Scrape.Timeout = time.Minute, time.Minute
@@ -74,7 +74,7 @@ func TestIndexFenceExpiryCost(t *testing.T) {
 				t.Fatalf("walk: %d fence keys, want %d (%v)", res.Namespaces[0].FenceKeys, locks, res.Err)
 			}
 		}))
-		var n *indexNode
+		var n *Node
 		t.Run(fmt.Sprint("round ", round), func(t *testing.T) { // its cleanup closes the node
 			builds = append(builds, cpu(func() { n = startNode(t, srv.Client(t), o) }))
 			backstops = append(backstops, cpu(func() { n.backstop(ctx) }))

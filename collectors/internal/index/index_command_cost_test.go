@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -27,7 +26,7 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := startNode(t, c, testNodeOptions(nodeTestNamespaces, nil))
-	version := index.InfoField(c.Info(context.Background(), "server").Val(), "redis_version")
+	version := InfoField(c.Info(context.Background(), "server").Val(), "redis_version")
 	if major, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0]); major < 7 {
 		t.Skipf("redis-server %s: the test needs Redis 7 or later", version)
 	}
@@ -40,7 +39,7 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var id index.ServerIdentity
+			var id ServerIdentity
 			var err error
 			var got int
 			n.syncMu.Lock() // as the feed loop reads it
@@ -64,18 +63,18 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 }
 
 // assertIdentityFields checks id against the INFO sections read one at a time.
-func assertIdentityFields(t *testing.T, c *redis.Client, id index.ServerIdentity) {
+func assertIdentityFields(t *testing.T, c *redis.Client, id ServerIdentity) {
 	t.Helper()
 	ctx := context.Background()
 	server, repl := c.Info(ctx, "server").Val(), c.Info(ctx, "replication").Val()
-	if want := index.InfoField(server, "run_id"); id.RunID != want || want == "" {
+	if want := InfoField(server, "run_id"); id.RunID != want || want == "" {
 		t.Errorf("run_id %q, want %q", id.RunID, want)
 	}
-	if want := index.InfoField(repl, "role"); id.Role != want || want == "" {
+	if want := InfoField(repl, "role"); id.Role != want || want == "" {
 		t.Errorf("role %q, want %q", id.Role, want)
 	}
-	if want := strings.SplitN(index.InfoField(server, "redis_version"), ".", 2)[0]; want == "" || id.Major < 7 {
-		t.Errorf("major %d, redis_version %q", id.Major, index.InfoField(server, "redis_version"))
+	if want := strings.SplitN(InfoField(server, "redis_version"), ".", 2)[0]; want == "" || id.Major < 7 {
+		t.Errorf("major %d, redis_version %q", id.Major, InfoField(server, "redis_version"))
 	}
 	if id.Commands["info"].Calls == 0 {
 		t.Errorf("no command counts read: %v", id.Commands)
@@ -139,7 +138,7 @@ func TestIndexExpiryReadCommands(t *testing.T) {
 	}
 	write(0)
 	o := testNodeOptions(nodeTestNamespaces, backstopByHand)
-	var n *indexNode
+	var n *Node
 	tests := []struct {
 		name string
 		run  func()
@@ -167,7 +166,7 @@ func TestIndexExpiryReadCommands(t *testing.T) {
 // reread re-reads the keys jobs:from to jobs:to-1 into n's index, as a drain does when the feed
 // names them (syncMu held: no drain runs meanwhile), and checks that the commands of the re-read
 // read no TIME: the index keeps expiry times, not TTLs.
-func reread(t *testing.T, n *indexNode, counter *redishook.CommandCounter, from, to int) {
+func reread(t *testing.T, n *Node, counter *redishook.CommandCounter, from, to int) {
 	t.Helper()
 	var keys []string
 	for i := from; i < to; i++ {

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -16,14 +15,14 @@ import (
 
 // backstopByHand paces a node's backstop walk fast and spaces its walks an hour apart: the
 // test runs the one it needs itself (n.backstop).
-func backstopByHand(o *indexOptions) {
+func backstopByHand(o *Options) {
 	o.BackstopKeysPerSecond = 1_000_000
 	o.BackstopEvery = time.Hour
 }
 
 // driftIndex changes n's index as a feed that missed messages would have left it: f runs on the
 // index with syncMu held, as a drain does.
-func driftIndex(n *indexNode, f func(idx *index.KeyIndex)) {
+func driftIndex(n *Node, f func(idx *KeyIndex)) {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	f(n.idx)
@@ -42,9 +41,9 @@ func TestIndexBackstopCorrectsDrift(t *testing.T) {
 	o := testNodeOptions(nodeTestNamespaces, backstopByHand)
 	n := startNode(t, c, o)
 
-	driftIndex(n, func(idx *index.KeyIndex) {
-		idx.Remove("jobs:7")                                     // missed: a new key
-		idx.Set("jobs:ghost", index.Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
+	driftIndex(n, func(idx *KeyIndex) {
+		idx.Remove("jobs:7")                               // missed: a new key
+		idx.Set("jobs:ghost", Entry{Mask: 1, ExpireAt: 0}) // missed: a deletion
 		e, _ := idx.Get("jobs:8")
 		e.ExpireAt += 5000 // missed: a renewal
 		idx.Set("jobs:8", e)
@@ -68,7 +67,7 @@ func TestIndexBackstopNoFalseCorrections(t *testing.T) {
 	for i := range 2000 {
 		c.Set(ctx, fmt.Sprintf("jobs:%d", i), "t", time.Duration(60+i%100)*time.Second)
 	}
-	o := testNodeOptions(nodeTestNamespaces, func(o *indexOptions) {
+	o := testNodeOptions(nodeTestNamespaces, func(o *Options) {
 		o.BackstopKeysPerSecond, o.BackstopEvery = 5000, time.Hour // slow enough to be overtaken
 	})
 	n := startNode(t, c, o)
@@ -111,34 +110,34 @@ func TestIndexBackstopNoFalseCorrections(t *testing.T) {
 func TestIndexBackstopJudgesTheFeed(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		feed    index.FeedKind
+		feed    FeedKind
 		resyncs int64
 	}{
-		{"notifications", index.FeedKindNotifications, 1},
-		{"tracking", index.FeedKindTracking, 0},
+		{"notifications", FeedKindNotifications, 1},
+		{"tracking", FeedKindTracking, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			c := redistest.Start(t, redistest.WithArgs("--notify-keyspace-events", "KEA")).Client(t)
 			c.Set(ctx, "jobs:1", "t", time.Minute)
-			o := testNodeOptions(nodeTestNamespaces, func(o *indexOptions) {
+			o := testNodeOptions(nodeTestNamespaces, func(o *Options) {
 				backstopByHand(o)
 				o.Feed = tc.feed
 			})
 			n := startNode(t, c, o)
-			if notifications := n.Inspect().Notifications; notifications != (tc.feed == index.FeedKindNotifications) {
+			if notifications := n.Inspect().Notifications; notifications != (tc.feed == FeedKindNotifications) {
 				t.Fatalf("follows notifications: %v, want the %s feed", notifications, tc.name)
 			}
-			driftIndex(n, func(idx *index.KeyIndex) { idx.Remove("jobs:1") }) // a change the feed missed
+			driftIndex(n, func(idx *KeyIndex) { idx.Remove("jobs:1") }) // a change the feed missed
 			n.backstop(ctx)
 			if got := n.Counts().Corrections; got != 1 {
 				t.Fatalf("backstop: %d corrections, want 1", got)
 			}
 			if tc.resyncs > 0 {
-				awaitNodeResyncs(t, n, index.ResyncNotificationsOff, tc.resyncs)
+				awaitNodeResyncs(t, n, ResyncNotificationsOff, tc.resyncs)
 			}
-			if got := n.Counts().Resyncs[index.ResyncNotificationsOff]; got != tc.resyncs {
-				t.Errorf("%d %s resyncs, want %d", got, index.ResyncNotificationsOff, tc.resyncs)
+			if got := n.Counts().Resyncs[ResyncNotificationsOff]; got != tc.resyncs {
+				t.Errorf("%d %s resyncs, want %d", got, ResyncNotificationsOff, tc.resyncs)
 			}
 			matchesWalk(t, n, c, o, "the backstop's judgement")
 		})
@@ -171,7 +170,7 @@ func TestIndexBackstopReadsFenceExpiry(t *testing.T) {
 	}
 	o := testNodeOptions(nodeTestNamespaces, backstopByHand)
 	n := startNode(t, c, o)
-	driftIndex(n, func(idx *index.KeyIndex) {
+	driftIndex(n, func(idx *KeyIndex) {
 		for i := range expiring {
 			idx.Remove(lockkeys.Fence(fmt.Sprintf("jobs:%d", i)))
 		}
