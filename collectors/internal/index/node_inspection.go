@@ -1,13 +1,11 @@
 package index
 
-import (
-	"maps"
-)
+import "maps"
 
-// Inspection is a copy of an index node's feed and build state. The package's tests read it
-// while a Scanner runs the node: no Result or metric tells which feed a node follows or how far
-// a master's resync has got, and a test that waited by scraping would drain the very feed it
-// watches.
+// Inspection is a copy of an index node's feed and build state, for a caller that watches the
+// node without scraping it: no scrape's answer tells which feed a node follows or how far a
+// master's resync has got, and waiting by scraping would drain the very feed being watched.
+// collectors' tests read it while a Scanner runs the node; this package's own tests wait on it.
 type Inspection struct {
 	Notifications bool  // the feed is keyspace notifications, else client tracking
 	Following     bool  // the index follows every change of its keys now (following)
