@@ -222,7 +222,7 @@ func TestClusterResyncAwaitsTheMoveEnd(t *testing.T) {
 }
 
 // allNodesCurrent reports whether every master's index follows its feed.
-func allNodesCurrent(ci *clusterIndex) bool {
+func allNodesCurrent(ci *index.Cluster) bool {
 	nodes := mastersOf(ci)
 	for _, n := range nodes {
 		if !nodeCurrent(n) {
@@ -233,7 +233,7 @@ func allNodesCurrent(ci *clusterIndex) bool {
 }
 
 // clusterNode is the index of the master at addr.
-func clusterNode(t *testing.T, ci *clusterIndex, addr string) *indexNode {
+func clusterNode(t *testing.T, ci *index.Cluster, addr string) *index.Node {
 	t.Helper()
 	nodes := mastersOf(ci)
 	n := nodes[addr]

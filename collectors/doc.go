@@ -36,12 +36,12 @@
 // flight, which runs until the latest of their deadlines.
 //
 // With Options.Mode ModeAuto (lock-exporter's default) a namespace whose pattern has a literal
-// prefix is served instead from a lock-key index (index_*.go, internal/index): a
+// prefix is served instead from a lock-key index (internal/index, started by index_scan.go): a
 // build fills it with one walk, the change feed names every key that changes under the
 // prefixes, and each named key is re-read with the walk's own inspector. A scrape drains that
 // feed first, so its figures are as of the scrape, like a walk's; anything the feed cannot vouch
 // for (a dropped connection, a flush, a restart, a failover, SWAPDB) is a resync, and a paced
-// backstop walk (backstop_walk.go) corrects and counts what it might still have missed.
+// backstop walk corrects and counts what it might still have missed.
 // Namespaces and servers the feed cannot serve are walked (scan_mode.go says when and why).
 //
 // The metrics are built fresh on every scrape (node_exporter style): [Scanner.Collector] returns a
@@ -52,33 +52,27 @@
 // # Layout
 //
 // The engine's parts point one way, down: the Scanner and the exposition (scanner.go,
-// collector.go, metrics_*.go) use the index, whose nodes are here (the indexer that starts and
-// serves them, index_scan.go; a node's feed loop, resyncs, re-reads, scrape, identity checks,
-// lifecycle counts and backstop walk, index_*.go, backstop_walk.go, feed_*.go,
-// lifecycle_slot_moves.go; the cluster index over one node per master, index_cluster*.go); both
-// use the rooms under internal/, which use none of this package. What the index reads of
-// [Options] is made once in index_settings.go (indexOptionsOf, and the lifecycle tracker), so the
-// nodes read options of their own; they answer a scrape in internal/index's types (a Serve, the
-// index Counts), which the indexer turns into a [Result] in one place (mergeServed and
-// publicServed, beside publicResult), and the reasons they give for a namespace walked are
-// internal/index's (the same label values), which scan_mode.go names.
+// collector.go, metrics_*.go) use the indexer (index_scan.go), which starts the index and turns
+// its answers into a [Result]; it and the walk's adapters use the rooms under internal/, which
+// use none of this package. What the index reads of [Options] is made once in index_settings.go
+// (indexOptionsOf, and the lifecycle tracker), so the index reads options of its own; it answers
+// a scrape in internal/index's types (a Serve, the index Counts), which the indexer turns into a
+// [Result] in one place (mergeServed and publicServed, beside publicResult), and the reasons it
+// gives for a namespace walked are internal/index's (the same label values), which scan_mode.go
+// names.
 // internal/walk is the walk: the walker and its walks in flight, each node's SCAN loop, the
 // inspection of keys, the per-namespace aggregates and top-K lists, the holder reads, and the
 // parts those stand on (the namespace classifier, the node client, the reply clock, SCAN's glob
 // and TYPE filter, the key label). It reads options of its own, built once from [Options], and
 // returns a result of its own, which scan_result.go turns into a [Result] in one place
 // (publicResult), the top-K lists converted to [KeyInfo] there, so no internal type is API.
-// internal/index holds the index's parts that stand alone: the change feed (client tracking or
-// keyspace notifications, and the resync reasons) and the kind of feed a node opens, the server
-// clock the index keeps its times on, the key index (each node's indexed keys as last read, and
-// their aggregation per namespace) over its key store, the builder that fills a key index from a
-// build's walk, the tracking prefixes and the command counts, the server's identity (what tells
-// a restart, a failover, a flush or a slot move), the key budget the indexes share, what an
-// index serves a scrape (a Serve: each namespace's figures from the key index's aggregate, the
-// namespaces handed to the walk and why, the counts) with the merge of the masters' answers, and
-// the walkers of the masters that cannot serve a cluster scrape from their index; it uses
-// internal/walk. internal/keyspace and internal/lifecycle hold the notifications feed's
-// subscription and the lock lifecycle. Options, Namespace and the result types are the
+// internal/index is the lock-key index: a node's index of one server (its feed loop, builds
+// and resyncs, re-reads, scrape, identity checks, lifecycle counts and backstop walk), the
+// cluster index over one node per master, and the parts they stand on (the change feed, the key
+// index and its store, the builder, the key budget, what an index serves a scrape and the merge
+// of the masters' answers); it uses internal/walk for every read of the keyspace.
+// internal/keyspace and internal/lifecycle hold the notifications feed's subscription and the
+// lock lifecycle. Options, Namespace and the result types are the
 // vocabulary of this package.
 //
 // # Words

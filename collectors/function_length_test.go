@@ -72,7 +72,7 @@ func engineSourceFiles(t *testing.T) []string {
 	return files
 }
 
-// funcName is fn's name, with its receiver's type for a method: (*indexNode).Collect.
+// funcName is fn's name, with its receiver's type for a method: (*indexer).scan.
 func funcName(fn *ast.FuncDecl) string {
 	if fn.Recv == nil || len(fn.Recv.List) == 0 {
 		return fn.Name.Name

@@ -2,8 +2,6 @@ package collectors
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,52 +45,6 @@ func (s *seeder) key(t testing.TB, key string, ttl time.Duration, idle int) {
 	}
 	if err := s.c.Do(context.Background(), args...).Err(); err != nil {
 		t.Fatalf("restore %q: %v", key, err)
-	}
-}
-
-// commandCounter is a go-redis hook counting commands by name, pipelined ones included.
-type commandCounter struct {
-	redishook.PassThrough
-	mu     sync.Mutex
-	counts map[string]int
-}
-
-func newCommandCounter() *commandCounter { return &commandCounter{counts: map[string]int{}} }
-
-func (h *commandCounter) add(cmds ...redis.Cmder) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range cmds {
-		h.counts[strings.ToLower(c.FullName())]++
-	}
-}
-
-func (h *commandCounter) get(name string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.counts[name]
-}
-
-func (h *commandCounter) total() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, v := range h.counts {
-		n += v
-	}
-	return n
-}
-
-func (h *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.add(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.add(cmds...)
-		return next(ctx, cmds)
 	}
 }
 

@@ -118,7 +118,7 @@ func TestIndexThatCannotBuildSaysSo(t *testing.T) {
 	defer s.Close()
 	start := time.Now()
 	// Three builds killed: the first, and two retried after the backoff (1 s, then 2 s).
-	for scrape := 1; killer.kills.Load() < 3 || log.count(buildFailedMessage) == 0; scrape++ {
+	for scrape := 1; killer.kills.Load() < 3 || log.count(index.BuildFailedMessage) == 0; scrape++ {
 		res := s.Scan(ctx)
 		ns := res.Namespaces[0]
 		switch {
@@ -139,7 +139,7 @@ func TestIndexThatCannotBuildSaysSo(t *testing.T) {
 	// One line per run of failed builds: a build the killer missed (followed, then killed: a
 	// connection_lost resync) starts a new run.
 	runs := 1 + int(res.IndexResyncs[index.ResyncConnectionLost])
-	if got := log.count(buildFailedMessage); got < 1 || got > runs {
-		t.Errorf("%d builds killed in %d run(s): %d %q lines, want 1 per run: %q", killer.kills.Load(), runs, got, buildFailedMessage, log.lines)
+	if got := log.count(index.BuildFailedMessage); got < 1 || got > runs {
+		t.Errorf("%d builds killed in %d run(s): %d %q lines, want 1 per run: %q", killer.kills.Load(), runs, got, index.BuildFailedMessage, log.lines)
 	}
 }

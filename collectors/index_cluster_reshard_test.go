@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
 
@@ -127,13 +128,13 @@ func awaitResyncBuilds(t *testing.T, s *Scanner, masters [2]*redistest.Server, r
 
 // resyncBuildBegun reports whether n resynced since it counted resyncsBefore resyncs and that
 // resync's build has begun: a build is under way, or the index is current again.
-func resyncBuildBegun(n *indexNode, resyncsBefore int64) bool {
+func resyncBuildBegun(n *index.Node, resyncsBefore int64) bool {
 	resyncs, buildBegun := resyncProgress(n)
 	return resyncs > resyncsBefore && buildBegun
 }
 
 // nodeResyncs is how many resyncs n has begun, for every reason.
-func nodeResyncs(n *indexNode) int64 { return sumResyncs(nodeCounts(n).Resyncs) }
+func nodeResyncs(n *index.Node) int64 { return sumResyncs(nodeCounts(n).Resyncs) }
 
 func sumResyncs(byReason map[string]int64) int64 {
 	var total int64

@@ -20,7 +20,7 @@ type indexer struct {
 	client redis.UniversalClient
 	opts   Options
 	// nodeOpts is what the index nodes read of opts, for the indexed namespaces.
-	nodeOpts indexOptions
+	nodeOpts index.Options
 	// walk is the Scanner's walker: the index's builds and backstop walks are its walks.
 	walk *walk.Walker
 	// base ends with the Scanner: every index goroutine and scan is under it.
@@ -28,8 +28,8 @@ type indexer struct {
 
 	// node serves a single node (or Sentinel's master), cluster a Redis Cluster, one index per
 	// master; exactly one is set.
-	node       *indexNode
-	cluster    *clusterIndex
+	node       *index.Node
+	cluster    *index.Cluster
 	budget     *index.KeyBudget   // the indexes' key budget, shared by a cluster's masters
 	life       *lifecycle.Tracker // the indexed namespaces' lock lifecycles, shared by a cluster's masters
 	indexedPos []int              // Options.Namespaces position of each indexed namespace (bit order)
@@ -69,16 +69,16 @@ func startIndex(base context.Context, client redis.UniversalClient, opts Options
 	ix.life = newLifecycleTracker(indexed, opts)
 	switch c := client.(type) {
 	case *redis.ClusterClient:
-		ix.cluster = newClusterIndex(ix.indexEnv(), c, prefixes)
+		ix.cluster = index.NewCluster(ix.indexEnv(), c, prefixes)
 	case *redis.Client:
-		ix.node = newIndexNode(ix.indexEnv(), c, prefixes)
+		ix.node = index.NewNode(ix.indexEnv(), c, prefixes)
 	}
 	return ix.walkWhy, ix
 }
 
 // indexEnv is what the Scanner gives each index node it starts; the key budget is made first.
-func (ix *indexer) indexEnv() nodeEnv {
-	return nodeEnv{Opts: ix.nodeOpts, Budget: ix.budget, Replies: ix.walk.Replies(), Walker: ix.walk, Base: ix.base, Life: ix.life}
+func (ix *indexer) indexEnv() index.Env {
+	return index.Env{Opts: ix.nodeOpts, Budget: ix.budget, Replies: ix.walk.Replies(), Walker: ix.walk, Base: ix.base, Life: ix.life}
 }
 
 // decideModes sets walkWhy and indexedPos, logging why each namespace not indexed is walked,
@@ -115,6 +115,15 @@ func (ix *indexer) decideModes() []Namespace {
 		indexed = append(indexed, ns)
 	}
 	return indexed
+}
+
+// lockIndex is the index a Scanner serves indexed namespaces from: one node's, or a cluster's.
+type lockIndex interface {
+	Collect(ctx context.Context) index.Serve
+	Counts() index.Counts
+	// Readmit brings namespace b, back under the key budget, into the index.
+	Readmit(b int)
+	Close()
 }
 
 // lockIndex is the index the indexer serves from.

@@ -65,12 +65,12 @@ func feedKindOf(s FeedSource) index.FeedKind {
 
 // indexOptionsOf is what the nodes indexing the namespaces indexed read of opts, which hold
 // defaults and are valid.
-func indexOptionsOf(opts Options, indexed []Namespace) indexOptions {
+func indexOptionsOf(opts Options, indexed []Namespace) index.Options {
 	scrape := walkOptionsOf(opts, nil)
 	scrape.Namespaces = walkNamespaces(indexed)
 	w := scrape
 	w.MaxKeys = opts.IndexKeyBudget
-	return indexOptions{
+	return index.Options{
 		Namespaces: w.Namespaces, Walk: w, Scrape: scrape, KeyBudget: opts.IndexKeyBudget,
 		BackstopKeysPerSecond: opts.BackstopKeysPerSecond, BackstopEvery: opts.BackstopEvery,
 		Feed: feedKindOf(opts.Feed), MoveWaitMax: opts.moveWaitMax, OnEvents: index.EventsFunc(opts.onEvents),
@@ -91,6 +91,6 @@ func newLifecycleTracker(indexed []Namespace, opts Options) *lifecycle.Tracker {
 	return lifecycle.New(lifecycle.Config{
 		Namespaces:    settings,
 		Buckets:       lockmetrics.HeldSecondsBuckets(),
-		MaxRecentEnds: max(1024, lifecycleAside(opts.IndexKeyBudget)),
+		MaxRecentEnds: max(1024, index.LifecycleAside(opts.IndexKeyBudget)),
 	})
 }

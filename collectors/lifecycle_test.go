@@ -238,7 +238,7 @@ func namespaceCases() []lifecycleCase {
 		{"the sweep ends an expiry once, Redis reclaiming the key later", nil, func(t *testing.T, c *redis.Client, s *Scanner) {
 			acquire(t, c, "jobs:s", "tok-1", 300*time.Millisecond)
 			lifecycleOf(t, s)
-			awaitServerTime(t, c, expiryOf(t, c, "jobs:s")+index.ExpirySlack+1) // untouched: not reclaimed
+			testkit.AwaitServerTime(t, c, expiryOf(t, c, "jobs:s")+index.ExpirySlack+1) // untouched: not reclaimed
 			lifecycleOf(t, s)
 			awaitGone(t, c, "jobs:s")
 		}, map[string]life{"jobs": {acq: 1, holds: 1, ends: ends("expired", 1)}}},
@@ -433,7 +433,7 @@ func TestLifecycleHoldAges(t *testing.T) {
 	acquire(t, c, "jobs:redis-py", "tok", time.Minute)
 	s.Scan(ctx) // the feed's re-read: the hold began between t0 and t1
 	t1 := testkit.ServerNow(t, c)
-	awaitServerTime(t, c, t1+1000)
+	testkit.AwaitServerTime(t, c, t1+1000)
 	got := gather(t, s.Collector(ctx))
 	t2 := testkit.ServerNow(t, c)
 	held := map[string]float64{}
@@ -555,11 +555,11 @@ func spacedLapses(t *testing.T, gap time.Duration) {
 	for i := range spacingRounds {
 		// Each round begins just after a drain: spread the expiries over the feed interval,
 		// or every round would meet the drains at the same phase.
-		time.Sleep(time.Duration(i%10) * feedInterval / 10)
+		time.Sleep(time.Duration(i%10) * index.FeedInterval / 10)
 		acquire(t, c, key, fmt.Sprintf("tok-%d", i), 200*time.Millisecond)
 		expireAt := expiryOf(t, c, key)
 		awaitIndexed(t, s, key, indexedWithExpiry(expireAt))
-		awaitServerTime(t, c, expireAt+gap.Milliseconds())
+		testkit.AwaitServerTime(t, c, expireAt+gap.Milliseconds())
 		acquire(t, c, key, fmt.Sprintf("next-%d", i), time.Minute)
 		awaitIndexed(t, s, key, indexedWithExpiry(expiryOf(t, c, key)))
 		c.Del(ctx, key)
@@ -636,9 +636,9 @@ func TestLifecycleHolderRead(t *testing.T) {
 					t.Errorf("%s: %s following=%v\nwant   %s following=1", ns, got[ns].counts(), got[ns].following, tc.want.counts())
 				}
 			}
-			lines := strings.Count(log.String(), holderReadOffMessage)
+			lines := strings.Count(log.String(), index.HolderReadOffMessage)
 			if tc.logLine && lines != 1 || !tc.logLine && lines != 0 {
-				t.Errorf("%d lines %q, want %v:\n%s", lines, holderReadOffMessage, tc.logLine, log.String())
+				t.Errorf("%d lines %q, want %v:\n%s", lines, index.HolderReadOffMessage, tc.logLine, log.String())
 			}
 			for _, secret := range []string{"token-of-a", "token-of-b", "uuid-1", "uuid-2"} {
 				if strings.Contains(log.String(), secret) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockns"
 )
@@ -178,7 +179,7 @@ type Options struct {
 	// back to the per-scrape walk until it fits in half the budget again.
 	IndexKeyBudget int
 	// Feed chooses the index's change feed (default FeedAuto): RESP3 client tracking or
-	// keyspace notifications. See feed_source.go.
+	// keyspace notifications. See internal/index/feed_source.go.
 	Feed FeedSource
 	// BackstopKeysPerSecond paces the index's backstop walk, which corrects (and counts) what
 	// the change feed missed (default DefaultBackstopKeysPerSecond; negative: no backstop walk).
@@ -198,7 +199,7 @@ type Options struct {
 	ReportUncountedTypes bool
 
 	// moveWaitMax is how long a master whose slots are moving waits for the move to end
-	// (defaultMoveWaitMax); the package's tests shorten it.
+	// (index.DefaultMoveWaitMax); the package's tests shorten it.
 	moveWaitMax time.Duration
 	// onEvents, when set, receives after each drain of a keyspace-notifications feed the
 	// events of every lock key it named (feed_events.go).
@@ -241,7 +242,7 @@ func (o Options) withDefaults() Options {
 		o.TakeoverWindow = DefaultTakeoverWindow
 	}
 	if o.moveWaitMax == 0 {
-		o.moveWaitMax = defaultMoveWaitMax
+		o.moveWaitMax = index.DefaultMoveWaitMax
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -374,7 +374,7 @@ func TestConcurrentScansShareOne(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	counter := newCommandCounter()
+	counter := redishook.NewCommandCounter()
 	gate := &scanGate{entered: make(chan struct{}), release: make(chan struct{})}
 	c.AddHook(counter)
 	c.AddHook(gate)
@@ -402,7 +402,7 @@ func TestConcurrentScansShareOne(t *testing.T) {
 			t.Errorf("shared scan result: up=%v keys=%d, want up with 10 keys", res.Up, res.Namespaces[0].Keys)
 		}
 	}
-	if n := counter.get("scan"); n != 1 {
+	if n := counter.Count("scan"); n != 1 {
 		t.Errorf("%d SCAN commands for %d concurrent scrapes, want 1", n, scrapes)
 	}
 
@@ -410,7 +410,7 @@ func TestConcurrentScansShareOne(t *testing.T) {
 	for range 2 {
 		scanWithin(t, s, 5*time.Second)
 	}
-	if n := counter.get("scan"); n != 3 {
+	if n := counter.Count("scan"); n != 3 {
 		t.Errorf("%d SCAN commands after 2 more sequential scrapes, want 3", n)
 	}
 }

@@ -47,7 +47,7 @@ const (
 // "invalidate" message naming every key under the prefixes that is written, expires, is evicted
 // or renamed, in any database, and a null one when a database is flushed. go-redis reads pushes
 // only while the connection runs a command, so the owner must keep calling Ping (the node's feed
-// loop does, every feedInterval): an unread feed grows the server's output buffer for this
+// loop does, every FeedInterval): an unread feed grows the server's output buffer for this
 // client until the server drops it.
 type ChangeFeed struct {
 	client *redis.Client

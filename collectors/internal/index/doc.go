@@ -1,20 +1,27 @@
-// Package index holds the parts of the exporter's lock-key index that stand on their own: the
-// change feed (a ChangeFeed, from RESP3 client tracking or keyspace notifications, that names
-// every key written under the tracked prefixes, and the resync reasons it and the index give)
-// and the FeedKind a node opens, the ServerClock the index keeps its times on, the KeyIndex (one
-// node's indexed keys as last read, the replies of the walk's inspector applied to it, and its
-// aggregation per namespace: counts, minimum TTL, top-K candidates, hold ages), the entry kept
-// for every indexed key, the key store that maps key names to entries in a few large
-// allocations, the Builder that fills a KeyIndex from a build's walk (or rebuilds the served one
-// in place, within the key budget), the prefixes the change feed follows, the reading of INFO
-// commandstats that tells a SWAPDB or a flush the feed does not report, the ServerIdentity that
-// tells the server behind an address was replaced, demoted or lost slots, the KeyBudget that
-// bounds the keys every node's index holds together, and what an index answers a scrape: a
-// Serve (each namespace's ServedNamespace, a walk's figures with the index's age, made from the
-// KeyIndex's aggregate by IndexedResult; the namespaces handed to the walk, with the reason
-// label values Why*; the first build's walk while it runs), the Counts beside it, the merge of a
-// cluster's masters' answers (MergeServes) and the MasterWalkers that walk the masters that
-// cannot serve one. It builds on the walk's package (its namespaces, key replies, results and
-// top-K lists); the index's nodes that use these parts, and the indexer that turns a Serve into
-// the exporter's results, are in collectors.
+// Package index is the exporter's lock-key index: the indexed namespaces' lock keys of a Redis
+// server held in memory and kept current by a change feed, so that a scrape reads what changed
+// instead of walking the keyspace.
+//
+// A Node indexes one server (or the master behind Sentinel). Its feed loop builds the index with
+// one walk (the Builder fills a KeyIndex from the walk's replies), then follows the ChangeFeed,
+// from RESP3 client tracking or keyspace notifications (FeedKind), which names every key written
+// under the tracked prefixes; each named key is re-read with the walk's inspector and applied to
+// the KeyIndex, and its lock lifecycle (acquisitions, releases, expiries, takeovers) is counted
+// in a lifecycle tracker. Anything the feed cannot vouch for is a resync (the reasons Resync*): a
+// lost connection, a flush or SWAPDB the reading of INFO commandstats reveals, a ServerIdentity
+// that tells the server behind the address was replaced, demoted or lost slots. A paced backstop
+// walk corrects and counts what the feed might still have missed. A scrape drains the feed first
+// and is answered with a Serve: each namespace's ServedNamespace (a walk's figures made from the
+// KeyIndex's aggregate, with the index's age), the namespaces handed to the walk instead with
+// their reason label values (Why*), or the first build's walk while it runs; Counts go beside it.
+//
+// A Cluster keeps one Node per master of a Redis Cluster, lists the masters from the slot map,
+// merges their answers (MergeServes), and walks, with the MasterWalkers, the masters that cannot
+// serve a scrape from their index. The KeyBudget bounds the keys every node's index holds
+// together; the ServerClock is the clock the index keeps its times on.
+//
+// What the index reads of the exporter's options is an Options, built once by collectors, and
+// what a node is given to run is an Env. The package uses the walk's package for every read of
+// the keyspace (its namespaces, inspector, key replies, results and top-K lists) and imports
+// nothing of collectors.
 package index

@@ -11,7 +11,7 @@ import (
 	"github.com/lockwatch/lockwatch/internal/companions"
 )
 
-// Lock holders, for the lifecycle's classification (index_lifecycle.go): a string lock's value
+// Lock holders, for the lifecycle's classification (internal/index/node_lifecycle.go): a string lock's value
 // (redis-py's, redlock's, lease's token) or a hash lock's field names (Redisson's
 // "<client uuid>:<thread id>"; its re-entry count, the field's value, is not the holder). A
 // holder is a capability: it is hashed as soon as it is read and only the hash is kept, never

@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -16,4 +17,17 @@ func ServerNow(t testing.TB, c redis.Cmdable) int64 {
 		t.Fatal(err)
 	}
 	return now.UnixMilli()
+}
+
+// AwaitServerTime waits until the server's clock is past at (Unix milliseconds): a key written
+// to expire at at has expired, whether or not Redis has reclaimed it yet.
+func AwaitServerTime(t testing.TB, c redis.Cmdable, at int64) {
+	t.Helper()
+	for {
+		now := ServerNow(t, c)
+		if now > at {
+			return
+		}
+		time.Sleep(time.Duration(at-now+1) * time.Millisecond)
+	}
 }

@@ -1,20 +1,19 @@
-package collectors
+package index
 
 import (
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 )
 
-// feedFollower is the part of an indexNode that follows the change feed: the feed, the keys it
+// feedFollower is the part of an Node that follows the change feed: the feed, the keys it
 // named that are being re-read or cannot be, and what a re-read found that the feed cannot
-// follow. The feed loop drains it every feedInterval, a scrape before it serves, the backstop
+// follow. The feed loop drains it every FeedInterval, a scrape before it serves, the backstop
 // walk before each comparison.
 //
 // Locks: feed, changedSince, unreadable, drainEvents, drainChanged, absentHolds and departed
 // are guarded by the node's syncMu (every drain holds it); redirected, feedState and the rest of
 // slotMoveWatch by the node's mu.
 type feedFollower struct {
-	feed *index.ChangeFeed // nil while no feed is open: between builds, after a refusal
+	feed *ChangeFeed // nil while no feed is open: between builds, after a refusal
 	// changedSince, while a backstop walk runs, collects every key a drain re-read since the
 	// walk began: the walk does not judge them, its own reading of them may be older.
 	changedSince map[string]bool
@@ -30,7 +29,7 @@ type feedFollower struct {
 	// emptied by every build.
 	absentHolds map[string]lifecycle.Hold
 	// drainChanged, during a drain, holds each key being re-read with the instant (server ms)
-	// its first change since its last re-read came after (index.ChangeFeed.Take): the lifecycle
+	// its first change since its last re-read came after (ChangeFeed.Take): the lifecycle
 	// tells a change before a hold's expiry from one after it by this, not by the re-read's
 	// time.
 	drainChanged map[string]int64

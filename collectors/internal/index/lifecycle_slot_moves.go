@@ -1,9 +1,8 @@
-package collectors
+package index
 
 import (
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
@@ -43,13 +42,13 @@ type slotMoveWatch struct {
 	// that scrape reads lifecycle_following 0 even where the move is already over.
 	moveUnreported bool
 	// departed holds the live holds of keys a slot move took away, by key, until their expiry
-	// passes; bounded, with absentHolds, by lifecycleAside. Guarded by the node's syncMu.
+	// passes; bounded, with absentHolds, by LifecycleAside. Guarded by the node's syncMu.
 	departed map[string]lifecycle.Hold
 }
 
 // noteSlotMove records that a re-read was redirected by a slot move: the lifecycle stops
 // counting until the move is over.
-func (n *indexNode) noteSlotMove() {
+func (n *Node) noteSlotMove() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.movingAt, n.moveUnreported = time.Now(), true
@@ -57,16 +56,16 @@ func (n *indexNode) noteSlotMove() {
 
 // slotMoving reports whether a slot move keeps the lifecycle from counting at now: a re-read
 // was redirected less than moveWaitMax ago and no build followed. n.mu is held.
-func (n *indexNode) slotMoving(now time.Time) bool {
+func (n *Node) slotMoving(now time.Time) bool {
 	return !n.movingAt.IsZero() && now.Sub(n.movingAt) < n.Opts.MoveWaitMax
 }
 
 // endSlotMove forgets the move: a build read the keys as they are after it. n.mu is held.
-func (n *indexNode) endSlotMove() { n.movingAt = time.Time{} }
+func (n *Node) endSlotMove() { n.movingAt = time.Time{} }
 
 // takeLifecycleGap reports, for a scrape that serves the index, whether a slot move kept the
 // lifecycle from counting since the last such scrape, and starts the next period.
-func (n *indexNode) takeLifecycleGap() bool {
+func (n *Node) takeLifecycleGap() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	gap := n.moveUnreported || n.slotMoving(time.Now())
@@ -76,9 +75,9 @@ func (n *indexNode) takeLifecycleGap() bool {
 
 // noteDeparture keeps the live hold of key, which a re-read redirected by a slot move found
 // gone (it left for the slot's new master), in case the move brings it back. syncMu is held.
-func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *walk.KeyReply) {
-	h := index.HoldOf(old, had)
-	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= lifecycleAside(n.Opts.KeyBudget) {
+func (n *Node) noteDeparture(key string, old Entry, had bool, r *walk.KeyReply) {
+	h := HoldOf(old, had)
+	if !r.Gone || !h.Live() || len(n.departed)+len(n.absentHolds) >= LifecycleAside(n.Opts.KeyBudget) {
 		return
 	}
 	if n.departed == nil {
@@ -91,7 +90,7 @@ func (n *indexNode) noteDeparture(key string, old index.Entry, had bool, r *walk
 // left with by a slot move: it came back, and its hold goes on. A holder read that differs is
 // another hold. Only the tracking feed needs it (no events of the key in this drain). syncMu is
 // held.
-func (n *indexNode) returnedHold(key string, had bool, r *walk.KeyReply) (lifecycle.Hold, bool) {
+func (n *Node) returnedHold(key string, had bool, r *walk.KeyReply) (lifecycle.Hold, bool) {
 	h, ok := n.departed[key]
 	if !ok || had || r.Gone || len(n.drainEvents[key]) > 0 {
 		return lifecycle.Hold{}, false
@@ -108,7 +107,7 @@ func (n *indexNode) returnedHold(key string, had bool, r *walk.KeyReply) (lifecy
 
 // forgetDeparted drops the departed holds whose expiry passed by now (server ms): such a hold
 // cannot come back live. syncMu is held.
-func (n *indexNode) forgetDeparted(now int64) {
+func (n *Node) forgetDeparted(now int64) {
 	for key, h := range n.departed {
 		if h.ExpireAt != 0 && h.ExpireAt < now {
 			delete(n.departed, key)

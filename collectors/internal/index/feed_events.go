@@ -1,15 +1,13 @@
-package collectors
+package index
 
 import (
 	"maps"
 	"slices"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // handOverEvents passes the events of the keys just re-read (drainEvents) to Options.onEvents. The tracking
 // feed has none: it names a changed key once, however many times it changed. syncMu is held.
-func (n *indexNode) handOverEvents() {
+func (n *Node) handOverEvents() {
 	events := n.drainEvents
 	hook := n.Opts.OnEvents
 	if hook == nil || len(events) == 0 {
@@ -24,25 +22,25 @@ func (n *indexNode) handOverEvents() {
 // following reports whether the node's index follows every change of its keys now: built from
 // a walk, no resync under way, not refused, the last build not failed. Namespaces walked for
 // the key budget are not followed whatever it says (budget.overMask).
-func (n *indexNode) following() bool {
+func (n *Node) following() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.built && n.current && n.refused == nil && !n.failing
 }
 
 // followsNotifications reports whether the node's feed is keyspace notifications.
-func (n *indexNode) followsNotifications() bool {
+func (n *Node) followsNotifications() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.feedState.source == index.FeedKindNotifications
+	return n.feedState.source == FeedKindNotifications
 }
 
 // judgeFeedByBackstop loses a notifications feed whose keys the backstop walk had to correct:
 // notifications name every change of a lock key, so a correction means the feed went silent
 // (switched off where CONFIG GET cannot tell, say). Tracking's corrections are only counted.
 // syncMu is held.
-func (n *indexNode) judgeFeedByBackstop(corrections int) {
+func (n *Node) judgeFeedByBackstop(corrections int) {
 	if corrections > 0 && n.feed.FromNotifications() {
-		n.lose(index.ResyncNotificationsOff)
+		n.lose(ResyncNotificationsOff)
 	}
 }

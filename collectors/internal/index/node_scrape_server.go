@@ -1,8 +1,8 @@
-package collectors
+package index
 
 import "sync/atomic"
 
-// scrapeServer is the part of an indexNode that a scrape reads beside the index's aggregates
+// scrapeServer is the part of an Node that a scrape reads beside the index's aggregates
 // and hold ages: the index's figures a Result carries (Counts), and whether the server tracks
 // idle time.
 //

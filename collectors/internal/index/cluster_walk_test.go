@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestResyncCanEnd(t *testing.T) {
 		{"build under way, slack included ends at until", now, 6 * time.Second, 0, true},
 		{"build under way, cannot end in time", now, 7 * time.Second, 0, false},
 		{"build under way, last duration unknown", now, 0, 0, true},
-		{"between builds, the next tick starts one", time.Time{}, 4 * time.Second, feedInterval, true},
+		{"between builds, the next tick starts one", time.Time{}, 4 * time.Second, FeedInterval, true},
 		{"between builds for longer: a retry's backoff", time.Time{}, 4 * time.Second, resyncGap, false},
 	} {
 		if got := resyncCanEnd(now, until, c.start, c.took, c.idle); got != c.want {

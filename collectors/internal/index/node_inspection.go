@@ -1,16 +1,12 @@
-package collectors
+package index
 
-import (
-	"maps"
+import "maps"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
-)
-
-// nodeInspection is a copy of an index node's feed and build state. The package's tests read it
-// while a Scanner runs the node: no Result or metric tells which feed a node follows or how far
-// a master's resync has got, and a test that waited by scraping would drain the very feed it
-// watches.
-type nodeInspection struct {
+// Inspection is a copy of an index node's feed and build state, for a caller that watches the
+// node without scraping it: no scrape's answer tells which feed a node follows or how far a
+// master's resync has got, and waiting by scraping would drain the very feed being watched.
+// collectors' tests read it while a Scanner runs the node; this package's own tests wait on it.
+type Inspection struct {
 	Notifications bool  // the feed is keyspace notifications, else client tracking
 	Following     bool  // the index follows every change of its keys now (following)
 	Current       bool  // the index follows its feed and is not refused (isCurrent)
@@ -21,10 +17,10 @@ type nodeInspection struct {
 	BuildBegun    bool  // a build is under way, or the index is current again
 }
 
-// inspect is a copy of n's feed and build state; Built, Refused, ExpireTime, Resyncs and
+// Inspect is a copy of n's feed and build state; Built, Refused, ExpireTime, Resyncs and
 // BuildBegun are read together.
-func (n *indexNode) inspect() nodeInspection {
-	in := nodeInspection{Notifications: n.followsNotifications(), Following: n.following(), Current: n.isCurrent()}
+func (n *Node) Inspect() Inspection {
+	in := Inspection{Notifications: n.followsNotifications(), Following: n.following(), Current: n.isCurrent()}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	in.Built, in.Refused, in.ExpireTime = n.built, n.refused, n.absolute
@@ -35,20 +31,20 @@ func (n *indexNode) inspect() nodeInspection {
 	return in
 }
 
-// entryOf is n's entry of key as last read, and whether a complete index exists: what the feed
+// EntryOf is n's entry of key as last read, and whether a complete index exists: what the feed
 // has made of the key's changes so far. It waits for a drain under way.
-func (n *indexNode) entryOf(key string) (e index.Entry, has, built bool) {
+func (n *Node) EntryOf(key string) (e Entry, has, built bool) {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	if n.idx == nil {
-		return index.Entry{}, false, false
+		return Entry{}, false, false
 	}
 	e, has = n.idx.Get(key)
 	return e, has, true
 }
 
-// masters is a copy of the cluster index's node of each master, by address, as last listed.
-func (ci *clusterIndex) masters() map[string]*indexNode {
+// Masters is a copy of the cluster index's node of each master, by address, as last listed.
+func (ci *Cluster) Masters() map[string]*Node {
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
 	return maps.Clone(ci.nodes)

@@ -1,11 +1,10 @@
-package collectors
+package index
 
 import (
 	"context"
 	"log/slog"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
@@ -16,9 +15,9 @@ type nodeWalker interface {
 	WalkNode(f *walk.Run, c walk.NodeClient)
 }
 
-// indexOptions is what an index node reads of Options, built once by indexOptionsOf, so that
+// Options is what an index node reads of Options, built once by indexOptionsOf, so that
 // the node and its parts read the namespaces as the walk describes them and no public type.
-type indexOptions struct {
+type Options struct {
 	// Namespaces are the indexed namespaces; bit b of a mask is Namespaces[b].
 	Namespaces []walk.Namespace
 	// Walk is the walk of a build and of a backstop: the indexed namespaces, each read up to the
@@ -33,24 +32,24 @@ type indexOptions struct {
 	BackstopKeysPerSecond int
 	BackstopEvery         time.Duration
 	// Feed is the change feed asked for (Options.Feed).
-	Feed index.FeedKind
+	Feed FeedKind
 	// MoveWaitMax, OnEvents and RecordHoldAgesOnly are Options' unexported settings.
 	MoveWaitMax        time.Duration
-	OnEvents           index.EventsFunc
+	OnEvents           EventsFunc
 	RecordHoldAgesOnly bool
 	Logger             *slog.Logger
 }
 
-// nodeEnv is what an indexNode is given by the Scanner that starts it: the index's options,
+// Env is what an Node is given by the Scanner that starts it: the index's options,
 // the key budget its index shares with the other masters' indexes, the clock of the replies its
 // walks read, the walk itself, the context that ends when the Scanner closes, and the lock
 // lifecycles its re-reads count.
 //
 // Locks: none; set when the node is made and never written after (budget and replies guard
 // themselves).
-type nodeEnv struct {
-	Opts    indexOptions
-	Budget  *index.KeyBudget
+type Env struct {
+	Opts    Options
+	Budget  *KeyBudget
 	Replies *walk.ReplyClock
 	Walker  nodeWalker
 	Base    context.Context

@@ -1,11 +1,10 @@
-package collectors
+package index
 
 import (
 	"context"
 	"errors"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
@@ -14,7 +13,7 @@ import (
 // (a small keyspace takes milliseconds) or for ctx. If the attempt is still walking at ctx's end,
 // it returns the walk's snapshot (ok true): the scrape shares that walk rather than start a second.
 // Otherwise the caller goes on (and walks, if no index was built).
-func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
+func (n *Node) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 	if n.late {
 		return nil, false
 	}
@@ -48,11 +47,11 @@ func (n *indexNode) awaitFirstBuild(ctx context.Context) (*walk.Result, bool) {
 // connection and the re-reads of every key it named), checks the server's identity, aggregates
 // the index as of the server's TIME, and re-reads OBJECT IDLETIME of the top-K candidates and
 // their holder keys. While a resync runs it serves the last complete index, with its age.
-func (n *indexNode) Collect(ctx context.Context) index.Serve {
-	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
+func (n *Node) Collect(ctx context.Context) Serve {
+	out := Serve{WalkWhy: map[int]string{}, Results: map[int]ServedNamespace{}}
 	start := time.Now()
 	if building, ok := n.awaitFirstBuild(ctx); ok {
-		return index.BuildingServe(building)
+		return BuildingServe(building)
 	}
 	if !n.syncMu.lockCtx(ctx) {
 		out.Err = walk.ErrNoAnswer // the feed loop waits for a Redis that does not answer
@@ -71,7 +70,7 @@ func (n *indexNode) Collect(ctx context.Context) index.Serve {
 // serveLocked is Collect once syncMu is held: it decides what the index can serve, brings it up
 // to the scrape, and serves it. handed is true when syncMu was handed to a round trip still
 // under way (scrapePing): the caller must not release it.
-func (n *indexNode) serveLocked(ctx context.Context, out index.Serve, start time.Time) (served index.Serve, handed bool) {
+func (n *Node) serveLocked(ctx context.Context, out Serve, start time.Time) (served Serve, handed bool) {
 	// maxmemory-policy is a runtime setting: each scrape asks OBJECT IDLETIME again, as each
 	// walk does, so that idle times come back once an LFU policy is switched off. Under LFU
 	// the cost is one refused command, after which the node remembers it for this scrape.
@@ -81,17 +80,17 @@ func (n *indexNode) serveLocked(ctx context.Context, out index.Serve, start time
 	n.mu.Unlock()
 	switch {
 	case refused != nil:
-		return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused), false
+		return out.WalkAll(len(n.namespaces), WhyTrackingRefused), false
 	case n.idx == nil || !usable:
 		// No build has succeeded yet, or the last one failed: the index held may never have
 		// been current, or be behind by the retry's backoff.
-		return out.WalkAll(len(n.namespaces), index.WhyIndexUnavailable), false
+		return out.WalkAll(len(n.namespaces), WhyIndexUnavailable), false
 	}
 	overBudget := n.budgetWalked()
 	for b := range n.namespaces {
 		if overBudget&(1<<b) != 0 {
 			out.Walk |= 1 << b
-			out.WalkWhy[b] = index.WhyKeyBudget
+			out.WalkWhy[b] = WhyKeyBudget
 		}
 	}
 	if current {
@@ -102,7 +101,7 @@ func (n *indexNode) serveLocked(ctx context.Context, out index.Serve, start time
 			return out, true // the round trip releases syncMu when its reply arrives
 		case isRefusal(err):
 			n.refuseIndex(err)
-			return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused), false
+			return out.WalkAll(len(n.namespaces), WhyTrackingRefused), false
 		case err != nil:
 			out.Err = err
 			return out, false
@@ -113,12 +112,12 @@ func (n *indexNode) serveLocked(ctx context.Context, out index.Serve, start time
 
 // serveChecked reads the server's identity and TIME, and serves the index as of that TIME if it
 // still holds this server's data; otherwise the scrape walks. syncMu is held.
-func (n *indexNode) serveChecked(ctx context.Context, out index.Serve, start time.Time) index.Serve {
+func (n *Node) serveChecked(ctx context.Context, out Serve, start time.Time) Serve {
 	ident, keyspace, now, err := n.readIdentity(ctx, true)
-	if refused := index.RefusedGrant(err); refused != err {
+	if refused := RefusedGrant(err); refused != err {
 		// A grant the index needs was revoked since its build.
 		n.refuseIndex(refused)
-		return out.WalkAll(len(n.namespaces), index.WhyTrackingRefused)
+		return out.WalkAll(len(n.namespaces), WhyTrackingRefused)
 	}
 	if err != nil {
 		out.Err = err
@@ -126,7 +125,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out index.Serve, start tim
 	}
 	out.Keyspace = keyspace
 	if n.dataInDoubt(ident) {
-		return out.WalkAll(len(n.namespaces), index.WhyResyncing)
+		return out.WalkAll(len(n.namespaces), WhyResyncing)
 	}
 	return n.serveIndex(ctx, out, start, now)
 }
@@ -134,7 +133,7 @@ func (n *indexNode) serveChecked(ctx context.Context, out index.Serve, start tim
 // dataInDoubt checks the server's identity, just read, against the index's (a change marks the
 // index behind), and reports whether the index may hold another dataset than the server's, or
 // serve keys the node no longer serves: then the scrape walks. syncMu is held.
-func (n *indexNode) dataInDoubt(ident index.ServerIdentity) bool {
+func (n *Node) dataInDoubt(ident ServerIdentity) bool {
 	changed := n.checkIdentity(ident)
 	n.settleLifecycle(changed)
 	if changed != "" {
@@ -155,7 +154,7 @@ func (n *indexNode) dataInDoubt(ident index.ServerIdentity) bool {
 // serveIndex fills out's results from the index as of now (server ms): every namespace out does
 // not walk, with exact top-K lists, hold ages, and the holders of the locks listed. syncMu is
 // held.
-func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.Time, now int64) index.Serve {
+func (n *Node) serveIndex(ctx context.Context, out Serve, start time.Time, now int64) Serve {
 	n.mu.Lock()
 	age := time.Duration(0)
 	if !n.current {
@@ -180,13 +179,13 @@ func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.
 		if out.Walk&(1<<b) != 0 {
 			continue
 		}
-		r := index.IndexedResult(aggs[b], k, idle)
+		r := IndexedResult(aggs[b], k, idle)
 		r.Err, r.Duration, r.IndexAge = keyErrs[b], time.Since(start), age
 		r.LifecycleGap = lifeGap
 		if held != nil {
-			index.WithHeld(&r, held[b])
+			WithHeld(&r, held[b])
 		}
-		holderKeys = index.AppendHolderKeys(holderKeys, r)
+		holderKeys = AppendHolderKeys(holderKeys, r)
 		out.Results[b] = r
 	}
 	n.addHolders(ctx, out.Results, holderKeys)
@@ -195,7 +194,7 @@ func (n *indexNode) serveIndex(ctx context.Context, out index.Serve, start time.
 
 // addHolders reads the values of holderKeys and sets them as the holders of the keys listed in
 // results; a holder key that cannot be read leaves its locks listed without a holder.
-func (n *indexNode) addHolders(ctx context.Context, results map[int]index.ServedNamespace, holderKeys []string) {
+func (n *Node) addHolders(ctx context.Context, results map[int]ServedNamespace, holderKeys []string) {
 	if len(holderKeys) == 0 {
 		return
 	}
@@ -218,8 +217,8 @@ func (n *indexNode) addHolders(ctx context.Context, results map[int]index.Served
 // scrapeDrain brings the index up to the scrape: the feed drained (its round trip with scrapePing,
 // which may hand syncMu over: handed true), and the keys whose re-read was refused read again.
 // A lost feed marks the index behind (lose). syncMu is held.
-func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
-	reason := index.ResyncConnectionLost
+func (n *Node) scrapeDrain(ctx context.Context) (handed bool, err error) {
+	reason := ResyncConnectionLost
 	if n.feed != nil {
 		handed, pingErr := n.scrapePing(ctx)
 		if handed {
@@ -240,20 +239,20 @@ func (n *indexNode) scrapeDrain(ctx context.Context) (handed bool, err error) {
 // keys, not merely miss recent changes: it must not be served while the resync runs.
 func dataReplaced(reason string) bool {
 	switch reason {
-	case index.ResyncFlush, index.ResyncSwapDB, index.ResyncStatsReset, index.ResyncRestart, index.ResyncRole, index.ResyncSlotsMoved:
+	case ResyncFlush, ResyncSwapDB, ResyncStatsReset, ResyncRestart, ResyncRole, ResyncSlotsMoved:
 		return true
 	}
 	return false
 }
 
-// scrapePing runs a scrape's round trip (index.ChangeFeed.Ping) on the tracking connection with the
+// scrapePing runs a scrape's round trip (ChangeFeed.Ping) on the tracking connection with the
 // scrape's deadline plus commandGrace on the socket, not the deadline itself: a read timeout
 // closes the connection and with it tracking, so a scrape that ends while the reply is on its
 // way (a short X-Prometheus-Scrape-Timeout-Seconds, a client that hangs up) would make the node
 // resync, a new feed and a walk of the whole keyspace. The scrape stops waiting at its deadline;
 // the round trip then finishes by itself and releases syncMu (handed true: the caller must
 // not). syncMu is held.
-func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
+func (n *Node) scrapePing(ctx context.Context) (handed bool, err error) {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return false, n.feed.Ping(ctx)
@@ -283,7 +282,7 @@ func (n *indexNode) scrapePing(ctx context.Context) (handed bool, err error) {
 // (every key not re-read is at most that idle, to that resolution). The returned aggregates' top lists hold the re-read keys with their true idle time,
 // stalest first, cut to the walk's label rules. idle is false when the server does not track idle
 // time (an LFU maxmemory-policy).
-func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceAggregate, bool, error) {
+func (n *Node) exactTop(ctx context.Context, now int64) ([]NamespaceAggregate, bool, error) {
 	k := n.Opts.Walk.TopK
 	m := max(4*k, k+16)
 	for {
@@ -339,7 +338,7 @@ func (n *indexNode) exactTop(ctx context.Context, now int64) ([]index.NamespaceA
 // readIdle re-reads OBJECT IDLETIME of keys in one pipeline, records what it read in the index,
 // and returns the idle times by key; a key gone since the drain is left out. idle is false under
 // an LFU policy (then every listed key maps to 0, as the walk lists them).
-func (n *indexNode) readIdle(ctx context.Context, keys []string, now int64) (map[string]time.Duration, bool, error) {
+func (n *Node) readIdle(ctx context.Context, keys []string, now int64) (map[string]time.Duration, bool, error) {
 	out := make(map[string]time.Duration, len(keys))
 	if len(keys) == 0 {
 		return out, !n.noIdle.Load(), nil

@@ -1,17 +1,15 @@
-package collectors
+package index
 
 import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 )
 
 // walkResyncing walks, concurrently, each master whose part asks for a walk, for just the
 // namespaces it cannot serve, and returns the walks by part.
-func (ci *clusterIndex) walkResyncing(ctx context.Context, nodes []*indexNode, parts []index.Serve) []index.WalkOf {
-	walks := make([]index.WalkOf, len(parts))
+func (ci *Cluster) walkResyncing(ctx context.Context, nodes []*Node, parts []Serve) []WalkOf {
+	walks := make([]WalkOf, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
 		if p.Walk == 0 || p.Err != nil || p.Partial {
@@ -29,7 +27,7 @@ const resyncPoll = 20 * time.Millisecond
 
 // resyncGap is how long a master may be between builds while a scrape awaits its resync: the
 // feed loop starts the build at its next tick; longer means a failed build's retry is waiting.
-const resyncGap = 3 * feedInterval
+const resyncGap = 3 * FeedInterval
 
 // awaitResyncs gives each master that asked to be walked only because it resyncs the chance to
 // finish its resync within the scrape, and then asks it again: the resync's build is a walk of
@@ -37,7 +35,7 @@ const resyncGap = 3 * feedInterval
 // move costs it. It waits while the build under way can be expected to end before the scrape's
 // deadline (less a tenth, to serve it); a master whose build cannot is walked at once, with
 // the time left.
-func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, parts []index.Serve) {
+func (ci *Cluster) awaitResyncs(ctx context.Context, nodes []*Node, parts []Serve) {
 	deadline := time.Now().Add(ci.env.Opts.Walk.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -45,16 +43,16 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 	until := deadline.Add(-time.Until(deadline) / 10)
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		if !index.OnlyResyncing(p) {
+		if !OnlyResyncing(p) {
 			continue
 		}
 		n := nodes[i]
 		wg.Go(func() {
 			// Asked again, it may start another resync: its slots may have changed again
 			// while it built (a reshard moving slot after slot).
-			for index.OnlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
+			for OnlyResyncing(parts[i]) && n.awaitCurrent(ctx, until) {
 				parts[i] = n.Collect(ctx)
-				if index.OnlyResyncing(parts[i]) && n.isCurrent() {
+				if OnlyResyncing(parts[i]) && n.isCurrent() {
 					break // a current index that serves nothing: a master failed over
 				}
 			}
@@ -63,7 +61,7 @@ func (ci *clusterIndex) awaitResyncs(ctx context.Context, nodes []*indexNode, pa
 	wg.Wait()
 }
 
-func (n *indexNode) isCurrent() bool {
+func (n *Node) isCurrent() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.current && n.refused == nil
@@ -71,7 +69,7 @@ func (n *indexNode) isCurrent() bool {
 
 // awaitCurrent waits until the node's index is current again (its resync ended), and reports
 // false as soon as that cannot be expected by until, or ctx ends.
-func (n *indexNode) awaitCurrent(ctx context.Context, until time.Time) bool {
+func (n *Node) awaitCurrent(ctx context.Context, until time.Time) bool {
 	t := time.NewTicker(resyncPoll)
 	defer t.Stop()
 	idleSince := time.Now()

@@ -1,15 +1,14 @@
-package collectors
+package index
 
 import (
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 )
 
 // keepWithinBudget charges idx (the node's index, syncMu held) to the budget and drops from it
 // every namespace the budget sends to the walk, until the indexes fit in the budget.
-func (n *indexNode) keepWithinBudget(idx *index.KeyIndex) {
+func (n *Node) keepWithinBudget(idx *KeyIndex) {
 	for {
-		b := n.Budget.Settle(n, index.ChargeOf(idx))
+		b := n.Budget.Settle(n, ChargeOf(idx))
 		if b < 0 {
 			return
 		}
@@ -19,16 +18,16 @@ func (n *indexNode) keepWithinBudget(idx *index.KeyIndex) {
 
 // Readmit brings namespace b back into the node's index: the next build reads it, and scrapes
 // walk it until that build has ended.
-func (n *indexNode) Readmit(b int) {
+func (n *Node) Readmit(b int) {
 	n.mu.Lock()
 	n.returning |= 1 << b
 	n.mu.Unlock()
-	n.lose(index.ResyncKeyBudget)
+	n.lose(ResyncKeyBudget)
 }
 
 // budgetWalked is the mask of namespaces the node's scrapes walk for the key budget: those past
 // it, and those coming back until a build has read them.
-func (n *indexNode) budgetWalked() uint64 {
+func (n *Node) budgetWalked() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.Budget.OverMask() | n.returning
@@ -36,14 +35,14 @@ func (n *indexNode) budgetWalked() uint64 {
 
 // maskOf is the mask of indexed namespaces (not walked for the key budget) whose pattern
 // matches key.
-func (n *indexNode) maskOf(key string) uint64 {
-	var buf [index.MaxNamespaces]int32
+func (n *Node) maskOf(key string) uint64 {
+	var buf [MaxNamespaces]int32
 	var m uint64
 	// As the walk sorts keys: a companion counts under its lock's namespace too.
 	if kind, base, unwrapped := lockkeys.LockOf(key); kind == lockkeys.NotCompanion {
-		m = index.MaskOf(n.cls.Classify(key, buf[:0]))
+		m = MaskOf(n.cls.Classify(key, buf[:0]))
 	} else {
-		m = index.MaskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
+		m = MaskOf(n.cls.ClassifyCompanion(key, base, unwrapped, buf[:0]))
 	}
 	return m &^ n.Budget.OverMask()
 }

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,20 +16,20 @@ import (
 // drain reads the feed up to now (a TIME round trip) and re-reads every key it named. It
 // returns a resync reason when the feed is lost or a push demands one, and an error when Redis
 // did not answer the re-reads (the keys stay queued). syncMu is held.
-func (n *indexNode) drain(ctx context.Context) (string, error) {
+func (n *Node) drain(ctx context.Context) (string, error) {
 	if n.feed == nil {
-		return index.ResyncConnectionLost, nil
+		return ResyncConnectionLost, nil
 	}
 	return n.drainPinged(ctx, n.feed.Ping(ctx))
 }
 
 // drainPinged is drain after the feed's round trip, which returned pingErr. syncMu is held.
-func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, error) {
+func (n *Node) drainPinged(ctx context.Context, pingErr error) (string, error) {
 	if pingErr != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return index.ResyncConnectionLost, nil
+		return ResyncConnectionLost, nil
 	}
 	changed, changedBy, lost := n.feed.Take()
 	keys := slices.Collect(maps.Keys(changed))
@@ -54,7 +53,7 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 	n.redirected = false
 	n.mu.Unlock()
 	if redirected {
-		return index.ResyncSlotsMoved, nil
+		return ResyncSlotsMoved, nil
 	}
 	return "", nil
 }
@@ -66,7 +65,7 @@ func (n *indexNode) drainPinged(ctx context.Context, pingErr error) (string, err
 // say): the caller keeps the keys queued. A command the ACL refuses is a refused grant: the
 // index cannot follow any change, and the error says so (isRefusal). A key whose own read
 // failed (NOPERM on the key) is kept in unreadable, see noteUnreadable. syncMu is held.
-func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []string) error {
+func (n *Node) reread(ctx context.Context, idx *KeyIndex, keys []string) error {
 	n.mu.Lock()
 	absolute := n.absolute
 	n.mu.Unlock()
@@ -79,7 +78,7 @@ func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []stri
 		at := n.clock.Now()
 		replies, idleKnown := in.Inspect(ctx, batch, true)
 		n.noteHolderRefusals(replies)
-		st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: absolute, Namespaces: n.namespaces}
+		st := ReadStamp{At: at, IdleKnown: idleKnown, Absolute: absolute, Namespaces: n.namespaces}
 		follow := n.lifecycleMask()
 		for k := range replies {
 			if err := n.applyReread(idx, batch[k], &replies[k], st, follow); err != nil {
@@ -90,7 +89,7 @@ func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []stri
 	}
 	// Applied once every read succeeded: a failed re-read queues the drain's keys and events
 	// again, and they are counted when applied, not twice.
-	st := index.ReadStamp{At: n.clock.Now(), Absolute: absolute, Namespaces: n.namespaces}
+	st := ReadStamp{At: n.clock.Now(), Absolute: absolute, Namespaces: n.namespaces}
 	for _, k := range gone {
 		removed := walk.KeyReply{Gone: true}
 		if err := n.applyReread(idx, k, &removed, st, n.lifecycleMask()); err != nil {
@@ -110,7 +109,7 @@ func (n *indexNode) reread(ctx context.Context, idx *index.KeyIndex, keys []stri
 // so a key written again after its removal has a later event. Tracking names a changed key
 // without the change: every key is read. So is every key on a Cluster master, where a del may
 // be a slot migration's, which the read's redirect reports. syncMu is held.
-func (n *indexNode) knownGone(keys []string) (read, gone []string) {
+func (n *Node) knownGone(keys []string) (read, gone []string) {
 	if len(n.drainEvents) == 0 || n.clusterMaster {
 		return keys, nil
 	}
@@ -138,13 +137,13 @@ func isRemoval(event string) bool {
 // applyReread applies one key's re-read to idx, and counts what it changed in the lifecycles of
 // the namespaces in follow (lifecycleMask), or returns the error that ends the re-read. syncMu
 // is held.
-func (n *indexNode) applyReread(idx *index.KeyIndex, key string, r *walk.KeyReply, st index.ReadStamp, follow uint64) error {
+func (n *Node) applyReread(idx *KeyIndex, key string, r *walk.KeyReply, st ReadStamp, follow uint64) error {
 	mask := n.maskOf(key)
 	switch {
 	case unanswered(r.Err):
 		return r.Err
 	case commandRefused(r.Err):
-		return &index.TrackingRefusedError{Err: r.Err}
+		return &TrackingRefusedError{Err: r.Err}
 	case walk.IsRedirect(r.Err):
 		// The key's slot is being migrated: the node's keys change by MIGRATE, whose
 		// invalidations a re-read during the move cannot follow. Resync the node.
@@ -176,7 +175,7 @@ func (n *indexNode) applyReread(idx *index.KeyIndex, key string, r *walk.KeyRepl
 // noteUnreadable records that key, of the namespaces in mask, could not be read. Past the key
 // budget of such keys the index refuses: it would hold more names it cannot vouch for than it
 // may hold keys, and the walk reports each namespace's failure as well. syncMu is held.
-func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
+func (n *Node) noteUnreadable(key string, mask uint64, err error) error {
 	if mask == 0 {
 		delete(n.unreadable, key) // no namespace the index serves wants it any more
 		return nil
@@ -186,14 +185,14 @@ func (n *indexNode) noteUnreadable(key string, mask uint64, err error) error {
 	}
 	n.unreadable[key] = err
 	if len(n.unreadable) > n.Opts.KeyBudget {
-		return &index.TrackingRefusedError{Err: fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
+		return &TrackingRefusedError{Err: fmt.Errorf("%d changed keys cannot be read, more than the index key budget: %w", len(n.unreadable), err)}
 	}
 	return nil
 }
 
 // retryUnreadable re-reads every key whose last re-read was refused: a scrape's figures are
 // exact once the grant is given, without waiting for the key to change. syncMu is held.
-func (n *indexNode) retryUnreadable(ctx context.Context) error {
+func (n *Node) retryUnreadable(ctx context.Context) error {
 	if len(n.unreadable) == 0 {
 		return nil
 	}
@@ -205,7 +204,7 @@ var errKeyUnreadable = errors.New("changed keys cannot be read")
 
 // unreadableErrs is, by namespace bit, the error of the namespaces that hold unreadable keys: it
 // names the first such key and counts the others. syncMu is held.
-func (n *indexNode) unreadableErrs() map[int]error {
+func (n *Node) unreadableErrs() map[int]error {
 	first, count := map[int]string{}, map[int]int{}
 	for key := range n.unreadable {
 		for m := n.maskOf(key); m != 0; m &= m - 1 {
@@ -226,7 +225,7 @@ func (n *indexNode) unreadableErrs() map[int]error {
 // refuseIndex ends the index after a refused grant (isRefusal): the node refuses as a build
 // would, one line per namespace, its feed closes and the feed loop ends, and the walk serves.
 // syncMu is held.
-func (n *indexNode) refuseIndex(err error) {
+func (n *Node) refuseIndex(err error) {
 	n.refuse(err)
 	if n.feed != nil {
 		n.feed.Close()
@@ -234,9 +233,9 @@ func (n *indexNode) refuseIndex(err error) {
 	}
 }
 
-// isRefusal reports whether err is a refused grant (index.TrackingRefusedError).
+// isRefusal reports whether err is a refused grant (TrackingRefusedError).
 func isRefusal(err error) bool {
-	var refused *index.TrackingRefusedError
+	var refused *TrackingRefusedError
 	return errors.As(err, &refused)
 }
 
@@ -244,7 +243,7 @@ func isRefusal(err error) bool {
 // serve yet (BUSY, LOADING, ...): the keys are read again later, as after a timeout.
 func unanswered(err error) bool {
 	var rerr redis.Error
-	return walk.IsConnectionError(err) || errors.As(err, &rerr) && index.TransientReply(rerr.Error())
+	return walk.IsConnectionError(err) || errors.As(err, &rerr) && TransientReply(rerr.Error())
 }
 
 // commandRefused reports whether err is Redis refusing a command itself rather than one key:

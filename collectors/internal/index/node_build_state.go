@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"time"
@@ -6,7 +6,7 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// buildState is the part of an indexNode that builds the index and resyncs it: whether a
+// buildState is the part of an Node that builds the index and resyncs it: whether a
 // complete index exists and follows the feed, why it does not, and how builds go. The feed loop
 // (run, build) writes most of it; scrapes read it to decide whether the index may serve.
 //

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockkeys"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
@@ -21,7 +22,7 @@ import (
 // logs the medians and fails if a build or a backstop walk costs Redis more than 1.5 walks. It
 // takes a minute or two, so it runs only when asked:
 //
-//	LOCKWATCH_INDEX_COST=1 go test -count=1 -run TestIndexFenceExpiryCost -v ./collectors
+//	LOCKWATCH_INDEX_COST=1 go test -count=1 -run TestIndexFenceExpiryCost -v ./collectors/internal/index
 func TestIndexFenceExpiryCost(t *testing.T) {
 	if os.Getenv("LOCKWATCH_INDEX_COST") == "" {
 		t.Skip("set LOCKWATCH_INDEX_COST=1 to measure")
@@ -47,7 +48,11 @@ func TestIndexFenceExpiryCost(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
+	o := testNodeOptions(nodeTestNamespaces[:1], func(o *Options) {
+		backstopByHand(o)
+		o.BackstopKeysPerSecond = 10_000_000
+		o.Walk.Timeout, o.Scrape.Timeout = time.Minute, time.Minute
+	})
 	cpu := func(run func()) time.Duration {
 		before, err := testkit.RedisCPU(ctx, admin)
 		if err != nil {
@@ -61,32 +66,27 @@ func TestIndexFenceExpiryCost(t *testing.T) {
 		return after - before
 	}
 	var walks, builds, backstops []time.Duration
-	for range rounds {
+	for round := range rounds {
 		walks = append(walks, cpu(func() {
-			if res := freshWalk(t, client(t, srv.Addr), ns); res.Namespaces[0].FenceKeys != locks {
-				t.Fatalf("walk: %d fence keys, want %d", res.Namespaces[0].FenceKeys, locks)
+			w := walk.NewWalker(ctx, srv.Client(t), o.Scrape)
+			defer w.Close()
+			if res := w.Scan(ctx); res.Namespaces[0].FenceKeys != locks {
+				t.Fatalf("walk: %d fence keys, want %d (%v)", res.Namespaces[0].FenceKeys, locks, res.Err)
 			}
 		}))
-		var s *Scanner
-		builds = append(builds, cpu(func() {
-			var err error
-			s, err = NewScanner(client(t, srv.Addr), Options{Namespaces: ns, Mode: ModeAuto, Timeout: time.Minute,
-				BackstopKeysPerSecond: 10_000_000, BackstopEvery: time.Hour})
-			if err != nil {
-				t.Fatal(err)
+		var n *Node
+		t.Run(fmt.Sprint("round ", round), func(t *testing.T) { // its cleanup closes the node
+			builds = append(builds, cpu(func() { n = startNode(t, srv.Client(t), o) }))
+			backstops = append(backstops, cpu(func() { n.backstop(ctx) }))
+			if got := n.Counts(); got.Corrections != 0 || got.Backstops != 1 {
+				t.Errorf("backstop: %d corrections in %d walks, want 0 in 1", got.Corrections, got.Backstops)
 			}
-			waitCurrent(t, s)
-		}))
-		backstops = append(backstops, cpu(func() { runBackstop(ctx, nodeOf(s)) }))
-		if fixed, walked := corrections(s); fixed != 0 || walked != 1 {
-			t.Errorf("backstop: %d corrections in %d walks, want 0 in 1", fixed, walked)
-		}
-		s.Close()
+		})
 	}
-	walk, build, backstop := medianDuration(walks), medianDuration(builds), medianDuration(backstops)
+	walked, built, backstopped := medianDuration(walks), medianDuration(builds), medianDuration(backstops)
 	t.Logf("Redis CPU, medians of %d rounds: walk %v, build %v (%.2fx), backstop %v (%.2fx); all %v %v %v",
-		rounds, walk, build, float64(build)/float64(walk), backstop, float64(backstop)/float64(walk), walks, builds, backstops)
-	if build > walk*3/2 || backstop > walk*3/2 {
+		rounds, walked, built, float64(built)/float64(walked), backstopped, float64(backstopped)/float64(walked), walks, builds, backstops)
+	if built > walked*3/2 || backstopped > walked*3/2 {
 		t.Errorf("a build or a backstop walk costs Redis more than 1.5 walks")
 	}
 }

@@ -1,11 +1,10 @@
-package collectors
+package index
 
 import (
 	"math/bits"
 	"strings"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
@@ -17,16 +16,16 @@ import (
 // hold's state (indexEntry.began, holder, ended); the Scanner's tracker keeps the counters, one
 // set per indexed namespace shared by a cluster's masters, which outlive the indexes.
 
-// lifecycleAside is how many entries of lifecycle state may be kept beside the index (recent
+// LifecycleAside is how many entries of lifecycle state may be kept beside the index (recent
 // ends, holds of keys read gone): an eighth of the key budget each, as each costs about what an
 // index entry does.
-func lifecycleAside(keyBudget int) int { return keyBudget / 8 }
+func LifecycleAside(keyBudget int) int { return keyBudget / 8 }
 
 // lifecycleMask is the namespaces whose lifecycles the node follows now: the indexed ones not
 // walked for the key budget (nor coming back from it), while the index follows its feed; none
 // during a build or a resync, or while a slot move is under way (slotMoving), so that they
 // count nothing.
-func (n *indexNode) lifecycleMask() uint64 {
+func (n *Node) lifecycleMask() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.current || n.refused != nil || n.failing || n.slotMoving(time.Now()) {
@@ -37,10 +36,10 @@ func (n *indexNode) lifecycleMask() uint64 {
 }
 
 // typeMask is the namespaces of mask that count keys of type code typ.
-func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
+func (n *Node) typeMask(mask uint64, typ uint8) uint64 {
 	out := mask
 	for m := mask; m != 0; m &= m - 1 {
-		if b := bits.TrailingZeros64(m); !n.namespaces[b].Wants(index.TypeName(typ)) {
+		if b := bits.TrailingZeros64(m); !n.namespaces[b].Wants(TypeName(typ)) {
 			out &^= 1 << b
 		}
 	}
@@ -52,7 +51,7 @@ func (n *indexNode) typeMask(mask uint64, typ uint8) uint64 {
 // key's events of the drain are counted instead: they tell a handoff within one drain apart
 // from a renewal, which two readings cannot. follow is lifecycleMask.
 // syncMu is held.
-func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, had bool, holder uint64, st index.ReadStamp, follow uint64) {
+func (n *Node) observe(idx *KeyIndex, key string, old Entry, had bool, holder uint64, st ReadStamp, follow uint64) {
 	cur, has := idx.Get(key)
 	if had && old.Fence || has && cur.Fence {
 		return
@@ -68,7 +67,7 @@ func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, ha
 		h = n.applyEvents(key, old, had, has, typ, events, r.Holder, st.At, follow)
 	} else {
 		mask := n.typeMask((old.Mask|cur.Mask)&follow, typ)
-		h = n.Life.Observe(n.lifeSrc, mask, key, index.HoldOf(old, had), r, st.At)
+		h = n.Life.Observe(n.lifeSrc, mask, key, HoldOf(old, had), r, st.At)
 	}
 	if has {
 		if !h.Present {
@@ -87,8 +86,8 @@ func (n *indexNode) observe(idx *index.KeyIndex, key string, old index.Entry, ha
 // drain left a hold live (released after the drain's round trip: the release's events come with
 // the next drain), so such a hold is kept aside until then (absentHolds). A key absent at both
 // readings is in no entry: its namespaces are its name's, its type the events'. syncMu is held.
-func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ uint8, events []string, holder uint64, at int64, follow uint64) lifecycle.Hold {
-	prev := index.HoldOf(old, had)
+func (n *Node) applyEvents(key string, old Entry, had, has bool, typ uint8, events []string, holder uint64, at int64, follow uint64) lifecycle.Hold {
+	prev := HoldOf(old, had)
 	if p, ok := n.absentHolds[key]; ok {
 		delete(n.absentHolds, key)
 		if !had {
@@ -99,7 +98,7 @@ func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ 
 		typ = eventsType(events)
 	}
 	h := n.Life.ApplyEvents(n.lifeSrc, n.typeMask(n.maskOf(key)&follow, typ), key, prev, events, holder, at)
-	if !has && h.Live() && len(n.absentHolds) < lifecycleAside(n.Opts.KeyBudget) {
+	if !has && h.Live() && len(n.absentHolds) < LifecycleAside(n.Opts.KeyBudget) {
 		if n.absentHolds == nil {
 			n.absentHolds = map[string]lifecycle.Hold{}
 		}
@@ -113,18 +112,18 @@ func (n *indexNode) applyEvents(key string, old index.Entry, had, has bool, typ 
 func eventsType(events []string) uint8 {
 	for _, ev := range events {
 		if strings.HasPrefix(ev, "h") {
-			return index.TypeCodeHash
+			return TypeCodeHash
 		}
 	}
-	return index.TypeCodeString
+	return TypeCodeString
 }
 
 // sweepLifecycle ends, as expired at their expiry, the holds whose known expiry passed by the
-// instant up to which the feed has named every change (index.ChangeFeed.Complete), never later than
+// instant up to which the feed has named every change (ChangeFeed.Complete), never later than
 // now (server ms): a renewal after that instant may not be named yet, and ending its hold would
 // count a lapse that did not happen. An end happens when the expiry passes, not when Redis
 // reclaims the key (and the invalidation of that is not counted again). syncMu is held.
-func (n *indexNode) sweepLifecycle(now int64) {
+func (n *Node) sweepLifecycle(now int64) {
 	follow := n.lifecycleMask()
 	if follow == 0 || n.idx == nil || n.feed == nil {
 		return
@@ -138,7 +137,7 @@ func (n *indexNode) sweepLifecycle(now int64) {
 		if e.Fence || e.Ended || e.ExpireAt == 0 || e.ExpireAt+slack >= now {
 			continue
 		}
-		e.WithHold(life.Sweep(n.lifeSrc, n.typeMask(e.Mask&follow, e.Type), key, index.HoldOf(*e, true), now, slack))
+		e.WithHold(life.Sweep(n.lifeSrc, n.typeMask(e.Mask&follow, e.Type), key, HoldOf(*e, true), now, slack))
 	}
 	life.Commit(n.lifeSrc) // this scrape checked the server's identity before the sweep
 	life.PruneRecent(now)
@@ -149,7 +148,7 @@ func (n *indexNode) sweepLifecycle(now int64) {
 // unless the data may have been replaced (dataReplaced): a SWAPDB, which no change feed
 // reports, shows only in this check, and re-reads since it may have read the other database's
 // keys; those counts are discarded. A resync settles by its reason too.
-func (n *indexNode) settleLifecycle(why string) {
+func (n *Node) settleLifecycle(why string) {
 	if dataReplaced(why) {
 		n.Life.Discard(n.lifeSrc)
 		return
@@ -163,16 +162,16 @@ func slackOf(absolute bool) int64 {
 	if absolute {
 		return 0
 	}
-	return index.ExpirySlack
+	return ExpirySlack
 }
 
-// holderReadOffMessage is logged, at INFO, when a node stops reading lock holders.
-const holderReadOffMessage = "lock key index: lock holders cannot be read (an optional grant); lifecycle counts go on without them"
+// HolderReadOffMessage is logged, at INFO, when a node stops reading lock holders.
+const HolderReadOffMessage = "lock key index: lock holders cannot be read (an optional grant); lifecycle counts go on without them"
 
 // holderValueReader is the inspector's holderValue for the node's re-reads: a key's holder is
 // read as a string where one of its namespaces counts strings, as a hash where one counts
 // hashes; nil once the node was refused the read.
-func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
+func (n *Node) holderValueReader() func(key string) (str, hash bool) {
 	if n.noHolder.Load() {
 		return nil
 	}
@@ -189,14 +188,14 @@ func (n *indexNode) holderValueReader() func(key string) (str, hash bool) {
 // noteHolderRefusals turns the holder read off for the node at the first refusal among
 // replies, with one INFO line: the grant is optional, nothing fails without it. The refusal
 // names a command, never a value.
-func (n *indexNode) noteHolderRefusals(replies []walk.KeyReply) {
+func (n *Node) noteHolderRefusals(replies []walk.KeyReply) {
 	for i := range replies {
 		err := replies[i].HolderErr
 		if err == nil || !walk.IsNoPerm(err) && !commandRefused(err) {
 			continue
 		}
 		if n.noHolder.CompareAndSwap(false, true) {
-			n.Opts.Logger.Info(holderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
+			n.Opts.Logger.Info(HolderReadOffMessage, "addr", n.client.Options().Addr, "err", err)
 		}
 		return
 	}

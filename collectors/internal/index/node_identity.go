@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,12 +14,12 @@ import (
 // cmdstat_config|set) is one. When nothing changed, ident becomes the reference: command counts
 // only grow between resets, so the latest reading is the one a reset falls furthest below.
 // syncMu is held.
-func (n *indexNode) checkIdentity(ident index.ServerIdentity) string {
+func (n *Node) checkIdentity(ident ServerIdentity) string {
 	reason := n.ident.Changed(ident)
 	if reason == "" && ident.Commands.RanSince(n.ident.Commands, "config|set") && n.followsNotifications() {
 		// A CONFIG SET may have switched notifications off and on again between two readings
 		// of the setting: what was published meanwhile is lost.
-		reason = index.ResyncNotificationsOff
+		reason = ResyncNotificationsOff
 	}
 	if reason == "" {
 		n.ident = ident
@@ -34,10 +33,10 @@ func (n *indexNode) checkIdentity(ident index.ServerIdentity) string {
 //
 // now is the server's TIME in milliseconds: a scrape aggregates the index as of that instant, so
 // its TTLs are what PTTL would have answered then, without the error of a clock-offset estimate.
-func (n *indexNode) readIdentity(ctx context.Context, withKeyspace bool) (id index.ServerIdentity, keyspace, now int64, err error) {
+func (n *Node) readIdentity(ctx context.Context, withKeyspace bool) (id ServerIdentity, keyspace, now int64, err error) {
 	id, keyspace, now, err = n.readIdentityOnce(ctx, n.knownAbsolute(), withKeyspace)
 	var rerr redis.Error
-	if errors.As(err, &rerr) && n.knownAbsolute() && !isRefusal(index.RefusedGrant(err)) {
+	if errors.As(err, &rerr) && n.knownAbsolute() && !isRefusal(RefusedGrant(err)) {
 		// A server before 7 answers an INFO of several sections with a syntax error: the one
 		// the index was built from was replaced by an older one at the same address.
 		return n.readIdentityOnce(ctx, false, withKeyspace)
@@ -47,7 +46,7 @@ func (n *indexNode) readIdentity(ctx context.Context, withKeyspace bool) (id ind
 
 // readIdentityOnce is readIdentity's pipeline. manySections reads the three INFO sections in one
 // INFO, as Redis 7 and later take them; servers before 7 take one section at a time.
-func (n *indexNode) readIdentityOnce(ctx context.Context, manySections, withKeyspace bool) (id index.ServerIdentity, keyspace, now int64, err error) {
+func (n *Node) readIdentityOnce(ctx context.Context, manySections, withKeyspace bool) (id ServerIdentity, keyspace, now int64, err error) {
 	pipe := n.client.Pipeline()
 	var infos []*redis.StringCmd
 	if manySections {
@@ -66,7 +65,7 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections, withKeys
 	}
 	sent := time.Now()
 	if _, err := pipe.Exec(ctx); err != nil {
-		return index.ServerIdentity{}, 0, 0, err
+		return ServerIdentity{}, 0, 0, err
 	}
 	received := time.Now()
 	n.clock.Set(tm.Val().UnixMilli(), sent, received)
@@ -75,9 +74,9 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections, withKeys
 	for _, cmd := range infos {
 		info.WriteString(cmd.Val())
 	}
-	id = index.IdentityOf(info.String())
+	id = IdentityOf(info.String())
 	if slots != nil {
-		id.Slots = index.SlotMap(slots.Val(), n.client.Options().Addr)
+		id.Slots = SlotMap(slots.Val(), n.client.Options().Addr)
 	}
 	if size != nil {
 		keyspace = size.Val()
@@ -86,7 +85,7 @@ func (n *indexNode) readIdentityOnce(ctx context.Context, manySections, withKeys
 }
 
 // knownAbsolute reports whether the index was built from Redis 7 or later.
-func (n *indexNode) knownAbsolute() bool {
+func (n *Node) knownAbsolute() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.absolute

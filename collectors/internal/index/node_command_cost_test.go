@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/internal/testharness/redishook"
 	"github.com/lockwatch/lockwatch/internal/testharness/redistest"
 )
@@ -20,15 +19,14 @@ import (
 // checks that the one reply gives every field the separate sections gave.
 func TestIndexIdentityReadCommands(t *testing.T) {
 	srv := redistest.Start(t)
-	c := client(t, srv.Addr)
-	counter := newCommandCounter()
+	c := srv.Client(t)
+	counter := redishook.NewCommandCounter()
 	c.AddHook(counter)
 	if err := c.Set(context.Background(), "jobs:1", "token", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s := indexed(t, c, []Namespace{{Name: "jobs", Pattern: "jobs:*"}})
-	n := nodeOf(s)
-	version := index.InfoField(c.Info(context.Background(), "server").Val(), "redis_version")
+	n := startNode(t, c, testNodeOptions(nodeTestNamespaces, nil))
+	version := InfoField(c.Info(context.Background(), "server").Val(), "redis_version")
 	if major, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0]); major < 7 {
 		t.Skipf("redis-server %s: the test needs Redis 7 or later", version)
 	}
@@ -41,18 +39,18 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var id index.ServerIdentity
+			var id ServerIdentity
 			var err error
 			var got int
-			holdingSync(n, func() {
-				before := counter.get("info")
-				for range tt.reads {
-					if id, err = identityRead(context.Background(), n); err != nil {
-						break
-					}
+			n.syncMu.Lock() // as the feed loop reads it
+			before := counter.Count("info")
+			for range tt.reads {
+				if id, _, _, err = n.readIdentity(context.Background(), false); err != nil {
+					break
 				}
-				got = counter.get("info") - before
-			})
+			}
+			got = counter.Count("info") - before
+			n.syncMu.Unlock()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,18 +63,18 @@ func TestIndexIdentityReadCommands(t *testing.T) {
 }
 
 // assertIdentityFields checks id against the INFO sections read one at a time.
-func assertIdentityFields(t *testing.T, c *redis.Client, id index.ServerIdentity) {
+func assertIdentityFields(t *testing.T, c *redis.Client, id ServerIdentity) {
 	t.Helper()
 	ctx := context.Background()
 	server, repl := c.Info(ctx, "server").Val(), c.Info(ctx, "replication").Val()
-	if want := index.InfoField(server, "run_id"); id.RunID != want || want == "" {
+	if want := InfoField(server, "run_id"); id.RunID != want || want == "" {
 		t.Errorf("run_id %q, want %q", id.RunID, want)
 	}
-	if want := index.InfoField(repl, "role"); id.Role != want || want == "" {
+	if want := InfoField(repl, "role"); id.Role != want || want == "" {
 		t.Errorf("role %q, want %q", id.Role, want)
 	}
-	if want := strings.SplitN(index.InfoField(server, "redis_version"), ".", 2)[0]; want == "" || id.Major < 7 {
-		t.Errorf("major %d, redis_version %q", id.Major, index.InfoField(server, "redis_version"))
+	if want := strings.SplitN(InfoField(server, "redis_version"), ".", 2)[0]; want == "" || id.Major < 7 {
+		t.Errorf("major %d, redis_version %q", id.Major, InfoField(server, "redis_version"))
 	}
 	if id.Commands["info"].Calls == 0 {
 		t.Errorf("no command counts read: %v", id.Commands)
@@ -103,16 +101,15 @@ func (olderServerInfo) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // would: the identity is read, and it says which server it is.
 func TestIndexIdentityOlderServer(t *testing.T) {
 	srv := redistest.Start(t)
-	c := client(t, srv.Addr)
+	c := srv.Client(t)
 	if err := c.Set(context.Background(), "jobs:1", "token", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s := indexed(t, c, []Namespace{{Name: "jobs", Pattern: "jobs:*"}})
-	n := nodeOf(s)
+	n := startNode(t, c, testNodeOptions(nodeTestNamespaces, nil))
 	c.AddHook(olderServerInfo{})
-	var id index.ServerIdentity
-	var err error
-	holdingSync(n, func() { id, err = identityRead(context.Background(), n) })
+	n.syncMu.Lock() // as the feed loop reads it
+	id, _, _, err := n.readIdentity(context.Background(), false)
+	n.syncMu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +123,9 @@ func TestIndexExpiryReadCommands(t *testing.T) {
 	const locks = 40
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	c := client(t, srv.Addr)
-	counter := newCommandCounter()
+	c := srv.Client(t)
+	counter := redishook.NewCommandCounter()
 	c.AddHook(counter)
-	ns := []Namespace{{Name: "jobs", Pattern: "jobs:*"}}
 	write := func(from int) {
 		pipe := c.Pipeline()
 		for i := from; i < from+locks; i++ {
@@ -141,68 +137,46 @@ func TestIndexExpiryReadCommands(t *testing.T) {
 		}
 	}
 	write(0)
-	s, err := NewScanner(c, Options{Namespaces: ns, Mode: ModeAuto, BackstopEvery: time.Hour, recordHoldAgesOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	n := nodeOf(s)
+	o := testNodeOptions(nodeTestNamespaces, backstopByHand)
+	var n *Node
 	tests := []struct {
 		name string
 		run  func()
 	}{
-		{"build", func() { waitBuilt(t, n) }},
+		{"build", func() { n = startNode(t, c, o) }},
 		{"re-read of written keys", func() { write(locks); reread(t, n, counter, locks, 2*locks) }},
-		{"backstop walk", func() { runBackstop(ctx, n) }},
+		{"backstop walk", func() { n.backstop(ctx) }},
 	}
 	for _, tt := range tests {
-		before := map[string]int{"pttl": counter.get("pttl"), "pexpiretime": counter.get("pexpiretime")}
+		before := map[string]int{"pttl": counter.Count("pttl"), "pexpiretime": counter.Count("pexpiretime")}
 		tt.run()
-		if !readsExpireTime(n) {
+		if !n.Inspect().ExpireTime {
 			t.Skip("the test needs Redis 7 or later")
 		}
-		if got := counter.get("pttl") - before["pttl"]; got != 0 {
+		if got := counter.Count("pttl") - before["pttl"]; got != 0 {
 			t.Errorf("%s: %d PTTL commands, want 0", tt.name, got)
 		}
-		if got := counter.get("pexpiretime") - before["pexpiretime"]; got < locks {
+		if got := counter.Count("pexpiretime") - before["pexpiretime"]; got < locks {
 			t.Errorf("%s: %d PEXPIRETIME commands, want at least %d", tt.name, got, locks)
 		}
 	}
-	matchesFreshWalk(t, s, c, ns)
-}
-
-// waitBuilt waits, without scraping (a scrape before the build would walk), until n's index is
-// built.
-func waitBuilt(t *testing.T, n *indexNode) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if built, _ := buildSettled(n); built {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("index not built after 20s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	matchesWalk(t, n, c, o, "the re-reads and the backstop walk")
 }
 
 // reread re-reads the keys jobs:from to jobs:to-1 into n's index, as a drain does when the feed
-// names them (syncMu held: no drain runs meanwhile), and checks that the commands of the re-read read no TIME: the index keeps expiry
-// times, not TTLs.
-func reread(t *testing.T, n *indexNode, counter *commandCounter, from, to int) {
+// names them (syncMu held: no drain runs meanwhile), and checks that the commands of the re-read
+// read no TIME: the index keeps expiry times, not TTLs.
+func reread(t *testing.T, n *Node, counter *redishook.CommandCounter, from, to int) {
 	t.Helper()
 	var keys []string
 	for i := from; i < to; i++ {
 		keys = append(keys, fmt.Sprintf("jobs:%d", i))
 	}
-	var err error
-	var times int
-	holdingSync(n, func() {
-		before := counter.get("time")
-		err = rereadKeys(context.Background(), n, keys)
-		times = counter.get("time") - before
-	})
+	n.syncMu.Lock()
+	before := counter.Count("time")
+	err := n.reread(context.Background(), n.idx, keys)
+	times := counter.Count("time") - before
+	n.syncMu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/keyspace"
 )
 
@@ -17,30 +16,30 @@ var errNotificationsOff = errors.New("--scan.feed=notifications: the server does
 
 // feedState is what a node remembers of its feed between builds.
 type feedState struct {
-	source index.FeedKind // of the feed opened last; index.FeedKindNone before the first
+	source FeedKind // of the feed opened last; FeedKindNone before the first
 	// configRefused: CONFIG GET was refused once. It is not asked again: each refusal is an
 	// entry in the server's ACL LOG.
 	configRefused bool
 }
 
-// openFeed opens the node's change feed from the source Options.Feed chooses. With index.FeedKindAuto, a
+// openFeed opens the node's change feed from the source Options.Feed chooses. With FeedKindAuto, a
 // notifications subscription the ACL refuses falls back to tracking.
-func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
+func (n *Node) openFeed(ctx context.Context) (*ChangeFeed, error) {
 	admit := func(k string) bool { return n.maskOf(k) != 0 }
 	source, support, err := n.chooseFeed(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var feed *index.ChangeFeed
-	if source == index.FeedKindNotifications {
+	var feed *ChangeFeed
+	if source == FeedKindNotifications {
 		feed, err = n.openNotificationFeed(ctx, admit, support)
-		if err != nil && isRefusal(err) && n.Opts.Feed == index.FeedKindAuto {
+		if err != nil && isRefusal(err) && n.Opts.Feed == FeedKindAuto {
 			n.Opts.Logger.Info("lock key index: keyspace notifications refused; following client tracking", "err", err, "addr", n.client.Options().Addr)
-			source = index.FeedKindTracking
+			source = FeedKindTracking
 		}
 	}
-	if source == index.FeedKindTracking {
-		feed, err = index.OpenChangeFeed(ctx, n.client.Options(), n.prefixes, admit)
+	if source == FeedKindTracking {
+		feed, err = OpenChangeFeed(ctx, n.client.Options(), n.prefixes, admit)
 	}
 	if err == nil {
 		n.noteFeedSource(source, support)
@@ -51,16 +50,16 @@ func (n *indexNode) openFeed(ctx context.Context) (*index.ChangeFeed, error) {
 // chooseFeed returns the source to open and, for notifications, what CONFIG GET showed (nil when
 // it was refused: the operator is trusted, and nothing is re-read). An error (no answer, or
 // notifications demanded where the server shows them insufficient) fails the build.
-func (n *indexNode) chooseFeed(ctx context.Context) (index.FeedKind, *keyspace.Support, error) {
+func (n *Node) chooseFeed(ctx context.Context) (FeedKind, *keyspace.Support, error) {
 	want := n.Opts.Feed
 	n.mu.Lock()
 	refused := n.feedState.configRefused
 	n.mu.Unlock()
-	if want == index.FeedKindTracking || refused && want == index.FeedKindAuto {
-		return index.FeedKindTracking, nil, nil
+	if want == FeedKindTracking || refused && want == FeedKindAuto {
+		return FeedKindTracking, nil, nil
 	}
 	if refused {
-		return index.FeedKindNotifications, nil, nil
+		return FeedKindNotifications, nil, nil
 	}
 	support, err := keyspace.Probe(ctx, n.client)
 	switch {
@@ -70,18 +69,18 @@ func (n *indexNode) chooseFeed(ctx context.Context) (index.FeedKind, *keyspace.S
 		n.mu.Unlock()
 		return n.chooseFeed(ctx)
 	case err != nil:
-		return index.FeedKindNone, nil, err
+		return FeedKindNone, nil, err
 	case support.Sufficient():
-		return index.FeedKindNotifications, &support, nil
-	case want == index.FeedKindNotifications:
-		return index.FeedKindNone, nil, fmt.Errorf("%w: %s", errNotificationsOff, support.Shortfall())
+		return FeedKindNotifications, &support, nil
+	case want == FeedKindNotifications:
+		return FeedKindNone, nil, fmt.Errorf("%w: %s", errNotificationsOff, support.Shortfall())
 	}
-	return index.FeedKindTracking, nil, nil
+	return FeedKindTracking, nil, nil
 }
 
 // noteFeedSource records the source of the feed just opened, and logs it when it is not the one
 // before (the first feed, or auto moving between the two).
-func (n *indexNode) noteFeedSource(source index.FeedKind, support *keyspace.Support) {
+func (n *Node) noteFeedSource(source FeedKind, support *keyspace.Support) {
 	n.mu.Lock()
 	changed := n.feedState.source != source
 	n.feedState.source = source
@@ -91,7 +90,7 @@ func (n *indexNode) noteFeedSource(source index.FeedKind, support *keyspace.Supp
 	}
 	addr := n.client.Options().Addr
 	switch {
-	case source == index.FeedKindTracking:
+	case source == FeedKindTracking:
 		n.Opts.Logger.Info("lock key index: following client tracking", "addr", addr)
 	case support == nil:
 		n.Opts.Logger.Info("lock key index: following keyspace notifications; CONFIG GET refused, so their setting is trusted, not checked", "addr", addr)
@@ -105,18 +104,18 @@ func (n *indexNode) noteFeedSource(source index.FeedKind, support *keyspace.Supp
 // openNotificationFeed subscribes to the keyspace events of the node's prefixes on a
 // connection of its own. config is nil where CONFIG GET is refused. A subscription the server
 // refuses (an ACL without the channel rule) is a refusal.
-func (n *indexNode) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*index.ChangeFeed, error) {
+func (n *Node) openNotificationFeed(ctx context.Context, admit func(string) bool, support *keyspace.Support) (*ChangeFeed, error) {
 	sub, err := keyspace.Subscribe(ctx, n.client.Options(), n.prefixes, keyspace.DefaultMaxPending)
 	if errors.Is(err, keyspace.ErrSubscribeRefused) {
 		rules := keyspace.ChannelRules(n.client.Options().DB, n.prefixes)
-		return nil, &index.TrackingRefusedError{Err: fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
+		return nil, &TrackingRefusedError{Err: fmt.Errorf("%w; the notifications feed needs +psubscribe +ping %s", err, strings.Join(rules, " "))}
 	}
 	if err != nil {
-		return nil, index.Refusal(err)
+		return nil, Refusal(err)
 	}
 	var config keyspace.ConfigReader
 	if support != nil {
 		config = n.client
 	}
-	return index.NewNotificationFeed(sub, config, admit, &n.clock), nil
+	return NewNotificationFeed(sub, config, admit, &n.clock), nil
 }

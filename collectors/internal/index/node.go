@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -11,15 +11,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
-// feedInterval is how often the feed loop reads the tracking connection (a TIME round trip) and
+// FeedInterval is how often the feed loop reads the tracking connection (a TIME round trip) and
 // re-reads the keys it named. It bounds how long pushes wait in the server's output buffer, and
 // spreads the re-reads over the scrape interval so that a scrape finds few left to do.
-const feedInterval = 100 * time.Millisecond
+const FeedInterval = 100 * time.Millisecond
 
 // feedCommandTimeout bounds the feed loop's round trips, so that a Redis that stopped answering
 // holds the index's lock no longer than that: scrapes meanwhile wait for it until their deadline.
@@ -48,18 +47,18 @@ const identityEvery = 10
 // buildTimeout bounds one build of the index (a walk of the node's keyspace).
 const buildTimeout = time.Hour
 
-// indexNode keeps the index of one Redis node (a single server, or the master behind Sentinel)
+// Node keeps the index of one Redis node (a single server, or the master behind Sentinel)
 // current: a feed loop that follows the change feed, and a resync (a new feed and a new walk)
 // whenever the feed could have missed something. Its parts: the feed follower (feedFollower),
 // the builder (buildState) and what a scrape reads beside the index (scrapeServer), each
 // documenting which of the node's two locks guards which of its fields.
-type indexNode struct {
-	nodeEnv    // what the Scanner that started the node gives it: options, budget, walker
+type Node struct {
+	Env        // what the Scanner that started the node gives it: options, budget, walker
 	client     *redis.Client
 	namespaces []walk.Namespace // the indexed namespaces (Opts.Namespaces); bit b of a mask is namespaces[b]
 	cls        *walk.Classifier
 	prefixes   []string
-	clock      index.ServerClock
+	clock      ServerClock
 	noHolder   atomic.Bool       // the holder read was refused: the lifecycle goes on without holders
 	lifeSrc    *lifecycle.Source // the lifecycle counts of the node's re-reads, until settleLifecycle
 
@@ -71,8 +70,8 @@ type indexNode struct {
 	// of a new index; idx and ident, and the feed follower's feed state, are read and written
 	// under it. A scrape can stop waiting for it at its deadline.
 	syncMu syncLock
-	idx    *index.KeyIndex      // the last complete index; nil before the first build
-	ident  index.ServerIdentity // of the server idx was built from
+	idx    *KeyIndex      // the last complete index; nil before the first build
+	ident  ServerIdentity // of the server idx was built from
 
 	// mu guards the build state, the scrape's counts and the follower's redirected flag: short
 	// sections, never held across a Redis round trip. Taken after syncMu when both are held.
@@ -88,16 +87,16 @@ type indexNode struct {
 	clusterMaster, late bool
 }
 
-func newIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNode {
+func NewNode(env Env, client *redis.Client, prefixes []string) *Node {
 	n := makeIndexNode(env, client, prefixes)
 	go n.run()
 	return n
 }
 
-func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexNode {
+func makeIndexNode(env Env, client *redis.Client, prefixes []string) *Node {
 	namespaces := env.Opts.Namespaces
-	n := &indexNode{
-		nodeEnv: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(namespaces), prefixes: prefixes, lifeSrc: env.Life.NewSource(),
+	n := &Node{
+		Env: env, client: client, namespaces: namespaces, cls: walk.NewClassifier(namespaces), prefixes: prefixes, lifeSrc: env.Life.NewSource(),
 		done: make(chan struct{}), syncMu: make(syncLock, 1),
 		buildState: buildState{tried: make(chan struct{}), resyncs: map[string]int64{}},
 	}
@@ -106,13 +105,13 @@ func makeIndexNode(env nodeEnv, client *redis.Client, prefixes []string) *indexN
 }
 
 // Counts is the node's share of the index figures a Result carries.
-func (n *indexNode) Counts() index.Counts {
+func (n *Node) Counts() Counts {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return index.Counts{Resyncs: maps.Clone(n.resyncs), Entries: n.entries, Corrections: n.corrections, Backstops: n.backstops}
+	return Counts{Resyncs: maps.Clone(n.resyncs), Entries: n.entries, Corrections: n.corrections, Backstops: n.backstops}
 }
 
-func (n *indexNode) Close() {
+func (n *Node) Close() {
 	n.cancel()
 	<-n.done
 	n.syncMu.Lock()
@@ -126,7 +125,7 @@ func (n *indexNode) Close() {
 
 // run builds the index, follows the feed, and resyncs when the feed is lost, until the Scanner
 // closes or the server refuses tracking.
-func (n *indexNode) run() {
+func (n *Node) run() {
 	defer close(n.done)
 	backoff := time.Second
 	first := true
@@ -136,13 +135,13 @@ func (n *indexNode) run() {
 			close(n.tried)
 			first = false
 		}
-		var refused *index.TrackingRefusedError
+		var refused *TrackingRefusedError
 		if errors.As(err, &refused) {
 			n.refuse(err)
 			return
 		}
 		var lost *errFeedLost
-		if errors.As(err, &lost) && lost.reason == index.ResyncSlotsMoved {
+		if errors.As(err, &lost) && lost.reason == ResyncSlotsMoved {
 			// A slot began to move during the build: build again once it has moved.
 			n.awaitMoveEnd()
 			continue
@@ -175,15 +174,15 @@ func (n *indexNode) run() {
 		n.resyncs[reason]++
 		n.mu.Unlock()
 		n.Opts.Logger.Info("lock key index: resync", "reason", reason, "addr", n.client.Options().Addr)
-		if reason == index.ResyncSlotsMoved {
+		if reason == ResyncSlotsMoved {
 			n.awaitMoveEnd()
 		}
 	}
 }
 
-// defaultMoveWaitMax bounds how long a master whose slots are moving waits for the move to end
+// DefaultMoveWaitMax bounds how long a master whose slots are moving waits for the move to end
 // before it builds anyway: a move an operator abandoned (CLUSTER SETSLOT STABLE) changes no slot.
-const defaultMoveWaitMax = time.Minute
+const DefaultMoveWaitMax = time.Minute
 
 // awaitMoveEnd waits, after a re-read was redirected, until the slots this master serves differ
 // from those of the index's build (or its identity changed otherwise), Options.moveWaitMax passed, or
@@ -192,7 +191,7 @@ const defaultMoveWaitMax = time.Minute
 // followed by another once the slot changed hands, so a reshard would cost the master two walks
 // (or more: one per redirect) where one after the move is enough. Scrapes meanwhile walk the
 // master. The feed is closed: nothing follows it until the build opens a new one.
-func (n *indexNode) awaitMoveEnd() {
+func (n *Node) awaitMoveEnd() {
 	n.syncMu.Lock()
 	if n.feed != nil {
 		n.feed.Close()
@@ -200,7 +199,7 @@ func (n *indexNode) awaitMoveEnd() {
 	}
 	built := n.ident
 	n.syncMu.Unlock()
-	t := time.NewTicker(feedInterval)
+	t := time.NewTicker(FeedInterval)
 	defer t.Stop()
 	until := time.Now().Add(n.Opts.MoveWaitMax)
 	for time.Now().Before(until) {
@@ -218,14 +217,14 @@ func (n *indexNode) awaitMoveEnd() {
 	}
 }
 
-// buildFailedMessage is logged, at WARN, when the builds of a node's index start failing.
-const buildFailedMessage = "lock key index: build failed; walking the keyspace on every scrape until a build succeeds"
+// BuildFailedMessage is logged, at WARN, when the builds of a node's index start failing.
+const BuildFailedMessage = "lock key index: build failed; walking the keyspace on every scrape until a build succeeds"
 
 // buildFailed records a failed build: scrapes walk (index_unavailable) until a build succeeds,
 // and the first failure of a run of them is logged at WARN, the retries at DEBUG. The index of
 // a failed build is not served: it may never have been current, or be behind by the backoff.
 // The budget is charged with the index kept (the build's charge was its own).
-func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
+func (n *Node) buildFailed(err error, retryIn time.Duration) {
 	n.mu.Lock()
 	first := !n.failing
 	n.failing = true
@@ -244,14 +243,14 @@ func (n *indexNode) buildFailed(err error, retryIn time.Duration) {
 	if first {
 		log = n.Opts.Logger.Warn
 	}
-	log(buildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
+	log(BuildFailedMessage, "err", err, "addr", n.client.Options().Addr, "retry_in", retryIn)
 }
 
-func (n *indexNode) refuse(err error) {
+func (n *Node) refuse(err error) {
 	// The lines are written before the refusal is visible to scrapes, so that whoever sees a
 	// namespace walked for it finds the reason in the log already.
 	for _, ns := range n.namespaces {
-		n.Opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, index.TrackingRefusedText),
+		n.Opts.Logger.Warn(fmt.Sprintf("namespace %s: %s: walking the keyspace on every scrape", ns.Name, TrackingRefusedText),
 			"lock_namespace", ns.Name, "err", err)
 	}
 	n.mu.Lock()
@@ -261,7 +260,7 @@ func (n *indexNode) refuse(err error) {
 
 // build opens a change feed and builds an index with one walk. Tracking is on before the
 // walk starts, so a key changed behind the walk's cursor is named by the feed and re-read after.
-func (n *indexNode) build() error {
+func (n *Node) build() error {
 	n.settleLifecycle(n.lostReason())
 	n.syncMu.Lock()
 	if n.feed != nil {
@@ -281,7 +280,7 @@ func (n *indexNode) build() error {
 	ident, _, _, err := n.readIdentity(ctx, false)
 	if err != nil {
 		feed.Close()
-		return index.RefusedGrant(err)
+		return RefusedGrant(err)
 	}
 	n.mu.Lock()
 	n.absolute = ident.Major >= 7
@@ -305,7 +304,7 @@ func (n *indexNode) build() error {
 }
 
 // setBuildStart records when the build under way began; zero between builds.
-func (n *indexNode) setBuildStart(began time.Time) {
+func (n *Node) setBuildStart(began time.Time) {
 	n.mu.Lock()
 	n.buildStart = began
 	n.mu.Unlock()
@@ -313,7 +312,7 @@ func (n *indexNode) setBuildStart(began time.Time) {
 
 // setBuilding records the first build's walk while it runs (nil when none runs), for a scrape
 // to share. A walk after the first complete build is not shared: the index serves meanwhile.
-func (n *indexNode) setBuilding(f *walk.Run) {
+func (n *Node) setBuilding(f *walk.Run) {
 	n.mu.Lock()
 	if f == nil || !n.built {
 		n.building = f
@@ -324,11 +323,11 @@ func (n *indexNode) setBuilding(f *walk.Run) {
 // buildWalk builds an index of the node's keyspace with one walk, held to the key budget. It
 // returns the builder, the namespaces the build reads (included: those not sent to the walk as
 // it began), and the namespaces whose keys passed the budget during the walk (truncated).
-func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *index.Builder, included uint64, truncated []int, err error) {
+func (n *Node) buildWalk(ctx context.Context, absolute bool) (b *Builder, included uint64, truncated []int, err error) {
 	n.syncMu.Lock()
 	base := n.idx
 	n.syncMu.Unlock()
-	b = index.NewBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
+	b = NewBuilder(&n.clock, absolute, n.namespaces, base, n.syncMu)
 	b.ForgetHolds = dataReplaced(n.lostReason())
 	b.ChargeTo(n.Budget, n)
 	included = ^b.Exclude // namespaces coming back that this build reads
@@ -347,14 +346,14 @@ func (n *indexNode) buildWalk(ctx context.Context, absolute bool) (b *index.Buil
 // the error that makes the build fail (a refused grant refuses the index).
 func buildOutcome(res *walk.Result) (truncated []int, err error) {
 	if !res.Up {
-		return nil, index.RefusedGrant(fmt.Errorf("index build: %w", res.Err))
+		return nil, RefusedGrant(fmt.Errorf("index build: %w", res.Err))
 	}
 	for i, ns := range res.Namespaces {
 		switch {
 		case ns.Truncated:
 			truncated = append(truncated, i)
 		case ns.Err != nil:
-			return nil, index.RefusedGrant(fmt.Errorf("index build: %w", ns.Err))
+			return nil, RefusedGrant(fmt.Errorf("index build: %w", ns.Err))
 		case !ns.Complete:
 			return nil, fmt.Errorf("index build: namespace %q: walk cut short", ns.Namespace.Name)
 		}
@@ -365,7 +364,7 @@ func buildOutcome(res *walk.Result) (truncated []int, err error) {
 // install makes idx, built from the server ident, the node's index following feed, and drains
 // the feed once: the changes made during the build are re-read. It returns errFeedLost when
 // the feed was lost meanwhile (the feed is closed). syncMu is held.
-func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated []int, feed *index.ChangeFeed, ident index.ServerIdentity) error {
+func (n *Node) install(ctx context.Context, idx *KeyIndex, truncated []int, feed *ChangeFeed, ident ServerIdentity) error {
 	for _, i := range truncated {
 		n.Budget.Overflow(i)
 	}
@@ -387,7 +386,7 @@ func (n *indexNode) install(ctx context.Context, idx *index.KeyIndex, truncated 
 // current and served. A namespace that came back under the key budget after the build began
 // was not read by it: the index is marked behind, and the feed loop builds again. syncMu is
 // held.
-func (n *indexNode) markBuilt(began time.Time, included uint64) {
+func (n *Node) markBuilt(began time.Time, included uint64) {
 	n.mu.Lock()
 	n.current, n.currentAt, n.lost, n.built = true, time.Now(), "", true
 	n.buildTook = time.Since(began)
@@ -401,7 +400,7 @@ func (n *indexNode) markBuilt(began time.Time, included uint64) {
 		n.Opts.Logger.Info("lock key index: built; serving from the index again", "addr", n.client.Options().Addr)
 	}
 	if again {
-		n.lose(index.ResyncKeyBudget)
+		n.lose(ResyncKeyBudget)
 	}
 }
 
@@ -410,10 +409,10 @@ type errFeedLost struct{ reason string }
 
 func (e *errFeedLost) Error() string { return "feed lost during the build: " + e.reason }
 
-// follow drains the feed every feedInterval until it is lost, and returns why ("" when the
+// follow drains the feed every FeedInterval until it is lost, and returns why ("" when the
 // Scanner closed, or a scrape found a grant the index needs revoked: the node is refused).
-func (n *indexNode) follow() string {
-	t := time.NewTicker(feedInterval)
+func (n *Node) follow() string {
+	t := time.NewTicker(FeedInterval)
 	defer t.Stop()
 	for tick := 1; ; tick++ {
 		select {
@@ -434,7 +433,7 @@ func (n *indexNode) follow() string {
 // followTick drains the feed once and, every identityEvery ticks, checks the server's identity.
 // It returns a resync reason, or refused true when the index is refused: by a scrape since the
 // build, or by this drain, which met a command the ACL does not grant.
-func (n *indexNode) followTick(tick int) (reason string, refused bool) {
+func (n *Node) followTick(tick int) (reason string, refused bool) {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	n.mu.Lock()
@@ -468,14 +467,14 @@ func (n *indexNode) followTick(tick int) (reason string, refused bool) {
 	return reason, false
 }
 
-func (n *indexNode) lostReason() string {
+func (n *Node) lostReason() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.lost
 }
 
 // lose marks the index behind for reason; the feed loop resyncs. syncMu is held.
-func (n *indexNode) lose(reason string) {
+func (n *Node) lose(reason string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.current {

@@ -1,17 +1,16 @@
-package collectors
+package index
 
 import (
 	"context"
 	"time"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
 // backstopLoop runs paced backstop walks while the index follows its feed, each after a rest of
 // Options.BackstopEvery counted from the end of the walk before (or from the start of the
 // following); ctx ends with the feed (a resync rebuilds the index with a walk anyway).
-func (n *indexNode) backstopLoop(ctx context.Context) {
+func (n *Node) backstopLoop(ctx context.Context) {
 	if n.Opts.BackstopKeysPerSecond < 0 {
 		return
 	}
@@ -29,7 +28,7 @@ func (n *indexNode) backstopLoop(ctx context.Context) {
 // differently from the index: a key the index lacks or holds with another type, membership or
 // expiry, and at the end every entry the walk never saw (a key gone without a feed message). Each
 // correction is counted: with a working feed there are none, so a non-zero rate is worth an alert.
-func (n *indexNode) backstop(ctx context.Context) {
+func (n *Node) backstop(ctx context.Context) {
 	idx := n.beginBackstop()
 	if idx == nil {
 		return
@@ -61,7 +60,7 @@ func (n *indexNode) backstop(ctx context.Context) {
 
 // beginBackstop starts a new epoch of the node's index and the collection of the keys drains
 // re-read from now on (changedSince), and returns the index; nil when no index exists yet.
-func (n *indexNode) beginBackstop() *index.KeyIndex {
+func (n *Node) beginBackstop() *KeyIndex {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	idx := n.idx
@@ -76,7 +75,7 @@ func (n *indexNode) beginBackstop() *index.KeyIndex {
 // backstopWalk walks the node's keyspace once, paced, with chk judging each batch. It reports
 // whether the walk read every namespace it judges whole: only then may the entries it never saw
 // be judged gone.
-func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
+func (n *Node) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 	opts := n.Opts.Walk
 	start := time.Now()
 	f := walk.NewRun(ctx, opts, n.cls, n.Replies, start, start.Add(24*time.Hour))
@@ -102,11 +101,11 @@ func (n *indexNode) backstopWalk(ctx context.Context, chk *backstopCheck) bool {
 // correctUnseen re-reads every entry of idx the backstop walk did not see and returns how many
 // the re-read changed or removed; ok is false when the re-read failed (a refused grant refuses
 // the index). syncMu is held.
-func (n *indexNode) correctUnseen(ctx context.Context, idx *index.KeyIndex, absolute bool) (fixed int, ok bool) {
+func (n *Node) correctUnseen(ctx context.Context, idx *KeyIndex, absolute bool) (fixed int, ok bool) {
 	// An entry of an older epoch was neither seen by the walk (which returns every key present
 	// throughout it) nor re-read since it began: it should be gone. Re-read to be sure.
 	var unseen []string
-	before := map[string]index.Entry{}
+	before := map[string]Entry{}
 	for k, e := range idx.All() {
 		if e.Epoch != idx.Epoch {
 			unseen = append(unseen, k)
@@ -121,7 +120,7 @@ func (n *indexNode) correctUnseen(ctx context.Context, idx *index.KeyIndex, abso
 	}
 	for _, k := range unseen {
 		after, ok := idx.Get(k)
-		if !ok || index.Differs(before[k], after, absolute) {
+		if !ok || Differs(before[k], after, absolute) {
 			fixed++
 		}
 	}
@@ -130,7 +129,7 @@ func (n *indexNode) correctUnseen(ctx context.Context, idx *index.KeyIndex, abso
 
 // countBackstop counts a finished backstop walk and its corrections, and warns when it made
 // any. syncMu is held.
-func (n *indexNode) countBackstop(corrections int) {
+func (n *Node) countBackstop(corrections int) {
 	n.mu.Lock()
 	n.corrections += int64(corrections)
 	n.backstops++
@@ -144,8 +143,8 @@ func (n *indexNode) countBackstop(corrections int) {
 // backstopCheck is the backstop walk's sink: it compares what the walk reads with the index.
 type backstopCheck struct {
 	ctx      context.Context
-	n        *indexNode
-	idx      *index.KeyIndex
+	n        *Node
+	idx      *KeyIndex
 	absolute bool
 	fixed    int
 	aborted  bool
@@ -186,23 +185,23 @@ func (c *backstopCheck) Add(b *walk.Batch, replies []walk.KeyReply, idleKnown bo
 	// A key the feed named since the walk began may have changed after the walk read it: the
 	// feed's re-read is the newer, so the walk does not judge it.
 	fresh := c.n.changedSince
-	st := index.ReadStamp{At: at, IdleKnown: idleKnown, Absolute: c.absolute, Namespaces: c.n.namespaces}
+	st := ReadStamp{At: at, IdleKnown: idleKnown, Absolute: c.absolute, Namespaces: c.n.namespaces}
 	for k := range replies {
 		key := b.Keys[k]
 		if replies[k].Err != nil || fresh[key] {
 			continue
 		}
-		mask := index.MaskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.Budget.OverMask()
+		mask := MaskOf(b.NS[b.Off[k]:b.Off[k+1]]) &^ c.n.Budget.OverMask()
 		if mask == 0 {
 			continue
 		}
 		old, had := c.idx.Get(key)
-		want, keep := index.EntryOf(mask, &replies[k], st)
+		want, keep := EntryOf(mask, &replies[k], st)
 		switch {
 		case !keep && had:
 			c.fixed++
 			c.idx.Remove(key)
-		case keep && (!had || index.Differs(old, want, c.absolute)):
+		case keep && (!had || Differs(old, want, c.absolute)):
 			c.fixed++
 			want.Epoch = c.idx.Epoch
 			if had {

@@ -1,4 +1,4 @@
-package collectors
+package index
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwatch/lockwatch/collectors/internal/index"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 )
 
@@ -22,16 +21,7 @@ const topologyEvery = time.Second
 // errNoMasters is a scrape's error when the cluster's slot map names no master.
 var errNoMasters = errors.New("the cluster's slot map names no master")
 
-// lockIndex is the index a Scanner serves indexed namespaces from: one node's, or a cluster's.
-type lockIndex interface {
-	Collect(ctx context.Context) index.Serve
-	Counts() index.Counts
-	// Readmit brings namespace b, back under the key budget, into the index (index.KeyBudget).
-	Readmit(b int)
-	Close()
-}
-
-// clusterIndex keeps one index per master of a Redis Cluster, each with its own change feed on
+// Cluster keeps one index per master of a Redis Cluster, each with its own change feed on
 // a connection to that master: tracking is per node, and a key's invalidation comes from the
 // master that holds it. Slot moves are each master's to notice (a re-read redirected by MOVED
 // or ASK means a slot is migrating, and the slots it serves are part of its identity): it
@@ -42,10 +32,10 @@ type lockIndex interface {
 // that cannot be expected to end before the scrape's deadline, a refusal, the key budget) is
 // walked alone for it, so a resharding costs Redis the resyncs of the masters whose slots move,
 // not a walk of the whole cluster.
-type clusterIndex struct {
-	env        nodeEnv // what each master's node is given
+type Cluster struct {
+	env        Env // what each master's node is given
 	cc         *redis.ClusterClient
-	namespaces []walk.Namespace // the indexed namespaces (indexOptions.Namespaces), by bit
+	namespaces []walk.Namespace // the indexed namespaces (Options.Namespaces), by bit
 	prefixes   []string
 
 	ctx    context.Context
@@ -61,17 +51,17 @@ type clusterIndex struct {
 	// than a scrape that lists the masters should wait.
 	retiring sync.WaitGroup
 
-	walkers index.MasterWalkers // walk the masters that cannot serve a scrape from their index
+	walkers MasterWalkers // walk the masters that cannot serve a scrape from their index
 
 	mu       sync.Mutex
-	nodes    map[string]*indexNode // by address; nil before the first listing
-	retired  index.Counts          // the counts of masters whose index was stopped
-	topology int64                 // listings that found the masters changed
+	nodes    map[string]*Node // by address; nil before the first listing
+	retired  Counts           // the counts of masters whose index was stopped
+	topology int64            // listings that found the masters changed
 	closed   bool
 }
 
-func newClusterIndex(env nodeEnv, cc *redis.ClusterClient, prefixes []string) *clusterIndex {
-	ci := &clusterIndex{
+func NewCluster(env Env, cc *redis.ClusterClient, prefixes []string) *Cluster {
+	ci := &Cluster{
 		env: env, cc: cc, namespaces: env.Opts.Namespaces, prefixes: prefixes,
 		done: make(chan struct{}), loaded: make(chan struct{}), refreshMu: make(syncLock, 1),
 	}
@@ -80,7 +70,7 @@ func newClusterIndex(env nodeEnv, cc *redis.ClusterClient, prefixes []string) *c
 	return ci
 }
 
-func (ci *clusterIndex) run() {
+func (ci *Cluster) run() {
 	defer close(ci.done)
 	_ = ci.refresh(ci.ctx) // a failure is the scrape's to report, when it lists them again
 	close(ci.loaded)
@@ -98,7 +88,7 @@ func (ci *clusterIndex) run() {
 
 // refresh lists the masters from the cluster's slot map (go-redis reloads it for
 // forEachMaster) and starts or stops the masters' indexes to match.
-func (ci *clusterIndex) refresh(ctx context.Context) error {
+func (ci *Cluster) refresh(ctx context.Context) error {
 	if !ci.refreshMu.lockCtx(ctx) {
 		return walk.ErrNoAnswer
 	}
@@ -115,7 +105,7 @@ func (ci *clusterIndex) refresh(ctx context.Context) error {
 // more than the slot map's reload share of the scrape's time left; past that, the masters
 // listed last serve, as forEachMaster serves go-redis's last slot map. Waiting for the whole
 // listing under way stacked its share on the scrape's.
-func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
+func (ci *Cluster) refreshForScrape(ctx context.Context) error {
 	rctx, cancel := walk.ReloadContext(ctx)
 	defer cancel()
 	if !ci.refreshMu.lockCtx(rctx) {
@@ -133,7 +123,7 @@ func (ci *clusterIndex) refreshForScrape(ctx context.Context) error {
 
 // list reads the masters from the slot map, go-redis's reload bounded by rctx, and starts or
 // stops the masters' indexes to match. refreshMu is held.
-func (ci *clusterIndex) list(rctx context.Context) error {
+func (ci *Cluster) list(rctx context.Context) error {
 	var listMu sync.Mutex
 	masters := map[string]*redis.Client{}
 	err := walk.ForEachMasterWithin(rctx, ci.cc, func(c *redis.Client) {
@@ -155,9 +145,9 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 	}
 	first := ci.nodes == nil
 	if first {
-		ci.nodes = map[string]*indexNode{}
+		ci.nodes = map[string]*Node{}
 	}
-	var gone []*indexNode
+	var gone []*Node
 	for addr, n := range ci.nodes {
 		if masters[addr] == nil {
 			gone = append(gone, n)
@@ -188,18 +178,18 @@ func (ci *clusterIndex) list(rctx context.Context) error {
 		ci.retiring.Go(n.Close)
 	}
 	if !first && (added > 0 || len(gone) > 0) {
-		ci.env.Opts.Logger.Info("lock key index: the cluster's masters changed", "reason", index.ResyncTopology,
+		ci.env.Opts.Logger.Info("lock key index: the cluster's masters changed", "reason", ResyncTopology,
 			"masters", slices.Sorted(maps.Keys(masters)), "started", added, "stopped", len(gone))
 	}
 	return nil
 }
 
-func (ci *clusterIndex) Counts() index.Counts {
+func (ci *Cluster) Counts() Counts {
 	ci.mu.Lock()
 	nodes := slices.Collect(maps.Values(ci.nodes))
-	out := index.Counts{Resyncs: map[string]int64{}}
+	out := Counts{Resyncs: map[string]int64{}}
 	out.Add(ci.retired)
-	out.Resyncs[index.ResyncTopology] += ci.topology
+	out.Resyncs[ResyncTopology] += ci.topology
 	ci.mu.Unlock()
 	for _, n := range nodes {
 		out.Add(n.Counts())
@@ -208,7 +198,7 @@ func (ci *clusterIndex) Counts() index.Counts {
 }
 
 // Readmit brings namespace b back into every master's index: each rebuilds with it.
-func (ci *clusterIndex) Readmit(b int) {
+func (ci *Cluster) Readmit(b int) {
 	ci.mu.Lock()
 	nodes := slices.Collect(maps.Values(ci.nodes))
 	ci.mu.Unlock()
@@ -217,7 +207,7 @@ func (ci *clusterIndex) Readmit(b int) {
 	}
 }
 
-func (ci *clusterIndex) Close() {
+func (ci *Cluster) Close() {
 	ci.cancel()
 	<-ci.done
 	ci.refreshMu.Lock() // a scrape's listing may be starting nodes
@@ -235,8 +225,8 @@ func (ci *clusterIndex) Close() {
 
 // Collect lists the masters, has each master's index serve the scrape (concurrently), and
 // merges what they served.
-func (ci *clusterIndex) Collect(ctx context.Context) index.Serve {
-	out := index.Serve{WalkWhy: map[int]string{}, Results: map[int]index.ServedNamespace{}}
+func (ci *Cluster) Collect(ctx context.Context) Serve {
+	out := Serve{WalkWhy: map[int]string{}, Results: map[int]ServedNamespace{}}
 	select {
 	case <-ci.loaded:
 	case <-ctx.Done():
@@ -248,11 +238,11 @@ func (ci *clusterIndex) Collect(ctx context.Context) index.Serve {
 		return out
 	}
 	ci.mu.Lock()
-	nodes := slices.SortedFunc(maps.Values(ci.nodes), func(a, b *indexNode) int {
+	nodes := slices.SortedFunc(maps.Values(ci.nodes), func(a, b *Node) int {
 		return strings.Compare(a.client.Options().Addr, b.client.Options().Addr)
 	})
 	ci.mu.Unlock()
-	parts := make([]index.Serve, len(nodes))
+	parts := make([]Serve, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Go(func() { parts[i] = n.Collect(ctx) })
@@ -260,9 +250,9 @@ func (ci *clusterIndex) Collect(ctx context.Context) index.Serve {
 	wg.Wait()
 	for _, p := range parts {
 		if p.Partial {
-			return index.MergePartialServes(ci.namespaces, ci.env.Opts.Walk.TopK, parts)
+			return MergePartialServes(ci.namespaces, ci.env.Opts.Walk.TopK, parts)
 		}
 	}
 	ci.awaitResyncs(ctx, nodes, parts)
-	return index.MergeServes(ci.namespaces, ci.env.Opts.Walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
+	return MergeServes(ci.namespaces, ci.env.Opts.Walk.TopK, parts, ci.walkResyncing(ctx, nodes, parts))
 }
