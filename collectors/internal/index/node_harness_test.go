@@ -43,8 +43,8 @@ func testNodeOptions(namespaces []walk.Namespace, edit func(*Options)) Options {
 	return o
 }
 
-// testEnv is what a Scanner gives the nodes it starts, for o; it ends with the test, after the
-// nodes started on it are closed.
+// testEnv is what a Scanner gives the nodes it starts, for o, and the prefixes the feed tracks
+// for o's namespaces; it ends with the test, after the nodes started on it are closed.
 func testEnv(t *testing.T, c redis.UniversalClient, o Options) (Env, []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
