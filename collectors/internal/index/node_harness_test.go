@@ -12,6 +12,7 @@ import (
 	"github.com/lockwatch/lockwatch/collectors/internal/lifecycle"
 	"github.com/lockwatch/lockwatch/collectors/internal/walk"
 	"github.com/lockwatch/lockwatch/internal/lockmetrics"
+	"github.com/lockwatch/lockwatch/internal/testharness/testkit"
 )
 
 // The tests that act on an index node (change its index, run its backstop walk, read its
@@ -102,32 +103,18 @@ func startCluster(t *testing.T, cc *redis.ClusterClient, o Options) *Cluster {
 // n's index is built and follows its feed.
 func awaitNodeCurrent(t *testing.T, n *Node) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "the index built and following its feed", func() bool {
 		in := n.Inspect()
-		if in.Built && in.Current {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("index not current after 20s: built %v, refused %v", in.Built, in.Refused)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return in.Built && in.Current
+	})
 }
 
 // awaitNodeResyncs waits until n has resynced count times for reason and follows its feed again.
 func awaitNodeResyncs(t *testing.T, n *Node, reason string, count int64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if n.Counts().Resyncs[reason] >= count && n.Inspect().Current {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("resyncs %v after 20s, want %d for %s", n.Counts().Resyncs, count, reason)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("%d %s resyncs and the index current again", count, reason), func() bool {
+		return n.Counts().Resyncs[reason] >= count && n.Inspect().Current
+	})
 }
 
 // servedFromIndex is nil when served is a scrape served from the index whole: up, every
